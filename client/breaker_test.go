@@ -1,0 +1,195 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// Threshold consecutive failures open the circuit; the cooldown is waited
+// (via Sleep); one probe goes; its success closes the circuit.
+func TestBreakerOpensAndCloses(t *testing.T) {
+	srv := newServer(t, func(n int, w http.ResponseWriter, r *http.Request) {
+		if n <= 3 {
+			w.WriteHeader(503)
+			return
+		}
+		io.WriteString(w, "{}")
+	})
+	e := newEnv(t, srv.URL, func(c *Config) {
+		c.BreakerThreshold = 3
+		c.BreakerCooldown = 30 * time.Second
+		c.MaxAttempts = 10
+	})
+	resp, err := e.c.Do(context.Background(), Request{Stream: "orders", URL: "/v1/orders"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Attempts != 4 || srv.Hits() != 4 {
+		t.Errorf("attempts %d, hits %d; want 4", resp.Attempts, srv.Hits())
+	}
+	// Three backoffs (250ms, 500ms, 1s), then the cooldown before attempt 4.
+	want := []time.Duration{250 * time.Millisecond, 500 * time.Millisecond, time.Second, 30*time.Second - time.Second}
+	if got := e.clock.Sleeps(); !equalDurations(got, want) {
+		t.Errorf("sleeps %v, want %v", got, want)
+	}
+	st := e.c.Stats()
+	if st.BreakerOpenings != 1 || st.WaitBreaker != 29*time.Second {
+		t.Errorf("stats %+v", st)
+	}
+	if e.c.brk.state != stateClosed {
+		t.Errorf("breaker %s, want closed", e.c.brk.state)
+	}
+	log := e.log.String()
+	for _, s := range []string{"circuit breaker opened", "circuit breaker half-open", "circuit breaker closed"} {
+		if !strings.Contains(log, s) {
+			t.Errorf("log lacks %q:\n%s", s, log)
+		}
+	}
+}
+
+// Successes reset the count of consecutive failures.
+func TestBreakerSuccessResets(t *testing.T) {
+	srv := newServer(t, func(n int, w http.ResponseWriter, r *http.Request) {
+		if n%3 != 0 { // 2 failures, 1 success, ...
+			w.WriteHeader(500)
+			return
+		}
+		io.WriteString(w, "{}")
+	})
+	e := newEnv(t, srv.URL, func(c *Config) { c.BreakerThreshold = 3 })
+	for range 5 {
+		if _, err := e.c.Do(context.Background(), Request{URL: "/x"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st := e.c.Stats(); st.BreakerOpenings != 0 {
+		t.Errorf("breaker opened: %+v", st)
+	}
+}
+
+// After BreakerMaxOpenings openings every attempt fails with
+// ErrCircuitOpen, without being sent.
+func TestBreakerMaxOpenings(t *testing.T) {
+	srv := newServer(t, func(n int, w http.ResponseWriter, r *http.Request) { w.WriteHeader(502) })
+	e := newEnv(t, srv.URL, func(c *Config) {
+		c.BreakerThreshold = 2
+		c.BreakerMaxOpenings = 2
+		c.MaxAttempts = 20
+	})
+	_, err := e.c.Do(context.Background(), Request{Stream: "orders", URL: "/v1/orders"})
+	if !errors.Is(err, ErrCircuitOpen) {
+		t.Fatalf("err = %v, want ErrCircuitOpen", err)
+	}
+	// 2 failures open it; cooldown; the probe fails: second opening, final.
+	if srv.Hits() != 3 {
+		t.Errorf("hits %d, want 3", srv.Hits())
+	}
+	if !strings.HasPrefix(err.Error(), `stream "orders": GET /v1/orders: circuit breaker open`) {
+		t.Errorf("err = %v", err)
+	}
+	_, err = e.c.Do(context.Background(), Request{Stream: "orders", URL: "/v1/orders"})
+	if !errors.Is(err, ErrCircuitOpen) || srv.Hits() != 3 {
+		t.Errorf("next request: err %v, hits %d", err, srv.Hits())
+	}
+	if st := e.c.Stats(); st.BreakerOpenings != 2 {
+		t.Errorf("stats %+v", st)
+	}
+}
+
+// While half-open exactly one probe is out; the others wait, then go once
+// it succeeded.
+func TestBreakerSingleProbe(t *testing.T) {
+	release := make(chan struct{})
+	var cur, peak atomic.Int32
+	srv := newServer(t, func(n int, w http.ResponseWriter, r *http.Request) {
+		if n == 1 {
+			w.WriteHeader(500)
+			return
+		}
+		v := cur.Add(1)
+		defer cur.Add(-1)
+		for p := peak.Load(); v > p && !peak.CompareAndSwap(p, v); p = peak.Load() {
+		}
+		if n == 2 {
+			select {
+			case <-release:
+			case <-time.After(2 * time.Second):
+			}
+		}
+		io.WriteString(w, "{}")
+	})
+	e := newEnv(t, srv.URL, func(c *Config) {
+		c.BreakerThreshold = 1
+		c.MaxAttempts = 1
+		c.MaxInFlight = 8
+	})
+	if _, err := e.c.Do(context.Background(), Request{URL: "/x"}); err == nil {
+		t.Fatal("want the first request to fail")
+	}
+	var wg sync.WaitGroup
+	for range 5 {
+		wg.Go(func() {
+			if _, err := e.c.Do(context.Background(), Request{URL: "/x"}); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for srv.Hits() < 2 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	time.Sleep(50 * time.Millisecond)
+	if h := srv.Hits(); h != 2 {
+		t.Errorf("hits %d while the probe is out, want 2", h)
+	}
+	close(release)
+	wg.Wait()
+	if srv.Hits() != 6 || peak.Load() < 1 {
+		t.Errorf("hits %d", srv.Hits())
+	}
+	if e.c.brk.state != stateClosed {
+		t.Errorf("breaker %s", e.c.brk.state)
+	}
+	if st := e.c.Stats(); st.BreakerOpenings != 1 {
+		t.Errorf("stats %+v", st)
+	}
+}
+
+// Cancelling the context while the breaker cools down returns promptly.
+func TestBreakerCancelDuringCooldown(t *testing.T) {
+	srv := newServer(t, func(n int, w http.ResponseWriter, r *http.Request) { w.WriteHeader(500) })
+	c, err := New(Config{BaseURL: mustURL(t, srv.URL), BreakerThreshold: 1, MaxAttempts: 1, BreakerCooldown: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Do(context.Background(), Request{URL: "/x"})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err = c.Do(ctx, Request{URL: "/x"})
+	if !errors.Is(err, context.DeadlineExceeded) || time.Since(start) > time.Second {
+		t.Errorf("err %v after %s", err, time.Since(start))
+	}
+	if srv.Hits() != 1 {
+		t.Errorf("hits %d", srv.Hits())
+	}
+}
+
+func equalDurations(a, b []time.Duration) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}

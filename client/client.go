@@ -1,0 +1,593 @@
+// Package client is the resilient HTTP client every request of every tap
+// stream goes through.
+//
+// The model. A Client is shared by all streams of a run. Each call to Do is
+// one logical request, made of one or more attempts:
+//
+//   - go-retryablehttp runs the retry loop. After each attempt the response
+//     body is read whole (inside the loop, so a body cut short is retried)
+//     and classified: accepted, ignored, transient (retried with full-jitter
+//     backoff, or after exactly Retry-After for 429/503), permanent
+//     (StatusError at once) or deferred (DeferError: the run must stop and
+//     be resumed later). See retry.go.
+//   - Every attempt, retries included, goes through one http.RoundTripper
+//     (transport.go) that takes a token from the one token bucket of the
+//     Client, an in-flight slot, a circuit-breaker ticket and a unit of the
+//     daily quota, and adds credentials only for BaseURL's origin.
+//   - Rate-limit response headers slow the bucket down before the API has
+//     to answer 429 (limiter.go).
+//   - All waiting (tokens, Retry-After, backoff, breaker cooldown) goes
+//     through Config.Sleep with the caller's context, so a cancelled context
+//     returns promptly and tests need not sleep.
+//
+// Credentials never appear in errors or logs: URLs are shown without
+// userinfo and with credential-like query parameters set to REDACTED, and
+// the configured secret values are scrubbed from any text shown.
+package client
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-retryablehttp"
+)
+
+// maxBodyBytes bounds a response body held in memory.
+const maxBodyBytes = 256 << 20
+
+// Auth is how requests to BaseURL authenticate.
+type Auth struct {
+	Type               string // "", "none", "bearer", "basic", "api_key"
+	Token              string // bearer
+	Username, Password string // basic
+	Name, Value        string // api_key
+	In                 string // api_key: "header" (default) or "query"
+}
+
+// Config configures a Client. Zero values take the default in brackets.
+type Config struct {
+	BaseURL           *url.URL          // auth and default headers are sent only to this scheme+host+port
+	Auth              Auth              //
+	Headers           map[string]string // default headers (e.g. User-Agent)
+	RequestsPerSecond float64           // token bucket rate; 0 = unlimited
+	Burst             int               // bucket size [1]
+	MaxInFlight       int               // concurrent requests cap [4]
+	DailyQuota        int               // 0 = off; attempts counted in this run (retries included); when reached → DeferError
+	MaxAttempts       int               // [6] attempts per request including the first
+	BaseDelay         time.Duration     // [500ms]
+	MaxDelay          time.Duration     // [30s]
+	MaxRetryAfter     time.Duration     // [300s] a Retry-After beyond this → DeferError
+	Timeout           time.Duration     // per attempt, headers+body [30s]
+
+	BreakerThreshold   int           // consecutive transient failures across the client that open the circuit [10]
+	BreakerCooldown    time.Duration // [30s]
+	BreakerMaxOpenings int           // the circuit opening this many times in one run is final: ErrCircuitOpen [5]
+
+	// Logger gets retries (Warn), circuit state changes (Warn) and
+	// slowdowns from rate-limit headers (Info); never headers or
+	// credentials. nil discards.
+	Logger *slog.Logger
+
+	// OnAttempt, if set, is called after every attempt, once its body has
+	// been read, with the redacted URL path (no query), the status (0 on
+	// transport errors) and the attempt's duration. It is called from the
+	// goroutine calling Do, concurrently for concurrent calls.
+	OnAttempt func(stream, method, path string, status int, d time.Duration)
+
+	// For tests.
+	Transport http.RoundTripper                                // base transport [a clone of http.DefaultTransport: HTTPS_PROXY/NO_PROXY, TLS verified]
+	Rand      func() float64                                   // uniform [0,1) for jitter [math/rand/v2]; called under a lock
+	Now       func() time.Time                                 // clock [time.Now]
+	Sleep     func(ctx context.Context, d time.Duration) error // every wait [timer + ctx]
+}
+
+// Client sends requests with rate limiting, retries, a circuit breaker and
+// timeouts. It is safe for concurrent use; one Client serves a whole run.
+type Client struct {
+	cfg   Config
+	base  *url.URL
+	hc    *http.Client
+	lim   *limiter
+	brk   *breaker
+	red   *redactor
+	stats *stats
+	log   *slog.Logger
+	now   func() time.Time
+	sleep func(context.Context, time.Duration) error
+
+	randMu sync.Mutex
+}
+
+// New checks cfg, fills in the defaults and returns a Client. An invalid
+// value is reported with the name of its field in the tap config, e.g.
+// "rate_limit.burst: must be >= 1".
+func New(cfg Config) (*Client, error) {
+	if err := normalize(&cfg); err != nil {
+		return nil, err
+	}
+	base := *cfg.BaseURL
+	cfg.BaseURL = &base
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	c := &Client{
+		cfg:   cfg,
+		base:  &base,
+		red:   newRedactor(cfg.Auth, cfg.Headers),
+		stats: newStats(),
+		log:   log,
+		now:   cfg.Now,
+		sleep: cfg.Sleep,
+	}
+	c.lim = newLimiter(&cfg, c.stats, log)
+	c.brk = newBreaker(&cfg, c.stats, log)
+	rt := cfg.Transport
+	if rt == nil {
+		rt = defaultTransport(cfg.MaxInFlight)
+	}
+	// The wrapping transport has no CloseIdleConnections, so the
+	// CloseIdleConnections calls go-retryablehttp makes after every failed
+	// request do not tear down the connections other streams are using.
+	c.hc = &http.Client{Transport: &transport{c: c, base: rt}}
+	return c, nil
+}
+
+func defaultTransport(maxInFlight int) http.RoundTripper {
+	t, ok := http.DefaultTransport.(*http.Transport)
+	if !ok {
+		t = &http.Transport{Proxy: http.ProxyFromEnvironment, ForceAttemptHTTP2: true}
+	} else {
+		t = t.Clone()
+	}
+	t.Proxy = http.ProxyFromEnvironment
+	t.MaxIdleConnsPerHost = max(maxInFlight, 2)
+	return t
+}
+
+func normalize(cfg *Config) error {
+	b := cfg.BaseURL
+	switch {
+	case b == nil:
+		return errors.New("base_url: required")
+	case b.Scheme != "http" && b.Scheme != "https":
+		return fmt.Errorf("base_url: must be an http:// or https:// URL (got scheme %q)", b.Scheme)
+	case b.Host == "":
+		return errors.New("base_url: has no host")
+	case b.User != nil:
+		return errors.New("base_url: must not hold credentials; use the auth block")
+	}
+	a := &cfg.Auth
+	a.Type = strings.ToLower(strings.TrimSpace(a.Type))
+	switch a.Type {
+	case "", "none":
+		a.Type = "none"
+	case "bearer":
+		if a.Token == "" {
+			return errors.New("auth.token: required for auth type bearer")
+		}
+	case "basic":
+		if a.Username == "" {
+			return errors.New("auth.username: required for auth type basic")
+		}
+	case "api_key":
+		if a.Name == "" {
+			return errors.New("auth.name: required for auth type api_key")
+		}
+		if a.Value == "" {
+			return errors.New("auth.value: required for auth type api_key")
+		}
+		switch strings.ToLower(a.In) {
+		case "", "header":
+			a.In = "header"
+			if !validHeaderName(a.Name) {
+				return fmt.Errorf("auth.name: %q is not a valid header name", a.Name)
+			}
+		case "query":
+			a.In = "query"
+		default:
+			return fmt.Errorf("auth.in: must be header or query (got %q)", a.In)
+		}
+	default:
+		return fmt.Errorf("auth.type: must be none, bearer, basic or api_key (got %q)", a.Type)
+	}
+	for k, v := range cfg.Headers {
+		if !validHeaderName(k) {
+			return fmt.Errorf("headers: %q is not a valid header name", k)
+		}
+		if strings.ContainsAny(v, "\r\n\x00") {
+			return fmt.Errorf("headers.%s: must not contain line breaks", k)
+		}
+	}
+	if r := cfg.RequestsPerSecond; r < 0 || math.IsNaN(r) || math.IsInf(r, 0) {
+		return fmt.Errorf("rate_limit.requests_per_second: must be >= 0 (got %v)", r)
+	}
+	ints := []struct {
+		v    *int
+		name string
+		def  int
+		min  int
+	}{
+		{&cfg.Burst, "rate_limit.burst", 1, 1},
+		{&cfg.MaxInFlight, "rate_limit.max_in_flight", 4, 1},
+		{&cfg.MaxAttempts, "retry.max_attempts", 6, 1},
+		{&cfg.BreakerThreshold, "circuit_breaker.threshold", 10, 1},
+		{&cfg.BreakerMaxOpenings, "circuit_breaker.max_openings", 5, 1},
+	}
+	for _, f := range ints {
+		if *f.v == 0 {
+			*f.v = f.def
+		}
+		if *f.v < f.min {
+			return fmt.Errorf("%s: must be >= %d (got %d)", f.name, f.min, *f.v)
+		}
+	}
+	if cfg.DailyQuota < 0 {
+		return fmt.Errorf("rate_limit.daily_quota: must be >= 0 (got %d)", cfg.DailyQuota)
+	}
+	durs := []struct {
+		v    *time.Duration
+		name string
+		def  time.Duration
+	}{
+		{&cfg.BaseDelay, "retry.base_delay_ms", 500 * time.Millisecond},
+		{&cfg.MaxDelay, "retry.max_delay_ms", 30 * time.Second},
+		{&cfg.MaxRetryAfter, "retry.max_retry_after_s", 300 * time.Second},
+		{&cfg.Timeout, "request_timeout_s", 30 * time.Second},
+		{&cfg.BreakerCooldown, "circuit_breaker.cooldown_s", 30 * time.Second},
+	}
+	for _, f := range durs {
+		if *f.v == 0 {
+			*f.v = f.def
+		}
+		if *f.v < 0 {
+			return fmt.Errorf("%s: must be > 0 (got %s)", f.name, *f.v)
+		}
+	}
+	if cfg.MaxDelay < cfg.BaseDelay {
+		return fmt.Errorf("retry.max_delay_ms: must be >= retry.base_delay_ms (%s < %s)", cfg.MaxDelay, cfg.BaseDelay)
+	}
+	if cfg.Rand == nil {
+		cfg.Rand = rand.Float64
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Sleep == nil {
+		cfg.Sleep = sleepCtx
+	}
+	return nil
+}
+
+func validHeaderName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if r <= ' ' || r >= 0x7f || strings.ContainsRune(`"(),/:;<=>?@[\]{}`, r) {
+			return false
+		}
+	}
+	return true
+}
+
+// sleepCtx waits d or until ctx is done.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+func (c *Client) rand() float64 {
+	c.randMu.Lock()
+	defer c.randMu.Unlock()
+	return c.cfg.Rand()
+}
+
+// Request is one logical request; Do may send it several times.
+type Request struct {
+	Stream string     // for errors, logs and metrics
+	Method string     // GET or POST [GET]
+	URL    string     // path relative to BaseURL ("/v1/orders", appended to BaseURL's path) or an absolute URL
+	Query  url.Values // merged into the URL's query (a key given here replaces the URL's)
+	Body   []byte     // JSON for POST (Content-Type: application/json), resent on each attempt
+
+	// Check, when set, inspects a 2xx body before it is accepted. Returning
+	// an error wrapped by Transient retries the request like a 503 (e.g. a
+	// 200 whose error_path is set, or a body that is not JSON because it
+	// was cut); any other error fails the request at once. It is called
+	// once per attempt that got a 2xx.
+	Check func(body []byte) error
+
+	// IgnoreStatuses: such a status is not an error: Do returns a Response
+	// with Ignored=true, without retrying.
+	IgnoreStatuses []int
+}
+
+// Response is the accepted (or ignored) answer to a Request.
+type Response struct {
+	Status   int
+	Header   http.Header
+	Body     []byte   // the whole body
+	URL      *url.URL // the final absolute URL requested (after redirects, without credentials)
+	Ignored  bool
+	Attempts int
+}
+
+// call is the state of one Do: the retry hooks of go-retryablehttp are
+// closures over it. It is used by the goroutine calling Do only.
+type call struct {
+	c      *Client
+	ctx    context.Context
+	req    Request
+	method string
+	path   string // redacted path + query, for errors
+	logURL string // redacted absolute URL, for logs
+
+	attempts   int      // attempts made (loop iterations)
+	handled    bool     // cs.handle ran for the current attempt
+	last       outcome  // of the current (last) attempt
+	attempt    *attempt // set by the transport for the current attempt
+	finalURL   *url.URL // set by the transport
+	wait       time.Duration
+	waitRA     bool
+	prepareErr error
+}
+
+type callKey struct{}
+
+func callFrom(ctx context.Context) *call {
+	cs, _ := ctx.Value(callKey{}).(*call)
+	return cs
+}
+
+// Do sends req until it is accepted, ignored, fails permanently, runs out
+// of attempts, must be deferred, or ctx ends. Errors are a *StatusError, a
+// *DeferError, an error wrapping ErrCircuitOpen, or one wrapping ctx.Err().
+func (c *Client) Do(ctx context.Context, req Request) (*Response, error) {
+	method := strings.ToUpper(strings.TrimSpace(req.Method))
+	if method == "" {
+		method = http.MethodGet
+	}
+	u, err := c.resolve(req.URL, req.Query)
+	if err != nil {
+		return nil, fmt.Errorf("stream %q: %s: %w", req.Stream, method, err)
+	}
+	cs := &call{c: c, ctx: ctx, req: req, method: method, path: c.red.pathQuery(u), logURL: c.red.url(u)}
+	if err := ctx.Err(); err != nil {
+		return nil, cs.wrap(err)
+	}
+	var body any // nil interface: no body
+	if len(req.Body) > 0 {
+		body = req.Body
+	}
+	rreq, err := retryablehttp.NewRequestWithContext(context.WithValue(ctx, callKey{}, cs), method, u.String(), body)
+	if err != nil {
+		return nil, cs.wrap(fmt.Errorf("building the request: %w", unwrapURLError(err)))
+	}
+	rreq.Header.Set("Accept", "application/json")
+	if body != nil {
+		rreq.Header.Set("Content-Type", "application/json")
+	}
+	rreq.SetResponseHandler(cs.handle)
+
+	// A retryablehttp.Client per call: its Backoff hook gets neither the
+	// context nor the error, so per-request state must come by closure.
+	rc := &retryablehttp.Client{
+		HTTPClient:     c.hc,
+		Logger:         nil, // its own logs print URLs with their query: never
+		RetryMax:       c.cfg.MaxAttempts - 1,
+		RequestLogHook: cs.startAttempt,
+		CheckRetry:     cs.checkRetry,
+		Backoff:        cs.backoff,
+		PrepareRetry:   cs.prepareRetry,
+		ErrorHandler:   cs.errorHandler,
+	}
+	resp, err := rc.Do(rreq)
+	if err != nil {
+		if !isOurs(err) {
+			// go-retryablehttp returns ctx.Err() bare when the context ends
+			// between attempts; never pass its own errors on (their text
+			// holds the URL with its query).
+			return nil, cs.failure()
+		}
+		return nil, err
+	}
+	resp.Body.Close()
+	out := &Response{
+		Status:   cs.last.status,
+		Header:   cs.last.header,
+		Body:     cs.last.body,
+		URL:      cs.finalURL,
+		Ignored:  cs.last.v == vIgnored,
+		Attempts: cs.attempts,
+	}
+	if out.Ignored {
+		c.stats.ignored()
+	}
+	return out, nil
+}
+
+func isOurs(err error) bool {
+	var se *StatusError
+	var de *DeferError
+	return errors.As(err, &se) || errors.As(err, &de) || errors.Is(err, ErrCircuitOpen) || errors.Is(err, errCallFailed)
+}
+
+// errCallFailed marks errors built by call.wrap.
+var errCallFailed = errors.New("client: call failed")
+
+// resolve builds the absolute URL of a request: an absolute URL as is, a
+// relative one appended to BaseURL's path; then the query merged in.
+func (c *Client) resolve(raw string, q url.Values) (*url.URL, error) {
+	ref, err := url.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("invalid request URL: %w", unwrapURLError(err))
+	}
+	var u url.URL
+	if ref.IsAbs() {
+		u = *ref
+		if u.Scheme != "http" && u.Scheme != "https" {
+			return nil, fmt.Errorf("invalid request URL: scheme %q is not http or https", u.Scheme)
+		}
+		if u.Host == "" {
+			return nil, errors.New("invalid request URL: no host")
+		}
+	} else {
+		if ref.Host != "" { // "//host/path"
+			return nil, errors.New("invalid request URL: a scheme-relative URL is not supported")
+		}
+		u = *c.base
+		u.User = nil
+		bp := strings.TrimRight(c.base.EscapedPath(), "/")
+		rp := ref.EscapedPath()
+		if rp != "" && !strings.HasPrefix(rp, "/") {
+			rp = "/" + rp
+		}
+		ep := bp + rp
+		if ep == "" {
+			ep = "/"
+		}
+		p, err := url.PathUnescape(ep)
+		if err != nil {
+			return nil, fmt.Errorf("invalid request URL: %w", err)
+		}
+		u.Path, u.RawPath = p, ep
+		if u.EscapedPath() != ep { // ep was not a valid encoding; let url decide
+			u.RawPath = ""
+		}
+		u.RawQuery = ref.RawQuery
+		if u.RawQuery == "" && ref.Path == "" && !ref.ForceQuery {
+			u.RawQuery = c.base.RawQuery
+		}
+	}
+	u.Fragment, u.RawFragment = "", ""
+	if len(q) > 0 {
+		merged := u.Query()
+		for k, vs := range q {
+			merged[k] = append([]string(nil), vs...)
+		}
+		u.RawQuery = merged.Encode()
+	}
+	return &u, nil
+}
+
+// startAttempt is the go-retryablehttp RequestLogHook, called before each
+// attempt.
+func (cs *call) startAttempt(_ retryablehttp.Logger, _ *http.Request, i int) {
+	cs.attempts = i + 1
+	cs.handled = false
+	cs.last = outcome{}
+	cs.attempt = nil
+}
+
+// handle is the go-retryablehttp response handler: it reads the whole body
+// (within the attempt's timeout and in-flight slot), classifies the
+// attempt, reports it to the circuit breaker and ends it.
+func (cs *call) handle(resp *http.Response) error {
+	cs.handled = true
+	defer func() { // even if Check panics: the attempt holds a slot
+		resp.Body.Close()
+		resp.Body = io.NopCloser(bytes.NewReader(nil))
+	}()
+	body, rerr := io.ReadAll(io.LimitReader(resp.Body, maxBodyBytes+1))
+	cs.last = cs.classifyResponse(resp, body, rerr)
+	if a := cs.attempt; a != nil {
+		a.resolve(cs.last.health()) // before Close, which would judge by status
+	}
+	if v := cs.last.v; v == vOK || v == vIgnored {
+		return nil
+	}
+	return errStop
+}
+
+// errorHandler is the go-retryablehttp ErrorHandler, called when the loop
+// stops without success.
+func (cs *call) errorHandler(resp *http.Response, _ error, _ int) (*http.Response, error) {
+	if resp != nil && resp.Body != nil {
+		resp.Body.Close()
+	}
+	return nil, cs.failure()
+}
+
+// failure builds the error of a call that did not succeed.
+func (cs *call) failure() error {
+	if err := cs.ctx.Err(); err != nil {
+		return cs.wrap(err)
+	}
+	if cs.prepareErr != nil {
+		return cs.wrap(fmt.Errorf("waiting before retry: %w", cs.prepareErr))
+	}
+	o := cs.last
+	switch o.v {
+	case vDefer:
+		var de *DeferError
+		if errors.As(o.err, &de) {
+			d := *de
+			d.Stream = cs.req.Stream
+			return &d
+		}
+	case vFatal, vCanceled:
+		return cs.wrap(o.err)
+	case vRetry, vPermanent:
+		e := &StatusError{
+			Stream: cs.req.Stream, Method: cs.method, Path: cs.path,
+			Status: o.status, Attempts: cs.attempts, Err: o.err,
+		}
+		switch {
+		case o.err != nil:
+			e.Message = clip(cs.c.red.scrub(o.err.Error()))
+		case o.status != 0:
+			e.Message = cs.c.red.scrub(apiMessage(o.body))
+		}
+		return e
+	}
+	return cs.wrap(errors.New("request failed"))
+}
+
+// wrap names the stream, method and path of the call in err.
+func (cs *call) wrap(err error) error {
+	return &callError{stream: cs.req.Stream, method: cs.method, path: cs.path, err: err}
+}
+
+type callError struct {
+	stream, method, path string
+	err                  error
+}
+
+func (e *callError) Error() string {
+	return fmt.Sprintf("stream %q: %s %s: %v", e.stream, e.method, e.path, e.err)
+}
+func (e *callError) Unwrap() []error { return []error{e.err, errCallFailed} }
+
+// quotaError is the DeferError of a used-up daily quota.
+func (c *Client) quotaError(cs *call) error {
+	stream := ""
+	if cs != nil {
+		stream = cs.req.Stream
+	}
+	return &DeferError{
+		Stream:  stream,
+		Reason:  fmt.Sprintf("daily quota of %d requests reached (rate_limit.daily_quota)", c.cfg.DailyQuota),
+		RetryAt: nextUTCMidnight(c.now()),
+	}
+}

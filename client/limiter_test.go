@@ -1,0 +1,319 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"golang.org/x/time/rate"
+)
+
+// 16 goroutines race on a bucket of 4 tokens refilled very slowly: exactly
+// 4 go, the others wait until cancelled.
+func TestBucketBurst(t *testing.T) {
+	var sent atomic.Int32
+	rt := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		sent.Add(1)
+		return jsonResponse(r, 200, nil, "{}"), nil
+	})
+	c, err := New(Config{
+		BaseURL: mustURL(t, "http://api.test"), Transport: rt,
+		RequestsPerSecond: 0.001, Burst: 4, MaxInFlight: 16,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var wg sync.WaitGroup
+	var ok, canceled atomic.Int32
+	for range 16 {
+		wg.Go(func() {
+			_, err := c.Do(ctx, Request{Stream: "s", URL: "/x"})
+			switch {
+			case err == nil:
+				ok.Add(1)
+			case errors.Is(err, context.Canceled):
+				canceled.Add(1)
+			default:
+				t.Error(err)
+			}
+		})
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for ok.Load() < 4 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	time.Sleep(50 * time.Millisecond) // the others are still waiting
+	if n := sent.Load(); n != 4 {
+		t.Errorf("%d requests sent at once, want 4", n)
+	}
+	cancel()
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(2 * time.Second):
+		t.Fatal("waiters did not return after cancel")
+	}
+	if ok.Load() != 4 || canceled.Load() != 12 {
+		t.Errorf("ok %d, canceled %d; want 4, 12", ok.Load(), canceled.Load())
+	}
+	if st := c.Stats(); st.Requests != 4 {
+		t.Errorf("stats %+v", st)
+	}
+}
+
+// The bucket spaces attempts at the configured rate (fake clock).
+func TestBucketSpacing(t *testing.T) {
+	var e *env
+	var times []time.Time
+	rt := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		times = append(times, e.clock.Now())
+		return jsonResponse(r, 200, nil, "{}"), nil
+	})
+	e = newEnv(t, "http://api.test", func(c *Config) { c.Transport = rt; c.RequestsPerSecond = 4; c.Burst = 2 })
+	for range 6 {
+		if _, err := e.c.Do(context.Background(), Request{URL: "/x"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := []time.Duration{0, 0, 250, 500, 750, 1000}
+	for i, tm := range times {
+		if got := tm.Sub(t0); got != want[i]*time.Millisecond {
+			t.Errorf("attempt %d at +%s, want +%dms", i+1, got, want[i])
+		}
+	}
+	if st := e.c.Stats(); st.WaitBucket != time.Second {
+		t.Errorf("WaitBucket %s, want 1s", st.WaitBucket)
+	}
+}
+
+// The in-flight cap holds with many goroutines.
+func TestMaxInFlight(t *testing.T) {
+	var cur, peak atomic.Int32
+	srv := newServer(t, func(n int, w http.ResponseWriter, r *http.Request) {
+		v := cur.Add(1)
+		for {
+			p := peak.Load()
+			if v <= p || peak.CompareAndSwap(p, v) {
+				break
+			}
+		}
+		time.Sleep(15 * time.Millisecond)
+		cur.Add(-1)
+		io.WriteString(w, "{}")
+	})
+	c, err := New(Config{BaseURL: mustURL(t, srv.URL), MaxInFlight: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for range 12 {
+		wg.Go(func() {
+			if _, err := c.Do(context.Background(), Request{URL: "/x"}); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if p := peak.Load(); p > 3 || p < 2 {
+		t.Errorf("peak concurrency %d, want <= 3 (and reached)", p)
+	}
+}
+
+// quotaAPI is a fake API on the fake clock that allows limit requests per
+// window, answers 429 beyond, and sends rate-limit headers.
+type quotaAPI struct {
+	mu        sync.Mutex
+	clock     *fakeClock
+	limit     int
+	window    time.Duration
+	epoch     bool // Reset as a Unix time instead of delay-seconds
+	winStart  time.Time
+	used      int
+	ok, too   int
+	lastRates []rate.Limit
+}
+
+func (q *quotaAPI) RoundTrip(r *http.Request) (*http.Response, error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	now := q.clock.Now()
+	for !now.Before(q.winStart.Add(q.window)) {
+		q.winStart = q.winStart.Add(q.window)
+		q.used = 0
+	}
+	status := 200
+	if q.used < q.limit {
+		q.used++
+		q.ok++
+	} else {
+		status = 429
+		q.too++
+	}
+	reset := q.winStart.Add(q.window)
+	h := http.Header{}
+	h.Set("X-RateLimit-Limit", strconv.Itoa(q.limit))
+	h.Set("X-RateLimit-Remaining", strconv.Itoa(q.limit-q.used))
+	if q.epoch {
+		h.Set("X-RateLimit-Reset", strconv.FormatInt(reset.Unix(), 10))
+	} else {
+		h.Set("X-RateLimit-Reset", strconv.Itoa(int(math.Ceil(reset.Sub(now).Seconds()))))
+	}
+	if status == 429 {
+		h.Set("Retry-After", strconv.Itoa(int(math.Ceil(reset.Sub(now).Seconds()))))
+	}
+	return jsonResponse(r, status, h, "{}"), nil
+}
+
+// Rate-limit headers slow the bucket down so that a quota is used up
+// without a single 429.
+func TestRateLimitHeadersNo429(t *testing.T) {
+	for _, epoch := range []bool{false, true} {
+		for _, workers := range []int{1, 4} {
+			t.Run(fmt.Sprintf("epoch=%v/workers=%d", epoch, workers), func(t *testing.T) {
+				clock := newFakeClock()
+				api := &quotaAPI{clock: clock, limit: 10, window: time.Minute, epoch: epoch, winStart: t0}
+				e := newEnv(t, "http://api.test", func(c *Config) {
+					c.Transport = api
+					c.Now, c.Sleep = clock.Now, clock.Sleep
+					c.RequestsPerSecond = 5
+					c.Burst = 3
+					c.MaxInFlight = 4
+				})
+				e.clock = clock
+				var slowest rate.Limit = rate.Inf
+				var mu sync.Mutex
+				var wg sync.WaitGroup
+				jobs := make(chan int)
+				for range workers {
+					wg.Go(func() {
+						for range jobs {
+							if _, err := e.c.Do(context.Background(), Request{URL: "/x"}); err != nil {
+								t.Error(err)
+							}
+							mu.Lock()
+							slowest = min(slowest, e.c.lim.bucket.Limit())
+							mu.Unlock()
+						}
+					})
+				}
+				for i := range 35 {
+					jobs <- i
+				}
+				close(jobs)
+				wg.Wait()
+				if api.too != 0 || api.ok != 35 {
+					t.Errorf("API answered %d × 200 and %d × 429, want 35 and 0", api.ok, api.too)
+				}
+				if slowest >= 5 || slowest < minSlowRate {
+					t.Errorf("slowest bucket rate %v, want in [0.1, 5)", slowest)
+				}
+				st := e.c.Stats()
+				if st.WaitBucket < 2*time.Minute || st.Retries != 0 {
+					t.Errorf("stats %+v: want about 3 windows of bucket waits and no retry", st)
+				}
+				if !strings.Contains(e.log.String(), "rate limit: slowing down") {
+					t.Errorf("no slowdown logged:\n%s", e.log.String())
+				}
+			})
+		}
+	}
+}
+
+// observe sets the bucket's rate from the headers, and restore puts it
+// back after the reset.
+func TestObserveRate(t *testing.T) {
+	tests := []struct {
+		name      string
+		configRPS float64
+		remaining string
+		reset     func(now time.Time) string
+		inFlight  int // attempts sent after the observed one
+		wantRate  rate.Limit
+		wantPause bool
+	}{
+		{"plenty left", 5, "1000", func(time.Time) string { return "60" }, 0, 5, false},
+		{"low: remaining/reset", 5, "30", func(time.Time) string { return "60" }, 0, 0.5, false},
+		{"floor", 5, "1", func(time.Time) string { return "3600" }, 0, 0.1, false},
+		{"never faster than configured", 0.05, "1", func(time.Time) string { return "1" }, 0, 0.05, false},
+		{"unlimited config", 0, "30", func(time.Time) string { return "60" }, 0, 0.5, false},
+		{"epoch seconds", 5, "30", func(now time.Time) string { return strconv.FormatInt(now.Add(time.Minute).Unix(), 10) }, 0, 0.5, false},
+		{"epoch ms", 5, "30", func(now time.Time) string { return strconv.FormatInt(now.Add(time.Minute).UnixMilli(), 10) }, 0, 0.5, false},
+		{"IETF list form", 5, "30, 100;w=3600", func(time.Time) string { return "60" }, 0, 0.5, false},
+		{"in flight counted", 5, "33", func(time.Time) string { return "60" }, 3, 0.5, false},
+		{"zero: pause", 5, "0", func(time.Time) string { return "60" }, 0, 5, true},
+		{"in flight use the rest: pause", 5, "2", func(time.Time) string { return "60" }, 2, 5, true},
+		{"reset in the past: ignored", 5, "0", func(now time.Time) string { return strconv.FormatInt(now.Add(-time.Minute).Unix(), 10) }, 0, 5, false},
+		{"garbage: ignored", 5, "many", func(time.Time) string { return "60" }, 0, 5, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t, "http://api.test", func(c *Config) { c.RequestsPerSecond = tt.configRPS })
+			l := e.c.lim
+			l.sent = 1 + uint64(tt.inFlight)
+			h := http.Header{}
+			h.Set("X-RateLimit-Remaining", tt.remaining)
+			h.Set("RateLimit-Reset", tt.reset(t0))
+			l.observe(h, 1)
+			want := tt.wantRate
+			if tt.configRPS == 0 && want == 0 {
+				want = rate.Inf
+			}
+			if got := l.bucket.Limit(); math.Abs(float64(got-want)) > 1e-9 && !(got == rate.Inf && want == rate.Inf) {
+				t.Errorf("rate %v, want %v", got, want)
+			}
+			if paused := !l.blockedUntilLocked(t0).IsZero(); paused != tt.wantPause {
+				t.Errorf("paused %v, want %v", paused, tt.wantPause)
+			}
+			// After the reset the configured rate is back.
+			e.clock.Sleep(context.Background(), 2*time.Hour)
+			if err := l.waitToken(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			wantBack := rate.Limit(tt.configRPS)
+			if tt.configRPS == 0 {
+				wantBack = rate.Inf
+			}
+			if got := l.bucket.Limit(); got != wantBack {
+				t.Errorf("rate after reset %v, want %v", got, wantBack)
+			}
+		})
+	}
+}
+
+// A Remaining of 0 makes the next attempt wait for the reset, counted as
+// bucket wait.
+func TestRemainingZeroWaitsForReset(t *testing.T) {
+	var e *env
+	var times []time.Time
+	rt := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		times = append(times, e.clock.Now())
+		h := http.Header{}
+		h.Set("X-RateLimit-Remaining", "0")
+		h.Set("X-RateLimit-Reset", "42")
+		return jsonResponse(r, 200, h, "{}"), nil
+	})
+	e = newEnv(t, "http://api.test", func(c *Config) { c.Transport = rt })
+	for range 2 {
+		if _, err := e.c.Do(context.Background(), Request{URL: "/x"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(times) != 2 || times[1].Sub(times[0]) != 42*time.Second {
+		t.Errorf("attempts at %v, want 42s apart", times)
+	}
+	if st := e.c.Stats(); st.WaitBucket != 42*time.Second {
+		t.Errorf("WaitBucket %s", st.WaitBucket)
+	}
+}

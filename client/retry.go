@@ -1,0 +1,331 @@
+package client
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Classification. Every attempt ends in one verdict; the retry loop of
+// go-retryablehttp asks CheckRetry, which answers from the verdict.
+//
+//	2xx (Check passed), IgnoreStatuses      done
+//	500 502 503 504 (and other 5xx except 501 505 511), 408 425 429,
+//	transport errors, timeouts, a body cut short, Check → Transient
+//	                                         retried with backoff (429 and
+//	                                         503: Retry-After when given)
+//	418; Retry-After > MaxRetryAfter; daily quota
+//	                                         DeferError, no retry
+//	other 4xx, 1xx/3xx left over, Check → other error, TLS/scheme errors
+//	                                         StatusError, no retry
+//	breaker opened BreakerMaxOpenings times  ErrCircuitOpen, no retry
+type verdict int
+
+const (
+	vNone      verdict = iota
+	vOK                // accepted
+	vIgnored           // status in IgnoreStatuses
+	vRetry             // transient: retry while attempts remain
+	vPermanent         // fail now with a StatusError
+	vDefer             // stop the run with a DeferError
+	vFatal             // fail now with err as is (ErrCircuitOpen)
+	vCanceled          // the caller's context ended
+)
+
+// outcome is what one attempt came to.
+type outcome struct {
+	v             verdict
+	status        int // 0: no usable response
+	header        http.Header
+	body          []byte
+	err           error // transport, body or Check error; *DeferError for vDefer
+	retryAfter    time.Duration
+	hasRetryAfter bool
+}
+
+// health is what an attempt says about the API, for the circuit breaker.
+type health int
+
+const (
+	neutral health = iota // says nothing (cancelled, 429, 418)
+	healthy               // the API answered sensibly
+	failing               // transient failure
+)
+
+func (o outcome) health() health {
+	switch o.v {
+	case vOK, vIgnored, vPermanent:
+		return healthy
+	case vRetry:
+		if o.status == http.StatusTooManyRequests {
+			return neutral
+		}
+		return failing
+	}
+	return neutral
+}
+
+// retryableStatus reports whether a status is transient.
+func retryableStatus(code int) bool {
+	switch code {
+	case http.StatusRequestTimeout, http.StatusTooEarly, http.StatusTooManyRequests:
+		return true
+	case http.StatusNotImplemented, http.StatusHTTPVersionNotSupported, http.StatusNetworkAuthenticationRequired:
+		return false
+	}
+	return code >= 500 && code <= 599
+}
+
+// statusHealth classifies a bare status for the breaker, when no body was
+// looked at (redirect hops).
+func statusHealth(code int) health {
+	switch {
+	case code == http.StatusTooManyRequests || code == http.StatusTeapot:
+		return neutral
+	case retryableStatus(code):
+		return failing
+	}
+	return healthy
+}
+
+// classifyResponse turns a response whose body has been read (body, rerr)
+// into an outcome.
+func (cs *call) classifyResponse(resp *http.Response, body []byte, rerr error) outcome {
+	c := cs.c
+	o := outcome{status: resp.StatusCode, header: resp.Header, body: body}
+	if rerr != nil {
+		if err := cs.ctx.Err(); err != nil {
+			return outcome{v: vCanceled, err: err}
+		}
+		var te *timeoutError
+		switch {
+		case errors.As(rerr, &te):
+			o.err = rerr
+		case errors.Is(rerr, io.ErrUnexpectedEOF):
+			o.err = fmt.Errorf("response body cut short (%d bytes read): %w", len(body), rerr)
+		default:
+			o.err = fmt.Errorf("reading response body: %w", rerr)
+		}
+		o.v, o.status, o.err = vRetry, 0, Transient(o.err)
+		return o
+	}
+	if int64(len(body)) > maxBodyBytes {
+		o.v, o.err = vPermanent, fmt.Errorf("response body larger than %d MiB", maxBodyBytes>>20)
+		return o
+	}
+	code := resp.StatusCode
+	if slices.Contains(cs.req.IgnoreStatuses, code) {
+		o.v = vIgnored
+		return o
+	}
+	now := c.now()
+	switch {
+	case code >= 200 && code <= 299:
+		o.v = vOK
+		if cs.req.Check != nil {
+			if err := cs.req.Check(body); err != nil {
+				o.err = err
+				o.v = vPermanent
+				if IsTransient(err) {
+					o.v = vRetry
+				}
+			}
+		}
+	case code == http.StatusTeapot:
+		at := now.Add(time.Hour)
+		if d, ok := ParseRetryAfter(resp.Header.Get("Retry-After"), now); ok {
+			at = now.Add(d)
+		}
+		o.v, o.err = vDefer, &DeferError{Stream: cs.req.Stream, Reason: "API answered 418 (banned)", RetryAt: at}
+	case retryableStatus(code):
+		o.v = vRetry
+		if code == http.StatusTooManyRequests || code == http.StatusServiceUnavailable {
+			if d, ok := ParseRetryAfter(resp.Header.Get("Retry-After"), now); ok {
+				if d > c.cfg.MaxRetryAfter {
+					o.v, o.err = vDefer, &DeferError{
+						Stream: cs.req.Stream,
+						Reason: fmt.Sprintf("API answered %s with Retry-After %s, more than retry.max_retry_after_s (%s)",
+							statusText(code), d, c.cfg.MaxRetryAfter),
+						RetryAt: now.Add(d),
+					}
+					return o
+				}
+				o.retryAfter, o.hasRetryAfter = d, true
+			}
+		}
+	default:
+		o.v = vPermanent
+	}
+	return o
+}
+
+// classifyTransport turns an error from http.Client.Do into an outcome.
+func (cs *call) classifyTransport(err error) outcome {
+	var de *DeferError
+	switch {
+	case errors.As(err, &de):
+		return outcome{v: vDefer, err: de}
+	case errors.Is(err, ErrCircuitOpen):
+		return outcome{v: vFatal, err: unwrapURLError(err)}
+	case cs.ctx.Err() != nil:
+		return outcome{v: vCanceled, err: cs.ctx.Err()}
+	}
+	inner := unwrapURLError(err)
+	if permanentTransportError(inner) {
+		return outcome{v: vPermanent, err: inner}
+	}
+	return outcome{v: vRetry, err: Transient(inner)}
+}
+
+// unwrapURLError drops the *url.Error that http.Client wraps around
+// transport errors: its text holds the full URL, credentials included.
+func unwrapURLError(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) && ue.Err != nil {
+		return ue.Err
+	}
+	return err
+}
+
+// permanentTransportError: errors no retry can fix.
+func permanentTransportError(err error) bool {
+	var (
+		unknownAuth *x509.UnknownAuthorityError
+		hostname    x509.HostnameError
+		invalid     x509.CertificateInvalidError
+		verify      *tls.CertificateVerificationError
+	)
+	if errors.As(err, &unknownAuth) || errors.As(err, &hostname) || errors.As(err, &invalid) || errors.As(err, &verify) {
+		return true
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "unsupported protocol scheme") ||
+		strings.Contains(msg, "stopped after") && strings.Contains(msg, "redirects") ||
+		strings.Contains(msg, "invalid header")
+}
+
+// checkRetry is the go-retryablehttp CheckRetry policy. It is called once
+// after the round trip and, when a response came back, again after the
+// response handler (cs.handle) has read and classified the body.
+func (cs *call) checkRetry(ctx context.Context, resp *http.Response, err error) (bool, error) {
+	if !cs.handled {
+		if err == nil {
+			return false, nil // let cs.handle read the body and decide
+		}
+		cs.last = cs.classifyTransport(err)
+	}
+	switch cs.last.v {
+	case vRetry:
+		return true, nil
+	case vOK, vIgnored:
+		return false, nil
+	}
+	return false, errStop
+}
+
+// errStop tells go-retryablehttp to stop; the error the caller sees is
+// built by cs.failure.
+var errStop = errors.New("client: stop")
+
+// backoff is the go-retryablehttp Backoff hook: it decides the wait before
+// the next attempt and returns 0, because the waiting is done by
+// cs.prepareRetry with the context and the injectable Sleep.
+func (cs *call) backoff(_, _ time.Duration, attempt int, _ *http.Response) time.Duration {
+	c := cs.c
+	o := cs.last
+	cs.waitRA = o.hasRetryAfter
+	if o.hasRetryAfter {
+		cs.wait = o.retryAfter
+	} else {
+		cs.wait = Backoff(c.cfg.BaseDelay, c.cfg.MaxDelay, attempt, c.rand())
+	}
+	c.stats.retried()
+	args := []any{"stream", cs.req.Stream, "method", cs.method, "url", cs.logURL,
+		"attempt", cs.attempts, "max_attempts", c.cfg.MaxAttempts, "wait", cs.wait.String()}
+	if o.status != 0 {
+		args = append(args, "status", o.status)
+	}
+	if o.err != nil {
+		args = append(args, "error", c.red.scrub(o.err.Error()))
+	}
+	if o.hasRetryAfter {
+		args = append(args, "retry_after", true)
+	}
+	c.log.Warn("retrying request", args...)
+	return 0
+}
+
+// prepareRetry is the go-retryablehttp PrepareRetry hook, called before
+// every retry: it sleeps the wait chosen by backoff.
+func (cs *call) prepareRetry(req *http.Request) error {
+	if err := cs.c.sleep(req.Context(), cs.wait); err != nil {
+		cs.prepareErr = err
+		return err
+	}
+	cs.c.stats.waitRetry(cs.wait, cs.waitRA)
+	return nil
+}
+
+// Backoff is the full-jitter backoff U(0, min(max, base·2^attempt)) for
+// retry number attempt (0 for the first retry), where rnd is a uniform
+// draw in [0, 1).
+func Backoff(base, max time.Duration, attempt int, rnd float64) time.Duration {
+	if base <= 0 || max <= 0 {
+		return 0
+	}
+	attempt = min(64, attempt)
+	attempt = maxInt(0, attempt)
+	ceil := float64(base) * math.Pow(2, float64(attempt))
+	if ceil > float64(max) {
+		ceil = float64(max)
+	}
+	rnd = math.Min(math.Max(rnd, 0), math.Nextafter(1, 0))
+	return time.Duration(rnd * ceil)
+}
+
+func maxInt(a, b int) int {
+	if a > b {
+		return a
+	}
+	return b
+}
+
+// ParseRetryAfter parses a Retry-After value, delay-seconds ("120") or an
+// HTTP-date, into the wait from now. A date in the past is 0. ok is false
+// for an absent or malformed value. Fractional seconds ("1.5"), which some
+// APIs send, are accepted.
+func ParseRetryAfter(v string, now time.Time) (d time.Duration, ok bool) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0, false
+	}
+	if v[0] >= '0' && v[0] <= '9' {
+		secs, err := strconv.ParseFloat(v, 64)
+		if err != nil || math.IsNaN(secs) || math.IsInf(secs, 0) || secs < 0 {
+			return 0, false
+		}
+		const maxSecs = math.MaxInt64/int64(time.Second) - 1
+		if secs >= float64(maxSecs) {
+			return time.Duration(maxSecs) * time.Second, true
+		}
+		return time.Duration(secs * float64(time.Second)), true
+	}
+	t, err := http.ParseTime(v)
+	if err != nil {
+		return 0, false
+	}
+	if d := t.Sub(now); d > 0 {
+		return d, true
+	}
+	return 0, true
+}

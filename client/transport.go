@@ -1,0 +1,260 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+)
+
+// transport is the http.RoundTripper under go-retryablehttp's retry loop,
+// so every attempt (retries and redirect hops included) passes through it.
+// In order, an attempt:
+//
+//   - fails with a DeferError if the daily quota is used up (nothing sent);
+//   - waits for the circuit breaker (cooldown, probe);
+//   - waits for the limiter (window reset, token, in-flight slot);
+//   - gets auth and default headers, only if it goes to BaseURL's origin;
+//   - is sent under its own Timeout, which also covers reading the body.
+//
+// The in-flight slot, the timeout's context and the breaker ticket are
+// held by the response body and let go when it is closed.
+type transport struct {
+	c    *Client
+	base http.RoundTripper
+}
+
+// attempt is the bookkeeping of one round trip.
+type attempt struct {
+	c       *Client
+	cs      *call // nil outside Client.Do
+	parent  context.Context
+	ctx     context.Context // parent + Timeout
+	cancel  context.CancelFunc
+	release func()
+	ticket  *ticket
+	start   time.Time
+	path    string // redacted URL path, for OnAttempt
+	status  int
+	once    sync.Once
+}
+
+func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	c := t.c
+	ctx := req.Context()
+	cs := callFrom(ctx)
+	fail := func(err error) (*http.Response, error) {
+		if req.Body != nil {
+			req.Body.Close()
+		}
+		return nil, err
+	}
+	if c.lim.quotaReached() {
+		return fail(c.quotaError(cs))
+	}
+	tk, err := c.brk.acquire(ctx)
+	if err != nil {
+		return fail(err)
+	}
+	seq, release, err := c.lim.acquire(ctx)
+	if err != nil {
+		tk.done(neutral)
+		if errors.Is(err, errQuotaReached) {
+			err = c.quotaError(cs)
+		}
+		return fail(err)
+	}
+
+	actx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
+	out := req.Clone(actx)
+	c.authorize(out)
+	a := &attempt{
+		c: c, cs: cs, parent: ctx, ctx: actx, cancel: cancel, release: release, ticket: tk,
+		start: c.now(), path: c.red.scrub(req.URL.EscapedPath()),
+	}
+	if cs != nil {
+		cs.attempt = a
+		u := *req.URL
+		cs.finalURL = &u
+	}
+	c.stats.sent()
+
+	resp, err := t.base.RoundTrip(out)
+	if err != nil {
+		switch {
+		case ctx.Err() != nil:
+			tk.done(neutral)
+		case actx.Err() != nil:
+			err = &timeoutError{d: c.cfg.Timeout}
+			tk.done(failing)
+		case permanentTransportError(err):
+			tk.done(neutral)
+		default:
+			tk.done(failing)
+		}
+		c.stats.status(0)
+		a.finish()
+		return nil, err
+	}
+	c.stats.status(resp.StatusCode)
+	c.lim.observe(resp.Header, seq)
+	a.status = resp.StatusCode
+	resp.Request = req // not out: it carries the credentials
+	resp.Body = &attemptBody{rc: resp.Body, a: a}
+	return resp, nil
+}
+
+// resolve reports the attempt's health to the breaker (first report wins).
+func (a *attempt) resolve(h health) { a.ticket.done(h) }
+
+// finish ends the attempt: breaker report from the bare status unless the
+// caller classified the body already, in-flight slot back, timeout context
+// released, OnAttempt called.
+func (a *attempt) finish() {
+	a.once.Do(func() {
+		if a.status != 0 {
+			a.ticket.done(statusHealth(a.status))
+		}
+		a.release()
+		a.cancel()
+		if f := a.c.cfg.OnAttempt; f != nil {
+			stream, method := "", ""
+			if a.cs != nil {
+				stream, method = a.cs.req.Stream, a.cs.method
+			}
+			f(stream, method, a.path, a.status, a.c.now().Sub(a.start))
+		}
+	})
+}
+
+// attemptBody is a response body that ends its attempt when closed and
+// reports the attempt's timeout as such while reading.
+type attemptBody struct {
+	rc io.ReadCloser
+	a  *attempt
+}
+
+func (b *attemptBody) Read(p []byte) (int, error) {
+	n, err := b.rc.Read(p)
+	if err != nil && err != io.EOF && b.a.parent.Err() == nil && b.a.ctx.Err() != nil {
+		err = &timeoutError{d: b.a.c.cfg.Timeout}
+	}
+	return n, err
+}
+
+func (b *attemptBody) Close() error {
+	err := b.rc.Close()
+	b.a.finish()
+	return err
+}
+
+// authorize adds the auth and default headers to a request for BaseURL's
+// origin (scheme, host and port), and makes sure a request anywhere else
+// carries none of the configured credentials.
+func (c *Client) authorize(r *http.Request) {
+	a := c.cfg.Auth
+	if sameOrigin(r.URL, c.base) {
+		for k, v := range c.cfg.Headers {
+			r.Header.Set(k, v)
+		}
+		switch a.Type {
+		case "bearer":
+			r.Header.Set("Authorization", "Bearer "+a.Token)
+		case "basic":
+			r.SetBasicAuth(a.Username, a.Password)
+		case "api_key":
+			if a.In == "query" {
+				r.URL.RawQuery = setQueryParam(r.URL.RawQuery, a.Name, a.Value)
+			} else {
+				r.Header.Set(a.Name, a.Value)
+			}
+		}
+		return
+	}
+	r.URL.User = nil
+	r.Header.Del("Authorization")
+	r.Header.Del("Proxy-Authorization")
+	for k := range c.cfg.Headers {
+		if sensitiveHeader(k) {
+			r.Header.Del(k)
+		}
+	}
+	if a.Type == "api_key" && a.In == "header" {
+		r.Header.Del(a.Name)
+	}
+	// A configured secret in the query (say, a next URL echoing our
+	// api_key) is dropped: ours only, whatever the parameter's name.
+	for _, v := range []string{a.Token, a.Password, a.Value} {
+		if len(v) >= minSecretLen {
+			r.URL.RawQuery = dropQueryValue(r.URL.RawQuery, v)
+		}
+	}
+}
+
+// sameOrigin compares scheme, host and port, with default ports filled in.
+func sameOrigin(u, base *url.URL) bool {
+	return strings.EqualFold(u.Scheme, base.Scheme) &&
+		strings.EqualFold(u.Hostname(), base.Hostname()) &&
+		effectivePort(u) == effectivePort(base)
+}
+
+func effectivePort(u *url.URL) string {
+	if p := u.Port(); p != "" {
+		return p
+	}
+	switch strings.ToLower(u.Scheme) {
+	case "https":
+		return "443"
+	case "http":
+		return "80"
+	}
+	return ""
+}
+
+// setQueryParam replaces every name= in a raw query by one name=value,
+// leaving the rest byte for byte.
+func setQueryParam(raw, name, value string) string {
+	raw = dropQueryParam(raw, name)
+	kv := url.QueryEscape(name) + "=" + url.QueryEscape(value)
+	if raw == "" {
+		return kv
+	}
+	return raw + "&" + kv
+}
+
+// dropQueryParam removes every name= from a raw query.
+func dropQueryParam(raw, name string) string {
+	return filterQuery(raw, func(k, _ string) bool { return k == name })
+}
+
+// dropQueryValue removes every parameter whose value is value.
+func dropQueryValue(raw, value string) string {
+	return filterQuery(raw, func(_, v string) bool { return v == value })
+}
+
+// filterQuery removes the parameters for which drop (given the unescaped
+// name and value) is true, leaving the others byte for byte.
+func filterQuery(raw string, drop func(k, v string) bool) string {
+	if raw == "" {
+		return ""
+	}
+	parts := strings.Split(raw, "&")
+	kept := parts[:0]
+	for _, p := range parts {
+		k, v, _ := strings.Cut(p, "=")
+		if uk, err := url.QueryUnescape(k); err == nil {
+			k = uk
+		}
+		if uv, err := url.QueryUnescape(v); err == nil {
+			v = uv
+		}
+		if !drop(k, v) {
+			kept = append(kept, p)
+		}
+	}
+	return strings.Join(kept, "&")
+}

@@ -1,0 +1,118 @@
+// Command tap pulls records out of any REST or GraphQL API described in a
+// declarative stream file and writes them as Singer (default) or Airbyte
+// protocol messages. main only parses arguments and dispatches.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/tap-dev/tap/tap"
+)
+
+const usage = `tap — a declarative Singer tap and Airbyte source
+
+Singer:
+  tap --config CONFIG [--state STATE] [--catalog CATALOG | --properties CATALOG]
+  tap --config CONFIG --discover
+  tap --about [--format json|markdown]
+  tap serve-demo [--addr 127.0.0.1:8765] [--config CONFIG]
+
+Airbyte:
+  tap spec
+  tap check    --config CONFIG
+  tap discover --config CONFIG
+  tap read     --config CONFIG --catalog CONFIGURED_CATALOG [--state STATE]
+
+Flags:
+  --config FILE       the config (base_url, auth, streams, limits)
+  --state FILE        state from an earlier run (bookmarks)
+  --catalog FILE      a catalog selecting streams and properties
+  --properties FILE   the old name of --catalog
+  --discover          print the catalog of the configured streams
+  --about             print name, version, capabilities and settings
+  --format FORMAT     format of --about: json (default) or markdown
+  --addr ADDR         serve-demo: address to listen on (default 127.0.0.1:8765)
+  --help              this text
+
+Exit codes: 0 ok, 1 run failed (last STATE valid), 2 bad input, 75 deferred (retry later).
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	cmd := ""
+	if len(args) > 0 {
+		switch args[0] {
+		case "serve-demo", "spec", "check", "discover", "read":
+			cmd, args = args[0], args[1:]
+		}
+	}
+	fs := flag.NewFlagSet("tap", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var f tap.Files
+	var properties, format, addr string
+	var discover, about bool
+	fs.StringVar(&f.Config, "config", "", "")
+	fs.StringVar(&f.State, "state", "", "")
+	fs.StringVar(&f.Catalog, "catalog", "", "")
+	fs.StringVar(&properties, "properties", "", "")
+	fs.BoolVar(&discover, "discover", false, "")
+	fs.BoolVar(&about, "about", false, "")
+	fs.StringVar(&format, "format", "", "")
+	fs.StringVar(&addr, "addr", "127.0.0.1:8765", "")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, usage)
+			return 0
+		}
+		return fail(stderr, &tap.UsageError{Msg: err.Error() + " (see tap --help)"})
+	}
+	if fs.NArg() > 0 {
+		return fail(stderr, &tap.UsageError{Msg: fmt.Sprintf("unexpected argument %q (see tap --help)", fs.Arg(0))})
+	}
+	if properties != "" {
+		if f.Catalog != "" {
+			return fail(stderr, &tap.UsageError{Msg: "give --catalog or --properties, not both"})
+		}
+		f.Catalog = properties
+	}
+	var err error
+	switch {
+	case cmd == "serve-demo":
+		err = tap.ServeDemo(ctx, addr, f.Config, stderr)
+	case cmd != "":
+		err = tap.Airbyte(ctx, cmd, f, stdout)
+		return tap.ExitCode(err) // Airbyte reports errors on stdout as TRACE messages
+	case about:
+		err = tap.PrintAbout(format, stdout)
+	case discover:
+		if f.Config == "" {
+			err = &tap.UsageError{Msg: "--discover needs --config"}
+		} else {
+			err = tap.SingerDiscover(f, stdout)
+		}
+	default:
+		err = tap.SingerSync(ctx, f, stdout, stderr)
+	}
+	return fail(stderr, err)
+}
+
+// fail prints err as one line and returns its exit code.
+func fail(stderr io.Writer, err error) int {
+	if err != nil {
+		fmt.Fprintf(stderr, "tap: %v\n", err)
+	}
+	return tap.ExitCode(err)
+}

@@ -1,0 +1,246 @@
+// Package streams holds the declarative stream model: stream definitions and
+// their checks, paginators, record extraction and incremental windows. It is
+// pure logic: nothing here opens a connection or keeps global state.
+package streams
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Definition describes one stream of a user's API, as written in the config
+// or the streams file.
+type Definition struct {
+	Name                string            `json:"name"`
+	Path                string            `json:"path"`
+	Method              string            `json:"method"`
+	Params              map[string]string `json:"params"`
+	Body                json.RawMessage   `json:"body"`
+	RecordsPath         string            `json:"records_path"`
+	ErrorPath           string            `json:"error_path"`
+	PrimaryKey          []string          `json:"primary_key"`
+	ReplicationKey      string            `json:"replication_key"`
+	IsSorted            bool              `json:"is_sorted"`
+	Incremental         *Incremental      `json:"incremental"`
+	Pagination          Pagination        `json:"pagination"`
+	GraphQL             *GraphQL          `json:"graphql"`
+	Parent              *Parent           `json:"parent"`
+	IgnoreStatuses      []int             `json:"ignore_statuses"`
+	FullTableVersioning bool              `json:"full_table_versioning"`
+	// Schema is a path to a JSON Schema file (relative to the file that
+	// defines the stream) or an inline schema object. The tap resolves it
+	// when it loads the config; streams only sees the decoded form.
+	Schema json.RawMessage `json:"schema"`
+}
+
+// Incremental says how a stream asks the API for what changed.
+type Incremental struct {
+	// Param is the query parameter (or GraphQL variable) carrying the lower
+	// bound: bookmark − overlap.
+	Param string `json:"param"`
+	// OverlapS is subtracted from a time bookmark, so that rows committed
+	// late with an older replication key are read again.
+	OverlapS int `json:"overlap_s"`
+	// Overlap is subtracted from a numeric bookmark (ids, versions). Zero
+	// means the request starts at the bookmark itself.
+	Overlap json.Number `json:"overlap"`
+	// Format of the time value sent: rfc3339, date, unix, unix_ms or a Go
+	// time layout.
+	Format string `json:"format"`
+	// EndParam carries the exclusive upper bound of a chunk window.
+	EndParam string `json:"end_param"`
+	// ChunkDays > 0 splits [start, now) into windows of that many days.
+	ChunkDays int `json:"chunk_days"`
+}
+
+// Pagination holds the options of every pagination type; each type reads
+// the fields it needs.
+type Pagination struct {
+	Type string `json:"type"`
+	// PageSize is sent as PageSizeParam (offset, page_number, keyset,
+	// cursor) or as the GraphQL variable "first".
+	PageSize      int    `json:"page_size"`
+	PageSizeParam string `json:"page_size_param"`
+	// offset
+	OffsetParam string `json:"offset_param"`
+	TotalPath   string `json:"total_path"`
+	// page_number
+	PageParam      string `json:"page_param"`
+	StartPage      *int   `json:"start_page"`
+	TotalPagesPath string `json:"total_pages_path"`
+	// keyset
+	KeyParam string `json:"key_param"`
+	KeyField string `json:"key_field"`
+	// cursor
+	CursorParam    string `json:"cursor_param"`
+	NextCursorPath string `json:"next_cursor_path"`
+	HasMorePath    string `json:"has_more_path"`
+	// next_url
+	NextURLPath string `json:"next_url_path"`
+	// MaxPages > 0 stops a stream that asks for more pages than this.
+	MaxPages int `json:"max_pages"`
+}
+
+// GraphQL describes a Relay connection.
+type GraphQL struct {
+	Query          string         `json:"query"`
+	ConnectionPath string         `json:"connection_path"`
+	Variables      map[string]any `json:"variables"`
+}
+
+// Parent makes a stream a child: it is walked once per parent record, with
+// the parent's Key filling the {Key} placeholder of Path (or {As}), and the
+// key copied into each child record under As.
+type Parent struct {
+	Stream string `json:"stream"`
+	Key    string `json:"key"`
+	As     string `json:"as"`
+}
+
+// Pagination types.
+const (
+	PageNone       = "none"
+	PageOffset     = "offset"
+	PageNumber     = "page_number"
+	PageKeyset     = "keyset"
+	PageCursor     = "cursor"
+	PageNextURL    = "next_url"
+	PageLinkHeader = "link_header"
+	PageGraphQL    = "graphql"
+)
+
+// FieldError is a problem with one field of one stream definition.
+type FieldError struct {
+	Stream string // may be empty when the name itself is missing
+	Field  string // dotted, e.g. "pagination.type"
+	Msg    string // what was expected
+}
+
+func (e *FieldError) Error() string {
+	if e.Stream == "" {
+		return fmt.Sprintf("%s: %s", e.Field, e.Msg)
+	}
+	return fmt.Sprintf("stream %q: %s: %s", e.Stream, e.Field, e.Msg)
+}
+
+// Check reports the first problem of d that can be seen without its schema
+// or its neighbours.
+func (d *Definition) Check() error {
+	bad := func(field, format string, args ...any) error {
+		return &FieldError{Stream: d.Name, Field: field, Msg: fmt.Sprintf(format, args...)}
+	}
+	if strings.TrimSpace(d.Name) == "" {
+		return bad("name", "is required (a non-empty string)")
+	}
+	if d.Path == "" {
+		return bad("path", "is required (e.g. \"/v1/orders\")")
+	}
+	switch strings.ToUpper(d.Method) {
+	case "", "GET", "POST":
+	default:
+		return bad("method", "must be GET or POST, got %q", d.Method)
+	}
+	if len(d.Body) > 0 && string(d.Body) != "null" && !json.Valid(d.Body) {
+		return bad("body", "must be JSON")
+	}
+	p := d.Pagination
+	need := func(field, value string) error {
+		if value == "" {
+			return bad("pagination."+field, "is required for pagination type %q", p.Type)
+		}
+		return nil
+	}
+	var err error
+	switch p.Type {
+	case "", PageNone, PageLinkHeader:
+	case PageOffset:
+		err = first(need("offset_param", p.OffsetParam), need("page_size_param", p.PageSizeParam))
+		if err == nil && p.PageSize <= 0 {
+			err = bad("pagination.page_size", "must be a positive integer for pagination type %q", p.Type)
+		}
+	case PageNumber:
+		err = need("page_param", p.PageParam)
+	case PageKeyset:
+		err = first(need("key_param", p.KeyParam), need("key_field", p.KeyField))
+	case PageCursor:
+		err = first(need("cursor_param", p.CursorParam), need("next_cursor_path", p.NextCursorPath))
+	case PageNextURL:
+		err = need("next_url_path", p.NextURLPath)
+	case PageGraphQL:
+		if d.GraphQL == nil || d.GraphQL.Query == "" || d.GraphQL.ConnectionPath == "" {
+			err = bad("graphql", "needs \"query\" and \"connection_path\" for pagination type %q", p.Type)
+		}
+	default:
+		return bad("pagination.type", "unknown type %q (expected one of none, offset, page_number, keyset, cursor, next_url, link_header, graphql)", p.Type)
+	}
+	if err != nil {
+		return err
+	}
+	if p.PageSize < 0 {
+		return bad("pagination.page_size", "must not be negative, got %d", p.PageSize)
+	}
+	if p.MaxPages < 0 {
+		return bad("pagination.max_pages", "must not be negative, got %d", p.MaxPages)
+	}
+	if inc := d.Incremental; inc != nil {
+		if d.ReplicationKey == "" {
+			return bad("incremental", "needs a replication_key on the stream")
+		}
+		if inc.OverlapS < 0 {
+			return bad("incremental.overlap_s", "must be a duration in seconds >= 0, got %d", inc.OverlapS)
+		}
+		if inc.Overlap != "" {
+			if f, err := inc.Overlap.Float64(); err != nil || f < 0 {
+				return bad("incremental.overlap", "must be a number >= 0, got %q", inc.Overlap)
+			}
+		}
+		if inc.ChunkDays < 0 {
+			return bad("incremental.chunk_days", "must be a number of days >= 0, got %d", inc.ChunkDays)
+		}
+		if inc.ChunkDays > 0 && inc.EndParam == "" {
+			return bad("incremental.end_param", "is required when chunk_days > 0")
+		}
+		if err := CheckTimeFormat(inc.Format); err != nil {
+			return bad("incremental.format", "%v", err)
+		}
+	}
+	if par := d.Parent; par != nil {
+		if par.Stream == "" || par.Key == "" {
+			return bad("parent", "needs \"stream\" and \"key\"")
+		}
+		if par.Stream == d.Name {
+			return bad("parent.stream", "a stream cannot be its own parent")
+		}
+	}
+	for _, s := range d.IgnoreStatuses {
+		if s < 100 || s > 599 {
+			return bad("ignore_statuses", "must hold HTTP statuses (100-599), got %d", s)
+		}
+	}
+	return nil
+}
+
+// CheckTimeFormat reports whether format is a known incremental format or a
+// Go layout that can print and read back a time.
+func CheckTimeFormat(format string) error {
+	switch format {
+	case "", "rfc3339", "date", "unix", "unix_ms":
+		return nil
+	}
+	ref := time.Date(2006, 1, 2, 15, 4, 5, 0, time.UTC)
+	if _, err := time.Parse(format, ref.Format(format)); err != nil || !strings.ContainsAny(format, "0123456789") {
+		return fmt.Errorf("expected rfc3339, date, unix, unix_ms or a Go time layout, got %q", format)
+	}
+	return nil
+}
+
+func first(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

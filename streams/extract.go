@@ -1,0 +1,252 @@
+package streams
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+)
+
+// DecodeJSON decodes exactly one JSON value. Numbers become json.Number so
+// their text is kept exactly (ids beyond 2^53, decimal amounts); anything
+// but whitespace after the value is an error, since a body with trailing
+// data was not the JSON document the API meant to send.
+func DecodeJSON(b []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		if err == io.EOF {
+			return nil, errors.New("empty JSON document")
+		}
+		return nil, fmt.Errorf("invalid JSON: %w", err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("invalid JSON: data after the first value at byte %d", dec.InputOffset())
+	}
+	return v, nil
+}
+
+// Lookup follows a dotted path ("data.items", "meta.pages.0.next") into a
+// decoded JSON value: each segment is a key of an object or, when it is a
+// non-negative integer, an index into an array. The empty path returns v.
+// found is false when a segment is missing or crosses a value that is
+// neither an object nor an array (null included).
+func Lookup(v any, path string) (value any, found bool) {
+	if path == "" {
+		return v, true
+	}
+	for _, seg := range strings.Split(path, ".") {
+		switch c := v.(type) {
+		case map[string]any:
+			v, found = c[seg]
+			if !found {
+				return nil, false
+			}
+		case []any:
+			i, err := strconv.Atoi(seg)
+			if err != nil || i < 0 || i >= len(c) || seg != strconv.Itoa(i) {
+				return nil, false
+			}
+			v = c[i]
+		default:
+			return nil, false
+		}
+	}
+	return v, true
+}
+
+// lookupNullable is Lookup where a null met on the way counts as found
+// and null: {"data": null} holds "data.items" as null, not as missing.
+func lookupNullable(v any, path string) (any, bool) {
+	if path == "" {
+		return v, true
+	}
+	for _, seg := range strings.Split(path, ".") {
+		if v == nil {
+			return nil, true
+		}
+		var ok bool
+		if v, ok = Lookup(v, seg); !ok {
+			return nil, false
+		}
+	}
+	return v, true
+}
+
+// APIError is an error the API reported inside a successful response: a
+// 200 whose error_path is set. The tap treats it as transient and retries.
+type APIError struct {
+	Stream  string
+	Message string
+}
+
+func (e *APIError) Error() string {
+	return fmt.Sprintf("stream %q: the API answered with an error: %s", e.Stream, e.Message)
+}
+
+// Temporary reports true: an error inside a 200 is worth retrying.
+func (e *APIError) Temporary() bool { return true }
+
+// maxMessage bounds the text of an API error kept in an error message.
+const maxMessage = 500
+
+// Extract returns the records of one decoded response body.
+//
+// When error_path is set and the body has a value there that is not
+// "empty" (null, false, "", 0, [] or {}), Extract returns an *APIError
+// with that value's text: the value itself if it is a string, else its
+// "message" field (or the first element's, for an array), else its
+// compact JSON.
+//
+// For a GraphQL stream a non-empty top-level "errors" array is an error
+// carrying the first message, and the records are the edges[].node (or
+// nodes[]) of the connection at connection_path.
+//
+// Otherwise the records are the array at records_path ("" = the body
+// itself). A null there, or a null on the way to it, is zero records; a
+// path the body does not have, or a value that is not an array, is an
+// error naming the path: an API that changed shape must fail loudly, not
+// look empty.
+func (d *Definition) Extract(body any) ([]any, error) {
+	if d.ErrorPath != "" {
+		if v, found := Lookup(body, d.ErrorPath); found && !isEmptyValue(v) {
+			return nil, &APIError{Stream: d.Name, Message: errorMessage(v)}
+		}
+	}
+	if d.GraphQL != nil && d.GraphQL.ConnectionPath != "" {
+		return d.extractGraphQL(body)
+	}
+	v, found := lookupNullable(body, d.RecordsPath)
+	if !found {
+		return nil, streamErr(d.Name, "records_path %q is not in the response (the body is a JSON %s)", d.RecordsPath, jsonType(body))
+	}
+	switch recs := v.(type) {
+	case nil:
+		return nil, nil
+	case []any:
+		return recs, nil
+	}
+	if d.RecordsPath == "" {
+		return nil, streamErr(d.Name, "the response body is a JSON %s, expected an array of records (set records_path to the array inside it)", jsonType(v))
+	}
+	return nil, streamErr(d.Name, "records_path %q holds a JSON %s, expected an array of records", d.RecordsPath, jsonType(v))
+}
+
+func (d *Definition) extractGraphQL(body any) ([]any, error) {
+	if errs, ok := Lookup(body, "errors"); ok {
+		if list, ok := errs.([]any); ok && len(list) > 0 {
+			return nil, streamErr(d.Name, "GraphQL error: %s", errorMessage(list[0]))
+		}
+	}
+	path := d.GraphQL.ConnectionPath
+	conn, found := lookupNullable(body, path)
+	if !found {
+		return nil, streamErr(d.Name, "connection_path %q is not in the response", path)
+	}
+	if conn == nil {
+		return nil, nil
+	}
+	c, ok := conn.(map[string]any)
+	if !ok {
+		return nil, streamErr(d.Name, "connection_path %q holds a JSON %s, expected a connection object", path, jsonType(conn))
+	}
+	if edges, ok := c["edges"]; ok && edges != nil {
+		list, ok := edges.([]any)
+		if !ok {
+			return nil, streamErr(d.Name, "%s.edges is a JSON %s, expected an array", path, jsonType(edges))
+		}
+		recs := make([]any, 0, len(list))
+		for i, e := range list {
+			node, found := Lookup(e, "node")
+			if !found {
+				return nil, streamErr(d.Name, "%s.edges.%d has no node; select edges { node { … } } in the query", path, i)
+			}
+			if node != nil {
+				recs = append(recs, node)
+			}
+		}
+		return recs, nil
+	}
+	if nodes, ok := c["nodes"]; ok && nodes != nil {
+		list, ok := nodes.([]any)
+		if !ok {
+			return nil, streamErr(d.Name, "%s.nodes is a JSON %s, expected an array", path, jsonType(nodes))
+		}
+		recs := make([]any, 0, len(list))
+		for _, n := range list {
+			if n != nil {
+				recs = append(recs, n)
+			}
+		}
+		return recs, nil
+	}
+	return nil, streamErr(d.Name, "connection_path %q has neither edges nor nodes; select one of them in the query", path)
+}
+
+// isEmptyValue reports whether an error_path value means "no error".
+func isEmptyValue(v any) bool {
+	switch x := v.(type) {
+	case nil:
+		return true
+	case bool:
+		return !x
+	case string:
+		return x == ""
+	case []any:
+		return len(x) == 0
+	case map[string]any:
+		return len(x) == 0
+	case json.Number:
+		f, err := x.Float64()
+		return err == nil && f == 0
+	case float64:
+		return x == 0
+	}
+	return false
+}
+
+// errorMessage is the human text of an error value reported by an API.
+func errorMessage(v any) string {
+	msg := ""
+	switch x := v.(type) {
+	case string:
+		msg = x
+	case map[string]any:
+		if m, ok := x["message"].(string); ok && m != "" {
+			msg = m
+		}
+	case []any:
+		if len(x) > 0 {
+			switch first := x[0].(type) {
+			case string:
+				msg = first
+			case map[string]any:
+				if m, ok := first["message"].(string); ok && m != "" {
+					msg = m
+				}
+			}
+		}
+	}
+	if msg == "" {
+		b, err := encodeJSON(v)
+		if err != nil {
+			msg = fmt.Sprint(v)
+		} else {
+			msg = string(b)
+		}
+	}
+	if len(msg) > maxMessage {
+		cut := maxMessage
+		for cut > 0 && !isRuneStart(msg[cut]) {
+			cut--
+		}
+		msg = msg[:cut] + "…"
+	}
+	return msg
+}
+
+func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }

@@ -1,0 +1,129 @@
+package streams
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"maps"
+)
+
+// defaultGraphQLPageSize is the variable "first" when page_size is unset.
+const defaultGraphQLPageSize = 50
+
+// graphQLPaginator walks a Relay connection.
+//
+// First builds the POST body
+//
+//	{"query": Q, "variables": {...graphql.variables, ...variables already in the body, "first": page_size}}
+//
+// so the variables the caller set with WithVariable (an incremental lower
+// bound, say) are kept. Next sets the variable "after" to
+// pageInfo.endCursor of the connection at connection_path, and stops when
+// pageInfo.hasNextPage is false or absent.
+type graphQLPaginator struct {
+	name string
+	p    Pagination
+	gql  *GraphQL
+}
+
+func (g graphQLPaginator) pageSize() int {
+	if g.p.PageSize > 0 {
+		return g.p.PageSize
+	}
+	return defaultGraphQLPageSize
+}
+
+// First cannot fail: a body that is not a JSON object (which FirstRequest
+// and WithVariable never produce) is replaced by a fresh one.
+func (g graphQLPaginator) First(req Request) Request {
+	body, err := decodeGraphQLBody(req.Body)
+	if err != nil {
+		body = map[string]any{}
+	}
+	vars := maps.Clone(g.gql.Variables)
+	if vars == nil {
+		vars = map[string]any{}
+	}
+	if have, ok := body["variables"].(map[string]any); ok {
+		maps.Copy(vars, have)
+	}
+	vars["first"] = g.pageSize()
+	body["query"] = g.gql.Query
+	body["variables"] = vars
+	b, err := encodeJSON(body)
+	if err != nil {
+		// Only a variable that JSON cannot encode gets here; leave the
+		// request as it was so the API reports the problem.
+		return req
+	}
+	req.Method = "POST"
+	req.Body = b
+	return req
+}
+
+func (g graphQLPaginator) Next(last Request, resp *Response) (Request, bool, error) {
+	conn, found := lookupNullable(resp.Body, g.gql.ConnectionPath)
+	if !found {
+		return Request{}, false, streamErr(g.name, "connection_path %q is not in the response", g.gql.ConnectionPath)
+	}
+	if conn == nil {
+		return Request{}, false, nil
+	}
+	more, _ := Lookup(conn, "pageInfo.hasNextPage")
+	switch m := more.(type) {
+	case nil:
+		return Request{}, false, nil
+	case bool:
+		if !m {
+			return Request{}, false, nil
+		}
+	default:
+		return Request{}, false, streamErr(g.name, "%s.pageInfo.hasNextPage holds a JSON %s, expected a boolean", g.gql.ConnectionPath, jsonType(more))
+	}
+	cursor, _ := Lookup(conn, "pageInfo.endCursor")
+	c, ok := cursor.(string)
+	if !ok || c == "" {
+		return Request{}, false, streamErr(g.name, "%s.pageInfo.hasNextPage is true but pageInfo.endCursor is %s; add endCursor to the query's pageInfo", g.gql.ConnectionPath, jsonType(cursor))
+	}
+	next, err := last.WithVariable("after", c)
+	if err != nil {
+		return Request{}, false, streamErr(g.name, "%v", err)
+	}
+	return next, true, nil
+}
+
+// decodeGraphQLBody decodes a GraphQL POST body into its top-level object
+// (empty for an empty body).
+func decodeGraphQLBody(b []byte) (map[string]any, error) {
+	if len(bytes.TrimSpace(b)) == 0 {
+		return map[string]any{}, nil
+	}
+	v, err := DecodeJSON(b)
+	if err != nil {
+		return nil, fmt.Errorf("request body: %w", err)
+	}
+	switch m := v.(type) {
+	case nil:
+		return map[string]any{}, nil
+	case map[string]any:
+		if vars, ok := m["variables"]; ok && vars != nil {
+			if _, ok := vars.(map[string]any); !ok {
+				return nil, fmt.Errorf("request body: \"variables\" is a JSON %s, expected an object", jsonType(vars))
+			}
+		}
+		return m, nil
+	}
+	return nil, fmt.Errorf("request body is a JSON %s, expected an object", jsonType(v))
+}
+
+// encodeJSON marshals v compactly, without HTML escaping (a query may hold
+// '<' or '&'); map keys come out sorted, so equal values give equal bytes.
+func encodeJSON(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}

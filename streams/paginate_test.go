@@ -1,0 +1,245 @@
+package streams
+
+import (
+	"encoding/json"
+	"net/url"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// testDef returns a valid definition of stream "bars" with the given
+// pagination.
+func testDef(p Pagination) *Definition {
+	return &Definition{Name: "bars", Path: "/v1/bars", Pagination: p}
+}
+
+func mustPaginator(t *testing.T, d *Definition) Paginator {
+	t.Helper()
+	p, err := NewPaginator(d)
+	if err != nil {
+		t.Fatalf("NewPaginator: %v", err)
+	}
+	return p
+}
+
+func mustJSON(t testing.TB, s string) any {
+	t.Helper()
+	v, err := DecodeJSON([]byte(s))
+	if err != nil {
+		t.Fatalf("DecodeJSON(%s): %v", s, err)
+	}
+	return v
+}
+
+func mustURL(t testing.TB, s string) *url.URL {
+	t.Helper()
+	u, err := url.Parse(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+// records returns n records {"id": i}.
+func records(n int) []any {
+	recs := make([]any, n)
+	for i := range recs {
+		recs[i] = map[string]any{"id": json.Number(strconv.Itoa(i))}
+	}
+	return recs
+}
+
+func query(kv ...string) url.Values {
+	q := url.Values{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		q.Set(kv[i], kv[i+1])
+	}
+	return q
+}
+
+// step is one Next call of a paginator test.
+type step struct {
+	last    Request
+	resp    *Response
+	want    Request
+	more    bool
+	wantErr string
+}
+
+func runSteps(t *testing.T, p Paginator, steps map[string]step) {
+	t.Helper()
+	for name, s := range steps {
+		t.Run(name, func(t *testing.T) {
+			before := cloneValues(s.last.Query)
+			got, more, err := p.Next(s.last, s.resp)
+			if s.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), s.wantErr) {
+					t.Fatalf("err = %v, want it to contain %q", err, s.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Next: %v", err)
+			}
+			if more != s.more {
+				t.Fatalf("more = %v, want %v", more, s.more)
+			}
+			if more {
+				if d := cmp.Diff(s.want, got); d != "" {
+					t.Errorf("next request (-want +got):\n%s", d)
+				}
+			}
+			if d := cmp.Diff(before, s.last.Query); d != "" {
+				t.Errorf("Next modified the last request's query:\n%s", d)
+			}
+		})
+	}
+}
+
+func TestNewPaginatorRejectsBadDefinitions(t *testing.T) {
+	tests := map[string]struct {
+		d    *Definition
+		want string
+	}{
+		"nil":            {nil, "needs a definition"},
+		"unknown type":   {testDef(Pagination{Type: "scroll"}), `unknown type "scroll"`},
+		"offset no size": {testDef(Pagination{Type: PageOffset, OffsetParam: "offset", PageSizeParam: "limit"}), "page_size"},
+		"cursor no path": {testDef(Pagination{Type: PageCursor, CursorParam: "c"}), "next_cursor_path"},
+		"graphql no gql": {testDef(Pagination{Type: PageGraphQL}), "graphql"},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			_, err := NewPaginator(tt.d)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err = %v, want it to contain %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestNone(t *testing.T) {
+	p := mustPaginator(t, testDef(Pagination{}))
+	req := Request{Method: "GET", URL: "/v1/bars", Query: query("a", "1")}
+	if d := cmp.Diff(req, p.First(req)); d != "" {
+		t.Errorf("First changed the request:\n%s", d)
+	}
+	if _, more, err := p.Next(req, &Response{Records: records(5)}); more || err != nil {
+		t.Errorf("Next = more %v, err %v; want one request", more, err)
+	}
+}
+
+// TestFirstIsIdempotent: Walk applies First to the request it is given,
+// which the caller may already have prepared.
+func TestFirstIsIdempotent(t *testing.T) {
+	start0 := 0
+	defs := []*Definition{
+		testDef(Pagination{}),
+		testDef(Pagination{Type: PageOffset, OffsetParam: "offset", PageSizeParam: "limit", PageSize: 10}),
+		testDef(Pagination{Type: PageNumber, PageParam: "page", StartPage: &start0, PageSizeParam: "per_page", PageSize: 10}),
+		testDef(Pagination{Type: PageKeyset, KeyParam: "after_id", KeyField: "id", PageSizeParam: "limit", PageSize: 10}),
+		testDef(Pagination{Type: PageCursor, CursorParam: "cursor", NextCursorPath: "next", PageSizeParam: "limit", PageSize: 10}),
+		testDef(Pagination{Type: PageNextURL, NextURLPath: "next"}),
+		testDef(Pagination{Type: PageLinkHeader}),
+		{Name: "issues", Path: "/graphql", Pagination: Pagination{Type: PageGraphQL}, GraphQL: &GraphQL{Query: "query Q { x }", ConnectionPath: "data.x", Variables: map[string]any{"owner": "me"}}},
+	}
+	for _, d := range defs {
+		t.Run(d.Pagination.Type, func(t *testing.T) {
+			p := mustPaginator(t, d)
+			req, err := d.FirstRequest(nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			once := p.First(req)
+			if d := cmp.Diff(once, p.First(once)); d != "" {
+				t.Errorf("First(First(r)) != First(r):\n%s", d)
+			}
+		})
+	}
+}
+
+func TestOffset(t *testing.T) {
+	d := testDef(Pagination{Type: PageOffset, OffsetParam: "offset", PageSizeParam: "limit", PageSize: 3, TotalPath: "meta.total"})
+	p := mustPaginator(t, d)
+
+	base := Request{Method: "GET", URL: "/v1/bars", Query: query("sort", "id")}
+	first := p.First(base)
+	if d := cmp.Diff(query("sort", "id", "offset", "0", "limit", "3"), first.Query); d != "" {
+		t.Errorf("First query (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff(query("sort", "id"), base.Query); d != "" {
+		t.Errorf("First modified the caller's query:\n%s", d)
+	}
+
+	at := func(offset string) Request {
+		return Request{Method: "GET", URL: "/v1/bars", Query: query("offset", offset, "limit", "3")}
+	}
+	body := func(total string) *Response {
+		return &Response{Body: mustJSON(t, `{"meta":{"total":`+total+`}}`), Records: records(3)}
+	}
+	runSteps(t, p, map[string]step{
+		"full page, more": {last: at("0"), resp: body("10"), want: at("3"), more: true},
+		"no total in body": {last: at("3"), resp: &Response{Body: map[string]any{}, Records: records(3)},
+			want: at("6"), more: true},
+		"total reached":     {last: at("6"), resp: body("9"), more: false},
+		"total as a string": {last: at("6"), resp: &Response{Body: mustJSON(t, `{"meta":{"total":"9"}}`), Records: records(3)}, more: false},
+		"total as a float":  {last: at("3"), resp: &Response{Body: map[string]any{"meta": map[string]any{"total": 10.0}}, Records: records(3)}, want: at("6"), more: true},
+		"total null":        {last: at("6"), resp: &Response{Body: mustJSON(t, `{"meta":{"total":null}}`), Records: records(3)}, want: at("9"), more: true},
+		// 6 rows, pages of 3 and no total: the third page is empty.
+		"exact division, then empty page": {last: at("6"), resp: &Response{Body: map[string]any{}, Records: nil}, more: false},
+		"short page":                      {last: at("3"), resp: &Response{Body: map[string]any{}, Records: records(2)}, more: false},
+		"bad total": {last: at("0"), resp: &Response{Body: mustJSON(t, `{"meta":{"total":"many"}}`), Records: records(3)},
+			wantErr: `total_path "meta.total" holds a JSON string`},
+		"bad offset in last request": {last: at("x"), resp: body("10"), wantErr: `offset parameter "offset"`},
+	})
+}
+
+func TestPageNumber(t *testing.T) {
+	zero := 0
+	d := testDef(Pagination{Type: PageNumber, PageParam: "page", PageSizeParam: "per_page", PageSize: 2, TotalPagesPath: "pages"})
+	p := mustPaginator(t, d)
+	if d := cmp.Diff(query("page", "1", "per_page", "2"), p.First(Request{}).Query); d != "" {
+		t.Errorf("First query (-want +got):\n%s", d)
+	}
+	at := func(page string) Request {
+		return Request{Method: "GET", URL: "/v1/bars", Query: query("page", page, "per_page", "2")}
+	}
+	pages := func(n string, recs int) *Response {
+		return &Response{Body: mustJSON(t, `{"pages":`+n+`}`), Records: records(recs)}
+	}
+	runSteps(t, p, map[string]step{
+		"more":               {last: at("1"), resp: pages("3", 2), want: at("2"), more: true},
+		"last by total":      {last: at("3"), resp: pages("3", 2), more: false},
+		"beyond total":       {last: at("4"), resp: pages("3", 2), more: false},
+		"short page":         {last: at("1"), resp: pages("3", 1), more: false},
+		"empty page":         {last: at("2"), resp: pages("3", 0), more: false},
+		"total pages absent": {last: at("7"), resp: &Response{Body: map[string]any{}, Records: records(2)}, want: at("8"), more: true},
+		"total not a number": {last: at("1"), resp: pages(`{}`, 2), wantErr: "total_pages_path"},
+	})
+
+	t.Run("start_page 0 is kept and counted", func(t *testing.T) {
+		d := testDef(Pagination{Type: PageNumber, PageParam: "p", StartPage: &zero, TotalPagesPath: "pages"})
+		p := mustPaginator(t, d)
+		if got := p.First(Request{}).Query.Get("p"); got != "0" {
+			t.Fatalf("first page = %q, want 0", got)
+		}
+		runSteps(t, p, map[string]step{
+			"page 1 of 0..2": {last: Request{Query: query("p", "1")}, resp: pages("3", 5), want: Request{Query: query("p", "2")}, more: true},
+			"page 2 of 0..2": {last: Request{Query: query("p", "2")}, resp: pages("3", 5), more: false},
+			// Without page_size a short page cannot be told apart.
+		})
+	})
+
+	t.Run("without page size only empty pages end", func(t *testing.T) {
+		p := mustPaginator(t, testDef(Pagination{Type: PageNumber, PageParam: "page"}))
+		if got := p.First(Request{}).Query; !cmp.Equal(got, query("page", "1")) {
+			t.Errorf("First query = %v, want only page=1", got)
+		}
+		runSteps(t, p, map[string]step{
+			"one record": {last: Request{Query: query("page", "4")}, resp: &Response{Records: records(1)}, want: Request{Query: query("page", "5")}, more: true},
+			"empty":      {last: Request{Query: query("page", "5")}, resp: &Response{}, more: false},
+		})
+	})
+}

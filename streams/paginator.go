@@ -1,0 +1,40 @@
+package streams
+
+import (
+	"net/http"
+	"net/url"
+)
+
+// Request is one page request. URL is either a path relative to the API's
+// base URL ("/v1/orders") or, for next_url and link_header pages, the URL
+// the API handed back (absolute, or relative to the page it came from, in
+// which case the paginator has already resolved it against Response.URL).
+type Request struct {
+	Method string
+	URL    string
+	Query  url.Values
+	Body   []byte // JSON body of a POST, nil for GET
+}
+
+// Response is the decoded answer to a Request.
+type Response struct {
+	// URL is the absolute URL that was requested; relative links resolve
+	// against it.
+	URL    *url.URL
+	Header http.Header
+	// Body is the decoded JSON body; numbers are json.Number so that their
+	// text is kept exactly.
+	Body any
+	// Records are the records of the page, as extracted by Extract.
+	Records []any
+}
+
+// A Paginator turns the answer to one page into the request for the next.
+// Each pagination type of the stream model is one Paginator.
+type Paginator interface {
+	// First adds the pagination parameters of the first page to req.
+	First(req Request) Request
+	// Next returns the request for the page after resp, which answered
+	// last, or more == false when resp was the last page.
+	Next(last Request, resp *Response) (next Request, more bool, err error)
+}

@@ -1,0 +1,119 @@
+package streams
+
+import (
+	"bytes"
+	"fmt"
+	"net/url"
+	"strings"
+)
+
+// FirstRequest builds the first request of a walk of d, before pagination
+// (a Paginator's First adds its parameters) and before the incremental
+// bounds (added by the caller with WithParam or WithVariable).
+//
+//   - Method is d.Method upper-cased, GET by default, POST for GraphQL.
+//   - URL is d.Path with every {name} placeholder replaced by vars[name],
+//     escaped with url.PathEscape ("a/b c" → "a%2Fb%20c"), so a value
+//     can never add path segments. A placeholder vars has no value for is
+//     an error naming it.
+//   - Query is a copy of d.Params (nil when there are none).
+//   - Body is d.Body for a POST; for GraphQL it is
+//     {"query": graphql.query, "variables": graphql.variables}.
+func (d *Definition) FirstRequest(vars map[string]string) (Request, error) {
+	path, err := fillPath(d.Name, d.Path, vars)
+	if err != nil {
+		return Request{}, err
+	}
+	req := Request{Method: strings.ToUpper(d.Method), URL: path}
+	if req.Method == "" {
+		req.Method = "GET"
+	}
+	if len(d.Params) > 0 {
+		req.Query = make(url.Values, len(d.Params))
+		for k, v := range d.Params {
+			req.Query.Set(k, v)
+		}
+	}
+	switch {
+	case d.GraphQL != nil:
+		req.Method = "POST"
+		body := map[string]any{"query": d.GraphQL.Query}
+		if len(d.GraphQL.Variables) > 0 {
+			body["variables"] = d.GraphQL.Variables
+		}
+		if req.Body, err = encodeJSON(body); err != nil {
+			return Request{}, streamErr(d.Name, "graphql.variables: %v", err)
+		}
+	case req.Method == "POST":
+		if b := bytes.TrimSpace(d.Body); len(b) > 0 && string(b) != "null" {
+			req.Body = append([]byte(nil), b...)
+		}
+	}
+	return req, nil
+}
+
+// fillPath replaces the {name} placeholders of path.
+func fillPath(stream, path string, vars map[string]string) (string, error) {
+	var b strings.Builder
+	for {
+		open := strings.IndexByte(path, '{')
+		if open < 0 {
+			if strings.IndexByte(path, '}') >= 0 {
+				return "", streamErr(stream, "path %q has a '}' without a '{'", path)
+			}
+			b.WriteString(path)
+			return b.String(), nil
+		}
+		end := strings.IndexByte(path[open:], '}')
+		if end < 0 {
+			return "", streamErr(stream, "path has an unclosed placeholder %q", path[open:])
+		}
+		name := path[open+1 : open+end]
+		if strings.IndexByte(path[:open], '}') >= 0 {
+			return "", streamErr(stream, "path %q has a '}' without a '{'", path)
+		}
+		value, ok := vars[name]
+		if !ok {
+			return "", streamErr(stream, "path placeholder {%s} has no value", name)
+		}
+		b.WriteString(path[:open])
+		b.WriteString(url.PathEscape(value))
+		path = path[open+end+1:]
+	}
+}
+
+// WithParam returns a copy of r whose query parameter name is value
+// (replacing any earlier values). r and its Query map are not modified.
+func (r Request) WithParam(name, value string) Request {
+	q := cloneValues(r.Query)
+	if q == nil {
+		q = url.Values{}
+	}
+	q.Set(name, value)
+	r.Query = q
+	return r
+}
+
+// WithVariable returns a copy of r whose JSON body {"query", "variables"}
+// has variables[name] = value; an empty body becomes {"variables": {…}}
+// (the GraphQL paginator's First adds the query). Other members of the
+// body are kept. A body that is not a JSON object, or whose "variables" is
+// not an object, is an error. r is not modified.
+func (r Request) WithVariable(name string, value any) (Request, error) {
+	body, err := decodeGraphQLBody(r.Body)
+	if err != nil {
+		return Request{}, err
+	}
+	vars, _ := body["variables"].(map[string]any)
+	if vars == nil {
+		vars = map[string]any{}
+	}
+	vars[name] = value
+	body["variables"] = vars
+	b, err := encodeJSON(body)
+	if err != nil {
+		return Request{}, fmt.Errorf("variable %q: %w", name, err)
+	}
+	r.Body = b
+	return r, nil
+}
