@@ -22,6 +22,7 @@ Singer:
   tap --config CONFIG [--state STATE] [--catalog CATALOG | --properties CATALOG]
   tap --config CONFIG --discover
   tap --about [--format json|markdown]
+  tap --config CONFIG --infer-schema STREAM [--infer-pages N]
   tap serve-demo [--addr 127.0.0.1:8765] [--config CONFIG]
 
 Airbyte:
@@ -38,6 +39,8 @@ Flags:
   --discover          print the catalog of the configured streams
   --about             print name, version, capabilities and settings
   --format FORMAT     format of --about: json (default) or markdown
+  --infer-schema S    walk the first pages of stream S and print a JSON Schema inferred from them
+  --infer-pages N     pages read by --infer-schema (default 3)
   --addr ADDR         serve-demo: address to listen on (default 127.0.0.1:8765)
   --help              this text
 
@@ -62,7 +65,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("tap", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	var f tap.Files
-	var properties, format, addr string
+	var properties, format, addr, infer string
+	var inferPages int
 	var discover, about bool
 	fs.StringVar(&f.Config, "config", "", "")
 	fs.StringVar(&f.State, "state", "", "")
@@ -72,6 +76,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&about, "about", false, "")
 	fs.StringVar(&format, "format", "", "")
 	fs.StringVar(&addr, "addr", "127.0.0.1:8765", "")
+	fs.StringVar(&infer, "infer-schema", "", "")
+	fs.IntVar(&inferPages, "infer-pages", 3, "")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(stdout, usage)
@@ -95,6 +101,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case cmd != "":
 		err = tap.Airbyte(ctx, cmd, f, stdout)
 		return tap.ExitCode(err) // Airbyte reports errors on stdout as TRACE messages
+	case infer != "":
+		err = tap.InferSchema(ctx, f, infer, inferPages, stdout, stderr)
 	case about:
 		err = tap.PrintAbout(format, stdout)
 	case discover:

@@ -12,7 +12,7 @@ import (
 
 func TestZZDemoQuota(t *testing.T) {
 	for _, tc := range []struct{ rps float64; burst, workers int }{{0, 1, 4}, {9, 1, 4}, {0, 1, 1}, {20, 5, 8}} {
-		srv, err := demoapi.New(demoapi.Config{RequestsPerSecond: 10, FailRate: 0.05, TruncateRate: 0.03, ResetRate: 0.03})
+		srv, err := demoapi.New(demoapi.Config{RequestsPerSecond: 10, LatencyMS: 20})
 		if err != nil { t.Fatal(err) }
 		addr, err := srv.Start("127.0.0.1:0")
 		if err != nil { t.Fatal(err) }
