@@ -1,0 +1,228 @@
+package integration_test
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// sampleConfig is sample_config.json with the demo made small and fast:
+// no faults, no rate limit.
+func sampleConfig(t *testing.T, dir string) string {
+	t.Helper()
+	raw, err := os.ReadFile("../sample_config.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	patch := `{"rate_limit": {"requests_per_second": 0},
+	  "dead_letter_path": "dead.jsonl",
+	  "demo": {"requests_per_second": 0, "fail_rate": 0, "latency_ms": 0,
+	           "customers": 60, "orders": 12, "events": 700, "invoices": 50, "tickets": 60, "issues": 70, "bars_days": 20}}`
+	path := filepath.Join(dir, "config.json")
+	writeFile(t, path, mergePatch(t, raw, []byte(patch)))
+	return path
+}
+
+func TestDiscoverEqualsCatalogJSON(t *testing.T) {
+	r := runTap(t, "..", time.Minute, nil, "--config", "sample_config.json", "--discover")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	want, err := os.ReadFile("../catalog.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(string(want), string(r.stdout)); diff != "" {
+		t.Errorf("--discover differs from catalog.json (regenerate it with: go run . --config sample_config.json --discover > catalog.json):\n%s", diff)
+	}
+	var cat struct {
+		Streams []struct {
+			TapStreamID string `json:"tap_stream_id"`
+			Metadata    []struct {
+				Breadcrumb []string       `json:"breadcrumb"`
+				Metadata   map[string]any `json:"metadata"`
+			} `json:"metadata"`
+		} `json:"streams"`
+	}
+	if err := json.Unmarshal(r.stdout, &cat); err != nil {
+		t.Fatal(err)
+	}
+	inclusion := map[string]string{}
+	method := map[string]any{}
+	for _, s := range cat.Streams {
+		for _, m := range s.Metadata {
+			if len(m.Breadcrumb) == 0 {
+				method[s.TapStreamID] = m.Metadata["forced-replication-method"]
+				for _, k := range []string{"table-key-properties", "valid-replication-keys", "selected-by-default"} {
+					if _, ok := m.Metadata[k]; !ok {
+						t.Errorf("%s: stream metadata lacks %s", s.TapStreamID, k)
+					}
+				}
+				continue
+			}
+			inclusion[s.TapStreamID+"."+m.Breadcrumb[1]] = m.Metadata["inclusion"].(string)
+		}
+	}
+	for key, want := range map[string]string{
+		"orders.id": "automatic", "orders.updated_at": "automatic", "orders.amount": "available",
+		"order_items.order_id": "automatic", "bars.symbol": "automatic", "bars.t": "automatic",
+	} {
+		if inclusion[key] != want {
+			t.Errorf("inclusion of %s = %q, want %q", key, inclusion[key], want)
+		}
+	}
+	if method["orders"] != "INCREMENTAL" || method["tickets"] != "FULL_TABLE" {
+		t.Errorf("forced-replication-method: orders %v, tickets %v", method["orders"], method["tickets"])
+	}
+}
+
+// singerMessage is any Singer message, with the fields each type needs.
+type singerMessage struct {
+	Type          string          `json:"type"`
+	Stream        string          `json:"stream"`
+	Record        json.RawMessage `json:"record"`
+	Schema        json.RawMessage `json:"schema"`
+	KeyProperties []string        `json:"key_properties"`
+	Value         json.RawMessage `json:"value"`
+	TimeExtracted string          `json:"time_extracted"`
+	Version       *int64          `json:"version"`
+}
+
+// parseSinger checks that every stdout line is one whole Singer message
+// and returns them.
+func parseSinger(t *testing.T, out []byte) []singerMessage {
+	t.Helper()
+	var msgs []singerMessage
+	schemas := map[string]bool{}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	for n := 1; sc.Scan(); n++ {
+		var m singerMessage
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			t.Fatalf("line %d is not JSON: %v: %.200s", n, err, sc.Text())
+		}
+		switch m.Type {
+		case "SCHEMA":
+			if m.Stream == "" || m.Schema == nil || m.KeyProperties == nil {
+				t.Fatalf("line %d: SCHEMA without stream, schema or key_properties: %s", n, sc.Text())
+			}
+			schemas[m.Stream] = true
+		case "RECORD":
+			if !schemas[m.Stream] {
+				t.Fatalf("line %d: RECORD of %q before its SCHEMA", n, m.Stream)
+			}
+			if _, err := time.Parse(time.RFC3339, m.TimeExtracted); err != nil || !strings.HasSuffix(m.TimeExtracted, "Z") {
+				t.Fatalf("line %d: time_extracted %q is not RFC 3339 UTC", n, m.TimeExtracted)
+			}
+			if len(m.Record) == 0 || m.Record[0] != '{' {
+				t.Fatalf("line %d: record is not an object", n)
+			}
+		case "STATE":
+			if len(m.Value) == 0 || m.Value[0] != '{' {
+				t.Fatalf("line %d: STATE value is not an object", n)
+			}
+		case "ACTIVATE_VERSION":
+			if m.Version == nil {
+				t.Fatalf("line %d: ACTIVATE_VERSION without version", n)
+			}
+		default:
+			t.Fatalf("line %d: unknown message type %q", n, m.Type)
+		}
+		msgs = append(msgs, m)
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return msgs
+}
+
+func TestSingerRunOfEveryDemoStream(t *testing.T) {
+	dir := t.TempDir()
+	cfg := sampleConfig(t, dir)
+	r := runTap(t, dir, 2*time.Minute, nil, "--config", cfg)
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	counts := map[string]int{}
+	for _, m := range parseSinger(t, r.stdout) {
+		if m.Type == "RECORD" {
+			counts[m.Stream]++
+		}
+	}
+	for _, s := range []string{"customers", "orders", "order_items", "events", "invoices", "tickets", "bars", "issues"} {
+		if counts[s] == 0 {
+			t.Errorf("no records of %s", s)
+		}
+	}
+	// account_number starts above 2^53: its digits must survive exactly.
+	if !bytes.Contains(r.stdout, []byte(`"account_number":9007199254740993`)) {
+		t.Errorf("the big integer 9007199254740993 did not survive")
+	}
+	if !bytes.Contains(r.stderr, []byte("INFO METRIC: {")) || !bytes.Contains(r.stderr, []byte("run summary")) {
+		t.Errorf("stderr lacks metric lines or the run summary:\n%s", r.stderr)
+	}
+}
+
+func TestCatalogSelectsStreamsAndProperties(t *testing.T) {
+	dir := t.TempDir()
+	cfg := sampleConfig(t, dir)
+	disc := runTap(t, dir, time.Minute, nil, "--config", cfg, "--discover")
+	var cat map[string]any
+	if err := json.Unmarshal(disc.stdout, &cat); err != nil {
+		t.Fatal(err)
+	}
+	// Select customers only, without its email; try to drop its primary
+	// key too, which is automatic and must stay.
+	for _, s := range cat["streams"].([]any) {
+		s := s.(map[string]any)
+		for _, m := range s["metadata"].([]any) {
+			m := m.(map[string]any)
+			md := m["metadata"].(map[string]any)
+			bc := m["breadcrumb"].([]any)
+			switch {
+			case len(bc) == 0:
+				md["selected"] = s["tap_stream_id"] == "customers"
+			case bc[1] == "email" || bc[1] == "id":
+				md["selected"] = false
+			}
+		}
+	}
+	b, _ := json.Marshal(cat)
+	writeFile(t, filepath.Join(dir, "catalog.json"), b)
+	r := runTap(t, dir, 2*time.Minute, nil, "--config", cfg, "--catalog", "catalog.json")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	records := 0
+	for _, m := range parseSinger(t, r.stdout) {
+		if m.Stream != "" && m.Stream != "customers" {
+			t.Fatalf("stream %s was not selected but sent %s", m.Stream, m.Type)
+		}
+		switch m.Type {
+		case "SCHEMA":
+			if bytes.Contains(m.Schema, []byte(`"email"`)) || !bytes.Contains(m.Schema, []byte(`"id"`)) {
+				t.Errorf("SCHEMA should drop email and keep id: %s", m.Schema)
+			}
+		case "RECORD":
+			records++
+			var rec map[string]any
+			json.Unmarshal(m.Record, &rec)
+			if _, ok := rec["email"]; ok {
+				t.Fatalf("RECORD kept the deselected email: %s", m.Record)
+			}
+			if _, ok := rec["id"]; !ok {
+				t.Fatalf("RECORD lost the automatic id: %s", m.Record)
+			}
+		}
+	}
+	if records != 60 {
+		t.Errorf("%d customers, want 60", records)
+	}
+}
