@@ -13,7 +13,7 @@ import (
 )
 
 func TestZZDemoQuota(t *testing.T) {
-	for try := range 5 {
+	for try := range 6 {
 		srv, err := demoapi.New(demoapi.Config{RequestsPerSecond: 10})
 		if err != nil {
 			t.Fatal(err)
@@ -51,7 +51,7 @@ func TestZZDemoQuota(t *testing.T) {
 				}
 			})
 		}
-		for i := range 40 {
+		for i := range 60 {
 			jobs <- i
 		}
 		close(jobs)

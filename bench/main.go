@@ -1,0 +1,351 @@
+// Command bench measures the real tap binary against the bundled demo API
+// and prints a report table:
+//
+//	go run ./bench [-records N] [-quick]
+//
+// It builds the tap once ("go build" in the module root, into a temporary
+// directory), starts a fresh demo API in-process on loopback for every
+// scenario, writes a config for it, and runs the binary as a subprocess.
+// Nothing leaves the machine.
+//
+// Scenarios:
+//
+//   - throughput: the events stream (keyset pagination, pages of 1,000
+//     records of ~300 bytes, schema validation on, dead letters on), N
+//     records (1,000,000 by default), no faults and no rate limit on either
+//     side, one stream, one request in flight. The tap runs pinned to one
+//     CPU ("taskset -c" on the first CPU this process may use, and the bench
+//     itself — the demo server and the reader of the tap's stdout — moves to
+//     the other CPUs meanwhile; without taskset, GOMAXPROCS=1 in the tap's
+//     environment). Its stdout goes to a counter (bytes, lines, RECORD
+//     lines) and is not kept. Wall time gives records/s and MB/s (MB = 10^6
+//     bytes of stdout). Beside it a raw baseline: an in-process net/http
+//     client, unpinned, fetching the same pages from a fresh server with
+//     the same data (/v1/events?since_id=X&limit=1000, X = the largest id
+//     seen) and copying the bodies to the same kind of counter. The ratio
+//     tap/baseline (records/s) says how much of the raw fetch rate the tap
+//     keeps while it parses, validates and writes Singer messages.
+//   - memory: peak RSS (getrusage ru_maxrss) of the tap on the throughput
+//     config for N/10 and N records (the N run is the throughput run). The
+//     tap must stream: the larger run may use at most 1.2 times the memory
+//     of the smaller, and neither more than 64 MiB.
+//   - quota: the demo enforces 10 requests per second (fixed one-second
+//     windows), answers 8% of requests with 503 and adds 50 ms to every
+//     answer; the tap is configured at 9 requests/s, burst 1, and syncs five
+//     streams (customers, orders, events, invoices, tickets; pages of 10)
+//     planned to total ~300 pages (30 with -quick). Pages are the 200
+//     answers. The floor is pages ÷ 9 s; a tap that keeps its bucket busy
+//     and wastes nothing on 429s finishes close to it. Requests per page
+//     counts retries (503s are expected: ~1/0.92 ≈ 1.09); 429s must be 0.
+//
+// Reading the table: one row per figure, with its value, its target and
+// PASS or FAIL ("-" for figures that are informative, without a target).
+// The exit status is 0 even when a target is missed — this is a report —
+// and non-zero only when a scenario could not run (the build failed, the
+// tap exited non-zero, the tap emitted the wrong number of records, ...).
+// Progress goes to stderr, the table to stdout.
+//
+// -quick runs tiny sizes (20,000 records, 30 pages) so CI can smoke the
+// command in well under a minute; -records overrides N.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/tap-dev/tap/demoapi"
+)
+
+func main() {
+	records := flag.Int("records", 0, "records in the throughput and memory scenarios [1,000,000; 20,000 with -quick]")
+	quick := flag.Bool("quick", false, "tiny sizes, for a CI smoke run")
+	flag.Parse()
+	os.Exit(run(*records, *quick))
+}
+
+func run(records int, quick bool) int {
+	n, pages := 1_000_000, 300
+	if quick {
+		n, pages = 20_000, 30
+	}
+	if records > 0 {
+		n = records
+	}
+	if n < 10 {
+		fmt.Fprintln(os.Stderr, "bench: -records must be at least 10")
+		return 2
+	}
+
+	started := time.Now()
+	ctx := context.Background()
+	dir, err := os.MkdirTemp("", "tap-bench-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+
+	progress("building the tap binary")
+	bin, err := buildTap(ctx, dir)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		return 1
+	}
+	b := &bench{bin: bin, dir: dir, pin: setupPinning()}
+	rep := &report{}
+
+	var failed []string
+	fail := func(scenario string, err error) {
+		progress(scenario + " could not run: " + err.Error())
+		failed = append(failed, scenario)
+		rep.add(scenario, "error", oneLine(err.Error()), "", "ERROR")
+	}
+	large, err := b.throughput(ctx, rep, n)
+	if err != nil {
+		fail("throughput", err)
+	}
+	if err := b.memory(ctx, rep, n/10, n, large); err != nil {
+		fail("memory", err)
+	}
+	if err := b.quota(ctx, rep, pages); err != nil {
+		fail("quota", err)
+	}
+
+	fmt.Printf("tap benchmark  %s  %s/%s  %d CPUs  %s\n", runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), time.Now().UTC().Format(time.RFC3339))
+	fmt.Printf("throughput/memory: %s records; tap pinned by %s\n", thousands(int64(n)), b.pin.method())
+	rep.print(os.Stdout)
+	fmt.Printf("bench wall time: %.1f s\n", time.Since(started).Seconds())
+	if len(failed) > 0 {
+		fmt.Fprintf(os.Stderr, "bench: scenario(s) could not run: %s\n", strings.Join(failed, ", "))
+		return 1
+	}
+	return 0
+}
+
+// bench holds what every scenario needs.
+type bench struct {
+	bin string // the tap binary
+	dir string // temporary directory for configs and dead letters
+	pin *pinning
+}
+
+// buildTap runs "go build -o DIR/tap ." in the module root.
+func buildTap(ctx context.Context, dir string) (string, error) {
+	out, err := exec.CommandContext(ctx, "go", "env", "GOMOD").Output()
+	if err != nil {
+		return "", fmt.Errorf("go env GOMOD: %v", err)
+	}
+	gomod := strings.TrimSpace(string(out))
+	if gomod == "" || gomod == os.DevNull {
+		return "", errors.New("not inside a Go module: run go run ./bench from the tap module")
+	}
+	bin := filepath.Join(dir, "tap")
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, ".")
+	cmd.Dir = filepath.Dir(gomod)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build: %v\n%s", err, out)
+	}
+	return bin, nil
+}
+
+// startDemo starts a fresh demo API on loopback.
+func startDemo(cfg demoapi.Config) (*demoapi.Server, string, error) {
+	srv, err := demoapi.New(cfg)
+	if err != nil {
+		return nil, "", err
+	}
+	url, err := srv.Start("127.0.0.1:0")
+	if err != nil {
+		return nil, "", err
+	}
+	return srv, url, nil
+}
+
+// writeConfig writes a tap config into the bench directory.
+func (b *bench) writeConfig(name string, cfg map[string]any) (string, error) {
+	data, err := json.MarshalIndent(cfg, "", "  ")
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(b.dir, name)
+	return path, os.WriteFile(path, data, 0o600)
+}
+
+// tapRun is what one run of the tap binary measured.
+type tapRun struct {
+	wall      time.Duration
+	out       counter
+	maxRSSKiB int64
+	user, sys time.Duration
+}
+
+// runTap runs "tap --config cfg" to completion within timeout, with stdout
+// counted and the tail of stderr kept for error messages. pinned runs it
+// on one CPU (see pinning).
+func (b *bench) runTap(ctx context.Context, cfg string, pinned bool, timeout time.Duration) (*tapRun, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	args := []string{b.bin, "--config", cfg}
+	env := cleanEnv()
+	if pinned {
+		args, env = b.pin.wrap(args, env)
+	}
+	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
+	cmd.Env = env
+	cmd.Dir = b.dir
+	r := &tapRun{}
+	stderr := &tail{max: 4 << 10}
+	cmd.Stdout, cmd.Stderr = &r.out, stderr
+	start := time.Now()
+	err := cmd.Run()
+	r.wall = time.Since(start)
+	if err != nil {
+		if ctx.Err() != nil {
+			err = fmt.Errorf("%v (timed out after %s)", err, timeout)
+		}
+		return nil, fmt.Errorf("tap: %v; stderr ends with:\n%s", err, stderr.b)
+	}
+	r.user, r.sys = cmd.ProcessState.UserTime(), cmd.ProcessState.SystemTime()
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		r.maxRSSKiB = int64(ru.Maxrss) // KiB on Linux
+		if runtime.GOOS == "darwin" {
+			r.maxRSSKiB /= 1024 // bytes there
+		}
+	}
+	return r, nil
+}
+
+// cleanEnv is this process's environment without the Go runtime knobs
+// that would change what is measured.
+func cleanEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		switch k, _, _ := strings.Cut(kv, "="); k {
+		case "GODEBUG", "GOGC", "GOMEMLIMIT", "GOMAXPROCS":
+			continue
+		}
+		env = append(env, kv)
+	}
+	return env
+}
+
+// counter is an io.Writer that counts bytes, lines and Singer RECORD lines
+// and keeps nothing.
+type counter struct {
+	bytes, lines, records int64
+	matched               int // bytes of recordPrefix matched at the start of the current line; -1: no match
+}
+
+var recordPrefix = []byte(`{"type":"RECORD"`)
+
+func (c *counter) Write(p []byte) (int, error) {
+	n := len(p)
+	c.bytes += int64(n)
+	for len(p) > 0 {
+		if c.matched >= 0 && c.matched < len(recordPrefix) {
+			k := min(len(p), len(recordPrefix)-c.matched)
+			if string(p[:k]) == string(recordPrefix[c.matched:c.matched+k]) {
+				c.matched += k
+				if c.matched == len(recordPrefix) {
+					c.records++
+				}
+			} else {
+				c.matched = -1
+			}
+		}
+		i := indexByte(p, '\n')
+		if i < 0 {
+			break
+		}
+		c.lines++
+		p = p[i+1:]
+		c.matched = 0
+	}
+	return n, nil
+}
+
+func indexByte(p []byte, c byte) int { return strings.IndexByte(string(p), c) }
+
+// tail keeps the last max bytes written to it.
+type tail struct {
+	b   []byte
+	max int
+}
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.b = append(t.b, p...)
+	if len(t.b) > t.max {
+		t.b = append(t.b[:0], t.b[len(t.b)-t.max:]...)
+	}
+	return len(p), nil
+}
+
+// report is the table: one row per figure.
+type report struct{ rows [][5]string }
+
+// add appends a row; result is PASS, FAIL, ERROR or "" (no target).
+func (r *report) add(scenario, figure, value, target, result string) {
+	if target == "" {
+		target = "-"
+	}
+	if result == "" {
+		result = "-"
+	}
+	r.rows = append(r.rows, [5]string{scenario, figure, value, target, result})
+}
+
+// check appends a row with a target, PASS when ok.
+func (r *report) check(scenario, figure, value, target string, ok bool) {
+	result := "FAIL"
+	if ok {
+		result = "PASS"
+	}
+	r.add(scenario, figure, value, target, result)
+}
+
+func (r *report) print(w io.Writer) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "SCENARIO\tFIGURE\tVALUE\tTARGET\tRESULT")
+	for _, row := range r.rows {
+		fmt.Fprintln(tw, strings.Join(row[:], "\t"))
+	}
+	tw.Flush()
+}
+
+func progress(msg string) {
+	fmt.Fprintf(os.Stderr, "bench %s %s\n", time.Now().Format("15:04:05"), msg)
+}
+
+// thousands formats n with commas: 1,000,000.
+func thousands(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	if neg {
+		s = "-" + s
+	}
+	return s
+}
+
+func oneLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	return s
+}
+
+func mib(kib int64) float64 { return float64(kib) / 1024 }
