@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 
 	"github.com/tap-dev/tap/tap"
@@ -48,6 +49,15 @@ Exit codes: 0 ok, 1 run failed (last STATE valid), 2 bad input, 75 deferred (ret
 `
 
 func main() {
+	// Records are decoded, checked and written one page at a time, so the
+	// live heap is small and garbage is plenty: collect less often, but
+	// never let the heap pass the soft limit.
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(400)
+	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(48 << 20)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()

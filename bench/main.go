@@ -50,6 +50,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -266,7 +267,7 @@ func (c *counter) Write(p []byte) (int, error) {
 				c.matched = -1
 			}
 		}
-		i := indexByte(p, '\n')
+		i := bytes.IndexByte(p, '\n')
 		if i < 0 {
 			break
 		}
@@ -276,8 +277,6 @@ func (c *counter) Write(p []byte) (int, error) {
 	}
 	return n, nil
 }
-
-func indexByte(p []byte, c byte) int { return strings.IndexByte(string(p), c) }
 
 // tail keeps the last max bytes written to it.
 type tail struct {

@@ -26,8 +26,8 @@ var errQuotaReached = errors.New("daily quota reached")
 // limiter decides when an attempt may leave. Every attempt, retries and
 // redirects included, goes through acquire:
 //
-//  1. If the API's remaining budget (from its rate-limit headers, minus the
-//     attempts sent since) is used up, wait until its window resets.
+//  1. If the API's remaining budget (see below) is used up, wait until its
+//     window resets.
 //  2. Take an in-flight slot (a buffered channel of MaxInFlight), held until
 //     the response body has been read.
 //  3. Take a token from the bucket: one rate.Limiter shared by every
@@ -37,21 +37,24 @@ var errQuotaReached = errors.New("daily quota reached")
 //     comes after the slot so that it is spent the moment it is granted:
 //     tokens granted to goroutines then queued for a slot would leave
 //     together, faster than the rate.
-//  4. Check the API's budget again (another response may have used it up
+//  4. Check the API's budget again (a response may have used it up
 //     meanwhile; then give the slot back and start over), and count the
 //     attempt against the daily quota.
 //
-// Rate-limit response headers (X-RateLimit-Remaining / -Reset / -Limit and
-// the unprefixed RateLimit-* of the IETF draft) also slow the bucket down:
-// when the remaining budget, spread over the time until the reset, is below
-// the configured rate, the bucket runs at remaining/seconds-until-reset
-// (never faster than configured, never slower than 0.1/s, burst 1) until
-// the reset, then goes back to the configured rate. A Reset above 10^9 is a
-// Unix time (above 10^12, in milliseconds), else delay-seconds.
+// The API's budget comes from rate-limit response headers
+// (X-RateLimit-Remaining / -Reset / -Limit, or the unprefixed RateLimit-*
+// of the IETF draft). A Reset above 10^9 is a Unix time (above 10^12, in
+// milliseconds), else delay-seconds. Within one window the smallest
+// Remaining seen is the API's latest count: every attempt it had answered
+// before is in it, so only the attempts still awaiting their response may
+// be missing, and they are subtracted. The budget left is thus never
+// overestimated, whatever order the API handled concurrent attempts in.
 //
-// Remaining counts the requests the API had seen when it answered: the
-// attempts sent after the one that got the header are subtracted, which is
-// conservative when the API counted them already.
+// The budget also slows the bucket down: when what is left, spread over the
+// time until the reset, is below the configured rate, the bucket runs at
+// left/seconds-until-reset (never faster than configured, never slower than
+// 0.1/s, burst 1) until the reset, then goes back to the configured rate.
+// With nothing left, attempts wait for the reset (step 1).
 type limiter struct {
 	bucket *rate.Limiter
 	rate   rate.Limit // configured
@@ -63,19 +66,19 @@ type limiter struct {
 	log    *slog.Logger
 	stats  *stats
 
-	mu        sync.Mutex
-	sent      uint64    // attempts that passed acquire
-	slowUntil time.Time // non-zero while the headers slowed the bucket
-	budget    budget    // the API's last word on its remaining budget
-	gen       uint64    // incremented when budget changes
-	loggedGen uint64    // the budget whose exhaustion was logged
+	mu          sync.Mutex
+	sent        int       // attempts that passed acquire, for the daily quota
+	outstanding int       // attempts sent whose response headers are not in
+	slowUntil   time.Time // non-zero while the headers slowed the bucket
+	budget      budget    // the API's last word on its window
+	gen         uint64    // incremented when budget changes
+	loggedGen   uint64    // the budget whose exhaustion was logged
 }
 
-// budget is the API's remaining budget as of attempt seq.
+// budget is what the API said of its current window.
 type budget struct {
 	valid     bool
-	remaining float64
-	seq       uint64
+	remaining float64 // the smallest Remaining seen in the window
 	resetAt   time.Time
 }
 
@@ -104,24 +107,25 @@ func (l *limiter) quotaReached() bool {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.sent >= uint64(l.quota)
+	return l.sent >= l.quota
 }
 
 // acquire waits until an attempt may be sent. On success the attempt holds
-// an in-flight slot, to give back with release, and seq is its number.
-func (l *limiter) acquire(ctx context.Context) (seq uint64, release func(), err error) {
+// an in-flight slot, to give back with release, and must report its
+// response headers (or failure) with settle.
+func (l *limiter) acquire(ctx context.Context) (release func(), err error) {
 	release = func() { <-l.slots }
 	const rounds = 8 // each round but the last ends with a wait for a reset
 	for round := 1; ; round++ {
 		if err := l.waitWindow(ctx); err != nil {
-			return 0, nil, err
+			return nil, err
 		}
 		if err := l.waitSlot(ctx); err != nil {
-			return 0, nil, err
+			return nil, err
 		}
 		if err := l.waitToken(ctx); err != nil {
 			release()
-			return 0, nil, err
+			return nil, err
 		}
 		l.mu.Lock()
 		if round < rounds && !l.blockedUntilLocked(l.now()).IsZero() {
@@ -129,22 +133,27 @@ func (l *limiter) acquire(ctx context.Context) (seq uint64, release func(), err 
 			release()
 			continue
 		}
-		if l.quota > 0 && l.sent >= uint64(l.quota) {
+		if l.quota > 0 && l.sent >= l.quota {
 			l.mu.Unlock()
 			release()
-			return 0, nil, errQuotaReached
+			return nil, errQuotaReached
 		}
 		l.sent++
-		seq = l.sent
+		l.outstanding++
 		l.mu.Unlock()
-		return seq, release, nil
+		return release, nil
 	}
+}
+
+// leftLocked is the API's budget left for new attempts.
+func (l *limiter) leftLocked() float64 {
+	return l.budget.remaining - float64(l.outstanding)
 }
 
 // blockedUntilLocked is the API's window reset if its budget is used up.
 func (l *limiter) blockedUntilLocked(now time.Time) time.Time {
 	b := l.budget
-	if !b.valid || !now.Before(b.resetAt) || b.remaining-float64(l.sent-b.seq) >= 1 {
+	if !b.valid || !now.Before(b.resetAt) || l.leftLocked() >= 1 {
 		return time.Time{}
 	}
 	return b.resetAt
@@ -230,41 +239,47 @@ func (l *limiter) restoreLocked(now time.Time) {
 	l.log.Info("rate limit: back to the configured rate", "requests_per_second", rateString(l.rate))
 }
 
-// observe reads the rate-limit headers of the response to attempt seq.
-func (l *limiter) observe(h http.Header, seq uint64) {
-	remaining, ok := headerNumber(h, "X-RateLimit-Remaining", "RateLimit-Remaining")
-	if !ok {
-		return
-	}
-	reset, ok := headerNumber(h, "X-RateLimit-Reset", "RateLimit-Reset")
-	if !ok {
-		return
-	}
+// settle ends an attempt that acquire let go, with the headers of its
+// response (nil if it got none), and applies its rate-limit headers.
+func (l *limiter) settle(h http.Header) {
 	now := l.now()
-	var resetAt time.Time
-	switch {
-	case reset > 1e12: // Unix milliseconds
-		resetAt = time.UnixMilli(int64(reset))
-	case reset > 1e9: // Unix seconds
-		sec, frac := math.Modf(reset)
-		resetAt = time.Unix(int64(sec), int64(frac*1e9))
-	default: // delay-seconds
-		resetAt = now.Add(time.Duration(reset * float64(time.Second)))
-	}
-	until := resetAt.Sub(now)
-	if until <= 0 {
-		return // the window has already reset
-	}
-	limit, _ := headerNumber(h, "X-RateLimit-Limit", "RateLimit-Limit")
-
+	w, ok := parseWindow(h, now)
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if b := l.budget; !b.valid || seq >= b.seq || !now.Before(b.resetAt) {
-		l.budget = budget{valid: true, remaining: remaining, seq: seq, resetAt: resetAt}
+	l.outstanding--
+	b := &l.budget
+	switch {
+	case !ok:
+		// No word from the API's limiter: the attempt probably counted.
+		if b.valid && h != nil {
+			b.remaining = max(b.remaining-1, 0)
+		}
+		return
+	case !b.valid || !now.Before(b.resetAt) || w.resetAt.Sub(b.resetAt) >= time.Second:
+		// First word, the old window is over, or a later window began.
+		*b = budget{valid: true, remaining: w.remaining, resetAt: w.resetAt}
 		l.gen++
+	case b.resetAt.Sub(w.resetAt) >= time.Second:
+		return // a late answer from the previous window
+	default:
+		// The same window (delay-seconds resets jitter by rounding).
+		if w.remaining < b.remaining {
+			b.remaining = w.remaining
+			l.gen++
+		}
+		if w.resetAt.After(b.resetAt) {
+			b.resetAt = w.resetAt
+		}
 	}
-	left := remaining - float64(l.sent-seq) // minus attempts the API had not seen
-	if left < 1 {
+	l.adjustLocked(now, w.limit)
+}
+
+// adjustLocked sets the bucket's rate from the budget left.
+func (l *limiter) adjustLocked(now time.Time, limit float64) {
+	b := l.budget
+	left := l.leftLocked()
+	until := b.resetAt.Sub(now)
+	if left < 1 || until <= 0 {
 		return // acquire waits for the reset
 	}
 	perSec := rate.Limit(left / until.Seconds())
@@ -283,12 +298,47 @@ func (l *limiter) observe(h http.Header, seq uint64) {
 	wasSlow := !l.slowUntil.IsZero()
 	l.bucket.SetLimitAt(now, r)
 	l.bucket.SetBurstAt(now, 1)
-	l.slowUntil = resetAt
+	l.slowUntil = b.resetAt
 	if !wasSlow || r < prev/2 {
 		l.log.Info("rate limit: slowing down to spread the remaining budget until the reset",
-			"remaining", remaining, "limit", limit, "reset_in", until.Round(time.Millisecond).String(),
+			"remaining", b.remaining, "limit", limit, "reset_in", until.Round(time.Millisecond).String(),
 			"requests_per_second", rateString(r))
 	}
+}
+
+// window is what one response's rate-limit headers say.
+type window struct {
+	remaining, limit float64
+	resetAt          time.Time
+}
+
+// parseWindow reads the rate-limit headers; ok is false without both
+// Remaining and a Reset in the future.
+func parseWindow(h http.Header, now time.Time) (w window, ok bool) {
+	if h == nil {
+		return w, false
+	}
+	var reset float64
+	if w.remaining, ok = headerNumber(h, "X-RateLimit-Remaining", "RateLimit-Remaining"); !ok {
+		return w, false
+	}
+	if reset, ok = headerNumber(h, "X-RateLimit-Reset", "RateLimit-Reset"); !ok {
+		return w, false
+	}
+	switch {
+	case reset > 1e12: // Unix milliseconds
+		w.resetAt = time.UnixMilli(int64(reset))
+	case reset > 1e9: // Unix seconds
+		sec, frac := math.Modf(reset)
+		w.resetAt = time.Unix(int64(sec), int64(frac*1e9))
+	default: // delay-seconds
+		w.resetAt = now.Add(time.Duration(reset * float64(time.Second)))
+	}
+	if !w.resetAt.After(now) {
+		return w, false // the window has already reset
+	}
+	w.limit, _ = headerNumber(h, "X-RateLimit-Limit", "RateLimit-Limit")
+	return w, true
 }
 
 // headerNumber reads the first number of the first header present: "12",

@@ -261,11 +261,11 @@ func TestObserveRate(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newEnv(t, "http://api.test", func(c *Config) { c.RequestsPerSecond = tt.configRPS })
 			l := e.c.lim
-			l.sent = 1 + uint64(tt.inFlight)
+			l.outstanding = 1 + tt.inFlight // the observed attempt and the others
 			h := http.Header{}
 			h.Set("X-RateLimit-Remaining", tt.remaining)
 			h.Set("RateLimit-Reset", tt.reset(t0))
-			l.observe(h, 1)
+			l.settle(h)
 			want := tt.wantRate
 			if tt.configRPS == 0 && want == 0 {
 				want = rate.Inf

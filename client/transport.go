@@ -60,7 +60,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return fail(err)
 	}
-	seq, release, err := c.lim.acquire(ctx)
+	release, err := c.lim.acquire(ctx)
 	if err != nil {
 		tk.done(neutral)
 		if errors.Is(err, errQuotaReached) {
@@ -85,6 +85,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 
 	resp, err := t.base.RoundTrip(out)
 	if err != nil {
+		c.lim.settle(nil)
 		switch {
 		case ctx.Err() != nil:
 			tk.done(neutral)
@@ -101,7 +102,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	c.stats.status(resp.StatusCode)
-	c.lim.observe(resp.Header, seq)
+	c.lim.settle(resp.Header)
 	a.status = resp.StatusCode
 	resp.Request = req // not out: it carries the credentials
 	resp.Body = &attemptBody{rc: resp.Body, a: a}

@@ -2,9 +2,10 @@ package client
 
 import (
 	"context"
-	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"net/url"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -13,7 +14,7 @@ import (
 )
 
 func TestZZDemoQuota(t *testing.T) {
-	for try := range 6 {
+	for try := range 4 {
 		srv, err := demoapi.New(demoapi.Config{RequestsPerSecond: 10})
 		if err != nil {
 			t.Fatal(err)
@@ -23,20 +24,7 @@ func TestZZDemoQuota(t *testing.T) {
 			t.Fatal(err)
 		}
 		u, _ := url.Parse(addr)
-		var mu sync.Mutex
-		var lines []string
-		base := http.DefaultTransport.(*http.Transport).Clone()
-		rt := roundTripFunc(func(r *http.Request) (*http.Response, error) {
-			sent := time.Now()
-			resp, err := base.RoundTrip(r)
-			if err == nil {
-				mu.Lock()
-				lines = append(lines, fmt.Sprintf("%s→%s %d rem=%s reset=%s", sent.Format("05.000000"), time.Now().Format("05.000000"), resp.StatusCode, resp.Header.Get("X-RateLimit-Remaining"), resp.Header.Get("X-RateLimit-Reset")))
-				mu.Unlock()
-			}
-			return resp, err
-		})
-		c, err := New(Config{BaseURL: u, RequestsPerSecond: 50, Burst: 10, MaxInFlight: 4, Timeout: 2 * time.Second, Transport: rt})
+		c, err := New(Config{BaseURL: u, RequestsPerSecond: 50, Burst: 10, MaxInFlight: 4, Timeout: 2 * time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -51,18 +39,67 @@ func TestZZDemoQuota(t *testing.T) {
 				}
 			})
 		}
+		start := time.Now()
+		for i := range 50 {
+			jobs <- i
+		}
+		close(jobs)
+		wg.Wait()
+		t.Logf("try %d server %+v in %s", try, srv.Stats().ByStatus, time.Since(start))
+		srv.Close()
+	}
+}
+
+// A server with 100ms windows that counts requests after a random delay.
+func TestZZShuffled(t *testing.T) {
+	for try := range 4 {
+		var mu sync.Mutex
+		var winStart time.Time
+		used, ok, too := 0, 0, 0
+		const limit, win = 5, 100 * time.Millisecond
+		srv := newServer(t, func(n int, w http.ResponseWriter, r *http.Request) {
+			time.Sleep(time.Duration(rand.IntN(3000)) * time.Microsecond)
+			mu.Lock()
+			now := time.Now()
+			if now.Sub(winStart) >= win {
+				winStart = now.Truncate(win)
+				used = 0
+			}
+			st := 200
+			if used < limit {
+				used++
+				ok++
+			} else {
+				st = 429
+				too++
+			}
+			w.Header().Set("X-RateLimit-Remaining", strconv.Itoa(limit-used))
+			w.Header().Set("X-RateLimit-Reset", strconv.FormatInt(winStart.Add(win).UnixMilli(), 10))
+			mu.Unlock()
+			time.Sleep(time.Duration(rand.IntN(3000)) * time.Microsecond)
+			if st == 429 {
+				w.Header().Set("Retry-After", "0")
+			}
+			w.WriteHeader(st)
+		})
+		c, _ := New(Config{BaseURL: mustURL(t, srv.URL), MaxInFlight: 4})
+		var wg sync.WaitGroup
+		start := time.Now()
+		jobs := make(chan int)
+		for range 8 {
+			wg.Go(func() {
+				for range jobs {
+					if _, err := c.Do(context.Background(), Request{URL: "/x"}); err != nil {
+						t.Error(err)
+					}
+				}
+			})
+		}
 		for i := range 60 {
 			jobs <- i
 		}
 		close(jobs)
 		wg.Wait()
-		st := srv.Stats()
-		t.Logf("try %d server %+v", try, st.ByStatus)
-		if st.ByStatus[429] > 0 {
-			for _, l := range lines {
-				t.Log(l)
-			}
-		}
-		srv.Close()
+		t.Logf("try %d: ok %d 429 %d in %s", try, ok, too, time.Since(start))
 	}
 }

@@ -51,7 +51,7 @@ func TestRateLimit(t *testing.T) {
 	}{
 		{"window reset", Config{RequestsPerSecond: 3}, []want{
 			{200, "2", ""}, {200, "1", ""}, {200, "0", ""},
-			{429, "0", "1"},                             // odd 429: delay-seconds
+			{429, "0", "1"}, // odd 429: delay-seconds
 			{429, "0", "Mon, 30 Nov 2026 12:00:01 GMT"}, // even 429: the window's reset
 			{429, "0", "1"},
 		}},

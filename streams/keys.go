@@ -1,10 +1,12 @@
 package streams
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math"
 	"math/big"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -115,8 +117,28 @@ func toRat(v any) (r *big.Rat, isNum bool, err error) {
 	return nil, false, nil
 }
 
+// compareInts orders two json.Numbers that are 64-bit integers without
+// allocating, the common case of a key compared once per record; ok is
+// false for anything else.
+func compareInts(a, b any) (c int, ok bool) {
+	na, okA := a.(json.Number)
+	nb, okB := b.(json.Number)
+	if !okA || !okB {
+		return 0, false
+	}
+	x, errA := strconv.ParseInt(string(na), 10, 64)
+	y, errB := strconv.ParseInt(string(nb), 10, 64)
+	if errA != nil || errB != nil {
+		return 0, false
+	}
+	return cmp.Compare(x, y), true
+}
+
 // compareNumbers orders two numeric values exactly.
 func compareNumbers(a, b any) (int, error) {
+	if c, ok := compareInts(a, b); ok {
+		return c, nil
+	}
 	ra, aNum, err := toRat(a)
 	if err != nil {
 		return 0, err
@@ -138,6 +160,9 @@ func compareNumbers(a, b any) (int, error) {
 // "2026-08-18T11:00:00+02:00" and "2026-08-18T09:00:00Z" are equal;
 // json.Number("9007199254740993") is larger than 9007199254740992.
 func CompareKeys(a, b any) (int, error) {
+	if c, ok := compareInts(a, b); ok {
+		return c, nil
+	}
 	ka, err := classifyKey(a)
 	if err != nil {
 		return 0, err

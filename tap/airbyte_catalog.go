@@ -1,0 +1,161 @@
+package tap
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/tap-dev/tap/streams"
+)
+
+// Airbyte sync modes.
+const (
+	SyncFullRefresh = "full_refresh"
+	SyncIncremental = "incremental"
+)
+
+// AirbyteStream is one stream of an Airbyte catalog (AirbyteStream).
+type AirbyteStream struct {
+	Name                    string         `json:"name"`
+	JSONSchema              map[string]any `json:"json_schema"`
+	SupportedSyncModes      []string       `json:"supported_sync_modes"`
+	SourceDefinedCursor     bool           `json:"source_defined_cursor,omitempty"`
+	DefaultCursorField      []string       `json:"default_cursor_field,omitempty"`
+	SourceDefinedPrimaryKey [][]string     `json:"source_defined_primary_key,omitempty"`
+}
+
+// AirbyteCatalog is what `tap discover` prints.
+type AirbyteCatalog struct {
+	Streams []AirbyteStream `json:"streams"`
+}
+
+// DiscoverAirbyte builds the Airbyte catalog of every stream of cfg from
+// the Singer catalog (Discover), so both modes describe the same streams.
+func DiscoverAirbyte(cfg *Config) *AirbyteCatalog {
+	cat := &AirbyteCatalog{Streams: []AirbyteStream{}}
+	for _, e := range Discover(cfg).Streams {
+		s := AirbyteStream{Name: e.Stream, JSONSchema: e.Schema, SupportedSyncModes: []string{SyncFullRefresh}}
+		if e.ReplicationKey != "" {
+			s.SupportedSyncModes = append(s.SupportedSyncModes, SyncIncremental)
+			s.SourceDefinedCursor = true
+			s.DefaultCursorField = []string{e.ReplicationKey}
+		}
+		for _, k := range e.KeyProperties {
+			s.SourceDefinedPrimaryKey = append(s.SourceDefinedPrimaryKey, []string{k})
+		}
+		cat.Streams = append(cat.Streams, s)
+	}
+	return cat
+}
+
+// configuredCatalog is Airbyte's ConfiguredAirbyteCatalog, as far as a
+// source reads it.
+type configuredCatalog struct {
+	Streams []configuredStream `json:"streams"`
+}
+
+type configuredStream struct {
+	Stream struct {
+		Name       string         `json:"name"`
+		JSONSchema map[string]any `json:"json_schema"`
+	} `json:"stream"`
+	SyncMode            string     `json:"sync_mode"`
+	DestinationSyncMode string     `json:"destination_sync_mode"`
+	CursorField         []string   `json:"cursor_field"`
+	PrimaryKey          [][]string `json:"primary_key"`
+}
+
+// airbyteSelection is what a configured catalog asks of a run.
+type airbyteSelection struct {
+	sel *Selection
+	// fullRefresh lists the incremental streams configured full_refresh:
+	// they run without their incoming bookmark.
+	fullRefresh []string
+}
+
+// LoadConfiguredCatalog reads an Airbyte ConfiguredAirbyteCatalog and
+// turns it into the Selection of a run: only the listed streams sync. It
+// returns the incremental streams configured for full_refresh, whose
+// bookmarks the run must ignore. Every error is an *InputError naming the
+// file and the field.
+func LoadConfiguredCatalog(path string, cfg *Config) (*Selection, []string, error) {
+	tree, err := readJSONFile(path, "configured catalog")
+	if err != nil {
+		return nil, nil, err
+	}
+	as, err := parseConfiguredCatalog(tree, cfg)
+	if err != nil {
+		return nil, nil, inputErr(path, err)
+	}
+	return as.sel, as.fullRefresh, nil
+}
+
+func parseConfiguredCatalog(tree any, cfg *Config) (*airbyteSelection, error) {
+	var cat configuredCatalog
+	if err := decodeLoose(tree, &cat); err != nil {
+		return nil, err
+	}
+	if list, ok := tree.(map[string]any)["streams"]; !ok || list == nil {
+		return nil, errors.New(`streams: expected the configured catalog's "streams" array`)
+	}
+	out := &airbyteSelection{sel: &Selection{streams: map[string]*streamSelection{}}}
+	for i, cs := range cat.Streams {
+		name := cs.Stream.Name
+		if name == "" {
+			return nil, fmt.Errorf("streams[%d].stream.name: is required", i)
+		}
+		d := cfg.Stream(name)
+		if d == nil {
+			return nil, fmt.Errorf("streams[%d].stream.name: unknown stream %q (the config defines %s)", i, name, streamNames(cfg))
+		}
+		if _, dup := out.sel.streams[name]; dup {
+			return nil, fmt.Errorf("streams[%d].stream.name: stream %q is configured twice", i, name)
+		}
+		switch cs.SyncMode {
+		case SyncIncremental:
+			if d.ReplicationKey == "" {
+				return nil, fmt.Errorf("streams[%d].sync_mode: stream %q supports only full_refresh (it has no replication_key), got incremental", i, name)
+			}
+			if len(cs.CursorField) > 0 && (len(cs.CursorField) != 1 || cs.CursorField[0] != d.ReplicationKey) {
+				return nil, fmt.Errorf("streams[%d].cursor_field: stream %q has the source-defined cursor [%q], got %q", i, name, d.ReplicationKey, cs.CursorField)
+			}
+		case SyncFullRefresh, "": // the protocol's default
+			if d.ReplicationKey != "" {
+				out.fullRefresh = append(out.fullRefresh, name)
+			}
+		default:
+			return nil, fmt.Errorf("streams[%d].sync_mode: expected full_refresh or incremental, got %q", i, cs.SyncMode)
+		}
+		out.sel.streams[name] = &streamSelection{dropped: droppedColumns(d, cfg.Schemas[name], cs.Stream.JSONSchema)}
+	}
+	return out, nil
+}
+
+// droppedColumns reads Airbyte's column selection: a configured stream
+// whose json_schema lists properties syncs only those (and the keys that
+// identify and order a record, which are always kept). A json_schema
+// without "properties" selects every column.
+func droppedColumns(d *streams.Definition, schema, configured map[string]any) map[string]bool {
+	want, ok := configured["properties"].(map[string]any)
+	if !ok {
+		return nil
+	}
+	props, _ := schema["properties"].(map[string]any)
+	dropped := map[string]bool{}
+	for p := range props {
+		if _, keep := want[p]; !keep && !automatic(d, p) {
+			dropped[p] = true
+		}
+	}
+	if len(dropped) == 0 {
+		return nil
+	}
+	return dropped
+}
+
+// resetBookmark forgets a stream's incoming bookmark (and chunk window),
+// so that a full_refresh of an incremental stream reads it all again.
+func resetBookmark(st *State, stream string) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	delete(st.bookmarks, stream)
+}

@@ -1,0 +1,124 @@
+package tap
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/tap-dev/tap/streams"
+)
+
+// airbyteCheck is `tap check --config C`. A config that cannot be loaded
+// is an error (TRACE ERROR, non-zero exit); otherwise it writes
+// CONNECTION_STATUS SUCCEEDED or FAILED and returns nil.
+func airbyteCheck(ctx context.Context, f Files, aw *AirbyteWriter) error {
+	cfg, err := loadAirbyteConfig("check", f, aw)
+	if err != nil {
+		return err
+	}
+	log := aw.Logger(slog.LevelInfo)
+	status := map[string]any{"status": "SUCCEEDED"}
+	if err := CheckConnection(ctx, cfg, log); err != nil {
+		status = map[string]any{"status": "FAILED", "message": aw.scrub("Connection check failed: " + err.Error())}
+	}
+	return aw.writeJSON(true, airbyteMessage{Type: "CONNECTION_STATUS", ConnectionStatus: status})
+}
+
+// CheckConnection sends one cheap request per stream — its first page —
+// through the same client (limiter, retries, auth) and the same request
+// building (path, params, incremental lower bound from start_date, first
+// chunk window, pagination parameters, records extraction) as a sync. A
+// child stream is checked with the first record of its parent's first
+// page; it is skipped when that page is empty. The first failure is
+// returned; a status listed in a stream's ignore_statuses is no failure.
+func CheckConnection(ctx context.Context, cfg *Config, log *slog.Logger) error {
+	base, stop, err := startAPI(cfg, log)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	e, err := newEngine(cfg, nil, NewState(), discardWriter{}, log)
+	if err != nil {
+		return err
+	}
+	defer e.dead.Close()
+	if e.client, err = newClient(cfg, base, log, nil); err != nil {
+		return err
+	}
+	for _, n := range e.nodes {
+		if n.def.Parent == nil {
+			if err := e.checkTree(ctx, n, nil); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// checkTree checks n with the given path variables, then its children
+// with n's first record.
+func (e *engine) checkTree(ctx context.Context, n *node, vars map[string]string) error {
+	first, count, err := e.checkStream(ctx, n, vars)
+	if err != nil {
+		return err
+	}
+	e.log.Info("check: stream answered", "stream", n.def.Name, "records_on_first_page", count)
+	for _, c := range n.children {
+		if first == nil {
+			e.log.Info("check: stream skipped: its parent's first page has no record to fill its path", "stream", c.def.Name, "parent", n.def.Name)
+			continue
+		}
+		key := first[c.def.Parent.Key]
+		if key == nil {
+			return fmt.Errorf("stream %q: parent record of %q has no %q to fill the child's path", n.def.Name, c.def.Name, c.def.Parent.Key)
+		}
+		text := fmt.Sprint(key)
+		cv := map[string]string{c.def.Parent.Key: text}
+		if c.def.Parent.As != "" {
+			cv[c.def.Parent.As] = text
+		}
+		if err := e.checkTree(ctx, c, cv); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkStream fetches the first page of n and returns its first record.
+func (e *engine) checkStream(ctx context.Context, n *node, vars map[string]string) (map[string]any, int, error) {
+	lower, err := e.lowerBound(n)
+	if err != nil {
+		return nil, 0, err
+	}
+	var w *streams.Window
+	if inc := n.def.Incremental; inc != nil && inc.ChunkDays > 0 && !n.numeric {
+		if start, ok := lower.(time.Time); ok {
+			if ws := streams.PlanWindows(start, e.now().UTC(), inc.ChunkDays); len(ws) > 0 {
+				w, lower = &ws[0], ws[0].Start
+			}
+		}
+	}
+	req, err := e.firstRequest(n, vars, lower, w)
+	if err != nil {
+		return nil, 0, err
+	}
+	p, err := streams.NewPaginator(n.def)
+	if err != nil {
+		return nil, 0, err
+	}
+	resp, err := e.fetcher(n)(ctx, p.First(req))
+	if errors.Is(err, errIgnored) {
+		return nil, 0, nil
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	for _, r := range resp.Records {
+		if m, ok := r.(map[string]any); ok {
+			return m, len(resp.Records), nil
+		}
+	}
+	return nil, len(resp.Records), nil
+}

@@ -1,0 +1,85 @@
+package tap
+
+import (
+	"strings"
+)
+
+// Airbyte constants of the spec.
+const (
+	airbyteProtocolVersion = "0.5.2"
+	documentationURL       = "https://github.com/tap-dev/tap#readme"
+)
+
+// AirbyteSpec is the ConnectorSpecification that `tap spec` prints.
+func AirbyteSpec() map[string]any {
+	return map[string]any{
+		"documentationUrl":                 documentationURL,
+		"connectionSpecification":          ConnectionSpecification(),
+		"supportsIncremental":              true,
+		"supported_destination_sync_modes": []string{"overwrite", "append", "append_dedup"},
+		"protocol_version":                 airbyteProtocolVersion,
+	}
+}
+
+// ConnectionSpecification is the JSON Schema (draft-07) of the whole
+// config, built from ConfigSettings, the one list of settings that --about
+// prints too: dotted names become nested objects, secrets are marked
+// airbyte_secret, and "order" keeps the settings in their listed order in
+// Airbyte's form.
+func ConnectionSpecification() map[string]any {
+	root := specObject()
+	root["$schema"] = "http://json-schema.org/draft-07/schema#"
+	root["title"] = Name + " config"
+	root["description"] = AboutInfo().Description
+	for _, s := range ConfigSettings() {
+		parts := strings.Split(s.Name, ".")
+		parent := root
+		for _, p := range parts[:len(parts)-1] {
+			props := parent["properties"].(map[string]any)
+			child, ok := props[p].(map[string]any)
+			if !ok {
+				child = specObject()
+				child["title"] = p
+				child["order"] = len(props)
+				props[p] = child
+			}
+			parent = child
+		}
+		leaf := map[string]any{
+			"type":        s.Type,
+			"title":       parts[len(parts)-1],
+			"description": s.Description,
+		}
+		if s.Default != nil {
+			leaf["default"] = s.Default
+		}
+		if s.Secret {
+			leaf["airbyte_secret"] = true
+		}
+		switch s.Type {
+		case "array":
+			leaf["items"] = map[string]any{"type": "object"}
+		case "object":
+			leaf["additionalProperties"] = true
+		}
+		props := parent["properties"].(map[string]any)
+		leaf["order"] = len(props)
+		props[parts[len(parts)-1]] = leaf
+		if s.Required {
+			req, _ := parent["required"].([]string)
+			parent["required"] = append(req, parts[len(parts)-1])
+		}
+	}
+	return root
+}
+
+// specObject is an object node of the spec. Unknown settings are an error
+// in the config (so a typo is not a silent default), hence
+// additionalProperties false.
+func specObject() map[string]any {
+	return map[string]any{
+		"type":                 "object",
+		"properties":           map[string]any{},
+		"additionalProperties": false,
+	}
+}

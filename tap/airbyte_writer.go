@@ -1,0 +1,286 @@
+package tap
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tap-dev/tap/client"
+)
+
+// AirbyteWriter writes Airbyte protocol messages (protocol v0.5): RECORD,
+// per-stream STATE, STREAM_STATUS and ERROR traces, LOG. It is the Writer
+// the engine uses in `tap read`; SCHEMA and ACTIVATE_VERSION have no
+// Airbyte counterpart and write nothing.
+type AirbyteWriter struct {
+	*lineWriter
+	now func() time.Time
+
+	// streams is touched only inside lineWriter.write's build callback,
+	// so lineWriter.mu guards it.
+	streams map[string]*abStream
+
+	// stateMu guards states; it is taken before lineWriter.mu, never
+	// after.
+	stateMu sync.Mutex
+	states  map[string]*abState
+
+	secrets []string // scrubbed from LOG and error messages; set before the run
+}
+
+// abStream caches a stream's quoted name for the RECORD hot path.
+type abStream struct {
+	quoted  []byte
+	running bool // RUNNING was written
+}
+
+// abState is the last STATE written for a stream.
+type abState struct {
+	blob    []byte // stream_state
+	counted int64  // the engine's record count at that STATE
+}
+
+// NewAirbyteWriter writes Airbyte messages to w.
+func NewAirbyteWriter(w io.Writer) *AirbyteWriter {
+	return &AirbyteWriter{
+		lineWriter: newLineWriter(w),
+		now:        time.Now,
+		streams:    map[string]*abStream{},
+		states:     map[string]*abState{},
+	}
+}
+
+// stream returns the cached entry of a stream; call it under lineWriter.mu.
+func (a *AirbyteWriter) stream(name string) *abStream {
+	s := a.streams[name]
+	if s == nil {
+		s = &abStream{quoted: appendString(nil, name)}
+		a.streams[name] = s
+	}
+	return s
+}
+
+// Schema writes nothing: the catalog carries the schema in Airbyte.
+func (a *AirbyteWriter) Schema(string, map[string]any, []string, []string) error { return nil }
+
+// ActivateVersion writes nothing: Airbyte has no table versions.
+func (a *AirbyteWriter) ActivateVersion(string, int64) error { return nil }
+
+// Record writes a RECORD, preceded by the stream's RUNNING status when it
+// is the stream's first.
+func (a *AirbyteWriter) Record(stream string, rec []byte, extracted time.Time, _ int64) error {
+	ms := extracted.UnixMilli()
+	if extracted.IsZero() {
+		ms = a.now().UnixMilli()
+	}
+	return a.write(false, func(b []byte) []byte {
+		s := a.stream(stream)
+		if !s.running {
+			s.running = true
+			b = appendStreamStatus(b, s.quoted, StatusRunning, a.now().UnixMilli())
+			b = append(b, '\n')
+		}
+		b = append(b, `{"type":"RECORD","record":{"stream":`...)
+		b = append(b, s.quoted...)
+		b = append(b, `,"data":`...)
+		b = append(b, rec...)
+		b = append(b, `,"emitted_at":`...)
+		b = strconv.AppendInt(b, ms, 10)
+		return append(b, "}}"...)
+	})
+}
+
+// State writes the stream's bookmark as a per-stream STATE, with the
+// number of the stream's records since its previous STATE, and flushes.
+// A STATE that would repeat the previous one of the stream exactly (same
+// stream_state, no record since) is skipped; a STATE whose blob did not
+// change but that covers new records is written, so every record is
+// followed by a STATE that covers it.
+func (a *AirbyteWriter) State(stream string, st *State, recordCount int64) error {
+	blob, err := st.StreamJSON(stream)
+	if err != nil {
+		return err
+	}
+	a.stateMu.Lock()
+	defer a.stateMu.Unlock()
+	prev := a.states[stream]
+	var since int64 = recordCount
+	if prev != nil {
+		since = recordCount - prev.counted
+		if since == 0 && bytes.Equal(prev.blob, blob) {
+			return nil
+		}
+	}
+	err = a.write(true, func(b []byte) []byte {
+		b = append(b, `{"type":"STATE","state":{"type":"STREAM","stream":{"stream_descriptor":{"name":`...)
+		b = append(b, a.stream(stream).quoted...)
+		b = append(b, `},"stream_state":`...)
+		b = append(b, blob...)
+		b = append(b, `},"sourceStats":{"recordCount":`...)
+		// The protocol defines recordCount as a double "with a decimal
+		// point"; 'f' with one digit writes 12.0.
+		b = strconv.AppendFloat(b, float64(since), 'f', 1, 64)
+		return append(b, "}}}"...)
+	})
+	if err != nil {
+		return err
+	}
+	a.states[stream] = &abState{blob: blob, counted: recordCount}
+	return nil
+}
+
+// StreamStatus writes a STREAM_STATUS trace.
+func (a *AirbyteWriter) StreamStatus(stream, status string) error {
+	return a.write(false, func(b []byte) []byte {
+		s := a.stream(stream)
+		if status == StatusRunning {
+			s.running = true
+		}
+		return appendStreamStatus(b, s.quoted, status, a.now().UnixMilli())
+	})
+}
+
+func appendStreamStatus(b, quotedStream []byte, status string, ms int64) []byte {
+	b = append(b, `{"type":"TRACE","trace":{"type":"STREAM_STATUS","emitted_at":`...)
+	b = strconv.AppendInt(b, ms, 10)
+	b = append(b, `,"stream_status":{"stream_descriptor":{"name":`...)
+	b = append(b, quotedStream...)
+	b = append(b, `},"status":`...)
+	b = appendString(b, status)
+	return append(b, "}}}"...)
+}
+
+// setSecrets makes LOG and error messages replace these values by "***".
+// Call it before the writer is shared.
+func (a *AirbyteWriter) setSecrets(secrets []string) { a.secrets = secrets }
+
+func (a *AirbyteWriter) scrub(s string) string {
+	for _, sec := range a.secrets {
+		if sec != "" {
+			s = strings.ReplaceAll(s, sec, "***")
+		}
+	}
+	return s
+}
+
+// Log writes a LOG message.
+func (a *AirbyteWriter) Log(level slog.Level, msg string) error {
+	msg = a.scrub(msg)
+	return a.write(false, func(b []byte) []byte {
+		b = append(b, `{"type":"LOG","log":{"level":"`...)
+		b = append(b, levelName(level)...) // ERROR, WARN, INFO, DEBUG: all Airbyte levels
+		b = append(b, `","message":`...)
+		b = appendString(b, msg)
+		return append(b, "}}"...)
+	})
+}
+
+// Logger returns a logger whose lines are LOG messages of this writer, in
+// the same "message key=value" form as the Singer mode's stderr lines.
+// Singer METRIC lines (one per HTTP request) mean nothing to Airbyte: they
+// are written only at level DEBUG.
+func (a *AirbyteWriter) Logger(level slog.Level) *slog.Logger {
+	return slog.New(&lineHandler{mu: &sync.Mutex{}, level: level, emit: func(l slog.Level, line string) {
+		if level > slog.LevelDebug && strings.HasPrefix(line, "METRIC: ") {
+			return
+		}
+		_ = a.Log(l, line)
+	}})
+}
+
+// Failure types of an Airbyte error trace.
+const (
+	FailureConfig    = "config_error"
+	FailureTransient = "transient_error"
+	FailureSystem    = "system_error"
+)
+
+// failureType classifies the error that ended a command: config_error is
+// the user's to fix (the config, the catalog, the state, the credentials);
+// transient_error may pass on its own (the API was down, rate-limited or
+// asked us to come back later); system_error is anything else.
+func failureType(err error) string {
+	var ie *InputError
+	var ue *UsageError
+	var de *client.DeferError
+	var se *client.StatusError
+	switch {
+	case errors.As(err, &ie), errors.As(err, &ue):
+		return FailureConfig
+	case errors.As(err, &de), errors.Is(err, client.ErrCircuitOpen):
+		return FailureTransient
+	case errors.As(err, &se):
+		switch {
+		case se.Status == 401 || se.Status == 403:
+			return FailureConfig
+		case se.Status == 0 || se.Status == 408 || se.Status == 425 || se.Status == 429 || se.Status >= 500:
+			return FailureTransient
+		}
+	}
+	return FailureSystem
+}
+
+// errorStream is the stream an error names, if any.
+func errorStream(err error) string {
+	var de *client.DeferError
+	var se *client.StatusError
+	switch {
+	case errors.As(err, &se):
+		return se.Stream
+	case errors.As(err, &de):
+		return de.Stream
+	}
+	return ""
+}
+
+// Error writes the ERROR trace of the error that ends the command, and
+// flushes. The messages are scrubbed of the config's secrets.
+func (a *AirbyteWriter) Error(err error) error {
+	msg := a.scrub(err.Error())
+	e := map[string]any{
+		"message":          msg,
+		"internal_message": fmt.Sprintf("%T: %s", err, msg),
+		"failure_type":     failureType(err),
+		"stack_trace":      "",
+	}
+	if s := errorStream(err); s != "" {
+		e["stream_descriptor"] = map[string]any{"name": s}
+	}
+	return a.writeJSON(true, airbyteMessage{
+		Type:  "TRACE",
+		Trace: &airbyteTrace{Type: "ERROR", EmittedAt: a.now().UnixMilli(), Error: e},
+	})
+}
+
+// airbyteMessage is an AirbyteMessage of the kinds written whole with
+// writeJSON (the hot kinds are built by hand); "type" comes first.
+type airbyteMessage struct {
+	Type             string          `json:"type"`
+	Spec             map[string]any  `json:"spec,omitempty"`
+	ConnectionStatus map[string]any  `json:"connectionStatus,omitempty"`
+	Catalog          *AirbyteCatalog `json:"catalog,omitempty"`
+	Trace            *airbyteTrace   `json:"trace,omitempty"`
+}
+
+type airbyteTrace struct {
+	Type      string         `json:"type"`
+	EmittedAt int64          `json:"emitted_at"`
+	Error     map[string]any `json:"error,omitempty"`
+}
+
+// discardWriter is a Writer that writes nothing (for `check`, which uses
+// the engine's request building but syncs nothing).
+type discardWriter struct{}
+
+func (discardWriter) Schema(string, map[string]any, []string, []string) error { return nil }
+func (discardWriter) Record(string, []byte, time.Time, int64) error           { return nil }
+func (discardWriter) State(string, *State, int64) error                       { return nil }
+func (discardWriter) ActivateVersion(string, int64) error                     { return nil }
+func (discardWriter) StreamStatus(string, string) error                       { return nil }
+func (discardWriter) Flush() error                                            { return nil }

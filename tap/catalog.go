@@ -1,0 +1,223 @@
+package tap
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/tap-dev/tap/streams"
+)
+
+// Catalog is a Singer catalog: what --discover prints and --catalog reads.
+type Catalog struct {
+	Streams []CatalogEntry `json:"streams"`
+}
+
+// CatalogEntry is one stream of a catalog.
+type CatalogEntry struct {
+	TapStreamID       string         `json:"tap_stream_id"`
+	Stream            string         `json:"stream"`
+	Schema            map[string]any `json:"schema"`
+	KeyProperties     []string       `json:"key_properties"`
+	ReplicationKey    string         `json:"replication_key,omitempty"`
+	ReplicationMethod string         `json:"replication_method"`
+	Metadata          []Metadata     `json:"metadata"`
+}
+
+// Metadata is one breadcrumb's metadata.
+type Metadata struct {
+	Breadcrumb []string       `json:"breadcrumb"`
+	Metadata   map[string]any `json:"metadata"`
+}
+
+// Discover builds the catalog of every stream of cfg.
+func Discover(cfg *Config) *Catalog {
+	cat := &Catalog{Streams: []CatalogEntry{}}
+	for i := range cfg.Streams {
+		d := &cfg.Streams[i]
+		schema := cfg.Schemas[d.Name]
+		method := "FULL_TABLE"
+		validKeys := []string{}
+		if d.ReplicationKey != "" {
+			method = "INCREMENTAL"
+			validKeys = []string{d.ReplicationKey}
+		}
+		keys := d.PrimaryKey
+		if keys == nil {
+			keys = []string{}
+		}
+		md := []Metadata{{
+			Breadcrumb: []string{},
+			Metadata: map[string]any{
+				"inclusion":                 "available",
+				"selected-by-default":       true,
+				"table-key-properties":      keys,
+				"valid-replication-keys":    validKeys,
+				"forced-replication-method": method,
+			},
+		}}
+		if d.Parent != nil {
+			md[0].Metadata["parent-tap-stream-id"] = d.Parent.Stream
+		}
+		props, _ := schema["properties"].(map[string]any)
+		for _, p := range sortedKeys(props) {
+			inclusion := "available"
+			if automatic(d, p) {
+				inclusion = "automatic"
+			}
+			md = append(md, Metadata{
+				Breadcrumb: []string{"properties", p},
+				Metadata:   map[string]any{"inclusion": inclusion, "selected-by-default": true},
+			})
+		}
+		cat.Streams = append(cat.Streams, CatalogEntry{
+			TapStreamID:       d.Name,
+			Stream:            d.Name,
+			Schema:            schema,
+			KeyProperties:     keys,
+			ReplicationKey:    d.ReplicationKey,
+			ReplicationMethod: method,
+			Metadata:          md,
+		})
+	}
+	return cat
+}
+
+// automatic reports whether a property must always be synced: the keys
+// that identify a record and order the stream.
+func automatic(d *streams.Definition, prop string) bool {
+	if prop == d.ReplicationKey {
+		return true
+	}
+	if d.Parent != nil && prop == d.Parent.As {
+		return true
+	}
+	for _, k := range d.PrimaryKey {
+		if k == prop {
+			return true
+		}
+	}
+	return false
+}
+
+// Selection says which streams and properties a run syncs. A nil
+// *Selection selects everything.
+type Selection struct {
+	streams map[string]*streamSelection
+}
+
+type streamSelection struct {
+	// dropped holds the deselected properties.
+	dropped map[string]bool
+}
+
+// Selected reports whether the stream syncs.
+func (s *Selection) Selected(stream string) bool {
+	if s == nil {
+		return true
+	}
+	_, ok := s.streams[stream]
+	return ok
+}
+
+// Dropped returns the deselected properties of a stream (nil when none).
+func (s *Selection) Dropped(stream string) map[string]bool {
+	if s == nil || s.streams[stream] == nil {
+		return nil
+	}
+	return s.streams[stream].dropped
+}
+
+// LoadCatalog reads a Singer catalog and turns it into a Selection of the
+// streams of cfg.
+func LoadCatalog(path string, cfg *Config) (*Selection, error) {
+	tree, err := readJSONFile(path, "catalog")
+	if err != nil {
+		return nil, err
+	}
+	var cat Catalog
+	if err := decodeLoose(tree, &cat); err != nil {
+		return nil, inputErr(path, err)
+	}
+	if _, ok := tree.(map[string]any)["streams"]; !ok {
+		return nil, inputErr(path, errors.New(`streams: expected the catalog's "streams" array`))
+	}
+	sel := &Selection{streams: map[string]*streamSelection{}}
+	for i, e := range cat.Streams {
+		name := e.TapStreamID
+		if name == "" {
+			name = e.Stream
+		}
+		d := cfg.Stream(name)
+		if d == nil {
+			return nil, inputErr(path, fmt.Errorf("streams[%d].tap_stream_id: unknown stream %q (the config defines %s)", i, name, streamNames(cfg)))
+		}
+		selected, dropped := readSelection(e, d)
+		if selected {
+			sel.streams[name] = &streamSelection{dropped: dropped}
+		}
+	}
+	return sel, nil
+}
+
+// readSelection reads the "selected" metadata of one catalog entry.
+// Without a stream-level "selected", "selected-by-default" decides, as the
+// Singer spec says; a property without "selected" is kept.
+func readSelection(e CatalogEntry, d *streams.Definition) (bool, map[string]bool) {
+	selected := false
+	dropped := map[string]bool{}
+	for _, m := range e.Metadata {
+		switch {
+		case len(m.Breadcrumb) == 0:
+			if v, ok := m.Metadata["selected"].(bool); ok {
+				selected = v
+			} else if v, ok := m.Metadata["selected-by-default"].(bool); ok {
+				selected = v
+			}
+		case len(m.Breadcrumb) == 2 && m.Breadcrumb[0] == "properties":
+			prop := m.Breadcrumb[1]
+			if automatic(d, prop) {
+				continue
+			}
+			if v, ok := m.Metadata["selected"].(bool); ok && !v {
+				dropped[prop] = true
+			} else if m.Metadata["inclusion"] == "unsupported" {
+				dropped[prop] = true
+			}
+		}
+	}
+	if v, ok := e.Schema["selected"].(bool); ok && v {
+		selected = true // the legacy form: "selected" inside the schema
+	}
+	if len(dropped) == 0 {
+		dropped = nil
+	}
+	return selected, dropped
+}
+
+func streamNames(cfg *Config) string {
+	s := ""
+	for i, d := range cfg.Streams {
+		if i > 0 {
+			s += ", "
+		}
+		s += d.Name
+	}
+	return s
+}
+
+// decodeLoose decodes a resolved tree into out, ignoring unknown fields
+// (catalogs carry fields of other tools).
+func decodeLoose(tree any, out any) error {
+	if _, ok := tree.(map[string]any); !ok {
+		return errors.New("expected a JSON object at the top level")
+	}
+	b, err := json.Marshal(tree)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, out); err != nil {
+		return describeDecodeError(err)
+	}
+	return nil
+}

@@ -1,0 +1,105 @@
+package tap
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+
+	"github.com/tap-dev/tap/demoapi"
+)
+
+// Files are the paths given on the command line; empty means not given.
+type Files struct {
+	Config, State, Catalog string
+}
+
+// load reads the config, then the state and the catalog, so that every
+// input is checked before anything is sent or written.
+func (f Files) load() (*Config, *State, *Selection, error) {
+	if f.Config == "" {
+		return nil, nil, nil, &UsageError{Msg: "--config is required"}
+	}
+	cfg, err := LoadConfig(f.Config)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	st := NewState()
+	if f.State != "" {
+		if st, err = LoadState(f.State); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	var sel *Selection
+	if f.Catalog != "" {
+		if sel, err = LoadCatalog(f.Catalog, cfg); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	return cfg, st, sel, nil
+}
+
+// SingerSync is `tap --config C [--state S] [--catalog K]`.
+func SingerSync(ctx context.Context, f Files, stdout, stderr io.Writer) error {
+	cfg, st, sel, err := f.load()
+	if err != nil {
+		return err
+	}
+	return Sync(ctx, Options{Config: cfg, Selection: sel, State: st, Writer: NewSingerWriter(stdout), Log: NewStderrLogger(stderr, slog.LevelInfo)})
+}
+
+// SingerDiscover is `tap --config C --discover`.
+func SingerDiscover(f Files, stdout io.Writer) error {
+	cfg, err := LoadConfig(f.Config)
+	if err != nil {
+		return err
+	}
+	return writeIndented(stdout, Discover(cfg))
+}
+
+// PrintAbout is `tap --about [--format json|markdown]`.
+func PrintAbout(format string, stdout io.Writer) error {
+	a := AboutInfo()
+	switch format {
+	case "", "json":
+		return writeIndented(stdout, a)
+	case "markdown":
+		_, err := io.WriteString(stdout, a.Markdown())
+		return err
+	}
+	return &UsageError{Msg: fmt.Sprintf("--format: expected json or markdown, got %q", format)}
+}
+
+// ServeDemo is `tap serve-demo [--addr A] [--config C]`: the demo API alone,
+// with the demo block of C when given, until ctx ends.
+func ServeDemo(ctx context.Context, addr, configPath string, stderr io.Writer) error {
+	var dc demoapi.Config
+	if configPath != "" {
+		cfg, err := LoadConfig(configPath)
+		if err != nil {
+			return err
+		}
+		dc = cfg.Demo
+	}
+	srv, err := demoapi.New(dc)
+	if err != nil {
+		return &InputError{File: configPath, Err: err}
+	}
+	base, err := srv.Start(addr)
+	if err != nil {
+		return fmt.Errorf("serve-demo: cannot listen on %s: %w", addr, err)
+	}
+	fmt.Fprintf(stderr, "INFO demo API listening on %s (Ctrl-C stops it)\n", base)
+	<-ctx.Done()
+	return srv.Close()
+}
+
+func writeIndented(w io.Writer, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}

@@ -1,0 +1,80 @@
+package tap
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const customersStream = `{"name": "customers", "path": "/v1/customers", "primary_key": ["id"], "replication_key": "updated_at", "schema": "schemas/customers.json"}`
+
+func TestLoadConfigStreamsFileAndEnv(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "conf", "defs"), 0o755)
+	os.WriteFile(filepath.Join(dir, "conf", "defs", "streams.json"), []byte(`{"streams": [
+		{"name": "things", "path": "/things", "primary_key": ["id"], "schema": "things.schema.json", "params": {"key": {"env": "TAP_TEST_PARAM"}}}]}`), 0o644)
+	os.WriteFile(filepath.Join(dir, "conf", "defs", "things.schema.json"), []byte(`{"type": "object", "properties": {"id": {"type": "integer"}}}`), 0o644)
+	cfgPath := filepath.Join(dir, "conf", "config.json")
+	os.WriteFile(cfgPath, []byte(`{"base_url": "https://api.example.com", "auth": {"type": "bearer", "token": {"env": "TAP_TEST_TOKEN"}}, "streams_file": "defs/streams.json"}`), 0o644)
+	t.Setenv("TAP_TEST_TOKEN", "s3cret")
+	t.Setenv("TAP_TEST_PARAM", "p")
+	cfg, err := LoadConfig(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Auth.Token != "s3cret" || cfg.Streams[0].Params["key"] != "p" {
+		t.Errorf("env not resolved: token %q, param %q", cfg.Auth.Token, cfg.Streams[0].Params["key"])
+	}
+	if cfg.Schemas["things"] == nil {
+		t.Errorf("schema relative to the streams file not loaded")
+	}
+	// Defaults.
+	if *cfg.RateLimit.RequestsPerSecond != 10 || cfg.RateLimit.Burst != 1 || cfg.Retry.MaxAttempts != 6 || *cfg.MaxParallelStreams != 2 || cfg.OnSchemaViolation != "dead_letter" {
+		t.Errorf("defaults not applied: %+v %+v", cfg.RateLimit, cfg.Retry)
+	}
+	if cfg.DeadLetterPath != filepath.Join(dir, "conf", "dead_letter.jsonl") {
+		t.Errorf("dead_letter_path %q not relative to the config", cfg.DeadLetterPath)
+	}
+	if got := cfg.Secrets(); len(got) != 1 || got[0] != "s3cret" {
+		t.Errorf("Secrets() = %v", got)
+	}
+}
+
+func TestLoadConfigErrorsNameFileStreamAndField(t *testing.T) {
+	tests := []struct {
+		name, config, want string
+	}{
+		{"explicit zero rate is unlimited, not default", `{"base_url": "embedded://demo", "rate_limit": {"requests_per_second": 0}, "streams": [` + customersStream + `]}`, ""},
+		{"both streams and streams_file", `{"base_url": "embedded://demo", "streams_file": "x.json", "streams": [` + customersStream + `]}`, "streams_file: set either streams or streams_file"},
+		{"parent cycle", `{"base_url": "embedded://demo", "streams": [
+			{"name": "a", "path": "/a/{id}", "schema": {"type": "object", "properties": {"id": {}}}, "parent": {"stream": "b", "key": "id"}},
+			{"name": "b", "path": "/b/{id}", "schema": {"type": "object", "properties": {"id": {}}}, "parent": {"stream": "a", "key": "id"}}]}`, `stream "a": parent.stream: parents form a cycle`},
+		{"bad time format", `{"base_url": "embedded://demo", "streams": [{"name": "c", "path": "/c", "replication_key": "u", "incremental": {"param": "p", "format": "yyyy"}, "schema": {"type": "object", "properties": {"u": {}}}}]}`, `stream "c": incremental.format: expected rfc3339`},
+		{"schema without properties", `{"base_url": "embedded://demo", "streams": [{"name": "c", "path": "/c", "schema": {"type": "object"}}]}`, `stream "c": schema : expected "properties"`},
+		{"schema of another type", `{"base_url": "embedded://demo", "streams": [{"name": "c", "path": "/c", "schema": {"type": "array", "properties": {}}}]}`, `expected "type": "object"`},
+		{"stream that is not an object", `{"base_url": "embedded://demo", "streams": [3]}`, `streams[0]: expected a JSON object`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "config.json")
+			os.WriteFile(path, []byte(tt.config), 0o644)
+			_, err := LoadConfig(path)
+			if tt.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.HasPrefix(err.Error(), path+": ") {
+				t.Fatalf("error %v, want %q after the file name", err, tt.want)
+			}
+			if strings.Contains(err.Error(), "\n") {
+				t.Errorf("error spans lines: %q", err)
+			}
+			if ExitCode(err) != ExitBadInput {
+				t.Errorf("exit code %d, want 2", ExitCode(err))
+			}
+		})
+	}
+}

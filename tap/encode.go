@@ -1,0 +1,118 @@
+package tap
+
+import (
+	"encoding/json"
+	"slices"
+	"strconv"
+	"unicode/utf8"
+)
+
+// appendJSON appends the JSON text of a decoded value (maps, slices,
+// strings, json.Number, bools and nil, as streams.DecodeJSON makes them).
+// It is the per-record hot path: no reflection, keys sorted as
+// encoding/json sorts them, numbers written with their original text, and
+// <, >, & left as they are.
+func appendJSON(b []byte, v any) ([]byte, error) {
+	switch v := v.(type) {
+	case nil:
+		return append(b, "null"...), nil
+	case string:
+		return appendQuoted(b, v), nil
+	case json.Number:
+		if v == "" {
+			return append(b, '0'), nil
+		}
+		return append(b, v...), nil
+	case bool:
+		return strconv.AppendBool(b, v), nil
+	case map[string]any:
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		b = append(b, '{')
+		for i, k := range keys {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(appendQuoted(b, k), ':')
+			var err error
+			if b, err = appendJSON(b, v[k]); err != nil {
+				return b, err
+			}
+		}
+		return append(b, '}'), nil
+	case []any:
+		b = append(b, '[')
+		for i, e := range v {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			var err error
+			if b, err = appendJSON(b, e); err != nil {
+				return b, err
+			}
+		}
+		return append(b, ']'), nil
+	}
+	data, err := marshal(v)
+	return append(b, data...), err
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendQuoted appends s as a JSON string, escaped as encoding/json does
+// with HTML escaping off: invalid UTF-8 becomes U+FFFD, and U+2028/U+2029
+// are escaped for JavaScript's sake.
+func appendQuoted(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}

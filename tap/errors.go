@@ -1,0 +1,55 @@
+package tap
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/tap-dev/tap/client"
+)
+
+// Exit codes of the tap.
+const (
+	ExitOK       = 0
+	ExitFailure  = 1  // the run failed; the last STATE written is valid
+	ExitBadInput = 2  // bad flags, config, state or catalog; nothing was sent
+	ExitDeferred = 75 // the API asked us to stop (ban, long Retry-After, daily quota); retry later from the last STATE
+)
+
+// InputError is a problem with a file the user gave: config, streams file,
+// state or catalog.
+type InputError struct {
+	File string
+	Err  error
+}
+
+func (e *InputError) Error() string { return fmt.Sprintf("%s: %v", e.File, e.Err) }
+func (e *InputError) Unwrap() error { return e.Err }
+
+func inputErr(file string, err error) error {
+	var ie *InputError
+	if errors.As(err, &ie) {
+		return err
+	}
+	return &InputError{File: file, Err: err}
+}
+
+// UsageError is a bad command line.
+type UsageError struct{ Msg string }
+
+func (e *UsageError) Error() string { return e.Msg }
+
+// ExitCode maps an error of a run to the process exit code.
+func ExitCode(err error) int {
+	var ie *InputError
+	var ue *UsageError
+	var de *client.DeferError
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.As(err, &ie), errors.As(err, &ue):
+		return ExitBadInput
+	case errors.As(err, &de):
+		return ExitDeferred
+	}
+	return ExitFailure
+}

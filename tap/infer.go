@@ -1,0 +1,600 @@
+package tap
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v5"
+
+	"github.com/tap-dev/tap/schemas"
+	"github.com/tap-dev/tap/streams"
+)
+
+// InferSchema walks the first pages of a stream and prints a JSON Schema
+// inferred from its records.
+//
+// The stream need not have a schema yet: a missing one (no "schema", or a
+// path to a file that does not exist or is empty, as `> schemas/x.json`
+// leaves it) is replaced by a placeholder for this command, for every
+// stream. The target's own schema is never needed: if it has a usable one,
+// it only tells whether its replication key is a number.
+//
+// What is read: the target's first pages that hold records (empty pages, as
+// the first windows of a backfill often are, do not count), at most pages
+// of them; no incremental filter unless start_date is set. A child stream
+// is walked under its parent's records in order until enough pages were
+// read; each ancestor reads at most pages pages.
+func InferSchema(ctx context.Context, f Files, stream string, pages int, stdout, stderr io.Writer) error {
+	if f.Config == "" {
+		return &UsageError{Msg: "--infer-schema needs --config"}
+	}
+	if pages < 1 {
+		return &UsageError{Msg: fmt.Sprintf("--infer-pages: expected a number of pages >= 1, got %d", pages)}
+	}
+	log := NewStderrLogger(stderr, slog.LevelInfo)
+	var known map[string]any // the target's own schema, when it has a usable one
+	cfg, err := loadConfigWith(f.Config, func(c *Config, streamsPath string) error {
+		var err error
+		known, err = prepareInference(c, streamsPath, stream, log)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	base, stop, err := startAPI(cfg, log)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	cl, err := newClient(cfg, base, log, nil)
+	if err != nil {
+		return err
+	}
+	w := &inferWalk{e: &engine{cfg: cfg, log: log, client: cl, now: time.Now}, budget: pages, root: &shape{}}
+	for d := cfg.Stream(stream); d != nil; {
+		w.chain = append([]*streams.Definition{d}, w.chain...)
+		if d.Parent == nil {
+			break
+		}
+		d = cfg.Stream(d.Parent.Stream)
+	}
+	w.ancestorPages = make([]int, len(w.chain)-1)
+	target := w.chain[len(w.chain)-1]
+	w.planBounds(cfg, target, known, log)
+
+	start := time.Now()
+	err = w.level(ctx, 0, nil, nil)
+	if err != nil && !errors.Is(err, errInferDone) {
+		return err
+	}
+	attrs := []any{"stream", stream, "records", w.records, "pages", w.pages, "empty_pages", w.empty,
+		"requests", cl.Stats().Requests, "seconds", fmt.Sprintf("%.1f", time.Since(start).Seconds())}
+	for i, n := range w.ancestorPages {
+		attrs = append(attrs, "parent_pages_"+w.chain[i].Name, n)
+	}
+	log.Info("infer-schema: read", attrs...)
+	if w.records == 0 {
+		log.Warn("infer-schema: no records read; the schema lists only the keys of the stream definition", "stream", stream)
+	}
+	out := w.root.objectSchema()
+	for _, k := range definitionKeys(target) {
+		if _, ok := (*out.Properties)[k]; !ok {
+			log.Warn("infer-schema: a key of the stream definition is in no record read; listed without a type", "stream", stream, "property", k)
+			(*out.Properties)[k] = &inferred{}
+		}
+	}
+	for _, k := range sortedKeys(*out.Properties) {
+		if p := (*out.Properties)[k]; p.Type == "null" {
+			log.Warn("infer-schema: property is null in every record read; its type is \"null\", widen it by hand", "stream", stream, "property", k)
+		}
+	}
+	return writeIndented(stdout, out)
+}
+
+// prepareInference checks that stream exists and gives a placeholder schema
+// to the streams whose schema is missing, and to the target whatever its
+// schema. It returns the target's own schema when it has a usable one.
+func prepareInference(c *Config, streamsPath, stream string, log *slog.Logger) (map[string]any, error) {
+	target := c.Stream(stream)
+	if target == nil {
+		names := make([]string, len(c.Streams))
+		for i, d := range c.Streams {
+			names[i] = d.Name
+		}
+		defines := "no streams"
+		if len(names) > 0 {
+			defines = strings.Join(names, ", ")
+		}
+		return nil, &UsageError{Msg: fmt.Sprintf("--infer-schema: no stream named %q (the config defines %s)", stream, defines)}
+	}
+	dir := filepath.Dir(streamsPath)
+	var known map[string]any
+	for i := range c.Streams {
+		d := &c.Streams[i]
+		missing, why := schemaMissing(d, dir)
+		if d == target {
+			if !missing {
+				s, err := loadSchema(d, dir)
+				if err != nil {
+					log.Warn("infer-schema: ignoring the stream's current schema", "stream", d.Name, "error", err.Error())
+				}
+				known = s
+			} else {
+				log.Info("infer-schema: the stream has no schema yet", "stream", d.Name, "reason", why)
+			}
+			d.Schema = placeholderSchema(d)
+			continue
+		}
+		if missing {
+			log.Info("infer-schema: the stream has no schema yet; not needed to infer "+stream, "stream", d.Name, "reason", why)
+			d.Schema = placeholderSchema(d)
+		}
+	}
+	return known, nil
+}
+
+// schemaMissing reports whether a stream's schema is not written yet: no
+// "schema", or a path to a file that does not exist or holds only blanks.
+func schemaMissing(d *streams.Definition, dir string) (bool, string) {
+	raw := bytes.TrimSpace(d.Schema)
+	if len(raw) == 0 || string(raw) == "null" {
+		return true, "no \"schema\" in its definition"
+	}
+	var name string
+	if raw[0] != '"' || json.Unmarshal(raw, &name) != nil {
+		return false, ""
+	}
+	p := name
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(dir, p)
+	}
+	b, err := os.ReadFile(p)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if rel, ok := strings.CutPrefix(filepath.ToSlash(name), "schemas/"); ok {
+			if _, err := fs.Stat(schemas.FS, rel); err == nil {
+				return false, "" // a bundled demo schema
+			}
+		}
+		return true, p + " does not exist"
+	case err == nil && len(bytes.TrimSpace(b)) == 0:
+		return true, p + " is empty"
+	}
+	return false, ""
+}
+
+// placeholderSchema lists, untyped, the properties the definition names,
+// which is all the config checks ask of a schema.
+func placeholderSchema(d *streams.Definition) json.RawMessage {
+	props := map[string]any{}
+	for _, k := range definitionKeys(d) {
+		props[k] = map[string]any{}
+	}
+	b, _ := json.Marshal(map[string]any{"type": "object", "properties": props})
+	return b
+}
+
+// definitionKeys are the properties a stream's definition names: primary
+// key, replication key and the parent key copied into each record.
+func definitionKeys(d *streams.Definition) []string {
+	keys := append([]string(nil), d.PrimaryKey...)
+	if d.ReplicationKey != "" {
+		keys = append(keys, d.ReplicationKey)
+	}
+	if d.Parent != nil && d.Parent.As != "" {
+		keys = append(keys, d.Parent.As)
+	}
+	return keys
+}
+
+// loadConfigWith is LoadConfig with a hook that may amend the decoded
+// config (definitions decoded, nothing checked yet) before it is checked.
+// An error of prepare is returned as is.
+//
+// It repeats LoadConfig's body; see the report: LoadConfig should become
+// loadConfigWith(path, nil) in config.go, and this copy go away.
+func loadConfigWith(path string, prepare func(c *Config, streamsPath string) error) (*Config, error) {
+	raw, err := readJSONFile(path, "config")
+	if err != nil {
+		return nil, err
+	}
+	tree, err := resolveEnv(raw, "")
+	if err != nil {
+		return nil, inputErr(path, err)
+	}
+	var cfg Config
+	if err := decodeWithStreams(tree, &cfg, &cfg.Streams); err != nil {
+		return nil, inputErr(path, err)
+	}
+	cfg.Path = path
+	streamsPath := path
+	if cfg.StreamsFile != "" {
+		if len(cfg.Streams) > 0 {
+			return nil, inputErr(path, errors.New("streams_file: set either streams or streams_file, not both"))
+		}
+		streamsPath = filepath.Join(filepath.Dir(path), cfg.StreamsFile)
+		raw, err := readJSONFile(streamsPath, "streams file")
+		if err != nil {
+			return nil, err
+		}
+		tree, err := resolveEnv(raw, "")
+		if err != nil {
+			return nil, inputErr(streamsPath, err)
+		}
+		var file struct {
+			Streams []streams.Definition `json:"streams"`
+		}
+		if err := decodeWithStreams(tree, &file, &cfg.Streams); err != nil {
+			return nil, inputErr(streamsPath, err)
+		}
+	}
+	if prepare != nil {
+		if err := prepare(&cfg, streamsPath); err != nil {
+			return nil, err
+		}
+	}
+	if err := cfg.check(); err != nil {
+		return nil, inputErr(path, err)
+	}
+	if err := cfg.checkStreams(streamsPath); err != nil {
+		return nil, inputErr(streamsPath, err)
+	}
+	return &cfg, nil
+}
+
+// errInferDone ends the walk once enough pages were read.
+var errInferDone = errors.New("infer-schema: enough pages read")
+
+// inferWalk walks a stream (under its ancestors) and accumulates the shape
+// of its records.
+type inferWalk struct {
+	e      *engine // only its client is used, through fetcher
+	chain  []*streams.Definition
+	budget int // pages with records to read from the target
+
+	lower   any              // the target's incremental lower bound, or nil
+	windows []streams.Window // chunk windows of the target, when chunked
+
+	root                  *shape
+	records, pages, empty int
+	ancestorPages         []int
+}
+
+// planBounds decides the target's incremental filter: none without
+// start_date, none for a numeric replication key (as a sync with no state),
+// else start_date, in chunk windows when the stream is chunked.
+func (w *inferWalk) planBounds(cfg *Config, d *streams.Definition, known map[string]any, log *slog.Logger) {
+	inc := d.Incremental
+	if inc == nil || cfg.Start.IsZero() {
+		return
+	}
+	var numeric bool
+	switch {
+	case known != nil:
+		numeric = isNumericProperty(known, d.ReplicationKey)
+	case inc.Overlap != "":
+		numeric = true
+	case inc.Format == "" && inc.OverlapS == 0 && inc.ChunkDays == 0:
+		// No schema and nothing in the definition says the key is a time:
+		// sending start_date to a numeric filter would be refused.
+		log.Info("infer-schema: start_date not applied: without a schema the replication key may be a number; set incremental.format to filter by time", "stream", d.Name)
+		return
+	}
+	if numeric {
+		return
+	}
+	if inc.ChunkDays > 0 {
+		w.windows = streams.PlanWindows(cfg.Start, time.Now().UTC(), inc.ChunkDays)
+		if len(w.windows) == 0 {
+			w.lower = cfg.Start // start_date in the future: one filtered request, as empty as a sync would be
+		}
+		return
+	}
+	w.lower = cfg.Start
+}
+
+// level walks chain[i] with the path variables of its parent record.
+func (w *inferWalk) level(ctx context.Context, i int, vars map[string]string, parentKey any) error {
+	d := w.chain[i]
+	n := &node{def: d}
+	if i == len(w.chain)-1 {
+		return w.target(ctx, n, vars, parentKey)
+	}
+	child := w.chain[i+1]
+	req, err := w.e.firstRequest(n, vars, nil, nil)
+	if err != nil {
+		return err
+	}
+	stop := errors.New("stop")
+	walked := 0
+	err = w.walk(ctx, n, req, func(resp *streams.Response) error {
+		walked++
+		w.ancestorPages[i]++
+		for _, rec := range resp.Records {
+			m, err := recordObject(n, rec, parentKey)
+			if err != nil {
+				return err
+			}
+			key := m[child.Parent.Key]
+			if key == nil {
+				return fmt.Errorf("stream %q: parent record of %q has no %q to fill the child's path", d.Name, child.Name, child.Parent.Key)
+			}
+			text := fmt.Sprint(key)
+			cvars := map[string]string{child.Parent.Key: text}
+			if child.Parent.As != "" {
+				cvars[child.Parent.As] = text
+			}
+			if err := w.level(ctx, i+1, cvars, key); err != nil {
+				return err
+			}
+		}
+		if walked >= w.budget || lastAllowed(d, walked) {
+			return stop
+		}
+		return nil
+	})
+	if errors.Is(err, stop) {
+		return nil
+	}
+	return err
+}
+
+// target walks the inferred stream, window by window when chunked.
+func (w *inferWalk) target(ctx context.Context, n *node, vars map[string]string, parentKey any) error {
+	var firsts []streams.Request
+	if len(w.windows) > 0 {
+		for i := range w.windows {
+			req, err := w.e.firstRequest(n, vars, w.windows[i].Start, &w.windows[i])
+			if err != nil {
+				return err
+			}
+			firsts = append(firsts, req)
+		}
+	} else {
+		req, err := w.e.firstRequest(n, vars, w.lower, nil)
+		if err != nil {
+			return err
+		}
+		firsts = append(firsts, req)
+	}
+	for _, req := range firsts {
+		stop := errors.New("stop")
+		walked := 0
+		err := w.walk(ctx, n, req, func(resp *streams.Response) error {
+			walked++
+			w.pages++
+			if len(resp.Records) == 0 {
+				w.empty++
+			}
+			for _, rec := range resp.Records {
+				m, err := recordObject(n, rec, parentKey)
+				if err != nil {
+					return err
+				}
+				w.root.add(m)
+				w.records++
+			}
+			if w.pages-w.empty >= w.budget {
+				return errInferDone
+			}
+			if lastAllowed(n.def, walked) {
+				return stop
+			}
+			return nil
+		})
+		if err != nil && !errors.Is(err, stop) {
+			return err
+		}
+	}
+	return nil
+}
+
+// walk follows a stream's pages from first with the engine's fetcher; a
+// status the stream ignores ends the walk quietly, as in a sync.
+func (w *inferWalk) walk(ctx context.Context, n *node, first streams.Request, page func(*streams.Response) error) error {
+	p, err := streams.NewPaginator(n.def)
+	if err != nil {
+		return err
+	}
+	err = streams.Walk(ctx, n.def, p, first, w.e.fetcher(n), page)
+	if errors.Is(err, errIgnored) {
+		return nil
+	}
+	return err
+}
+
+// lastAllowed reports whether a walk reached the stream's max_pages, which
+// ends inference's reading quietly instead of failing as a sync would.
+func lastAllowed(d *streams.Definition, walked int) bool {
+	return d.Pagination.MaxPages > 0 && walked >= d.Pagination.MaxPages
+}
+
+// recordObject is a record as the engine sees it: an object, with the
+// parent's key copied in under parent.as.
+func recordObject(n *node, rec any, parentKey any) (map[string]any, error) {
+	m, ok := rec.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("stream %q: a record is not a JSON object (got %s); check records_path", n.def.Name, jsonType(rec))
+	}
+	if p := n.def.Parent; p != nil && p.As != "" {
+		m[p.As] = parentKey
+	}
+	return m, nil
+}
+
+// Kinds of non-null JSON values, in the order their names are printed
+// (after "null").
+const (
+	kindArray = 1 << iota
+	kindBoolean
+	kindInteger
+	kindNumber
+	kindObject
+	kindString
+	kindAny // a Go value with no JSON type (never from a decoded body)
+)
+
+var kindNames = []struct {
+	kind int
+	name string
+}{
+	{kindArray, "array"}, {kindBoolean, "boolean"}, {kindInteger, "integer"},
+	{kindNumber, "number"}, {kindObject, "object"}, {kindString, "string"},
+}
+
+// shape accumulates what was seen at one place of the records: a
+// property, an array's elements, or the record itself.
+type shape struct {
+	kinds       int
+	null        bool // a null was seen here
+	nonNull     int  // non-null values seen here
+	notDateTime bool // a string that is not an RFC 3339 date-time was seen
+	objects     int  // objects seen here (nonNull counts them too)
+	props       map[string]*shape
+	items       *shape // the elements of every array seen here
+}
+
+func (s *shape) add(v any) {
+	switch v := v.(type) {
+	case nil:
+		s.null = true
+		return
+	case bool:
+		s.kinds |= kindBoolean
+	case json.Number:
+		if strings.ContainsAny(string(v), ".eE") {
+			s.kinds |= kindNumber
+		} else {
+			s.kinds |= kindInteger
+		}
+	case float64:
+		if v == math.Trunc(v) && !math.IsInf(v, 0) {
+			s.kinds |= kindInteger
+		} else {
+			s.kinds |= kindNumber
+		}
+	case int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64:
+		s.kinds |= kindInteger
+	case string:
+		s.kinds |= kindString
+		if !s.notDateTime && !isDateTime(v) {
+			s.notDateTime = true
+		}
+	case map[string]any:
+		s.kinds |= kindObject
+		s.objects++
+		if s.props == nil {
+			s.props = map[string]*shape{}
+		}
+		for k, e := range v {
+			p := s.props[k]
+			if p == nil {
+				p = &shape{}
+				s.props[k] = p
+			}
+			p.add(e)
+		}
+	case []any:
+		s.kinds |= kindArray
+		if s.items == nil {
+			s.items = &shape{}
+		}
+		for _, e := range v {
+			s.items.add(e)
+		}
+	default:
+		s.kinds |= kindAny
+	}
+	s.nonNull++
+}
+
+// isDateTime accepts what both Go and the validator read as an RFC 3339
+// date-time, so that format "date-time" never rejects a value inferred as
+// one.
+func isDateTime(s string) bool {
+	if _, err := time.Parse(time.RFC3339, s); err != nil {
+		return false
+	}
+	f := jsonschema.Formats["date-time"]
+	return f == nil || f(s)
+}
+
+// inferred is a JSON Schema as printed: keys in this order, "properties"
+// sorted by name.
+type inferred struct {
+	Type       any                   `json:"type,omitempty"`
+	Format     string                `json:"format,omitempty"`
+	Properties *map[string]*inferred `json:"properties,omitempty"`
+	Required   []string              `json:"required,omitempty"`
+	Items      *inferred             `json:"items,omitempty"`
+}
+
+// objectSchema is the schema of the records: an object, even with none.
+func (s *shape) objectSchema() *inferred {
+	out := s.schema(false)
+	out.Type = "object"
+	if out.Properties == nil {
+		out.Properties = &map[string]*inferred{}
+	}
+	return out
+}
+
+// schema renders what was seen; nullable adds "null" to the type (the
+// value was missing from some objects).
+func (s *shape) schema(nullable bool) *inferred {
+	out := &inferred{}
+	if s.kinds&kindAny != 0 {
+		return out // no type constraint
+	}
+	kinds := s.kinds
+	if kinds&kindNumber != 0 {
+		kinds &^= kindInteger
+	}
+	var types []string
+	if nullable || s.null {
+		types = append(types, "null")
+	}
+	for _, k := range kindNames {
+		if kinds&k.kind != 0 {
+			types = append(types, k.name)
+		}
+	}
+	switch len(types) {
+	case 0:
+		return out // never seen (an empty array's items are not printed)
+	case 1:
+		out.Type = types[0]
+	default:
+		out.Type = types
+	}
+	if kinds&kindString != 0 && !s.notDateTime {
+		out.Format = "date-time"
+	}
+	if kinds&kindObject != 0 {
+		props := make(map[string]*inferred, len(s.props))
+		for k, p := range s.props {
+			props[k] = p.schema(p.nonNull < s.objects)
+			if p.nonNull == s.objects {
+				out.Required = append(out.Required, k)
+			}
+		}
+		out.Properties = &props
+		slices.Sort(out.Required)
+	}
+	if kinds&kindArray != 0 && s.items != nil && (s.items.nonNull > 0 || s.items.null) {
+		out.Items = s.items.schema(false)
+	}
+	return out
+}

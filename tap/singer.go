@@ -1,0 +1,157 @@
+package tap
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// Writer turns the engine's events into protocol messages. The engine is
+// the same for Singer and Airbyte; only the writer differs. A Writer is
+// safe for concurrent use, and every message is written as one whole line.
+type Writer interface {
+	Schema(stream string, schema map[string]any, keys []string, bookmarkKeys []string) error
+	// Record writes one record; rec is the record's JSON object.
+	Record(stream string, rec []byte, extracted time.Time, version int64) error
+	// State writes a checkpoint after a change to stream's bookmark.
+	State(stream string, st *State, recordCount int64) error
+	ActivateVersion(stream string, version int64) error
+	// StreamStatus reports a stream's life cycle (Airbyte TRACE); Singer
+	// has no such message.
+	StreamStatus(stream, status string) error
+	Flush() error
+}
+
+// Stream statuses.
+const (
+	StatusStarted    = "STARTED"
+	StatusRunning    = "RUNNING"
+	StatusComplete   = "COMPLETE"
+	StatusIncomplete = "INCOMPLETE"
+)
+
+// lineWriter writes whole lines to a buffered stream under a mutex, so
+// that messages of parallel streams interleave only at line boundaries.
+type lineWriter struct {
+	mu  sync.Mutex
+	w   *bufio.Writer
+	buf []byte
+}
+
+func newLineWriter(w io.Writer) *lineWriter {
+	return &lineWriter{w: bufio.NewWriterSize(w, 256<<10)}
+}
+
+// write appends one line built by build; flush also flushes stdout, as
+// STATE must reach the target before anything else happens.
+func (lw *lineWriter) write(flush bool, build func(b []byte) []byte) error {
+	lw.mu.Lock()
+	defer lw.mu.Unlock()
+	lw.buf = append(build(lw.buf[:0]), '\n')
+	if _, err := lw.w.Write(lw.buf); err != nil {
+		return err
+	}
+	if flush {
+		return lw.w.Flush()
+	}
+	return nil
+}
+
+func (lw *lineWriter) Flush() error {
+	lw.mu.Lock()
+	defer lw.mu.Unlock()
+	return lw.w.Flush()
+}
+
+// SingerWriter writes Singer messages.
+type SingerWriter struct {
+	*lineWriter
+	lastState []byte // a STATE equal to the last one says nothing new
+}
+
+// NewSingerWriter writes Singer messages to w.
+func NewSingerWriter(w io.Writer) *SingerWriter { return &SingerWriter{lineWriter: newLineWriter(w)} }
+
+func (s *SingerWriter) Schema(stream string, schema map[string]any, keys, bookmarkKeys []string) error {
+	msg := map[string]any{"type": "SCHEMA", "stream": stream, "schema": schema, "key_properties": nonNil(keys)}
+	if len(bookmarkKeys) > 0 {
+		msg["bookmark_properties"] = bookmarkKeys
+	}
+	return s.writeJSON(false, msg)
+}
+
+func (s *SingerWriter) Record(stream string, rec []byte, extracted time.Time, version int64) error {
+	return s.write(false, func(b []byte) []byte {
+		b = append(b, `{"type":"RECORD","stream":`...)
+		b = appendString(b, stream)
+		b = append(b, `,"record":`...)
+		b = append(b, rec...)
+		if version != 0 {
+			b = append(b, `,"version":`...)
+			b = strconv.AppendInt(b, version, 10)
+		}
+		b = append(b, `,"time_extracted":"`...)
+		b = extracted.UTC().AppendFormat(b, time.RFC3339Nano)
+		return append(b, `"}`...)
+	})
+}
+
+// State writes the whole state. The snapshot is taken under the writer's
+// lock, so parallel streams can never write an older snapshot after a
+// newer one.
+func (s *SingerWriter) State(_ string, st *State, _ int64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	value, err := st.MarshalJSON()
+	if err != nil || bytes.Equal(value, s.lastState) {
+		return err
+	}
+	s.lastState = value
+	s.buf = append(append(append(s.buf[:0], `{"type":"STATE","value":`...), value...), "}\n"...)
+	if _, err := s.w.Write(s.buf); err != nil {
+		return err
+	}
+	return s.w.Flush()
+}
+
+func (s *SingerWriter) ActivateVersion(stream string, version int64) error {
+	return s.writeJSON(false, map[string]any{"type": "ACTIVATE_VERSION", "stream": stream, "version": version})
+}
+
+func (s *SingerWriter) StreamStatus(string, string) error { return nil }
+
+func (lw *lineWriter) writeJSON(flush bool, v any) error {
+	data, err := marshal(v)
+	if err != nil {
+		return err
+	}
+	return lw.write(flush, func(b []byte) []byte { return append(b, data...) })
+}
+
+// marshal encodes v without escaping <, > and &, which targets would
+// otherwise store escaped.
+func marshal(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte{'\n'}), nil
+}
+
+func appendString(b []byte, s string) []byte {
+	q, _ := marshal(s)
+	return append(b, q...)
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}

@@ -1,0 +1,240 @@
+package tap
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"sync"
+)
+
+// State is the Singer state of a run, shared by every stream: the
+// bookmarks by stream, plus whatever else the incoming state held, which
+// is written back untouched (state in, state out).
+//
+// A bookmark is an object {"replication_key", "replication_key_value",
+// "window"?, ...}, the shape the Meltano SDK writes, so its states are read
+// as they are.
+type State struct {
+	mu               sync.Mutex
+	bookmarks        map[string]map[string]any
+	other            map[string]any // top-level keys other than bookmarks and currently_syncing
+	currentlySyncing string
+}
+
+// Bookmark fields.
+const (
+	keyReplicationKey = "replication_key"
+	keyValue          = "replication_key_value"
+	keyWindow         = "window"
+	keyVersion        = "version"
+	keyLastRecords    = "last_run_records"
+)
+
+// NewState returns an empty state.
+func NewState() *State {
+	return &State{bookmarks: map[string]map[string]any{}, other: map[string]any{}}
+}
+
+// LoadState reads a state file: a Singer state object, or the array of
+// per-stream STATE messages (or a legacy state object) that Airbyte passes
+// back.
+func LoadState(path string) (*State, error) {
+	tree, err := readJSONFile(path, "state")
+	if err != nil {
+		return nil, err
+	}
+	st, err := stateFromTree(tree)
+	if err != nil {
+		return nil, inputErr(path, err)
+	}
+	return st, nil
+}
+
+func stateFromTree(tree any) (*State, error) {
+	st := NewState()
+	if msgs, ok := tree.([]any); ok {
+		return st, st.readAirbyte(msgs)
+	}
+	obj, ok := tree.(map[string]any)
+	if !ok {
+		return nil, errors.New("expected a JSON object (Singer state) or an array of Airbyte state messages")
+	}
+	if data, ok := obj["data"].(map[string]any); ok && obj["type"] == "LEGACY" {
+		obj = data
+	}
+	for k, v := range obj {
+		switch k {
+		case "bookmarks":
+			bm, ok := v.(map[string]any)
+			if !ok {
+				return nil, errors.New("bookmarks: expected an object of stream name to bookmark object")
+			}
+			for name, b := range bm {
+				b, ok := b.(map[string]any)
+				if !ok {
+					return nil, fmt.Errorf("bookmarks.%s: expected a bookmark object", name)
+				}
+				st.bookmarks[name] = b
+			}
+		case "currently_syncing":
+			// A run that died mid-stream left it set; this run sets its own.
+		default:
+			st.other[k] = v
+		}
+	}
+	return st, nil
+}
+
+// readAirbyte reads Airbyte per-stream state messages.
+func (st *State) readAirbyte(msgs []any) error {
+	for i, m := range msgs {
+		obj, ok := m.(map[string]any)
+		if !ok {
+			return fmt.Errorf("[%d]: expected an Airbyte state message object", i)
+		}
+		if obj["type"] == "STATE" { // a whole AirbyteMessage
+			if inner, ok := obj["state"].(map[string]any); ok {
+				obj = inner
+			}
+		}
+		switch obj["type"] {
+		case "STREAM":
+			s, _ := obj["stream"].(map[string]any)
+			desc, _ := s["stream_descriptor"].(map[string]any)
+			name, _ := desc["name"].(string)
+			if name == "" {
+				return fmt.Errorf("[%d].stream.stream_descriptor.name: expected the stream name", i)
+			}
+			if ss, ok := s["stream_state"].(map[string]any); ok {
+				st.bookmarks[name] = ss
+			}
+		case "LEGACY", nil:
+			data, ok := obj["data"].(map[string]any)
+			if !ok {
+				return fmt.Errorf("[%d].data: expected the legacy state object", i)
+			}
+			inner, err := stateFromTree(data)
+			if err != nil {
+				return fmt.Errorf("[%d].data.%w", i, err)
+			}
+			maps.Copy(st.bookmarks, inner.bookmarks)
+			maps.Copy(st.other, inner.other)
+		case "GLOBAL":
+			return fmt.Errorf("[%d].type: GLOBAL state is not supported; this source writes per-stream (STREAM) state", i)
+		default:
+			return fmt.Errorf("[%d].type: expected STREAM or LEGACY, got %v", i, obj["type"])
+		}
+	}
+	return nil
+}
+
+// Value returns the stream's bookmark value, or nil.
+func (st *State) Value(stream string) any {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.bookmarks[stream][keyValue]
+}
+
+// Window returns the chunk window in progress of a stream, if any.
+func (st *State) Window(stream string) (start, end string, ok bool) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	w, _ := st.bookmarks[stream][keyWindow].(map[string]any)
+	start, _ = w["start"].(string)
+	end, _ = w["end"].(string)
+	return start, end, start != ""
+}
+
+// SetValue moves the stream's bookmark.
+func (st *State) SetValue(stream, key string, value any) {
+	st.update(stream, func(b map[string]any) {
+		b[keyReplicationKey] = key
+		b[keyValue] = value
+	})
+}
+
+// SetWindow records the chunk window in progress; an empty start clears it.
+func (st *State) SetWindow(stream, start, end string) {
+	st.update(stream, func(b map[string]any) {
+		if start == "" {
+			delete(b, keyWindow)
+			return
+		}
+		b[keyWindow] = map[string]any{"start": start, "end": end}
+	})
+}
+
+// SetVersion records the table version of a full-table stream.
+func (st *State) SetVersion(stream string, version int64) {
+	st.update(stream, func(b map[string]any) { b[keyVersion] = version })
+}
+
+// LastRecords returns how many records the stream's last run emitted.
+func (st *State) LastRecords(stream string) (int64, bool) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	n := st.bookmarks[stream][keyLastRecords]
+	switch n := n.(type) {
+	case json.Number:
+		v, err := n.Int64()
+		return v, err == nil
+	case int64:
+		return n, true
+	}
+	return 0, false
+}
+
+// SetLastRecords notes how many records the stream emitted in this run.
+func (st *State) SetLastRecords(stream string, n int64) {
+	st.update(stream, func(b map[string]any) { b[keyLastRecords] = n })
+}
+
+// SetSyncing sets currently_syncing; clearing it only clears the stream
+// that set it.
+func (st *State) SetSyncing(stream string, running bool) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if running {
+		st.currentlySyncing = stream
+	} else if st.currentlySyncing == stream {
+		st.currentlySyncing = ""
+	}
+}
+
+func (st *State) update(stream string, f func(map[string]any)) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	b := st.bookmarks[stream]
+	if b == nil {
+		b = map[string]any{}
+		st.bookmarks[stream] = b
+	}
+	f(b)
+}
+
+// MarshalJSON writes the whole state: a full snapshot, never a diff.
+func (st *State) MarshalJSON() ([]byte, error) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	out := make(map[string]any, len(st.other)+2)
+	maps.Copy(out, st.other)
+	out["bookmarks"] = st.bookmarks
+	if st.currentlySyncing != "" {
+		out["currently_syncing"] = st.currentlySyncing
+	} else {
+		out["currently_syncing"] = nil
+	}
+	return json.Marshal(out)
+}
+
+// StreamJSON returns one stream's bookmark object (Airbyte's stream_state).
+func (st *State) StreamJSON(stream string) ([]byte, error) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	b := st.bookmarks[stream]
+	if b == nil {
+		b = map[string]any{}
+	}
+	return json.Marshal(b)
+}
