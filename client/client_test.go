@@ -288,3 +288,35 @@ func TestCancelledBeforeDo(t *testing.T) {
 		t.Errorf("err %v, hits %d", err, srv.Hits())
 	}
 }
+
+// Each redirect hop is an attempt of its own through the limiter; the hop
+// before gives its in-flight slot back, so one slot is enough.
+func TestRedirectOneSlot(t *testing.T) {
+	srv := newServer(t, func(n int, w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/old" {
+			http.Redirect(w, r, "/new?x=1", http.StatusMovedPermanently)
+			return
+		}
+		io.WriteString(w, `{"moved":true}`)
+	})
+	var paths []string
+	e := newEnv(t, srv.URL, func(c *Config) {
+		c.MaxInFlight = 1
+		c.OnAttempt = func(_, _, path string, status int, _ time.Duration) { paths = append(paths, path) }
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	resp, err := e.c.Do(ctx, Request{Stream: "s", URL: "/old"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.URL.String() != srv.URL+"/new?x=1" || string(resp.Body) != `{"moved":true}` || resp.Attempts != 1 {
+		t.Errorf("resp %+v", resp)
+	}
+	if st := e.c.Stats(); st.Requests != 2 || st.ByStatus[301] != 1 || st.ByStatus[200] != 1 {
+		t.Errorf("stats %+v", st)
+	}
+	if strings.Join(paths, " ") != "/old /new" {
+		t.Errorf("OnAttempt paths %v", paths)
+	}
+}

@@ -115,8 +115,12 @@ func (l *limiter) quotaReached() bool {
 // response headers (or failure) with settle.
 func (l *limiter) acquire(ctx context.Context) (release func(), err error) {
 	release = func() { <-l.slots }
-	const rounds = 8 // each round but the last ends with a wait for a reset
-	for round := 1; ; round++ {
+	// A round that finds the budget used up again (other attempts took it
+	// while this one waited for its slot) starts over, waiting for the next
+	// reset. Each round waits for a reset or ends, so rounds are few; the
+	// bound is only a guard against an API whose budget never refills.
+	const rounds = 1000
+	for round := 1; round <= rounds; round++ {
 		if err := l.waitWindow(ctx); err != nil {
 			return nil, err
 		}
@@ -128,7 +132,7 @@ func (l *limiter) acquire(ctx context.Context) (release func(), err error) {
 			return nil, err
 		}
 		l.mu.Lock()
-		if round < rounds && !l.blockedUntilLocked(l.now()).IsZero() {
+		if !l.blockedUntilLocked(l.now()).IsZero() {
 			l.mu.Unlock()
 			release()
 			continue
@@ -143,6 +147,7 @@ func (l *limiter) acquire(ctx context.Context) (release func(), err error) {
 		l.mu.Unlock()
 		return release, nil
 	}
+	return nil, fmt.Errorf("rate limiter: the API's rate-limit budget stayed used up for %d windows", rounds)
 }
 
 // leftLocked is the API's budget left for new attempts.

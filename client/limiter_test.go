@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/rand/v2"
 	"net/http"
 	"strconv"
 	"strings"
@@ -315,5 +316,69 @@ func TestRemainingZeroWaitsForReset(t *testing.T) {
 	}
 	if st := e.c.Stats(); st.WaitBucket != 42*time.Second {
 		t.Errorf("WaitBucket %s", st.WaitBucket)
+	}
+}
+
+// A real server with short windows that handles concurrent requests in a
+// shuffled order (random delays before and after counting) still never
+// has to answer 429: the smallest Remaining of the window, minus the
+// attempts still out, never overestimates the budget.
+func TestRateLimitShuffledServer(t *testing.T) {
+	const limit, win = 4, 40 * time.Millisecond
+	var mu sync.Mutex
+	var winStart time.Time
+	used, ok, too := 0, 0, 0
+	var seed atomic.Uint64
+	srv := newServer(t, func(n int, w http.ResponseWriter, r *http.Request) {
+		rnd := rand.New(rand.NewPCG(seed.Add(1), 7))
+		time.Sleep(time.Duration(rnd.IntN(2000)) * time.Microsecond)
+		mu.Lock()
+		now := time.Now()
+		if now.Sub(winStart) >= win {
+			winStart = now.Truncate(win)
+			used = 0
+		}
+		status := 200
+		if used < limit {
+			used++
+			ok++
+		} else {
+			status = 429
+			too++
+		}
+		w.Header().Set("X-RateLimit-Limit", strconv.Itoa(limit))
+		w.Header().Set("X-RateLimit-Remaining", strconv.Itoa(limit-used))
+		w.Header().Set("X-RateLimit-Reset", strconv.FormatInt(winStart.Add(win).UnixMilli(), 10))
+		mu.Unlock()
+		time.Sleep(time.Duration(rnd.IntN(2000)) * time.Microsecond)
+		if status == 429 {
+			w.Header().Set("Retry-After", "0")
+		}
+		w.WriteHeader(status)
+	})
+	c, err := New(Config{BaseURL: mustURL(t, srv.URL), MaxInFlight: limit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for range jobs {
+				if _, err := c.Do(context.Background(), Request{URL: "/x"}); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+	for i := range 40 {
+		jobs <- i
+	}
+	close(jobs)
+	wg.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	if too != 0 || ok != 40 {
+		t.Errorf("server answered %d × 200 and %d × 429, want 40 and 0", ok, too)
 	}
 }

@@ -461,3 +461,25 @@ func TestStatusErrorFormat(t *testing.T) {
 		}
 	}
 }
+
+// Cancelling the context while an attempt is in flight returns promptly,
+// without a retry.
+func TestCancelDuringAttempt(t *testing.T) {
+	srv := newServer(t, func(n int, w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-time.After(2 * time.Second):
+		}
+	})
+	e := newEnv(t, srv.URL, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(30*time.Millisecond, cancel)
+	start := time.Now()
+	_, err := e.c.Do(ctx, Request{Stream: "orders", URL: "/v1/orders"})
+	if !errors.Is(err, context.Canceled) || time.Since(start) > time.Second {
+		t.Fatalf("err = %v after %s", err, time.Since(start))
+	}
+	if srv.Hits() != 1 || len(e.clock.Sleeps()) != 0 || e.c.Stats().Retries != 0 {
+		t.Errorf("hits %d, sleeps %v", srv.Hits(), e.clock.Sleeps())
+	}
+}

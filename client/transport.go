@@ -17,7 +17,7 @@ import (
 //
 //   - fails with a DeferError if the daily quota is used up (nothing sent);
 //   - waits for the circuit breaker (cooldown, probe);
-//   - waits for the limiter (window reset, token, in-flight slot);
+//   - waits for the limiter (API window reset, in-flight slot, token);
 //   - gets auth and default headers, only if it goes to BaseURL's origin;
 //   - is sent under its own Timeout, which also covers reading the body.
 //
@@ -100,6 +100,9 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		c.stats.status(0)
 		a.finish()
 		return nil, err
+	}
+	if resp.Body == nil {
+		resp.Body = http.NoBody
 	}
 	c.stats.status(resp.StatusCode)
 	c.lim.settle(resp.Header)
