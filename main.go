@@ -93,14 +93,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprint(stdout, usage)
 			return 0
 		}
-		return fail(stderr, &tap.UsageError{Msg: err.Error() + " (see tap --help)"})
+		return badUsage(cmd, stdout, stderr, err.Error()+" (see tap --help)")
 	}
 	if fs.NArg() > 0 {
-		return fail(stderr, &tap.UsageError{Msg: fmt.Sprintf("unexpected argument %q (see tap --help)", fs.Arg(0))})
+		return badUsage(cmd, stdout, stderr, fmt.Sprintf("unexpected argument %q (see tap --help)", fs.Arg(0)))
 	}
 	if properties != "" {
 		if f.Catalog != "" {
-			return fail(stderr, &tap.UsageError{Msg: "give --catalog or --properties, not both"})
+			return badUsage(cmd, stdout, stderr, "give --catalog or --properties, not both")
 		}
 		f.Catalog = properties
 	}
@@ -123,6 +123,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 	default:
 		err = tap.SingerSync(ctx, f, stdout, stderr)
+	}
+	return fail(stderr, err)
+}
+
+// badUsage reports a bad command line: as a TRACE message on stdout for an
+// Airbyte command, which must keep stderr free, else as one line on stderr.
+func badUsage(cmd string, stdout, stderr io.Writer, msg string) int {
+	err := &tap.UsageError{Msg: msg}
+	if cmd != "" && cmd != "serve-demo" {
+		return tap.ExitCode(tap.AirbyteFail(stdout, err))
 	}
 	return fail(stderr, err)
 }

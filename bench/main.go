@@ -32,11 +32,16 @@
 //   - quota: the demo enforces 10 requests per second (fixed one-second
 //     windows), answers 8% of requests with 503 and adds 50 ms to every
 //     answer; the tap is configured at 9 requests/s, burst 1, and syncs five
-//     streams (customers, orders, events, invoices, tickets; pages of 10)
-//     planned to total ~300 pages (30 with -quick). Pages are the 200
-//     answers. The floor is pages ÷ 9 s; a tap that keeps its bucket busy
-//     and wastes nothing on 429s finishes close to it. Requests per page
-//     counts retries (503s are expected: ~1/0.92 ≈ 1.09); 429s must be 0.
+//     streams (customers, orders, events, invoices, tickets; pages of 10),
+//     two at a time as in sample_config.json, sized to total 300 pages (30
+//     with -quick). Pages are the 200 answers. The floor is pages ÷ 9 s; a
+//     tap that keeps its bucket busy and wastes nothing on 429s finishes
+//     close to it. Requests per page counts retries (503s are expected:
+//     ~1/0.92 ≈ 1.09); 429s must be 0.
+//
+// The header gives the Go version, the CPUs, how the tap was pinned and the
+// load average: the machine is not reserved, so compare throughput figures
+// only between runs on a quiet machine.
 //
 // Reading the table: one row per figure, with its value, its target and
 // PASS or FAIL ("-" for figures that are informative, without a target).
@@ -106,6 +111,7 @@ func run(records int, quick bool) int {
 		return 1
 	}
 	b := &bench{bin: bin, dir: dir, pin: setupPinning()}
+	loadBefore := loadAvg()
 	rep := &report{}
 
 	var failed []string
@@ -127,6 +133,7 @@ func run(records int, quick bool) int {
 
 	fmt.Printf("tap benchmark  %s  %s/%s  %d CPUs  %s\n", runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), time.Now().UTC().Format(time.RFC3339))
 	fmt.Printf("throughput/memory: %s records; tap pinned by %s\n", thousands(int64(n)), b.pin.method())
+	fmt.Printf("load average (1 min): %s at start, %s at end (other processes make the throughput figures slower and noisier)\n", loadBefore, loadAvg())
 	rep.print(os.Stdout)
 	fmt.Printf("bench wall time: %.1f s\n", time.Since(started).Seconds())
 	if len(failed) > 0 {
@@ -345,6 +352,15 @@ func thousands(n int64) string {
 func oneLine(s string) string {
 	s, _, _ = strings.Cut(s, "\n")
 	return s
+}
+
+// loadAvg is the 1-minute load average, or "?" where /proc is not.
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(b)); err == nil && len(f) > 0 {
+		return f[0]
+	}
+	return "?"
 }
 
 func mib(kib int64) float64 { return float64(kib) / 1024 }

@@ -110,24 +110,34 @@ func TestRateLimitHeadersOnRefusals(t *testing.T) {
 // TestRateLimitRealClock runs the window on the wall clock: a burst of 2×limit
 // requests inside one second gets limit 200s.
 func TestRateLimitRealClock(t *testing.T) {
-	_, base := start(t, Config{RequestsPerSecond: 5})
-	// Start just after a second boundary so the burst fits in one window.
-	time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(time.Second + 20*time.Millisecond)))
-	ok, limited := 0, 0
-	for range 10 {
-		switch a := get(t, base+"/v1/tickets?per_page=1"); a.status {
-		case 200:
-			ok++
-		case 429:
-			limited++
-			if reset := a.header.Get("X-RateLimit-Reset"); reset != fmt.Sprint(time.Now().Unix()+1) && reset != fmt.Sprint(time.Now().Unix()) {
-				t.Errorf("reset %s at %d", reset, time.Now().Unix())
+	// A loaded machine may stretch the burst over a window boundary; then
+	// the counts mean nothing and the burst is tried again.
+	for attempt := 0; attempt < 4; attempt++ {
+		_, base := start(t, Config{RequestsPerSecond: 5})
+		// Start just after a second boundary so the burst fits in one window.
+		time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(time.Second + 20*time.Millisecond)))
+		sec := time.Now().Unix()
+		ok, limited := 0, 0
+		for range 10 {
+			switch a := get(t, base+"/v1/tickets?per_page=1"); a.status {
+			case 200:
+				ok++
+			case 429:
+				limited++
+				if reset := a.header.Get("X-RateLimit-Reset"); reset != fmt.Sprint(sec+1) && time.Now().Unix() == sec {
+					t.Errorf("X-RateLimit-Reset %s in second %d", reset, sec)
+				}
 			}
 		}
+		if time.Now().Unix() != sec {
+			continue
+		}
+		if ok != 5 || limited != 5 {
+			t.Errorf("%d ok, %d limited; want 5 and 5", ok, limited)
+		}
+		return
 	}
-	if ok != 5 || limited != 5 {
-		t.Errorf("%d ok, %d limited; want 5 and 5", ok, limited)
-	}
+	t.Skip("machine too slow to send 10 requests within one second")
 }
 
 // statuses sends n sequential requests to path straight into the handler.

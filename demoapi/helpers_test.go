@@ -156,9 +156,9 @@ func walk(t testing.TB, base, stream string, params url.Values) []map[string]any
 			q.Set("cursor", field(a.body, "next_cursor").(string))
 		}
 		if stream == "order_items" {
-			orders := out
+			orders := out // newest first; fetch the items in id order
 			out = nil
-			for _, o := range orders {
+			for _, o := range reverse(orders) {
 				id := o["id"].(json.Number)
 				a := mustGet(t, base+"/v1/orders/"+id.String()+"/items")
 				for _, it := range records(t, field(a.body, "items")) {
@@ -184,17 +184,22 @@ func walk(t testing.TB, base, stream string, params url.Values) []map[string]any
 			q.Set("since_id", page[len(page)-1]["id"].(json.Number).String())
 		}
 	case "invoices":
+		// Like the tap: stop at a short page (growth appends after every
+		// page, so waiting for an empty one would never end).
 		q := clone()
-		offset := 0
+		offset, limit := 0, 100
+		if l := q.Get("limit"); l != "" {
+			limit = atoi(t, l)
+		}
 		for {
 			q.Set("offset", itoa(offset))
 			u := withQuery(base+"/v1/invoices", q)
 			seen(u)
 			page := records(t, field(mustGet(t, u).body, "invoices"))
-			if len(page) == 0 {
+			out = append(out, page...)
+			if len(page) < limit {
 				break
 			}
-			out = append(out, page...)
 			offset += len(page)
 		}
 	case "tickets":

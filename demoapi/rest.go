@@ -134,9 +134,10 @@ func (s *Server) customers(w http.ResponseWriter, r *http.Request, b []byte) ([]
 // ---- orders: opaque cursor (Stripe style), newest first ----
 
 // An orders cursor is std base64 of: version, position in the result set,
-// the updated_since and updated_before filters, and a checksum. The binary
-// payload makes '+', '/' and '=' common in tokens, so a client that does not
-// escape its query parameters fails loudly.
+// the updated_since and updated_before filters (masked), and a checksum.
+// The binary payload makes '+' and '/' common in tokens and its length
+// (29 bytes) ends every token in '=', so a client that does not escape its
+// query parameters fails loudly.
 const orderTokenLen = 1 + 8 + 8 + 8 + 4
 
 func (s *Server) orderToken(pos, since, before int64) string {
@@ -146,12 +147,29 @@ func (s *Server) orderToken(pos, since, before int64) string {
 	binary.BigEndian.PutUint64(b[9:], uint64(since))
 	binary.BigEndian.PutUint64(b[17:], uint64(before))
 	binary.BigEndian.PutUint32(b[25:], s.checksum(stOrders, b[:25]))
+	s.maskOrderToken(b[1:25])
 	return base64.StdEncoding.EncodeToString(b[:])
+}
+
+// maskOrderToken XORs the fields of a token with a seed-derived key stream
+// (its own inverse), so that tokens look opaque and a client cannot build
+// one from a guess.
+func (s *Server) maskOrderToken(p []byte) {
+	for i := 0; i < len(p); i += 8 {
+		k := mix(s.g.skey[stOrders] + uint64(i))
+		for j := i; j < i+8 && j < len(p); j++ {
+			p[j] ^= byte(k >> (8 * (j - i)))
+		}
+	}
 }
 
 func (s *Server) parseOrderToken(tok string) (pos, since, before int64, ok bool) {
 	b, err := base64.StdEncoding.DecodeString(tok)
-	if err != nil || len(b) != orderTokenLen || b[0] != 1 || binary.BigEndian.Uint32(b[25:]) != s.checksum(stOrders, b[:25]) {
+	if err != nil || len(b) != orderTokenLen || b[0] != 1 {
+		return 0, 0, 0, false
+	}
+	s.maskOrderToken(b[1:25])
+	if binary.BigEndian.Uint32(b[25:]) != s.checksum(stOrders, b[:25]) {
 		return 0, 0, 0, false
 	}
 	pos = int64(binary.BigEndian.Uint64(b[1:]))

@@ -248,7 +248,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if status != 0 {
-		s.writeError(w, rt.name, status, msg, rt.name == "graphql")
+		s.writeError(w, rt.name, status, msg, false)
 		return
 	}
 
@@ -272,7 +272,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if rt.method != "" && r.Method != rt.method && !(rt.method == http.MethodGet && r.Method == http.MethodHead) {
 		h.Set("Allow", rt.method)
-		s.writeError(w, rt.name, http.StatusMethodNotAllowed, "method "+r.Method+" not allowed on "+r.URL.Path, rt.name == "graphql")
+		s.writeError(w, rt.name, http.StatusMethodNotAllowed, "method "+r.Method+" not allowed on "+r.URL.Path, false)
 		return
 	}
 

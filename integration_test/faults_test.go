@@ -57,7 +57,7 @@ func TestFaults(t *testing.T) {
 		{
 			name:    "rate limit with Retry-After in seconds",
 			streams: []string{"customers", "tickets"},
-			demo:    func(c *demoapi.Config) { c.RequestsPerSecond = 3; c.RetryAfterS = 2 },
+			demo:    func(c *demoapi.Config) { c.RequestsPerSecond = 4; c.RetryAfterS = 1 },
 			config:  rateLimitConfig,
 			wrap:    raSeconds.rewrite("seconds"),
 			check:   func(t *testing.T, f *faultRun) { raSeconds.check(t, f.srv) },
@@ -65,7 +65,7 @@ func TestFaults(t *testing.T) {
 		{
 			name:    "rate limit with Retry-After as an HTTP-date",
 			streams: []string{"customers", "tickets"},
-			demo:    func(c *demoapi.Config) { c.RequestsPerSecond = 3; c.RetryAfterS = 2 },
+			demo:    func(c *demoapi.Config) { c.RequestsPerSecond = 4; c.RetryAfterS = 1 },
 			config:  rateLimitConfig,
 			wrap:    raDate.rewrite("date"),
 			check:   func(t *testing.T, f *faultRun) { raDate.check(t, f.srv) },
@@ -79,8 +79,16 @@ func TestFaults(t *testing.T) {
 			},
 		},
 		{
-			name: "8% 503s (and drifted orders dead-lettered)",
-			demo: func(c *demoapi.Config) { c.FailRate = 0.08; c.Drift = 2 },
+			name: "8% 503s",
+			demo: func(c *demoapi.Config) { c.FailRate = 0.08 },
+		},
+		{
+			// A parent record that fails its schema is dead-lettered; its
+			// children are valid records of their own and must still be
+			// synced.
+			name:    "drifted orders dead-lettered, their items still synced",
+			streams: []string{"orders", "order_items"},
+			demo:    func(c *demoapi.Config) { c.Drift = 2 },
 			expect: func(stream string, rows []map[string]any) []map[string]any {
 				if stream != "orders" {
 					return rows
@@ -148,6 +156,37 @@ func TestFaults(t *testing.T) {
 			resume: true,
 		},
 		{
+			name:    "Retry-After beyond max_retry_after_s",
+			streams: []string{"customers", "tickets"},
+			demo:    func(c *demoapi.Config) { c.RequestsPerSecond = 4; c.RetryAfterS = 400 },
+			config: func(c map[string]any) {
+				rateLimitConfig(c)
+				c["retry"].(map[string]any)["max_retry_after_s"] = 60
+			},
+			wrap:   new(retryAfterLog).rewrite("seconds"),
+			exit:   75,
+			errHas: []string{"429", "retry after"},
+			resume: true,
+		},
+		{
+			name:    "daily quota reached",
+			streams: []string{"customers", "tickets"},
+			config: func(c map[string]any) {
+				c["rate_limit"].(map[string]any)["daily_quota"] = 5
+			},
+			exit:   75,
+			errHas: []string{"quota", "retry after"},
+			resume: true,
+		},
+		{
+			name:    "503 on every attempt",
+			streams: []string{"tickets"},
+			demo:    func(c *demoapi.Config) { c.FailRate = 1 },
+			config:  func(c map[string]any) { c["retry"].(map[string]any)["max_attempts"] = 3 },
+			exit:    1,
+			errHas:  []string{`"tickets"`, "/v1/tickets", "gave up after 3 attempts", "503"},
+		},
+		{
 			name:    "inserts during an offset scan",
 			streams: []string{"invoices"},
 			demo:    func(c *demoapi.Config) { c.InvoicesGrowth = 3 },
@@ -207,8 +246,8 @@ func runFaultCase(t *testing.T, c faultCase) {
 				t.Errorf("the error lacks %q: %s", want, msg)
 			}
 		}
-		if l.state == nil {
-			t.Errorf("no STATE written before the run stopped")
+		if c.exit == 75 && l.state == nil {
+			t.Errorf("no STATE checkpointed before the run was deferred")
 		}
 		for _, name := range names {
 			assertSubset(t, l, name, demoKeys[name], source(t, srv, name))
@@ -218,9 +257,10 @@ func runFaultCase(t *testing.T, c faultCase) {
 		// The same data without the fault: the run resumes from the state
 		// and the tables end up complete.
 		dc2 := dc
-		dc2.UnauthorizedAfter, dc2.TeapotAfter = 0, 0
+		dc2.UnauthorizedAfter, dc2.TeapotAfter, dc2.RequestsPerSecond = 0, 0, 0
 		srv2, base2 := startDemo(t, dc2)
 		cfg["base_url"] = base2
+		delete(cfg["rate_limit"].(map[string]any), "daily_quota")
 		d.writeConfig(cfg)
 		r2 := d.sync(l, 2*time.Minute)
 		if r2.code != 0 {
@@ -243,7 +283,17 @@ func runFaultCase(t *testing.T, c faultCase) {
 	if c.check != nil {
 		c.check(t, &faultRun{srv: srv, d: d, l: l, r: r})
 	}
-	t.Logf("server: %+v", srv.Stats().ByStatus)
+	t.Logf("server: %+v; tap: %s", srv.Stats().ByStatus, summaryLine(r.stderr))
+}
+
+// summaryLine is the tap's "run summary" log line.
+func summaryLine(stderr []byte) string {
+	for _, line := range strings.Split(string(stderr), "\n") {
+		if strings.Contains(line, "run summary") {
+			return line
+		}
+	}
+	return ""
 }
 
 // rateLimitConfig makes the tap ask faster than the demo allows, one
@@ -330,8 +380,13 @@ type raWriter struct {
 }
 
 func (w *raWriter) WriteHeader(code int) {
+	h := w.Header()
+	// An API that sends Retry-After but no rate-limit headers, so the
+	// client cannot slow down before the 429s.
+	for _, k := range []string{"X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"} {
+		h.Del(k)
+	}
 	if code == http.StatusTooManyRequests {
-		h := w.Header()
 		now := time.Now()
 		ra := h.Get("Retry-After")
 		var at time.Time
@@ -401,7 +456,7 @@ func (l *retryAfterLog) check(t *testing.T, srv *demoapi.Server) {
 // then later. The union of the runs equals the source at the later time,
 // late rows included. When log is set, the second run's server records
 // requests into it (run 2).
-func testLateRows(t *testing.T, check func(t *testing.T, l *loader, first *demoapi.Server, log *reqLog)) {
+func testLateRows(t *testing.T, check func(t *testing.T, l *loader, state1 json.RawMessage, log *reqLog)) {
 	names := []string{"customers", "orders", "order_items", "issues"}
 	dc := demoBase()
 	dc.LateRate = 0.3
@@ -445,6 +500,7 @@ func testLateRows(t *testing.T, check func(t *testing.T, l *loader, first *demoa
 	if _, ok := l.rows("customers")[keyText(row.ID)]; ok {
 		t.Fatalf("late customer %v was emitted before it committed", row.ID)
 	}
+	state1 := l.state
 
 	// Later: every row has committed.
 	dc2 := dc
@@ -467,7 +523,7 @@ func testLateRows(t *testing.T, check func(t *testing.T, l *loader, first *demoa
 		assertTable(t, l, name, demoKeys[name], source(t, srv2, name))
 	}
 	if check != nil {
-		check(t, l, srv1, log)
+		check(t, l, state1, log)
 	}
 }
 

@@ -140,6 +140,27 @@ type reqLog struct {
 	mu   sync.Mutex
 	reqs []loggedReq
 	run  int // tag of the requests recorded from now on
+	// waits are closed when the run's count of requests reaches n.
+	waits []reqWait
+	count map[int]int
+}
+
+type reqWait struct {
+	run, n int
+	ch     chan struct{}
+}
+
+// after returns a channel closed when the n-th request of run arrives.
+func (l *reqLog) after(run, n int) <-chan struct{} {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ch := make(chan struct{})
+	if l.count[run] >= n {
+		close(ch)
+	} else {
+		l.waits = append(l.waits, reqWait{run: run, n: n, ch: ch})
+	}
+	return ch
 }
 
 type loggedReq struct {
@@ -175,6 +196,19 @@ func (l *reqLog) wrap(h http.Handler) http.Handler {
 		l.mu.Lock()
 		l.reqs = append(l.reqs, loggedReq{Run: l.run, At: time.Now(), Method: r.Method, Path: r.URL.Path,
 			Query: r.URL.Query(), Body: body, Auth: r.Header.Get("Authorization")})
+		if l.count == nil {
+			l.count = map[int]int{}
+		}
+		l.count[l.run]++
+		kept := l.waits[:0]
+		for _, w := range l.waits {
+			if w.run == l.run && l.count[l.run] >= w.n {
+				close(w.ch)
+			} else {
+				kept = append(kept, w)
+			}
+		}
+		l.waits = kept
 		l.mu.Unlock()
 		h.ServeHTTP(w, r)
 	})
@@ -265,10 +299,11 @@ type killedRun struct {
 }
 
 // syncKill runs the tap from the loader's state and kills it (SIGKILL)
-// after delay unless it ends first; stdout goes to the loader either way.
-// When killAt is set, it is called with each complete stdout line as it
-// arrives and the run is killed as soon as it returns true.
-func (d *tapDir) syncKill(l *loader, delay, limit time.Duration, killAt func(line []byte) bool) killedRun {
+// jitter after trigger is closed, unless it ends first; stdout goes to the
+// loader either way. When killAt is set, it is called with each complete
+// stdout line as it arrives and the run is killed as soon as it returns
+// true.
+func (d *tapDir) syncKill(l *loader, trigger <-chan struct{}, jitter, limit time.Duration, killAt func(line []byte) bool) killedRun {
 	d.t.Helper()
 	cmd := exec.Command(tapBin, d.args(l)...)
 	cmd.Dir = d.dir
@@ -290,7 +325,19 @@ func (d *tapDir) syncKill(l *loader, delay, limit time.Duration, killAt func(lin
 			killed = cmd.Process.Kill() == nil
 		}
 	}
-	timer := time.AfterFunc(delay, kill)
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		select {
+		case <-trigger:
+			select {
+			case <-time.After(jitter):
+				kill()
+			case <-stop:
+			}
+		case <-stop:
+		}
+	}()
 	var overLimit atomic.Bool
 	hard := time.AfterFunc(limit, func() { overLimit.Store(true); kill() })
 	// Read stdout whole lines at a time, keeping a cut last line as is.
@@ -306,7 +353,6 @@ func (d *tapDir) syncKill(l *loader, delay, limit time.Duration, killAt func(lin
 		}
 	}
 	werr := cmd.Wait()
-	timer.Stop()
 	hard.Stop()
 	mu.Lock()
 	wasKilled := killed

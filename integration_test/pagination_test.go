@@ -82,6 +82,7 @@ type edgeServer struct {
 	errs    []string
 	cursors []string // cursors received by /cursor, in order
 	base    string
+	front   int // rows inserted at the front of /shifting so far
 }
 
 func (e *edgeServer) fail(format string, args ...any) {
@@ -142,7 +143,14 @@ func (e *edgeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			parts = append(parts, link(page+1, "next", `; title="next, please; thanks"; type="application/json"`))
 		}
 		parts = append(parts, link(3, "last", `; title="the \"last\" one"`))
-		w.Header().Set("Link", strings.Join(parts, ", "))
+		if page == 2 {
+			// The same relations, one Link header field each.
+			for _, p := range parts {
+				w.Header().Add("Link", p)
+			}
+		} else {
+			w.Header().Set("Link", strings.Join(parts, ", "))
+		}
 		writeJSONBody(w, map[string]any{"items": rowsJSON(ids[lo:hi])})
 	case "/v2/relative": // next_url relative to the page's URL, 23 rows of 5
 		page, _ := strconv.Atoi(q.Get("page"))
@@ -202,9 +210,31 @@ func (e *edgeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			body["next_cursor"] = nil
 		}
 		writeJSONBody(w, body)
+	case "/shifting": // offset over a newest-first list that grows at the front while it is read
+		off, _ := strconv.Atoi(q.Get("offset"))
+		e.mu.Lock()
+		var ids []string
+		for i := e.front - 1; i >= 0; i-- {
+			ids = append(ids, strconv.Itoa(200+i))
+		}
+		for i := 129; i >= 100; i-- {
+			ids = append(ids, strconv.Itoa(i))
+		}
+		e.front += 2
+		e.mu.Unlock()
+		lo, hi := min(off, len(ids)), min(off+10, len(ids))
+		writeJSONBody(w, map[string]any{"items": rowsJSON(ids[lo:hi])})
 	default:
 		http.NotFound(w, r)
 	}
+}
+
+func idRange(lo, hi int) []string {
+	var out []string
+	for i := lo; i <= hi; i++ {
+		out = append(out, strconv.Itoa(i))
+	}
+	return out
 }
 
 func edgeStream(name, path string, pagination map[string]any, extra map[string]any) map[string]any {
@@ -238,6 +268,7 @@ func TestPaginationEdges(t *testing.T) {
 		{edgeStream("exact", "/exact", map[string]any{"type": "offset", "offset_param": "offset", "page_size_param": "limit", "page_size": 10}, nil), numIDs(30)},
 		{edgeStream("keyset", "/keyset", map[string]any{"type": "keyset", "key_param": "after", "key_field": "id", "page_size": 3, "page_size_param": "n"}, nil),
 			[]string{"a-01", "a-02", "b-10", "b-9", "c", "c-1", "d~", "e/f", "z"}},
+		{edgeStream("shifting", "/shifting", map[string]any{"type": "offset", "offset_param": "offset", "page_size_param": "limit", "page_size": 10}, nil), idRange(100, 129)},
 		{edgeStream("cursor", "/cursor", map[string]any{"type": "cursor", "cursor_param": "cursor", "next_cursor_path": "next_cursor"}, nil), numIDs(24)},
 	}
 	for _, c := range cases {
@@ -254,6 +285,13 @@ func TestPaginationEdges(t *testing.T) {
 			if n := l.dupes[name]; n > 0 {
 				t.Errorf("%d records sent twice", n)
 			}
+			if name == "cursor" {
+				es.mu.Lock()
+				defer es.mu.Unlock()
+				if !slices.Equal(es.cursors, edgeCursors) {
+					t.Errorf("cursors received %q, want exactly the tokens issued %q", es.cursors, edgeCursors)
+				}
+			}
 		})
 	}
 	t.Cleanup(func() {
@@ -261,9 +299,6 @@ func TestPaginationEdges(t *testing.T) {
 		defer es.mu.Unlock()
 		for _, e := range es.errs {
 			t.Error(e)
-		}
-		if !slices.Equal(es.cursors, edgeCursors) {
-			t.Errorf("cursors received %q, want %q", es.cursors, edgeCursors)
 		}
 	})
 }

@@ -36,6 +36,15 @@ func Airbyte(ctx context.Context, cmd string, f Files, stdout io.Writer) error {
 	return err
 }
 
+// AirbyteFail reports err, which ended an Airbyte command before it ran
+// (a bad command line), as a TRACE ERROR on stdout, and returns it.
+func AirbyteFail(stdout io.Writer, err error) error {
+	aw := NewAirbyteWriter(stdout)
+	_ = aw.Error(err)
+	_ = aw.Flush()
+	return err
+}
+
 // loadAirbyteConfig loads --config and arms the writer's scrubbing with
 // its secrets.
 func loadAirbyteConfig(cmd string, f Files, aw *AirbyteWriter) (*Config, error) {

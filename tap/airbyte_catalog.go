@@ -54,14 +54,18 @@ type configuredCatalog struct {
 }
 
 type configuredStream struct {
-	Stream struct {
-		Name       string         `json:"name"`
-		JSONSchema map[string]any `json:"json_schema"`
-	} `json:"stream"`
-	SyncMode            string     `json:"sync_mode"`
-	DestinationSyncMode string     `json:"destination_sync_mode"`
-	CursorField         []string   `json:"cursor_field"`
-	PrimaryKey          [][]string `json:"primary_key"`
+	Stream              airbyteStreamRef `json:"stream"`
+	SyncMode            string           `json:"sync_mode"`
+	DestinationSyncMode string           `json:"destination_sync_mode"`
+	CursorField         []string         `json:"cursor_field"`
+	PrimaryKey          [][]string       `json:"primary_key"`
+}
+
+// airbyteStreamRef is the stream of a configured stream. (A named type:
+// decode errors name the expected type from its name.)
+type airbyteStreamRef struct {
+	Name       string         `json:"name"`
+	JSONSchema map[string]any `json:"json_schema"`
 }
 
 // airbyteSelection is what a configured catalog asks of a run.

@@ -231,7 +231,7 @@ func TestParseConfiguredCatalog(t *testing.T) {
 		{
 			name:    "a Singer catalog is not a configured catalog",
 			catalog: `{"streams": [{"tap_stream_id": "orders", "stream": "orders"}]}`,
-			wantErr: `streams: expected an object, got string`,
+			wantErr: `streams.stream: expected an object, got string`,
 		},
 	}
 	for _, tt := range tests {
@@ -361,8 +361,11 @@ func TestAirbyteWriterStateDedupeAndRecordCount(t *testing.T) {
 		func() error { return w.State("orders", st, 2) }, // exact repeat: skipped
 		func() error { return w.Record("orders", rec, at, 0) },
 		func() error { return w.State("orders", st, 3) }, // same blob, 1 new record: written
-		func() error { st.SetValue("orders", "updated_at", "2026-02-01T00:00:00Z"); return w.State("orders", st, 3) },
-		func() error { return w.State("orders", st, 3) }, // repeat: skipped
+		func() error {
+			st.SetValue("orders", "updated_at", "2026-02-01T00:00:00Z")
+			return w.State("orders", st, 3)
+		},
+		func() error { return w.State("orders", st, 3) },  // repeat: skipped
 		func() error { return w.State("tickets", st, 0) }, // another stream, first STATE, even empty
 		func() error { return w.State("tickets", st, 0) }, // repeat: skipped
 	}
@@ -663,7 +666,9 @@ func TestAirbyteReadErrors(t *testing.T) {
 			}
 		})
 	}
+	srv.mu.Lock()
 	srv.status = 0
+	srv.mu.Unlock()
 }
 
 func TestAirbyteCheck(t *testing.T) {
@@ -710,4 +715,13 @@ func TestAirbyteCheck(t *testing.T) {
 			t.Errorf("output %v", msgs)
 		}
 	})
+}
+
+func TestAirbyteFail(t *testing.T) {
+	var out bytes.Buffer
+	err := AirbyteFail(&out, &UsageError{Msg: "flag provided but not defined: -bogus"})
+	msgs := abLines(t, out.Bytes())
+	if ExitCode(err) != ExitBadInput || len(msgs) != 1 || msgs[0]["trace"].(map[string]any)["error"].(map[string]any)["failure_type"] != FailureConfig {
+		t.Errorf("exit %d, output %s", ExitCode(err), out.String())
+	}
 }

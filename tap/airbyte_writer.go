@@ -110,7 +110,7 @@ func (a *AirbyteWriter) State(stream string, st *State, recordCount int64) error
 	a.stateMu.Lock()
 	defer a.stateMu.Unlock()
 	prev := a.states[stream]
-	var since int64 = recordCount
+	since := recordCount
 	if prev != nil {
 		since = recordCount - prev.counted
 		if since == 0 && bytes.Equal(prev.blob, blob) {

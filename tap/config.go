@@ -515,19 +515,20 @@ func describeDecodeError(err error) error {
 }
 
 func goTypeName(t string) string {
+	t = strings.TrimPrefix(t, "*")
 	switch {
-	case strings.Contains(t, "int"):
-		return "an integer"
-	case strings.Contains(t, "float"):
-		return "a number"
-	case t == "string" || t == "*string":
-		return "a string"
-	case t == "bool":
-		return "true or false"
 	case strings.HasPrefix(t, "[]"):
 		return "an array"
 	case strings.HasPrefix(t, "map["), strings.Contains(t, "."):
 		return "an object"
+	case strings.HasPrefix(t, "int"), strings.HasPrefix(t, "uint"):
+		return "an integer"
+	case strings.HasPrefix(t, "float"):
+		return "a number"
+	case t == "string":
+		return "a string"
+	case t == "bool":
+		return "true or false"
 	}
 	return t
 }

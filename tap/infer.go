@@ -121,6 +121,7 @@ func prepareInference(c *Config, streamsPath, stream string, log *slog.Logger) (
 	}
 	dir := filepath.Dir(streamsPath)
 	var known map[string]any
+	var others []string
 	for i := range c.Streams {
 		d := &c.Streams[i]
 		missing, why := schemaMissing(d, dir)
@@ -138,9 +139,12 @@ func prepareInference(c *Config, streamsPath, stream string, log *slog.Logger) (
 			continue
 		}
 		if missing {
-			log.Info("infer-schema: the stream has no schema yet; not needed to infer "+stream, "stream", d.Name, "reason", why)
+			others = append(others, d.Name)
 			d.Schema = placeholderSchema(d)
 		}
+	}
+	if others != nil {
+		log.Info("infer-schema: other streams have no schema yet; not needed here", "streams", strings.Join(others, ","))
 	}
 	return known, nil
 }

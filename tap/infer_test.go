@@ -533,8 +533,8 @@ func TestInferSchemaRequests(t *testing.T) {
 		want: []string{"/things?page=1&per_page=2"},
 		logs: []string{"start_date not applied"},
 	}, {
-		name: "max_pages ends the walk quietly",
-		def: thingsDef(map[string]any{"pagination": map[string]any{"type": "page_number", "page_param": "page", "page_size_param": "per_page", "page_size": 2, "max_pages": 1}}),
+		name:  "max_pages ends the walk quietly",
+		def:   thingsDef(map[string]any{"pagination": map[string]any{"type": "page_number", "page_param": "page", "page_size_param": "per_page", "page_size": 2, "max_pages": 1}}),
 		pages: 3, things: pagesOf(5),
 		want: []string{"/things?page=1&per_page=2"},
 	}, {
