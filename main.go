@@ -53,7 +53,7 @@ func main() {
 	// live heap is small and garbage is plenty: collect less often, but
 	// never let the heap pass the soft limit.
 	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(400)
+		debug.SetGCPercent(200)
 	}
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(48 << 20)

@@ -217,6 +217,11 @@ func runFaultCase(t *testing.T, c faultCase) {
 		names = allDemo
 	}
 	dc := demoBase()
+	if *long {
+		// More pages, so more faults per run.
+		dc.Customers, dc.Orders, dc.Events, dc.Invoices = 5*dc.Customers, 4*dc.Orders, 5*dc.Events, 5*dc.Invoices
+		dc.Tickets, dc.Issues, dc.BarsDays = 5*dc.Tickets, 5*dc.Issues, 3*dc.BarsDays
+	}
 	if c.demo != nil {
 		c.demo(&dc)
 	}

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"flag"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -370,18 +369,6 @@ func (d *tapDir) syncKill(l *loader, trigger <-chan struct{}, jitter, limit time
 	l.feed(r.stdout, r.killed)
 	d.checkSecrets(r.result)
 	return r
-}
-
-// freeAddr returns a loopback address nothing listens on.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
 }
 
 // source returns srv.Source(stream) or fails.

@@ -484,13 +484,13 @@ func TestLoader(t *testing.T) {
 	// Invalid streams of messages must fail the test: run them against a
 	// recording TB.
 	bad := map[string]string{
-		"record before schema":    rec(1, "x") + "\n",
-		"not JSON":                "hello\n",
-		"unknown type":            `{"type":"LOG","stream":"s"}` + "\n",
-		"schema without keys":     `{"type":"SCHEMA","stream":"s","schema":{"type":"object","properties":{}}}` + "\n",
-		"record without stream":   schema + "\n" + `{"type":"RECORD","record":{"id":1}}` + "\n",
-		"record without its key":  schema + "\n" + `{"type":"RECORD","stream":"s","record":{"u":"x"}}` + "\n",
-		"state without value":     `{"type":"STATE"}` + "\n",
+		"record before schema":     rec(1, "x") + "\n",
+		"not JSON":                 "hello\n",
+		"unknown type":             `{"type":"LOG","stream":"s"}` + "\n",
+		"schema without keys":      `{"type":"SCHEMA","stream":"s","schema":{"type":"object","properties":{}}}` + "\n",
+		"record without stream":    schema + "\n" + `{"type":"RECORD","record":{"id":1}}` + "\n",
+		"record without its key":   schema + "\n" + `{"type":"RECORD","stream":"s","record":{"u":"x"}}` + "\n",
+		"state without value":      `{"type":"STATE"}` + "\n",
 		"activate without version": schema + "\n" + `{"type":"ACTIVATE_VERSION","stream":"s"}` + "\n",
 		"cut line in a clean run":  schema + "\n" + rec(1, "x"),
 		"bookmark beyond records":  schema + "\n" + rec(1, "2026-01-01T00:00:00Z") + "\n" + state("2026-01-05T00:00:00Z") + "\n",
@@ -512,6 +512,8 @@ type recordingTB struct {
 	errs []string
 }
 
-func (r *recordingTB) Errorf(format string, args ...any) { r.errs = append(r.errs, fmt.Sprintf(format, args...)) }
-func (r *recordingTB) Helper()                           {}
-func (r *recordingTB) Logf(string, ...any)               {}
+func (r *recordingTB) Errorf(format string, args ...any) {
+	r.errs = append(r.errs, fmt.Sprintf(format, args...))
+}
+func (r *recordingTB) Helper()             {}
+func (r *recordingTB) Logf(string, ...any) {}

@@ -352,3 +352,50 @@ func TestPaginationOtherHost(t *testing.T) {
 		}
 	})
 }
+
+// TestPaginationLoops: an API whose pages never end is an error naming the
+// stream, never an endless walk.
+func TestPaginationLoops(t *testing.T) {
+	t.Parallel()
+	var hits atomic.Int64
+	var self string
+	self = serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if hits.Add(1) > 1000 {
+			http.Error(w, `{"error":"too many requests from the test"}`, http.StatusBadRequest)
+			return
+		}
+		q := r.URL.Query()
+		switch r.URL.Path {
+		case "/same-cursor": // the same cursor forever
+			writeJSONBody(w, map[string]any{"items": rowsJSON([]string{"1"}), "next_cursor": "again"})
+		case "/self-link": // rel="next" is the page itself
+			w.Header().Set("Link", "<"+self+"/self-link>; rel=\"next\"")
+			writeJSONBody(w, map[string]any{"items": rowsJSON([]string{"1"})})
+		case "/empty-more": // empty pages with a fresh cursor and has_more forever
+			n, _ := strconv.Atoi(q.Get("cursor"))
+			writeJSONBody(w, map[string]any{"items": []any{}, "has_more": true, "next_cursor": strconv.Itoa(n + 1)})
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	cursor := map[string]any{"type": "cursor", "cursor_param": "cursor", "next_cursor_path": "next_cursor", "has_more_path": "has_more"}
+	for _, c := range []struct {
+		stream map[string]any
+		msg    string
+	}{
+		{edgeStream("same_cursor", "/same-cursor", cursor, nil), "repeats the request"},
+		{edgeStream("self_link", "/self-link", map[string]any{"type": "link_header"}, nil), "repeats the request"},
+		{edgeStream("empty_more", "/empty-more", cursor, nil), "empty pages"},
+	} {
+		name := c.stream["name"].(string)
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			d := newTapDir(t, tapConfig(self, []any{c.stream}))
+			r := d.sync(newLoader(t), time.Minute)
+			msg := lastLine(r.stderr)
+			if r.code != 1 || !strings.Contains(msg, `"`+name+`"`) || !strings.Contains(msg, c.msg) {
+				t.Errorf("exit %d, error %q; want exit 1 and an error naming %q that says %q", r.code, msg, name, c.msg)
+			}
+		})
+	}
+}

@@ -1,34 +1,11 @@
 package streams
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
 )
-
-// DecodeJSON decodes exactly one JSON value. Numbers become json.Number so
-// their text is kept exactly (ids beyond 2^53, decimal amounts); anything
-// but whitespace after the value is an error, since a body with trailing
-// data was not the JSON document the API meant to send.
-func DecodeJSON(b []byte) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		if err == io.EOF {
-			return nil, errors.New("empty JSON document")
-		}
-		return nil, fmt.Errorf("invalid JSON: %w", err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, fmt.Errorf("invalid JSON: data after the first value at byte %d", dec.InputOffset())
-	}
-	return v, nil
-}
 
 // Lookup follows a dotted path ("data.items", "meta.pages.0.next") into a
 // decoded JSON value: each segment is a key of an object or, when it is a

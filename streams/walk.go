@@ -26,6 +26,11 @@ const maxEmptyFollows = 3
 // The first request sent is p.First(first); First is idempotent, so a
 // request the caller already prepared with p.First is sent unchanged.
 //
+// While page handles one response, the next page is already being
+// fetched: the next request depends only on the response, and overlapping
+// the wait for the network with the work on records is most of a fast
+// walk. Pages are still handed to page one at a time, in order.
+//
 // Walk guards every pagination type against the ways an API can make a
 // walk go on forever:
 //
@@ -40,46 +45,74 @@ const maxEmptyFollows = 3
 // Errors name the stream and, for a request, only its method, path and
 // parameter names: parameter values (tokens, api keys) are never printed.
 func Walk(ctx context.Context, d *Definition, p Paginator, first Request, fetch Fetch, page func(*Response) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel() // stops a prefetch nobody will read
 	req := p.First(first)
+	pending := prefetch(ctx, d, fetch, req)
 	pages, empties := 0, 0
 	for {
-		if err := ctx.Err(); err != nil {
-			return fmt.Errorf("stream %q: stopped after %d pages: %w", d.Name, pages, err)
+		r := <-pending
+		if r.err != nil {
+			return r.err
 		}
-		resp, err := fetch(ctx, req)
-		if err != nil {
-			return err
-		}
-		if resp == nil {
-			return streamErr(d.Name, "no response to %s", describeRequest(req))
-		}
+		resp := r.resp
 		pages++
+		next, more, stop := p.Next(req, resp)
+		if stop == nil && more {
+			stop = checkNext(d, req, next, resp, pages, &empties)
+		}
+		if stop == nil && more {
+			pending = prefetch(ctx, d, fetch, next)
+		}
 		if err := page(resp); err != nil {
 			return err
 		}
-		next, more, err := p.Next(req, resp)
-		if err != nil {
-			return err
-		}
-		if !more {
-			return nil
-		}
-		if sameRequest(req, next) {
-			return streamErr(d.Name, "next page repeats the request just made (%s); stopping instead of looping", describeRequest(req))
-		}
-		if limit := d.Pagination.MaxPages; limit > 0 && pages >= limit {
-			return streamErr(d.Name, "more than max_pages (%d) pages; raise pagination.max_pages if the stream is really this long", limit)
-		}
-		if len(resp.Records) == 0 {
-			empties++
-			if empties > maxEmptyFollows {
-				return streamErr(d.Name, "%d empty pages in a row while the API still says there are more; stopping instead of looping", empties)
-			}
-		} else {
-			empties = 0
+		if stop != nil || !more {
+			return stop
 		}
 		req = next
 	}
+}
+
+type fetched struct {
+	resp *Response
+	err  error
+}
+
+// prefetch starts fetching req and returns where its result will arrive.
+func prefetch(ctx context.Context, d *Definition, fetch Fetch, req Request) <-chan fetched {
+	out := make(chan fetched, 1)
+	go func() {
+		if err := ctx.Err(); err != nil {
+			out <- fetched{err: fmt.Errorf("stream %q: stopped: %w", d.Name, err)}
+			return
+		}
+		resp, err := fetch(ctx, req)
+		if err == nil && resp == nil {
+			err = streamErr(d.Name, "no response to %s", describeRequest(req))
+		}
+		out <- fetched{resp, err}
+	}()
+	return out
+}
+
+// checkNext applies the loop guards to the request that would follow resp.
+func checkNext(d *Definition, req, next Request, resp *Response, pages int, empties *int) error {
+	if sameRequest(req, next) {
+		return streamErr(d.Name, "next page repeats the request just made (%s); stopping instead of looping", describeRequest(req))
+	}
+	if limit := d.Pagination.MaxPages; limit > 0 && pages >= limit {
+		return streamErr(d.Name, "more than max_pages (%d) pages; raise pagination.max_pages if the stream is really this long", limit)
+	}
+	if len(resp.Records) == 0 {
+		*empties++
+		if *empties > maxEmptyFollows {
+			return streamErr(d.Name, "%d empty pages in a row while the API still says there are more; stopping instead of looping", *empties)
+		}
+	} else {
+		*empties = 0
+	}
+	return nil
 }
 
 // sameRequest reports whether a and b would send the same request. A nil

@@ -77,7 +77,7 @@ func airbyteRead(ctx context.Context, f Files, aw *AirbyteWriter) error {
 	}
 	st := NewState()
 	if f.State != "" {
-		if st, err = LoadState(f.State); err != nil {
+		if st, err = loadStateFor(f.State, cfg); err != nil {
 			return err
 		}
 	}

@@ -27,7 +27,7 @@ func (f Files) load() (*Config, *State, *Selection, error) {
 	}
 	st := NewState()
 	if f.State != "" {
-		if st, err = LoadState(f.State); err != nil {
+		if st, err = loadStateFor(f.State, cfg); err != nil {
 			return nil, nil, nil, err
 		}
 	}

@@ -101,7 +101,13 @@ func (c *Config) Stream(name string) *streams.Definition {
 
 // LoadConfig reads, checks and completes the config at path. Every error
 // is an *InputError naming the file and the field.
-func LoadConfig(path string) (*Config, error) {
+func LoadConfig(path string) (*Config, error) { return loadConfigWith(path, nil) }
+
+// loadConfigWith is LoadConfig with a hook that may amend the decoded
+// config (definitions decoded, nothing checked yet) before it is checked;
+// --infer-schema uses it for schemas not written yet. prepare's error is
+// returned as is.
+func loadConfigWith(path string, prepare func(c *Config, streamsPath string) error) (*Config, error) {
 	raw, err := readJSONFile(path, "config")
 	if err != nil {
 		return nil, err
@@ -134,6 +140,11 @@ func LoadConfig(path string) (*Config, error) {
 		}
 		if err := decodeWithStreams(tree, &file, &cfg.Streams); err != nil {
 			return nil, inputErr(streamsPath, err)
+		}
+	}
+	if prepare != nil {
+		if err := prepare(&cfg, streamsPath); err != nil {
+			return nil, err
 		}
 	}
 	if err := cfg.check(); err != nil {

@@ -203,61 +203,6 @@ func definitionKeys(d *streams.Definition) []string {
 	return keys
 }
 
-// loadConfigWith is LoadConfig with a hook that may amend the decoded
-// config (definitions decoded, nothing checked yet) before it is checked.
-// An error of prepare is returned as is.
-//
-// It repeats LoadConfig's body; see the report: LoadConfig should become
-// loadConfigWith(path, nil) in config.go, and this copy go away.
-func loadConfigWith(path string, prepare func(c *Config, streamsPath string) error) (*Config, error) {
-	raw, err := readJSONFile(path, "config")
-	if err != nil {
-		return nil, err
-	}
-	tree, err := resolveEnv(raw, "")
-	if err != nil {
-		return nil, inputErr(path, err)
-	}
-	var cfg Config
-	if err := decodeWithStreams(tree, &cfg, &cfg.Streams); err != nil {
-		return nil, inputErr(path, err)
-	}
-	cfg.Path = path
-	streamsPath := path
-	if cfg.StreamsFile != "" {
-		if len(cfg.Streams) > 0 {
-			return nil, inputErr(path, errors.New("streams_file: set either streams or streams_file, not both"))
-		}
-		streamsPath = filepath.Join(filepath.Dir(path), cfg.StreamsFile)
-		raw, err := readJSONFile(streamsPath, "streams file")
-		if err != nil {
-			return nil, err
-		}
-		tree, err := resolveEnv(raw, "")
-		if err != nil {
-			return nil, inputErr(streamsPath, err)
-		}
-		var file struct {
-			Streams []streams.Definition `json:"streams"`
-		}
-		if err := decodeWithStreams(tree, &file, &cfg.Streams); err != nil {
-			return nil, inputErr(streamsPath, err)
-		}
-	}
-	if prepare != nil {
-		if err := prepare(&cfg, streamsPath); err != nil {
-			return nil, err
-		}
-	}
-	if err := cfg.check(); err != nil {
-		return nil, inputErr(path, err)
-	}
-	if err := cfg.checkStreams(streamsPath); err != nil {
-		return nil, inputErr(streamsPath, err)
-	}
-	return &cfg, nil
-}
-
 // errInferDone ends the walk once enough pages were read.
 var errInferDone = errors.New("infer-schema: enough pages read")
 
@@ -287,7 +232,7 @@ func (w *inferWalk) planBounds(cfg *Config, d *streams.Definition, known map[str
 	var numeric bool
 	switch {
 	case known != nil:
-		numeric = isNumericProperty(known, d.ReplicationKey)
+		numeric = keyKind(known, d.ReplicationKey) == "number"
 	case inc.Overlap != "":
 		numeric = true
 	case inc.Format == "" && inc.OverlapS == 0 && inc.ChunkDays == 0:

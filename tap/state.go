@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"maps"
 	"sync"
+	"time"
+
+	"github.com/tap-dev/tap/streams"
 )
 
 // State is the Singer state of a run, shared by every stream: the
@@ -46,6 +49,19 @@ func LoadState(path string) (*State, error) {
 	}
 	st, err := stateFromTree(tree)
 	if err != nil {
+		return nil, inputErr(path, err)
+	}
+	return st, nil
+}
+
+// loadStateFor reads a state file and checks its bookmarks against the
+// streams of cfg.
+func loadStateFor(path string, cfg *Config) (*State, error) {
+	st, err := LoadState(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := st.check(cfg); err != nil {
 		return nil, inputErr(path, err)
 	}
 	return st, nil
@@ -237,4 +253,67 @@ func (st *State) StreamJSON(stream string) ([]byte, error) {
 		b = map[string]any{}
 	}
 	return json.Marshal(b)
+}
+
+// check holds the bookmarks of the config's streams to the type of their
+// replication key, so that a state written by hand or by another tap is
+// refused before any request rather than sent to the API as a filter.
+func (st *State) check(cfg *Config) error {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for i := range cfg.Streams {
+		d := &cfg.Streams[i]
+		b := st.bookmarks[d.Name]
+		if b == nil || d.ReplicationKey == "" {
+			continue
+		}
+		field := "bookmarks." + d.Name
+		if v, ok := b[keyValue]; ok && v != nil {
+			switch keyKind(cfg.Schemas[d.Name], d.ReplicationKey) {
+			case "time":
+				if _, ok := streams.ParseTimeKey(v); !ok {
+					return fmt.Errorf("%s.%s: expected an RFC 3339 time (replication key %q is a date-time), got %s", field, keyValue, d.ReplicationKey, jsonText(v))
+				}
+			case "number":
+				if _, ok := v.(json.Number); !ok {
+					return fmt.Errorf("%s.%s: expected a number (replication key %q is numeric), got %s", field, keyValue, d.ReplicationKey, jsonText(v))
+				}
+			}
+		}
+		if w, ok := b[keyWindow]; ok {
+			wm, _ := w.(map[string]any)
+			if wm == nil {
+				return fmt.Errorf("%s.%s: expected {\"start\", \"end\"}", field, keyWindow)
+			}
+			for _, edge := range []string{"start", "end"} {
+				s, _ := wm[edge].(string)
+				if _, err := time.Parse(time.RFC3339, s); err != nil {
+					return fmt.Errorf("%s.%s.%s: expected an RFC 3339 time, got %s", field, keyWindow, edge, jsonText(wm[edge]))
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// keyKind says what a replication key holds, from its schema: "time",
+// "number", or "" for anything else (an opaque version string).
+func keyKind(schema map[string]any, key string) string {
+	props, _ := schema["properties"].(map[string]any)
+	p, _ := props[key].(map[string]any)
+	switch {
+	case p["format"] == "date-time" || p["format"] == "date":
+		return "time"
+	case typeIncludes(p["type"], "integer") || typeIncludes(p["type"], "number"):
+		return "number"
+	}
+	return ""
+}
+
+func jsonText(v any) string {
+	b, _ := marshal(v)
+	if len(b) > 60 {
+		b = append(b[:57], "..."...)
+	}
+	return string(b)
 }

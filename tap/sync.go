@@ -66,13 +66,11 @@ func newEngine(cfg *Config, sel *Selection, st *State, out Writer, log *slog.Log
 	for i := range cfg.Streams {
 		d := &cfg.Streams[i]
 		n := &node{def: d, selected: sel.Selected(d.Name), dropped: sel.Dropped(d.Name)}
-		if d.ReplicationKey != "" {
-			n.numeric = isNumericProperty(cfg.Schemas[d.Name], d.ReplicationKey)
-		}
+		n.numeric = keyKind(cfg.Schemas[d.Name], d.ReplicationKey) == "number"
 		if d.Pagination.Type == streams.PageOffset && len(d.PrimaryKey) > 0 {
 			n.seen = map[string]struct{}{}
 		}
-		v, err := newValidator(d, cfg.Schemas[d.Name], cfg.OnSchemaViolation)
+		v, err := newValidator(d, cfg.Schemas[d.Name], cfg.OnSchemaViolation, cfg.Secrets()...)
 		if err != nil {
 			return nil, err
 		}
@@ -405,61 +403,88 @@ func (e *engine) handle(ctx context.Context, n *node, rec any, extracted time.Ti
 		n.seen[k] = struct{}{}
 	}
 	if n.selected {
-		emit, err := e.validate(n, m, extracted)
-		if err != nil || !emit {
+		if err := e.emit(n, m, extracted); err != nil {
 			return err
 		}
-		if rk := d.ReplicationKey; rk != "" {
-			if v := m[rk]; v == nil {
-				n.nullKeys.Add(1)
-			} else if n.maxSeen, err = streams.MaxKey(n.maxSeen, v); err != nil {
-				return fmt.Errorf("stream %q: replication_key %q: %w", d.Name, rk, err)
-			}
-		}
-		b, err := n.encode(m)
-		if err != nil {
-			return fmt.Errorf("stream %q: %w", d.Name, err)
-		}
-		if err := e.schema(n); err != nil {
-			return err
-		}
-		if err := e.out.Record(d.Name, b, extracted, n.version); err != nil {
-			return err
-		}
-		n.records.Add(1)
 	}
+	// A parent that failed its schema still exists upstream: its
+	// children are walked all the same.
 	for _, c := range n.children {
-		if !c.needed() {
-			continue
-		}
-		key := m[c.def.Parent.Key]
-		if key == nil {
-			return fmt.Errorf("stream %q: parent record of %q has no %q to fill the child's path", d.Name, c.def.Name, c.def.Parent.Key)
-		}
-		text := fmt.Sprint(key)
-		vars := map[string]string{c.def.Parent.Key: text}
-		if c.def.Parent.As != "" {
-			vars[c.def.Parent.As] = text
-		}
-		lower, err := e.lowerBound(c)
-		if err != nil {
-			return err
-		}
-		req, err := e.firstRequest(c, vars, lower, nil)
-		if err != nil {
-			return err
-		}
-		if err := e.walk(ctx, c, req, key); err != nil {
+		if err := e.walkChild(ctx, c, m); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// encode renders the selected properties of a record.
+// emit validates a record and writes it, moving the stream's high-water
+// mark; a record sent to the dead letters is not emitted and does not
+// move it.
+func (e *engine) emit(n *node, m map[string]any, extracted time.Time) error {
+	d := n.def
+	ok, err := e.validate(n, m, extracted)
+	if err != nil || !ok {
+		return err
+	}
+	if rk := d.ReplicationKey; rk != "" {
+		if v := m[rk]; v == nil {
+			n.nullKeys.Add(1)
+		} else if n.maxSeen, err = streams.MaxKey(n.maxSeen, v); err != nil {
+			return fmt.Errorf("stream %q: replication_key %q: %w", d.Name, rk, err)
+		}
+	}
+	b, err := n.encode(m)
+	if err != nil {
+		return fmt.Errorf("stream %q: %w", d.Name, err)
+	}
+	if err := e.schema(n); err != nil {
+		return err
+	}
+	if err := e.out.Record(d.Name, b, extracted, n.version); err != nil {
+		return err
+	}
+	n.records.Add(1)
+	return nil
+}
+
+// walkChild walks a child stream once for one parent record, its path
+// placeholders filled from the parent's key.
+func (e *engine) walkChild(ctx context.Context, c *node, parent map[string]any) error {
+	if !c.needed() {
+		return nil
+	}
+	p := c.def.Parent
+	key := parent[p.Key]
+	if key == nil {
+		return fmt.Errorf("stream %q: a record of parent stream %q has no %q to fill the path", c.def.Name, p.Stream, p.Key)
+	}
+	text := fmt.Sprint(key)
+	vars := map[string]string{p.Key: text}
+	if p.As != "" {
+		vars[p.As] = text
+	}
+	lower, err := e.lowerBound(c)
+	if err != nil {
+		return err
+	}
+	req, err := e.firstRequest(c, vars, lower, nil)
+	if err != nil {
+		return err
+	}
+	return e.walk(ctx, c, req, key)
+}
+
+// encode renders the selected properties of a record, leaving the record
+// itself whole for the children that read it.
 func (n *node) encode(m map[string]any) ([]byte, error) {
-	for k := range n.dropped {
-		delete(m, k)
+	if len(n.dropped) > 0 {
+		kept := make(map[string]any, len(m))
+		for k, v := range m {
+			if !n.dropped[k] {
+				kept[k] = v
+			}
+		}
+		m = kept
 	}
 	var err error
 	n.buf, err = appendJSON(n.buf[:0], m)
@@ -552,12 +577,6 @@ func bookmarkKeys(d *streams.Definition) []string {
 		return nil
 	}
 	return []string{d.ReplicationKey}
-}
-
-func isNumericProperty(schema map[string]any, prop string) bool {
-	props, _ := schema["properties"].(map[string]any)
-	p, _ := props[prop].(map[string]any)
-	return typeIncludes(p["type"], "integer") || typeIncludes(p["type"], "number")
 }
 
 func primaryKeyString(m map[string]any, keys []string) string {

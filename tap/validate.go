@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -40,14 +41,16 @@ func compileSchema(stream string, schema map[string]any) (*jsonschema.Schema, er
 type validator struct {
 	stream string
 	schema *jsonschema.Schema
-	quick  *quickSchema // nil: every record goes to the library
+	raw    map[string]any // the decoded schema, to read its required lists
+	quick  *quickSchema   // nil: every record goes to the library
+	redact redactor       // library messages quote record values
 	policy string
 	pk     []string
 	known  map[string]bool // the schema's top-level properties
 	drift  *drift
 }
 
-func newValidator(d *streams.Definition, schema map[string]any, policy string) (*validator, error) {
+func newValidator(d *streams.Definition, schema map[string]any, policy string, secrets ...string) (*validator, error) {
 	s, err := compileSchema(d.Name, schema)
 	if err != nil {
 		return nil, fmt.Errorf("stream %q: schema: %w", d.Name, err)
@@ -57,7 +60,7 @@ func newValidator(d *streams.Definition, schema map[string]any, policy string) (
 	for k := range props {
 		known[k] = true
 	}
-	v := &validator{stream: d.Name, schema: s, policy: policy, pk: d.PrimaryKey, known: known, drift: newDrift()}
+	v := &validator{stream: d.Name, schema: s, raw: schema, policy: policy, pk: d.PrimaryKey, known: known, drift: newDrift(secrets), redact: secrets}
 	if q, ok := buildQuick(schema); ok {
 		v.quick = q
 	}
@@ -93,8 +96,20 @@ func (v *validator) violations(m map[string]any) []Violation {
 	var walk func(e *jsonschema.ValidationError)
 	walk = func(e *jsonschema.ValidationError) {
 		if len(e.Causes) == 0 {
-			out = append(out, Violation{Pointer: e.InstanceLocation, Message: e.Message})
-			v.drift.violation(e.KeywordLocation, e.InstanceLocation, e.Message)
+			if strings.HasSuffix(e.KeywordLocation, "/required") {
+				// Point at each missing property, not at its parent.
+				if names, ok := missingRequired(v.raw, m, e.KeywordLocation, e.InstanceLocation); ok {
+					for _, name := range names {
+						p := e.InstanceLocation + "/" + escapePointer(name)
+						out = append(out, Violation{Pointer: p, Message: "required property is missing"})
+						v.drift.missingProperty(p)
+					}
+					return
+				}
+			}
+			msg := shorten(v.redact.text(e.Message), 200)
+			out = append(out, Violation{Pointer: e.InstanceLocation, Message: msg})
+			v.drift.violation(e.KeywordLocation, e.InstanceLocation, msg)
 			return
 		}
 		for _, c := range e.Causes {
@@ -114,11 +129,12 @@ func (e *engine) validate(n *node, m map[string]any, extracted time.Time) (bool,
 		return true, nil
 	}
 	pk := primaryKeyValues(m, v.pk)
+	first := e.dead.redact.text(bad[0].Message)
 	switch v.policy {
 	case ViolationFail:
-		return false, fmt.Errorf("stream %q: record %s fails its schema at %q: %s (on_schema_violation is fail)", v.stream, pkText(pk), pointerText(bad[0].Pointer), bad[0].Message)
+		return false, fmt.Errorf("stream %q: record %s fails its schema at %q: %s (on_schema_violation is fail)", v.stream, e.dead.redact.text(pkText(pk)), pointerText(bad[0].Pointer), first)
 	case ViolationEmit:
-		e.log.Warn("record fails its schema; emitted anyway", "stream", v.stream, "primary_key", pkText(pk), "pointer", pointerText(bad[0].Pointer), "error", bad[0].Message)
+		e.log.Warn("record fails its schema; emitted anyway", "stream", v.stream, "primary_key", e.dead.redact.text(pkText(pk)), "pointer", pointerText(bad[0].Pointer), "error", first)
 		return true, nil
 	}
 	return false, e.dead.Write(deadLetter{Stream: v.stream, PrimaryKey: pk, Record: m, Errors: bad, TimeExtracted: extracted.UTC().Format(time.RFC3339Nano)})
@@ -157,25 +173,30 @@ type deadLetter struct {
 // first one. Each line goes to the file as it is written (no user-space
 // buffer), so none can be lost behind a STATE, even on SIGKILL.
 type deadLetters struct {
-	mu      sync.Mutex
-	path    string
-	secrets []string
-	f       *os.File
-	count   int
+	mu     sync.Mutex
+	path   string
+	redact redactor
+	f      *os.File
+	count  int
 }
 
 func newDeadLetters(path string, secrets []string) *deadLetters {
-	return &deadLetters{path: path, secrets: secrets}
+	return &deadLetters{path: path, redact: secrets}
 }
 
 func (d *deadLetters) Write(l deadLetter) error {
+	// A record that echoes a credential must not carry it into the file;
+	// values are scrubbed before encoding, where escaping cannot hide them.
+	if len(d.redact) > 0 {
+		l.Record, _ = d.redact.value(l.Record).(map[string]any)
+		l.PrimaryKey, _ = d.redact.value(l.PrimaryKey).(map[string]any)
+		for i := range l.Errors {
+			l.Errors[i].Message = d.redact.text(l.Errors[i].Message)
+		}
+	}
 	b, err := marshal(l)
 	if err != nil {
 		return err
-	}
-	// A record that echoes a credential must not carry it into the file.
-	for _, s := range d.secrets {
-		b = bytes.ReplaceAll(b, []byte(s), []byte("REDACTED"))
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -186,9 +207,11 @@ func (d *deadLetters) Write(l deadLetter) error {
 		}
 		d.f = f
 	}
+	if _, err := d.f.Write(append(b, '\n')); err != nil {
+		return fmt.Errorf("dead_letter_path: writing %s: %w", d.path, err)
+	}
 	d.count++
-	_, err = d.f.Write(append(b, '\n'))
-	return err
+	return nil
 }
 
 // Flush is a no-op kept as the seam where a buffered writer would flush;
@@ -212,6 +235,7 @@ type drift struct {
 	types    map[string]int        // pointer → records whose value has another type
 	other    map[string]int        // other violations by pointer
 	examples map[string]string
+	redact   redactor
 }
 
 type extraProp struct {
@@ -219,8 +243,15 @@ type extraProp struct {
 	example string
 }
 
-func newDrift() *drift {
-	return &drift{extra: map[string]*extraProp{}, missing: map[string]int{}, types: map[string]int{}, other: map[string]int{}, examples: map[string]string{}}
+func newDrift(secrets redactor) *drift {
+	return &drift{extra: map[string]*extraProp{}, missing: map[string]int{}, types: map[string]int{}, other: map[string]int{}, examples: map[string]string{}, redact: secrets}
+}
+
+// missingProperty counts a required property absent at pointer.
+func (d *drift) missingProperty(pointer string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.missing[pointer]++
 }
 
 func (d *drift) unknown(prop string, val any) {
@@ -229,10 +260,7 @@ func (d *drift) unknown(prop string, val any) {
 	p := d.extra[prop]
 	if p == nil {
 		b, _ := marshal(val)
-		if len(b) > 80 {
-			b = append(b[:77], "..."...)
-		}
-		p = &extraProp{example: string(b)}
+		p = &extraProp{example: shorten(d.redact.text(string(b)), 80)}
 		d.extra[prop] = p
 	}
 	p.count++
@@ -242,12 +270,6 @@ func (d *drift) violation(keyword, pointer, msg string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	switch {
-	case strings.HasSuffix(keyword, "/required"):
-		// "missing properties: 'amount'" names the property.
-		_, props, _ := strings.Cut(msg, ": ")
-		for _, p := range strings.Split(props, ", ") {
-			d.missing[strings.Trim(p, "'")]++
-		}
 	case strings.HasSuffix(keyword, "/type"):
 		d.types[pointer]++
 		d.examples[pointer] = msg
@@ -277,7 +299,7 @@ func (d *drift) entries(stream string) []driftEntry {
 	}
 	for _, k := range sortedKeys(d.missing) {
 		out = append(out, driftEntry{"missing_required", k, d.missing[k],
-			fmt.Sprintf("stream %q: required property %q missing in %d records", stream, k, d.missing[k])})
+			fmt.Sprintf("stream %q: required property %s missing in %d records", stream, k, d.missing[k])})
 	}
 	for _, k := range sortedKeys(d.types) {
 		out = append(out, driftEntry{"type_change", pointerText(k), d.types[k],
@@ -288,4 +310,56 @@ func (d *drift) entries(stream string) []driftEntry {
 			fmt.Sprintf("stream %q: %s fails its schema in %d records (%s)", stream, pointerText(k), d.other[k], d.examples[k])})
 	}
 	return out
+}
+
+// missingRequired lists the properties a "required" keyword found absent:
+// the keyword's list, read from the schema at keywordLoc, minus the keys of
+// the object at instanceLoc. ok is false when either cannot be resolved
+// (a $ref in between, say); the library's message is used then.
+func missingRequired(schema map[string]any, record any, keywordLoc, instanceLoc string) (names []string, ok bool) {
+	req, found := resolvePointer(schema, strings.TrimSuffix(keywordLoc, "/required")+"/required")
+	list, isList := req.([]any)
+	obj, _ := resolvePointer(record, instanceLoc)
+	m, isObj := obj.(map[string]any)
+	if !found || !isList || !isObj {
+		return nil, false
+	}
+	for _, r := range list {
+		if name, _ := r.(string); name != "" {
+			if _, present := m[name]; !present {
+				names = append(names, name)
+			}
+		}
+	}
+	return names, len(names) > 0
+}
+
+// resolvePointer follows an RFC 6901 JSON pointer into a decoded value.
+func resolvePointer(v any, pointer string) (any, bool) {
+	if pointer == "" {
+		return v, true
+	}
+	for _, tok := range strings.Split(strings.TrimPrefix(pointer, "/"), "/") {
+		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+		switch c := v.(type) {
+		case map[string]any:
+			var ok bool
+			if v, ok = c[tok]; !ok {
+				return nil, false
+			}
+		case []any:
+			i, err := strconv.Atoi(tok)
+			if err != nil || i < 0 || i >= len(c) {
+				return nil, false
+			}
+			v = c[i]
+		default:
+			return nil, false
+		}
+	}
+	return v, true
+}
+
+func escapePointer(name string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(name, "~", "~0"), "/", "~1")
 }

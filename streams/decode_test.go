@@ -1,0 +1,100 @@
+package streams
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// stdDecode is the reference: encoding/json with UseNumber.
+func stdDecode(b []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	if len(bytes.TrimLeft(b[dec.InputOffset():], " \t\r\n")) > 0 {
+		return nil, errTrailing
+	}
+	return v, nil
+}
+
+var errTrailing = json.Unmarshal([]byte("x"), new(any))
+
+var decodeCases = []string{
+	`{}`, `[]`, `null`, `true`, `false`, `0`, `-0`, `1.5e-7`, `-12E+3`, `9007199254740993`,
+	`12345678901234567890123456789`, `"plain"`, `" spaced "`,
+	`{"a": [1, {"b": null}], "c": "d", "a": "dup key: last wins"}`,
+	`"esc \" \\ \/ \b \f \n \r \t \u00e9 \u20AC \ud83d\ude00"`,
+	`"lone \ud800 surrogate \udc00 and pair at end \ud83d"`,
+	"\"invalid utf-8 \xff\xfe here\"", "{\"k\xff\": 1}",
+	`"déjà 😀"`, " \n\t\r[ 1 ,2 ] \n",
+	`{"events": [{"id": 1, "payload": {"ok": true, "bytes": 12}}, {"id": 2, "payload": null}]}`,
+	// invalid
+	``, ` `, `{`, `[1,]`, `{"a" 1}`, `{"a":1,}`, `01`, `1.`, `.5`, `-`, `1e`, `+1`, `tru`, `nul`, `"abc`,
+	"\"ctl \x01\"", `"\x"`, `"\u12"`, `[1] [2]`, `{"a":1} x`, `NaN`, `[1 2]`, `{1: 2}`,
+}
+
+func TestDecodeJSONMatchesEncodingJSON(t *testing.T) {
+	for _, in := range decodeCases {
+		checkDecode(t, []byte(in))
+	}
+	deep := strings.Repeat("[", 10001) + strings.Repeat("]", 10001)
+	if _, err := DecodeJSON([]byte(deep)); err == nil {
+		t.Errorf("nesting deeper than 10000 should be an error")
+	}
+}
+
+func checkDecode(t *testing.T, in []byte) {
+	t.Helper()
+	want, wantErr := stdDecode(in)
+	got, err := DecodeJSON(in)
+	if (err != nil) != (wantErr != nil) {
+		t.Fatalf("DecodeJSON(%q) error = %v, encoding/json error = %v", in, err, wantErr)
+	}
+	if err == nil {
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Fatalf("DecodeJSON(%q) differs from encoding/json (-want +got):\n%s", in, diff)
+		}
+	}
+}
+
+func FuzzDecodeJSON(f *testing.F) {
+	for _, c := range decodeCases {
+		f.Add([]byte(c))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		if bytes.Count(in, []byte("[")) > 1000 {
+			return // nesting limits differ in wording only
+		}
+		checkDecode(t, in)
+	})
+}
+
+func BenchmarkDecodeJSON(b *testing.B) {
+	var page bytes.Buffer
+	page.WriteString(`{"events": [`)
+	for i := range 1000 {
+		if i > 0 {
+			page.WriteByte(',')
+		}
+		page.WriteString(`{"id": 123456, "type": "page_view", "actor_id": 42, "occurred_at": "2026-10-02T10:11:12Z", "source": "web", "ip": "10.1.2.3", "user_agent": "Mozilla/5.0 (X11; Linux x86_64)", "payload": {"path": "/pricing", "duration_ms": 1234, "bytes": 56789, "ok": true}}`)
+	}
+	page.WriteString(`]}`)
+	b.Run("streams", func(b *testing.B) {
+		for b.Loop() {
+			DecodeJSON(page.Bytes())
+		}
+		b.ReportMetric(float64(b.N*1000)/b.Elapsed().Seconds(), "records/s")
+	})
+	b.Run("encoding_json", func(b *testing.B) {
+		for b.Loop() {
+			stdDecode(page.Bytes())
+		}
+		b.ReportMetric(float64(b.N*1000)/b.Elapsed().Seconds(), "records/s")
+	})
+}
