@@ -91,7 +91,7 @@ func (b *bench) throughput(ctx context.Context, rep *report, n int) (*tapRun, er
 	tapRate := float64(n) / t.wall.Seconds()
 	baseRate := float64(n) / base.wall.Seconds()
 	rep.add(sc, "tap wall time", fmt.Sprintf("%.2f s", t.wall.Seconds()), "", "")
-	rep.add(sc, "tap records/s", thousands(int64(tapRate)), "", "")
+	rep.check(sc, "tap records/s", thousands(int64(tapRate)), ">= 100,000", tapRate >= 100000)
 	rep.add(sc, "tap MB/s (stdout)", fmt.Sprintf("%.1f", float64(t.out.bytes)/1e6/t.wall.Seconds()), "", "")
 	rep.add(sc, "tap stdout", fmt.Sprintf("%s lines, %.1f MB", thousands(t.out.lines), float64(t.out.bytes)/1e6), "", "")
 	rep.add(sc, "tap CPU user+sys", fmt.Sprintf("%.2f+%.2f s (%.0f%% of wall)", t.user.Seconds(), t.sys.Seconds(),
@@ -99,7 +99,7 @@ func (b *bench) throughput(ctx context.Context, rep *report, n int) (*tapRun, er
 	rep.add(sc, "baseline wall time", fmt.Sprintf("%.2f s", base.wall.Seconds()), "", "")
 	rep.add(sc, "baseline records/s", thousands(int64(baseRate)), "", "")
 	rep.add(sc, "baseline MB/s (bodies)", fmt.Sprintf("%.1f", float64(base.out.bytes)/1e6/base.wall.Seconds()), "", "")
-	rep.add(sc, "tap/baseline (records/s)", fmt.Sprintf("%.2f", tapRate/baseRate), "", "")
+	rep.check(sc, "tap/baseline (records/s)", fmt.Sprintf("%.2f", tapRate/baseRate), ">= 0.50", tapRate/baseRate >= 0.5)
 	return t, nil
 }
 

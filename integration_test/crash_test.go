@@ -130,7 +130,8 @@ func TestCrashResume(t *testing.T) {
 		jitter := time.Duration(rng.Float64() * float64(40*time.Millisecond))
 		r := d.syncKill(l, log.after(run, n), jitter, 2*time.Minute, nil)
 		barsResumeCheck(t, run, barsState, setup.start, log.all())
-		t.Logf("run %d: killed=%v %s after request %d; bars now at %v", run, r.killed, jitter.Round(time.Millisecond), n, l.stateBookmark("bars")["window"])
+		t.Logf("run %d: killed=%v %s after request %d, during %v; bars now at %v", run, r.killed, jitter.Round(time.Millisecond), n,
+			activeStreams(log.all(), run), l.stateBookmark("bars")["window"])
 		if r.killed {
 			killed++
 			continue
@@ -161,4 +162,48 @@ func TestCrashResume(t *testing.T) {
 	if float64(total) > 1.5*float64(fullReqs) {
 		t.Errorf("the interrupted runs made %d requests, more than 1.5× the %d of an uninterrupted run", total, fullReqs)
 	}
+}
+
+// activeStreams lists the endpoints of the last requests of a run.
+func activeStreams(reqs []loggedReq, run int) []string {
+	seen := map[string]bool{}
+	var out []string
+	for i := len(reqs) - 1; i >= 0 && len(out) < 2; i-- {
+		if reqs[i].Run == run && !seen[reqs[i].Path] {
+			seen[reqs[i].Path] = true
+			out = append(out, reqs[i].Path)
+		}
+	}
+	return out
+}
+
+// TestCrashCutLine kills the tap while a full-table stream with large
+// pages is being written, so that stdout overflows the tap's buffer
+// between two STATEs and the kill can cut a line in half. The loader drops
+// the cut line; the next run (full table: from scratch, a new table
+// version) completes the table, and ACTIVATE_VERSION drops nothing that
+// is still in the source.
+func TestCrashCutLine(t *testing.T) {
+	t.Parallel()
+	dc := demoBase()
+	dc.Invoices, dc.LatencyMS = 4000, 30
+	srv, err := demoapi.New(dc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := &reqLog{run: 1}
+	base := serve(t, log.wrap(srv))
+	d := newTapDir(t, tapConfig(base, demoStreams(t, map[string]int{"invoices": 1000}, "invoices")))
+	l := newLoader(t)
+	r := d.syncKill(l, log.after(1, 3), 10*time.Millisecond, time.Minute, nil)
+	if !r.killed {
+		t.Fatalf("the run was not killed (exit %d)", r.code)
+	}
+	cut := len(r.stdout) > 0 && r.stdout[len(r.stdout)-1] != '\n'
+	t.Logf("killed after %d bytes of stdout, %d invoices received; last line cut: %v", len(r.stdout), l.received["invoices"], cut)
+	log.setRun(2)
+	if r := d.sync(l, time.Minute); r.code != 0 {
+		t.Fatalf("second run: exit %d; stderr:\n%s", r.code, r.stderr)
+	}
+	assertTable(t, l, "invoices", demoKeys["invoices"], source(t, srv, "invoices"))
 }

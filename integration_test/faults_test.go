@@ -3,6 +3,7 @@ package integration_test
 import (
 	"bufio"
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"math"
 	"net"
@@ -543,4 +544,80 @@ func keyText(id any) string {
 	}
 	b, _ := json.Marshal([]any{id})
 	return string(b)
+}
+
+// TestFaultsSecretsEchoed: an API that echoes the credentials back, in an
+// error message and inside a record that fails its schema, does not make
+// the tap print them: not on stdout, stderr, in STATE or the dead-letter
+// file.
+func TestFaultsSecretsEchoed(t *testing.T) {
+	t.Parallel()
+	echo := func(r *http.Request) string {
+		return "you sent Authorization=" + r.Header.Get("Authorization") + " query=" + r.URL.RawQuery
+	}
+	base := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/records":
+			writeJSONBody(w, map[string]any{"items": []any{
+				map[string]any{"id": 1, "name": "fine"},
+				map[string]any{"id": "not-a-number", "name": echo(r)}, // dead-lettered with the echo
+			}})
+		case "/fail":
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusUnprocessableEntity)
+			json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"message": echo(r)}}) //nolint:errcheck
+		}
+	}))
+	schema := map[string]any{"type": "object", "properties": map[string]any{
+		"id": map[string]any{"type": "integer"}, "name": map[string]any{"type": "string"},
+	}}
+	for _, auth := range []map[string]any{
+		{"type": "bearer", "token": sentinel},
+		{"type": "api_key", "name": "api_key", "value": sentinel, "in": "query"},
+		{"type": "api_key", "name": "X-Key", "value": sentinel, "in": "header"},
+		{"type": "basic", "username": "me", "password": sentinel},
+		// A key with characters that are escaped in a query: the API
+		// echoes the escaped form, which holds the sentinel too.
+		{"type": "api_key", "name": "api_key", "value": sentinel + "+/= x", "in": "query", "case": "escaped"},
+	} {
+		name := strings.Trim(auth["type"].(string)+"_"+fmtAny(auth["in"])+"_"+fmtAny(auth["case"]), "_")
+		delete(auth, "case")
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			streams := []any{
+				map[string]any{"name": "records", "path": "/records", "records_path": "items", "primary_key": []string{"id"},
+					"pagination": map[string]any{"type": "none"}, "schema": schema},
+				map[string]any{"name": "failing", "path": "/fail", "records_path": "items", "primary_key": []string{"id"},
+					"pagination": map[string]any{"type": "none"}, "schema": schema},
+			}
+			cfg := tapConfig(base, streams)
+			cfg["auth"] = auth
+			cfg["max_parallel_streams"] = 1
+			d := newTapDir(t, cfg)
+			r := d.sync(newLoader(t), time.Minute) // checks stdout, stderr, state and dead letters
+			// Basic credentials travel base64-encoded: that form is the
+			// password too.
+			b64 := base64.StdEncoding.EncodeToString([]byte("me:" + sentinel))
+			dl, _ := os.ReadFile(filepath.Join(d.dir, "dead_letter.jsonl"))
+			for name, out := range map[string][]byte{"stdout": r.stdout, "stderr": r.stderr, "dead_letter.jsonl": dl} {
+				if bytes.Contains(out, []byte(b64)) {
+					t.Errorf("the base64 basic-auth credentials leaked into %s", name)
+				}
+			}
+			if r.code != 1 || !strings.Contains(lastLine(r.stderr), "422") {
+				t.Errorf("exit %d, error %q; want exit 1 naming the 422", r.code, lastLine(r.stderr))
+			}
+			b, err := os.ReadFile(filepath.Join(d.dir, "dead_letter.jsonl"))
+			if err != nil || !bytes.Contains(b, []byte("not-a-number")) {
+				t.Errorf("the record that fails its schema is not in the dead-letter file (%v): %s", err, b)
+			}
+		})
+	}
+}
+
+func fmtAny(v any) string {
+	if v == nil {
+		return ""
+	}
+	return v.(string)
 }

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/tap-dev/tap/demoapi"
 )
 
@@ -208,4 +210,44 @@ func TestIncrementalChunkResume(t *testing.T) {
 		t.Errorf("the window is still in the state after the backfill ended: %v", w)
 	}
 	assertTable(t, l, "bars", demoKeys["bars"], source(t, srv, "bars"))
+}
+
+// TestIncrementalStateInStateOut: the bookmarks of streams this run does
+// not sync, and keys of the state the tap does not know, are in every
+// STATE it writes, unchanged.
+func TestIncrementalStateInStateOut(t *testing.T) {
+	t.Parallel()
+	_, base := startDemo(t, demoBase())
+	d := newTapDir(t, tapConfig(base, demoStreams(t, nil, "customers")))
+	l := newLoader(t)
+	l.state = json.RawMessage(`{"bookmarks":{"orders":{"replication_key":"updated_at","replication_key_value":"2026-01-02T03:04:05Z","extra":[1,2]},` +
+		`"retired_stream":{"replication_key":"id","replication_key_value":42}},"meltano_run":{"id":"abc"}}`)
+	if r := d.sync(l, time.Minute); r.code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
+	}
+	if len(l.states) == 0 {
+		t.Fatal("no STATE written")
+	}
+	for i, st := range l.states {
+		v, err := decodeObject(st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bms, _ := v["bookmarks"].(map[string]any)
+		want := map[string]any{
+			"orders":         map[string]any{"replication_key": "updated_at", "replication_key_value": "2026-01-02T03:04:05Z", "extra": []any{json.Number("1"), json.Number("2")}},
+			"retired_stream": map[string]any{"replication_key": "id", "replication_key_value": json.Number("42")},
+		}
+		for name, w := range want {
+			if diff := cmp.Diff(w, bms[name]); diff != "" {
+				t.Errorf("STATE %d: bookmarks.%s changed (-in +out):\n%s", i+1, name, diff)
+			}
+		}
+		if diff := cmp.Diff(map[string]any{"id": "abc"}, v["meltano_run"]); diff != "" {
+			t.Errorf("STATE %d: meltano_run changed:\n%s", i+1, diff)
+		}
+		if bms["customers"] == nil {
+			t.Errorf("STATE %d has no customers bookmark", i+1)
+		}
+	}
 }

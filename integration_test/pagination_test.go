@@ -310,12 +310,23 @@ func TestPaginationOtherHost(t *testing.T) {
 	var otherHits, otherAuth atomic.Int32
 	other := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		otherHits.Add(1)
-		if r.Header.Get("Authorization") != "" || strings.Contains(r.URL.RawQuery, sentinel) {
+		if strings.Contains(r.Header.Get("Authorization"), sentinel) || strings.Contains(r.URL.RawQuery, sentinel) {
 			otherAuth.Add(1)
 		}
 		writeJSONBody(w, map[string]any{"items": rowsJSON([]string{"99"})})
 	}))
 	// "localhost" vs "127.0.0.1" is another host too, on the same port.
+	t.Run("redirect", func(t *testing.T) {
+		// A 302 to another host: followed or refused, the credentials
+		// must not go along.
+		t.Parallel()
+		base := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, other+"/steal?api_key=x", http.StatusFound)
+		}))
+		d := newTapDir(t, tapConfig(base, []any{edgeStream("redirected", "/items", map[string]any{"type": "none"}, nil)}))
+		r := d.sync(newLoader(t), time.Minute)
+		t.Logf("exit %d: %s", r.code, lastLine(r.stderr))
+	})
 	for _, tc := range []struct{ name, kind string }{{"next_url", "next_url"}, {"link_header", "link_header"}} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
