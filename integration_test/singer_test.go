@@ -5,8 +5,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -225,4 +227,50 @@ func TestCatalogSelectsStreamsAndProperties(t *testing.T) {
 	if records != 60 {
 		t.Errorf("%d customers, want 60", records)
 	}
+}
+
+// SIGTERM (and SIGINT) stop the run cleanly: the last line out is a STATE
+// that covers every record before it.
+func TestSIGTERMEndsWithState(t *testing.T) {
+	dir := t.TempDir()
+	cfg := sampleConfig(t, dir)
+	writeFile(t, cfg, mergePatch(t, mustRead(t, cfg), []byte(`{"demo": {"latency_ms": 30, "events": 100000}, "max_parallel_streams": 1}`)))
+	cmd := exec.Command(tapBin, "--config", cfg)
+	cmd.Dir = dir
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("tap did not stop within 30 s of SIGTERM")
+	}
+	if code := cmd.ProcessState.ExitCode(); code != 1 {
+		t.Errorf("exit code %d, want 1", code)
+	}
+	msgs := parseSinger(t, out.Bytes())
+	if len(msgs) == 0 || msgs[len(msgs)-1].Type != "STATE" {
+		t.Fatalf("the last message is not a STATE: %+v", msgs[len(msgs)-1])
+	}
+	if !bytes.Contains(errb.Bytes(), []byte("tap: interrupted; the last STATE written is where the next run resumes")) {
+		t.Errorf("stderr lacks the interruption message:\n%s", errb.String())
+	}
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

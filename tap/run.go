@@ -66,6 +66,9 @@ func Sync(ctx context.Context, o Options) error {
 			}
 		}
 	}
+	if ctx.Err() != nil {
+		err = errors.New("interrupted; the last STATE written is where the next run resumes")
+	}
 	e.summary(time.Since(start))
 	if ferr := o.Writer.Flush(); ferr != nil && err == nil {
 		err = ferr

@@ -70,7 +70,10 @@ func (lw *lineWriter) Flush() error {
 // SingerWriter writes Singer messages.
 type SingerWriter struct {
 	*lineWriter
-	lastState []byte // a STATE equal to the last one says nothing new
+	// A STATE equal to the last one, with no record in between, says
+	// nothing new.
+	lastState    []byte
+	recordsSince bool
 }
 
 // NewSingerWriter writes Singer messages to w.
@@ -86,6 +89,7 @@ func (s *SingerWriter) Schema(stream string, schema map[string]any, keys, bookma
 
 func (s *SingerWriter) Record(stream string, rec []byte, extracted time.Time, version int64) error {
 	return s.write(false, func(b []byte) []byte {
+		s.recordsSince = true
 		b = append(b, `{"type":"RECORD","stream":`...)
 		b = appendString(b, stream)
 		b = append(b, `,"record":`...)
@@ -107,10 +111,10 @@ func (s *SingerWriter) State(_ string, st *State, _ int64) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	value, err := st.MarshalJSON()
-	if err != nil || bytes.Equal(value, s.lastState) {
+	if err != nil || (!s.recordsSince && bytes.Equal(value, s.lastState)) {
 		return err
 	}
-	s.lastState = value
+	s.lastState, s.recordsSince = value, false
 	s.buf = append(append(append(s.buf[:0], `{"type":"STATE","value":`...), value...), "}\n"...)
 	if _, err := s.w.Write(s.buf); err != nil {
 		return err

@@ -163,11 +163,12 @@ func (e *engine) syncTree(ctx context.Context, root *node) error {
 			return
 		}
 		n.running.Store(false)
-		e.state.SetSyncing(n.def.Name, false)
 		if err != nil {
+			// currently_syncing stays set: the stream did not finish.
 			e.status(n, StatusIncomplete)
 			return
 		}
+		e.state.SetSyncing(n.def.Name, false)
 		if n != root {
 			// A child's bookmark covers every parent walked in this run.
 			e.endStream(n)
