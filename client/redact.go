@@ -1,6 +1,7 @@
 package client
 
 import (
+	"encoding/base64"
 	"net/url"
 	"strings"
 )
@@ -52,6 +53,10 @@ func newRedactor(auth Auth, headers map[string]string) *redactor {
 	add(auth.Token)
 	add(auth.Password)
 	add(auth.Value)
+	if auth.Type == "basic" && auth.Password != "" {
+		// What the Authorization header carries, should an API echo it.
+		add(base64.StdEncoding.EncodeToString([]byte(auth.Username + ":" + auth.Password)))
+	}
 	for k, v := range headers {
 		if sensitiveHeader(k) {
 			add(v)

@@ -91,5 +91,8 @@ func airbyteRead(ctx context.Context, f Files, aw *AirbyteWriter) error {
 	for _, name := range fullRefresh {
 		resetBookmark(st, name)
 	}
+	if err := checkBackfills(cfg, st, sel); err != nil {
+		return err
+	}
 	return Sync(ctx, Options{Config: cfg, Selection: sel, State: st, Writer: aw, Log: aw.Logger(slog.LevelInfo)})
 }

@@ -37,6 +37,9 @@ func (f Files) load() (*Config, *State, *Selection, error) {
 			return nil, nil, nil, err
 		}
 	}
+	if err := checkBackfills(cfg, st, sel); err != nil {
+		return nil, nil, nil, err
+	}
 	return cfg, st, sel, nil
 }
 

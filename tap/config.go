@@ -2,6 +2,7 @@ package tap
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -81,10 +82,23 @@ type Retry struct {
 // checked (and scrubbed) for them.
 func (c *Config) Secrets() []string {
 	var out []string
-	for _, s := range []string{c.Auth.Token, c.Auth.Password, c.Auth.Value, c.Demo.Token} {
-		if s != "" {
-			out = append(out, s)
+	add := func(s string) {
+		if s == "" {
+			return
 		}
+		out = append(out, s)
+		// The forms a secret takes on the wire, should an API echo it.
+		for _, e := range []string{url.QueryEscape(s), url.PathEscape(s)} {
+			if e != s {
+				out = append(out, e)
+			}
+		}
+	}
+	for _, s := range []string{c.Auth.Token, c.Auth.Password, c.Auth.Value, c.Demo.Token} {
+		add(s)
+	}
+	if c.Auth.Type == "basic" && c.Auth.Password != "" {
+		add(base64.StdEncoding.EncodeToString([]byte(c.Auth.Username + ":" + c.Auth.Password)))
 	}
 	return out
 }
@@ -364,26 +378,30 @@ func loadSchema(d *streams.Definition, dir string) (map[string]any, error) {
 		}
 		raw = b
 	}
+	where := "schema"
+	if name != "" {
+		where += " " + name
+	}
 	v, err := decodeNumbers(raw)
 	if err != nil {
-		return nil, fmt.Errorf("stream %q: schema %s: not JSON: %v", d.Name, name, err)
+		return nil, fmt.Errorf("stream %q: %s: not JSON: %v", d.Name, where, err)
 	}
 	schema, ok := v.(map[string]any)
 	if !ok {
-		return nil, fmt.Errorf("stream %q: schema %s: expected a JSON Schema object", d.Name, name)
+		return nil, fmt.Errorf("stream %q: %s: expected a JSON Schema object", d.Name, where)
 	}
 	if t, ok := schema["type"]; ok && !typeIncludes(t, "object") {
-		return nil, fmt.Errorf("stream %q: schema %s: expected \"type\": \"object\" (a record schema)", d.Name, name)
+		return nil, fmt.Errorf("stream %q: %s: expected \"type\": \"object\" (a record schema)", d.Name, where)
 	}
 	if p, ok := schema["properties"]; ok {
 		if _, isObj := p.(map[string]any); !isObj {
-			return nil, fmt.Errorf("stream %q: schema %s: \"properties\" must be an object", d.Name, name)
+			return nil, fmt.Errorf("stream %q: %s: \"properties\" must be an object", d.Name, where)
 		}
 	} else {
-		return nil, fmt.Errorf("stream %q: schema %s: expected \"properties\" listing the record's fields", d.Name, name)
+		return nil, fmt.Errorf("stream %q: %s: expected \"properties\" listing the record's fields", d.Name, where)
 	}
 	if _, err := compileSchema(d.Name, schema); err != nil {
-		return nil, fmt.Errorf("stream %q: schema %s: not a valid JSON Schema: %v", d.Name, name, err)
+		return nil, fmt.Errorf("stream %q: %s: not a valid JSON Schema: %v", d.Name, where, err)
 	}
 	return schema, nil
 }

@@ -51,7 +51,7 @@ func TestLoadConfigErrorsNameFileStreamAndField(t *testing.T) {
 			{"name": "a", "path": "/a/{id}", "schema": {"type": "object", "properties": {"id": {}}}, "parent": {"stream": "b", "key": "id"}},
 			{"name": "b", "path": "/b/{id}", "schema": {"type": "object", "properties": {"id": {}}}, "parent": {"stream": "a", "key": "id"}}]}`, `stream "a": parent.stream: parents form a cycle`},
 		{"bad time format", `{"base_url": "embedded://demo", "streams": [{"name": "c", "path": "/c", "replication_key": "u", "incremental": {"param": "p", "format": "yyyy"}, "schema": {"type": "object", "properties": {"u": {}}}}]}`, `stream "c": incremental.format: expected rfc3339`},
-		{"schema without properties", `{"base_url": "embedded://demo", "streams": [{"name": "c", "path": "/c", "schema": {"type": "object"}}]}`, `stream "c": schema : expected "properties"`},
+		{"schema without properties", `{"base_url": "embedded://demo", "streams": [{"name": "c", "path": "/c", "schema": {"type": "object"}}]}`, `stream "c": schema: expected "properties"`},
 		{"schema of another type", `{"base_url": "embedded://demo", "streams": [{"name": "c", "path": "/c", "schema": {"type": "array", "properties": {}}}]}`, `expected "type": "object"`},
 		{"stream that is not an object", `{"base_url": "embedded://demo", "streams": [3]}`, `streams[0]: expected a JSON object`},
 	}

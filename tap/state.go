@@ -317,3 +317,22 @@ func jsonText(v any) string {
 	}
 	return string(b)
 }
+
+// checkBackfills makes sure every selected chunked backfill knows where it
+// begins — start_date, a bookmark or a window in progress — before any
+// request is sent.
+func checkBackfills(cfg *Config, st *State, sel *Selection) error {
+	for i := range cfg.Streams {
+		d := &cfg.Streams[i]
+		inc := d.Incremental
+		if inc == nil || inc.ChunkDays == 0 || !cfg.Start.IsZero() || !sel.Selected(d.Name) ||
+			keyKind(cfg.Schemas[d.Name], d.ReplicationKey) == "number" {
+			continue
+		}
+		if _, _, inProgress := st.Window(d.Name); st.Value(d.Name) != nil || inProgress {
+			continue
+		}
+		return &InputError{File: cfg.Path, Err: fmt.Errorf("stream %q: incremental.chunk_days: needs start_date in the config (or a bookmark in the state) to know where the backfill begins", d.Name)}
+	}
+	return nil
+}
