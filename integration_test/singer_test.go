@@ -274,3 +274,56 @@ func mustRead(t *testing.T, path string) []byte {
 	}
 	return b
 }
+
+// A child stream syncs whether or not its parent is selected: the parent
+// is walked for its keys all the same, but none of its messages is sent.
+func TestChildWithoutItsParentSelected(t *testing.T) {
+	dir := t.TempDir()
+	cfg := sampleConfig(t, dir)
+	itemIDs := func(out []byte) map[string]string {
+		ids := map[string]string{}
+		for _, m := range parseSinger(t, out) {
+			if m.Type != "RECORD" || m.Stream != "order_items" {
+				continue
+			}
+			var rec struct {
+				ID      string      `json:"id"`
+				OrderID json.Number `json:"order_id"`
+			}
+			if err := json.Unmarshal(m.Record, &rec); err != nil {
+				t.Fatal(err)
+			}
+			ids[rec.ID] = rec.OrderID.String()
+		}
+		return ids
+	}
+	all := runTap(t, dir, 2*time.Minute, nil, "--config", cfg)
+	if all.code != 0 {
+		t.Fatalf("exit %d: %s", all.code, all.stderr)
+	}
+	want := itemIDs(all.stdout)
+	if len(want) == 0 {
+		t.Fatal("no order_items in the full run")
+	}
+	writeFile(t, filepath.Join(dir, "catalog.json"), []byte(`{"streams": [
+		{"tap_stream_id": "orders", "metadata": [{"breadcrumb": [], "metadata": {"selected": false}}]},
+		{"tap_stream_id": "order_items", "metadata": [{"breadcrumb": [], "metadata": {"selected": true}}]}]}`))
+	only := runTap(t, dir, 2*time.Minute, nil, "--config", cfg, "--catalog", "catalog.json")
+	if only.code != 0 {
+		t.Fatalf("exit %d: %s", only.code, only.stderr)
+	}
+	for _, m := range parseSinger(t, only.stdout) {
+		if m.Stream != "" && m.Stream != "order_items" {
+			t.Fatalf("unselected stream %s sent a %s", m.Stream, m.Type)
+		}
+	}
+	got := itemIDs(only.stdout)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("order_items (id → order_id) differ from the run with orders selected (-want +got):\n%s", diff)
+	}
+	for id, order := range got {
+		if !strings.HasPrefix(id, order+"-") {
+			t.Errorf("item %s carries order_id %s", id, order)
+		}
+	}
+}
