@@ -303,10 +303,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) write(w http.ResponseWriter, route string, status int, body []byte) {
+	// Counted before the answer leaves, so a client that has read it sees
+	// it in Stats.
+	s.record(route, status)
 	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(status)
 	w.Write(body) //nolint:errcheck // the client may be gone; nothing to do
-	s.record(route, status)
 }
 
 func (s *Server) writeError(w http.ResponseWriter, route string, status int, msg string, graphql bool) {
