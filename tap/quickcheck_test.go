@@ -1,0 +1,82 @@
+package tap
+
+import (
+	"io/fs"
+	"strings"
+	"testing"
+
+	"github.com/tap-dev/tap/schemas"
+	"github.com/tap-dev/tap/streams"
+)
+
+// The fast path may only ever say "valid" when the library agrees: a record
+// it passes that the library rejects would be a record silently let
+// through.
+func TestQuickSchemaNeverPassesWhatTheLibraryRejects(t *testing.T) {
+	records := []string{
+		`{"id": 1, "updated_at": "2026-01-01T00:00:00Z", "amount": 1.5}`,
+		`{"id": 1.0, "updated_at": "2026-01-01T00:00:00Z", "amount": 1}`,
+		`{"id": 1.5, "updated_at": "2026-01-01T00:00:00Z", "amount": 1}`,
+		`{"id": 1e3, "updated_at": "2026-01-01T00:00:00+02:00", "amount": 2}`,
+		`{"id": "1", "updated_at": "2026-01-01T00:00:00Z", "amount": 1}`,
+		`{"id": 1, "updated_at": "2026-13-01T00:00:00Z", "amount": 1}`,
+		`{"id": 1, "updated_at": "2026-01-01t00:00:00z", "amount": 1}`,
+		`{"id": 1, "updated_at": "2016-12-31T23:59:60Z", "amount": 1}`,
+		`{"id": 1, "updated_at": null, "amount": "12.30"}`,
+		`{"id": 1, "amount": 1}`,
+		`{"updated_at": "2026-01-01T00:00:00Z"}`,
+		`{"id": 12345678901234567890, "updated_at": "2026-01-01T00:00:00Z", "amount": 1, "tags": ["a", 2], "address": {"zip": 5}}`,
+		`{"id": 1, "updated_at": "2026-01-01T00:00:00Z", "amount": 1, "tags": null, "address": null, "payload": {"ok": "yes"}}`,
+		`{"id": 1, "updated_at": "2026-01-01T00:00:00Z", "amount": 1, "t": "2026-01-01T00:00:00Z", "symbol": "X", "labels": [], "extra": {"deep": [1, {"x": null}]}}`,
+		`{"symbol": 5, "t": "yesterday", "order_id": "7", "quantity": 1.25, "unit_price": "3"}`,
+	}
+	err := fs.WalkDir(schemas.FS, ".", func(path string, e fs.DirEntry, err error) error {
+		if err != nil || !strings.HasSuffix(path, ".json") {
+			return err
+		}
+		b, _ := schemas.FS.ReadFile(path)
+		schema, err := decodeNumbers(b)
+		if err != nil {
+			return err
+		}
+		quick, ok := buildQuick(schema)
+		if !ok {
+			t.Errorf("%s: no fast path for a bundled schema", path)
+			return nil
+		}
+		lib, err := compileSchema(path, schema.(map[string]any))
+		if err != nil {
+			return err
+		}
+		for _, r := range records {
+			v, err := streams.DecodeJSON([]byte(r))
+			if err != nil {
+				t.Fatal(err)
+			}
+			libErr := lib.Validate(v)
+			if quick.valid(v) && libErr != nil {
+				t.Errorf("%s: fast path passes %s, the library rejects it: %v", path, r, libErr)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestBuildQuickRefusesKeywordsItDoesNotKnow(t *testing.T) {
+	for _, s := range []string{
+		`{"type": "object", "properties": {"a": {"type": "string", "pattern": "^x"}}}`,
+		`{"type": "object", "properties": {"a": {"$ref": "#/definitions/x"}}}`,
+		`{"type": "object", "anyOf": [{}]}`,
+		`{"type": "object", "additionalProperties": {"type": "string"}}`,
+		`{"type": "object", "properties": {"n": {"type": "integer", "minimum": 0}}}`,
+		`{"type": "object", "properties": {"e": {"enum": ["a"]}}}`,
+	} {
+		v, _ := decodeNumbers([]byte(s))
+		if _, ok := buildQuick(v); ok {
+			t.Errorf("buildQuick(%s) built a fast path; it must leave this schema to the library", s)
+		}
+	}
+}
