@@ -11,7 +11,9 @@ import (
 )
 
 // scripted is a Fetch that answers the i-th request with bodies[i] and
-// records what it was asked.
+// records what it was asked. Walk calls it from its prefetching goroutine,
+// one request at a time, so it answers a request beyond the script with an
+// error rather than t.Fatal.
 type scripted struct {
 	d      *Definition
 	bodies []string
@@ -21,7 +23,7 @@ type scripted struct {
 func (s *scripted) fetch(t *testing.T) Fetch {
 	return func(ctx context.Context, req Request) (*Response, error) {
 		if len(s.sent) >= len(s.bodies) {
-			t.Fatalf("unexpected request %d: %+v", len(s.sent)+1, req)
+			return nil, fmt.Errorf("unexpected request %d: %+v", len(s.sent)+1, req)
 		}
 		body := mustJSON(t, s.bodies[len(s.sent)])
 		s.sent = append(s.sent, req)
@@ -114,7 +116,9 @@ func TestWalkSendsFirstThenNext(t *testing.T) {
 func TestWalkPageError(t *testing.T) {
 	d := cursorDef(0)
 	p := mustPaginator(t, d)
-	s := &scripted{d: d, bodies: []string{`{"data":[1],"next":"a"}`}}
+	// The second page may be prefetched while the first fails; the error
+	// of the page handler wins.
+	s := &scripted{d: d, bodies: []string{`{"data":[1],"next":"a"}`, `{"data":[],"next":null}`}}
 	boom := errors.New("boom")
 	err := Walk(context.Background(), d, p, Request{Method: "GET", URL: "/v1/x"}, s.fetch(t), func(*Response) error { return boom })
 	if !errors.Is(err, boom) {
