@@ -35,7 +35,7 @@ type node struct {
 
 	schemaSent bool // SCHEMA goes out before the stream's first message
 
-	records, pages, dupes, nullKeys, ignored atomic.Int64
+	records, pages, dupes, nullKeys, badKeys, ignored atomic.Int64
 	running                                  atomic.Bool
 	started                                  time.Time
 
@@ -430,8 +430,16 @@ func (e *engine) emit(n *node, m map[string]any, extracted time.Time) error {
 	if rk := d.ReplicationKey; rk != "" {
 		if v := m[rk]; v == nil {
 			n.nullKeys.Add(1)
-		} else if n.maxSeen, err = streams.MaxKey(n.maxSeen, v); err != nil {
-			return fmt.Errorf("stream %q: replication_key %q: %w", d.Name, rk, err)
+		} else if max, err := streams.MaxKey(n.maxSeen, v); err != nil {
+			// A value that cannot be ordered with the others (a malformed
+			// time let through by on_schema_violation: emit) is written
+			// but never becomes the bookmark.
+			if n.badKeys.Add(1) == 1 {
+				e.log.Warn("replication key value cannot be compared; the record is emitted but does not move the bookmark",
+					"stream", d.Name, "replication_key", rk, "error", e.dead.redact.text(err.Error()))
+			}
+		} else {
+			n.maxSeen = max
 		}
 	}
 	b, err := n.encode(m)
@@ -628,6 +636,9 @@ func (e *engine) logStreamEnd(n *node) {
 	}
 	if c := n.nullKeys.Load(); c > 0 {
 		attrs = append(attrs, "null_replication_keys", c)
+	}
+	if c := n.badKeys.Load(); c > 0 {
+		attrs = append(attrs, "uncomparable_replication_keys", c)
 	}
 	if c := n.ignored.Load(); c > 0 {
 		attrs = append(attrs, "ignored_requests", c)

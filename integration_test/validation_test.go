@@ -1,0 +1,174 @@
+package integration_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// validationRecords are served by a small API: good records, and one of
+// each way a record can drift from its schema.
+const validationRecords = `[
+ {"id": 1, "amount": 10.5, "updated_at": "2026-01-01T00:00:00Z", "note": "good"},
+ {"id": 2, "amount": "12.30", "updated_at": "2026-01-02T00:00:00Z", "note": "wrong type"},
+ {"id": 3, "updated_at": "2026-01-03T00:00:00Z", "note": "missing required"},
+ {"id": 4, "amount": 1, "updated_at": "2026-01-04T00:00:00Z", "note": "extra field", "coupon": "SAVE10"},
+ {"id": 5, "amount": 2, "updated_at": "2026-13-05T99:00:00Z", "note": "malformed date-time"},
+ {"id": 6, "amount": 3, "updated_at": "2026-01-06T00:00:00Z", "note": "20-digit integer", "big": 12345678901234567890},
+ {"id": 7, "amount": 4, "updated_at": "2026-01-07T00:00:00Z", "note": "echoes SENTINEL-SECRET-7f3a", "big": "not a number"}
+]`
+
+var validationSchema = map[string]any{
+	"type":     "object",
+	"required": []any{"id", "amount", "updated_at"},
+	"properties": map[string]any{
+		"id":         map[string]any{"type": "integer"},
+		"amount":     map[string]any{"type": "number"},
+		"updated_at": map[string]any{"type": "string", "format": "date-time"},
+		"note":       map[string]any{"type": "string"},
+		"big":        map[string]any{"type": "integer"},
+	},
+}
+
+func runValidationMode(t *testing.T, mode string) (result, string) {
+	t.Helper()
+	base := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(validationRecords))
+	}))
+	dir := t.TempDir()
+	cfg := map[string]any{
+		"base_url":            base,
+		"auth":                map[string]any{"type": "bearer", "token": sentinel},
+		"rate_limit":          map[string]any{"requests_per_second": 0},
+		"on_schema_violation": mode,
+		"dead_letter_path":    "dead.jsonl",
+		"streams": []any{map[string]any{
+			"name": "orders", "path": "/orders", "records_path": "", "primary_key": []any{"id"},
+			"replication_key": "updated_at", "schema": validationSchema,
+		}},
+	}
+	b, _ := json.Marshal(cfg)
+	writeFile(t, filepath.Join(dir, "config.json"), b)
+	r := runTap(t, dir, time.Minute, nil, "--config", "config.json")
+	dead, _ := os.ReadFile(filepath.Join(dir, "dead.jsonl"))
+	// A RECORD is the API's data, kept as it came; logs, errors, STATE and
+	// dead letters must not carry the secret it echoes.
+	outs := [][]byte{r.stderr, dead}
+	for _, m := range parseSinger(t, r.stdout) {
+		outs = append(outs, m.Value)
+	}
+	for _, out := range outs {
+		if bytes.Contains(out, []byte(sentinel)) {
+			t.Errorf("the secret leaked:\n%s", out)
+		}
+	}
+	return r, string(dead)
+}
+
+func emittedIDs(t *testing.T, out []byte) []string {
+	var ids []string
+	for _, m := range parseSinger(t, out) {
+		if m.Type == "RECORD" {
+			var rec map[string]json.RawMessage
+			json.Unmarshal(m.Record, &rec)
+			ids = append(ids, string(rec["id"]))
+		}
+	}
+	return ids
+}
+
+func TestSchemaViolationModes(t *testing.T) {
+	t.Run("dead_letter", func(t *testing.T) {
+		r, dead := runValidationMode(t, "dead_letter")
+		if r.code != 0 {
+			t.Fatalf("exit %d: %s", r.code, r.stderr)
+		}
+		if diff := cmp.Diff([]string{"1", "4", "6"}, emittedIDs(t, r.stdout)); diff != "" {
+			t.Errorf("emitted ids (-want +got):\n%s", diff)
+		}
+		if !bytes.Contains(r.stdout, []byte(`"big":12345678901234567890`)) {
+			t.Errorf("the 20-digit integer lost digits:\n%s", r.stdout)
+		}
+		type letter struct {
+			Stream     string         `json:"stream"`
+			PrimaryKey map[string]any `json:"primary_key"`
+			Record     map[string]any `json:"record"`
+			Errors     []struct {
+				Pointer string `json:"pointer"`
+				Message string `json:"message"`
+			} `json:"errors"`
+			TimeExtracted string `json:"time_extracted"`
+		}
+		pointers := map[string][]string{}
+		for _, line := range strings.Split(strings.TrimSpace(dead), "\n") {
+			var l letter
+			if err := json.Unmarshal([]byte(line), &l); err != nil {
+				t.Fatalf("dead letter %q: %v", line, err)
+			}
+			if l.Stream != "orders" || l.Record == nil || l.TimeExtracted == "" {
+				t.Errorf("incomplete dead letter: %s", line)
+			}
+			id := l.PrimaryKey["id"].(float64)
+			for _, e := range l.Errors {
+				pointers[string(rune('0'+int(id)))] = append(pointers[string(rune('0'+int(id)))], e.Pointer)
+			}
+		}
+		want := map[string][]string{"2": {"/amount"}, "3": {"/amount"}, "5": {"/updated_at"}, "7": {"/big"}}
+		if diff := cmp.Diff(want, pointers); diff != "" {
+			t.Errorf("dead letters by id → pointers (-want +got):\n%s", diff)
+		}
+		if !strings.Contains(dead, "REDACTED") {
+			t.Errorf("the echoed secret was not redacted in the dead letters:\n%s", dead)
+		}
+		for _, want := range []string{`property "coupon" is not in the schema: seen in 1 records, e.g. "SAVE10"`, "required property /amount missing in 1 records", "/amount changed type in 1 records"} {
+			if !bytes.Contains(r.stderr, []byte(want)) {
+				t.Errorf("drift report lacks %q:\n%s", want, r.stderr)
+			}
+		}
+		// The bookmark covers emitted records only.
+		msgs := parseSinger(t, r.stdout)
+		if last := msgs[len(msgs)-1]; last.Type != "STATE" || !bytes.Contains(last.Value, []byte(`"replication_key_value":"2026-01-06T00:00:00Z"`)) {
+			t.Errorf("final state: %s", last.Value)
+		}
+	})
+	t.Run("fail", func(t *testing.T) {
+		r, dead := runValidationMode(t, "fail")
+		if r.code != 1 {
+			t.Fatalf("exit %d, want 1: %s", r.code, r.stderr)
+		}
+		if want := `tap: stream "orders": record {"id":2} fails its schema at "/amount": expected number, but got string (on_schema_violation is fail)`; !bytes.Contains(r.stderr, []byte(want)) {
+			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+		}
+		if dead != "" {
+			t.Errorf("fail mode wrote dead letters: %s", dead)
+		}
+		for _, m := range parseSinger(t, r.stdout) {
+			if m.Type == "STATE" && bytes.Contains(m.Value, []byte("replication_key_value")) {
+				t.Errorf("a STATE moved the bookmark of a stream that failed: %s", m.Value)
+			}
+		}
+	})
+	t.Run("emit", func(t *testing.T) {
+		r, dead := runValidationMode(t, "emit")
+		if r.code != 0 {
+			t.Fatalf("exit %d: %s", r.code, r.stderr)
+		}
+		if diff := cmp.Diff([]string{"1", "2", "3", "4", "5", "6", "7"}, emittedIDs(t, r.stdout)); diff != "" {
+			t.Errorf("emitted ids (-want +got):\n%s", diff)
+		}
+		if dead != "" {
+			t.Errorf("emit mode wrote dead letters: %s", dead)
+		}
+		if n := bytes.Count(r.stderr, []byte("record fails its schema; emitted anyway")); n != 4 {
+			t.Errorf("%d violations logged, want 4:\n%s", n, r.stderr)
+		}
+	})
+}
