@@ -36,8 +36,8 @@ type node struct {
 	schemaSent bool // SCHEMA goes out before the stream's first message
 
 	records, pages, dupes, nullKeys, badKeys, ignored atomic.Int64
-	running                                  atomic.Bool
-	started                                  time.Time
+	running                                           atomic.Bool
+	started                                           time.Time
 
 	buf []byte // the record being encoded
 }
