@@ -13,25 +13,26 @@ const (
 
 // Setting is one config setting, as --about and the Airbyte spec list it.
 type Setting struct {
-	Name        string `json:"name"`
-	Type        string `json:"type"` // string, integer, number, boolean, object, array
-	Default     any    `json:"default,omitempty"`
-	Secret      bool   `json:"secret"`
-	Required    bool   `json:"required,omitempty"`
-	Description string `json:"description"`
+	Name        string   `json:"name"`
+	Type        string   `json:"type"` // string, integer, number, boolean, object, array
+	Default     any      `json:"default,omitempty"`
+	Secret      bool     `json:"secret"`
+	Required    bool     `json:"required,omitempty"`
+	Enum        []string `json:"enum,omitempty"` // the allowed values, when there are few
+	Description string   `json:"description"`
 }
 
 // ConfigSettings lists every config setting; nested ones are dotted.
 func ConfigSettings() []Setting {
 	return []Setting{
 		{Name: "base_url", Type: "string", Required: true, Description: `Base URL of the API; "embedded://demo" starts the bundled demo API in-process.`},
-		{Name: "auth.type", Type: "string", Default: "none", Description: "none, bearer, basic or api_key."},
+		{Name: "auth.type", Type: "string", Default: "none", Enum: []string{"none", "bearer", "basic", "api_key"}, Description: "none, bearer, basic or api_key."},
 		{Name: "auth.token", Type: "string", Secret: true, Description: "Bearer token (auth.type bearer)."},
 		{Name: "auth.username", Type: "string", Description: "User name (auth.type basic)."},
 		{Name: "auth.password", Type: "string", Secret: true, Description: "Password (auth.type basic)."},
 		{Name: "auth.name", Type: "string", Description: "Header or query parameter name of the API key (auth.type api_key)."},
 		{Name: "auth.value", Type: "string", Secret: true, Description: "API key (auth.type api_key)."},
-		{Name: "auth.in", Type: "string", Default: "header", Description: "Where the API key goes: header or query."},
+		{Name: "auth.in", Type: "string", Default: "header", Enum: []string{"header", "query"}, Description: "Where the API key goes: header or query."},
 		{Name: "headers", Type: "object", Description: "Extra request headers, e.g. User-Agent."},
 		{Name: "start_date", Type: "string", Description: "RFC 3339 time: the first bookmark of an incremental stream with no state."},
 		{Name: "streams", Type: "array", Description: "Stream definitions (inline)."},
@@ -47,7 +48,7 @@ func ConfigSettings() []Setting {
 		{Name: "request_timeout_s", Type: "number", Default: 30, Description: "Timeout of one request attempt, body included."},
 		{Name: "max_parallel_streams", Type: "integer", Default: 2, Description: "Top-level streams synced at once."},
 		{Name: "max_pages", Type: "integer", Default: 0, Description: "Pages allowed per stream walk; more is an error. 0 = unlimited."},
-		{Name: "on_schema_violation", Type: "string", Default: "dead_letter", Description: "fail, dead_letter or emit."},
+		{Name: "on_schema_violation", Type: "string", Default: "dead_letter", Enum: []string{ViolationFail, ViolationDeadLetter, ViolationEmit}, Description: "fail, dead_letter or emit."},
 		{Name: "dead_letter_path", Type: "string", Default: "dead_letter.jsonl", Description: "JSON-lines file of records that failed their schema, relative to the config file."},
 		{Name: "demo", Type: "object", Description: "Knobs of the embedded demo API (counts, faults); only for embedded://demo."},
 	}

@@ -56,6 +56,9 @@ func ConnectionSpecification() map[string]any {
 		if s.Secret {
 			leaf["airbyte_secret"] = true
 		}
+		if len(s.Enum) > 0 {
+			leaf["enum"] = s.Enum
+		}
 		switch s.Type {
 		case "array":
 			leaf["items"] = map[string]any{"type": "object"}
