@@ -488,6 +488,7 @@ func decodeWithStreams(tree any, out any, defs *[]streams.Definition) error {
 	}
 	list, has := obj["streams"]
 	delete(obj, "streams")
+	stringifyValues(obj["headers"])
 	if err := decodeStrict(obj, out); err != nil {
 		return err
 	}
@@ -500,6 +501,9 @@ func decodeWithStreams(tree any, out any, defs *[]streams.Definition) error {
 	}
 	*defs = make([]streams.Definition, len(items))
 	for i, item := range items {
+		if m, ok := item.(map[string]any); ok {
+			stringifyValues(m["params"])
+		}
 		if err := decodeStrict(item, &(*defs)[i]); err != nil {
 			if m, ok := item.(map[string]any); ok {
 				if name, ok := m["name"].(string); ok && name != "" {
@@ -510,6 +514,20 @@ func decodeWithStreams(tree any, out any, defs *[]streams.Definition) error {
 		}
 	}
 	return nil
+}
+
+// stringifyValues turns the numbers and booleans of a string map (query
+// parameters, headers) into their text: {"limit": 100} means "100".
+func stringifyValues(v any) {
+	m, _ := v.(map[string]any)
+	for k, e := range m {
+		switch e := e.(type) {
+		case json.Number:
+			m[k] = e.String()
+		case bool:
+			m[k] = fmt.Sprint(e)
+		}
+	}
 }
 
 // decodeStrict decodes a resolved tree into out, refusing unknown fields so
