@@ -46,12 +46,24 @@ const maxEmptyFollows = 3
 // parameter names: parameter values (tokens, api keys) are never printed.
 func Walk(ctx context.Context, d *Definition, p Paginator, first Request, fetch Fetch, page func(*Response) error) error {
 	ctx, cancel := context.WithCancel(ctx)
-	defer cancel() // stops a prefetch nobody will read
 	req := p.First(first)
 	pending := prefetch(ctx, d, fetch, req)
+	defer func() {
+		// Stop a prefetch nobody will read, and wait for it: nothing of
+		// this walk runs after Walk returns.
+		cancel()
+		if pending != nil {
+			<-pending
+		}
+	}()
 	pages, empties := 0, 0
 	for {
+		// A page already on its way is not handed over once ctx is done.
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("stream %q: stopped after %d pages: %w", d.Name, pages, err)
+		}
 		r := <-pending
+		pending = nil
 		if r.err != nil {
 			return r.err
 		}

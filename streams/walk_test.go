@@ -141,8 +141,9 @@ func TestWalkContextCancel(t *testing.T) {
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
-	if pages != 1 || len(s.sent) != 1 {
-		t.Errorf("pages %d, requests %d; want 1 and 1", pages, len(s.sent))
+	// The second page may have been prefetched, but it is never handled.
+	if pages != 1 || len(s.sent) > 2 {
+		t.Errorf("pages %d, requests %d; want 1 page and at most 2 requests", pages, len(s.sent))
 	}
 }
 
