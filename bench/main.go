@@ -134,6 +134,9 @@ func run(records int, quick bool) int {
 	fmt.Printf("tap benchmark  %s  %s/%s  %d CPUs  %s\n", runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), time.Now().UTC().Format(time.RFC3339))
 	fmt.Printf("throughput/memory: %s records; tap pinned by %s\n", thousands(int64(n)), b.pin.method())
 	fmt.Printf("load average (1 min): %s at start, %s at end (other processes make the throughput figures slower and noisier)\n", loadBefore, loadAvg())
+	if quick {
+		fmt.Println("quick mode: a smoke run; at these sizes start-up dominates, so PASS/FAIL below say nothing about the targets")
+	}
 	rep.print(os.Stdout)
 	fmt.Printf("bench wall time: %.1f s\n", time.Since(started).Seconds())
 	if len(failed) > 0 {
