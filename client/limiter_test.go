@@ -135,15 +135,14 @@ func TestMaxInFlight(t *testing.T) {
 // quotaAPI is a fake API on the fake clock that allows limit requests per
 // window, answers 429 beyond, and sends rate-limit headers.
 type quotaAPI struct {
-	mu        sync.Mutex
-	clock     *fakeClock
-	limit     int
-	window    time.Duration
-	epoch     bool // Reset as a Unix time instead of delay-seconds
-	winStart  time.Time
-	used      int
-	ok, too   int
-	lastRates []rate.Limit
+	mu       sync.Mutex
+	clock    *fakeClock
+	limit    int
+	window   time.Duration
+	epoch    bool // Reset as a Unix time instead of delay-seconds
+	winStart time.Time
+	used     int
+	ok, too  int
 }
 
 func (q *quotaAPI) RoundTrip(r *http.Request) (*http.Response, error) {

@@ -27,14 +27,6 @@ func appendString(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
-// appendKey appends "key": — keys are compile-time constants that need no
-// escaping.
-func appendKey(b []byte, key string) []byte {
-	b = append(b, '"')
-	b = append(b, key...)
-	return append(b, '"', ':')
-}
-
 func appendInt(b []byte, v int64) []byte { return strconv.AppendInt(b, v, 10) }
 
 // appendCents appends an amount held in hundredths as a JSON number with at

@@ -221,17 +221,6 @@ func serve(t *testing.T, h http.Handler) string {
 	return s.URL
 }
 
-// startLoggedDemo starts a demo server behind a request log.
-func startLoggedDemo(t *testing.T, cfg demoapi.Config) (*demoapi.Server, string, *reqLog) {
-	t.Helper()
-	srv, err := demoapi.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	log := &reqLog{}
-	return srv, serve(t, log.wrap(srv)), log
-}
-
 // tapDir holds the files of one tap under test: config.json, state.json,
 // the dead-letter file.
 type tapDir struct {

@@ -522,12 +522,10 @@ func (e *engine) commit(n *node) error {
 	return nil
 }
 
-// checkpoint writes STATE; dead letters reach their file first, so none is
-// lost behind a bookmark that moved past it.
+// checkpoint writes STATE. Dead letters are written to their file as they
+// happen (unbuffered), so none can be lost behind a bookmark that moved
+// past it.
 func (e *engine) checkpoint(n *node) error {
-	if err := e.dead.Flush(); err != nil {
-		return err
-	}
 	if err := e.schema(n); err != nil {
 		return err
 	}

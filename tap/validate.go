@@ -214,10 +214,6 @@ func (d *deadLetters) Write(l deadLetter) error {
 	return nil
 }
 
-// Flush is a no-op kept as the seam where a buffered writer would flush;
-// the engine calls it before every STATE.
-func (d *deadLetters) Flush() error { return nil }
-
 func (d *deadLetters) Close() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()

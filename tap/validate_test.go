@@ -412,9 +412,6 @@ func TestDeadLettersConcurrentAndAppending(t *testing.T) {
 func TestDeadLettersOpenLazily(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "dead.jsonl")
 	d := newDeadLetters(path, nil)
-	if err := d.Flush(); err != nil {
-		t.Fatal(err)
-	}
 	if err := d.Close(); err != nil {
 		t.Fatal(err)
 	}
