@@ -60,7 +60,7 @@ func NewAirbyteWriter(w io.Writer) *AirbyteWriter {
 func (a *AirbyteWriter) stream(name string) *abStream {
 	s := a.streams[name]
 	if s == nil {
-		s = &abStream{quoted: appendString(nil, name)}
+		s = &abStream{quoted: appendQuoted(nil, name)}
 		a.streams[name] = s
 	}
 	return s
@@ -152,7 +152,7 @@ func appendStreamStatus(b, quotedStream []byte, status string, ms int64) []byte 
 	b = append(b, `,"stream_status":{"stream_descriptor":{"name":`...)
 	b = append(b, quotedStream...)
 	b = append(b, `},"status":`...)
-	b = appendString(b, status)
+	b = appendQuoted(b, status)
 	return append(b, "}}}"...)
 }
 
@@ -176,7 +176,7 @@ func (a *AirbyteWriter) Log(level slog.Level, msg string) error {
 		b = append(b, `{"type":"LOG","log":{"level":"`...)
 		b = append(b, levelName(level)...) // ERROR, WARN, INFO, DEBUG: all Airbyte levels
 		b = append(b, `","message":`...)
-		b = appendString(b, msg)
+		b = appendQuoted(b, msg)
 		return append(b, "}}"...)
 	})
 }

@@ -32,6 +32,19 @@ func TestAppendJSONMatchesEncodingJSON(t *testing.T) {
 			t.Errorf("appendJSON(%s)\n got %s\nwant %s", in, got, want)
 		}
 	}
+	// Records of one stream, with the key order reused or not.
+	var order []string
+	for _, in := range []string{`{"a": 1, "b": 2}`, `{"b": 3, "a": 4}`, `{"a": 5, "c": 6}`, `{"a": 7}`, `{"c": 8, "a": 9}`, `{}`} {
+		v, _ := decodeNumbers([]byte(in))
+		got, err := appendRecord(nil, v.(map[string]any), &order)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := marshal(v)
+		if !bytes.Equal(got, want) {
+			t.Errorf("appendRecord(%s) = %s, want %s", in, got, want)
+		}
+	}
 	// Invalid UTF-8 is replaced, as encoding/json does.
 	got, _ := appendJSON(nil, "a\xffb")
 	want, _ := json.Marshal("a\xffb")

@@ -91,7 +91,7 @@ func (s *SingerWriter) Record(stream string, rec []byte, extracted time.Time, ve
 	return s.write(false, func(b []byte) []byte {
 		s.recordsSince = true
 		b = append(b, `{"type":"RECORD","stream":`...)
-		b = appendString(b, stream)
+		b = appendQuoted(b, stream)
 		b = append(b, `,"record":`...)
 		b = append(b, rec...)
 		if version != 0 {
@@ -146,11 +146,6 @@ func marshal(v any) ([]byte, error) {
 		return nil, err
 	}
 	return bytes.TrimSuffix(buf.Bytes(), []byte{'\n'}), nil
-}
-
-func appendString(b []byte, s string) []byte {
-	q, _ := marshal(s)
-	return append(b, q...)
 }
 
 func nonNil(s []string) []string {

@@ -39,7 +39,8 @@ type node struct {
 	running                                           atomic.Bool
 	started                                           time.Time
 
-	buf []byte // the record being encoded
+	buf  []byte   // the record being encoded
+	keys []string // the sorted keys of the last record encoded
 }
 
 // engine runs one sync: the same engine serves Singer and Airbyte; only
@@ -496,7 +497,7 @@ func (n *node) encode(m map[string]any) ([]byte, error) {
 		m = kept
 	}
 	var err error
-	n.buf, err = appendJSON(n.buf[:0], m)
+	n.buf, err = appendRecord(n.buf[:0], m, &n.keys)
 	return n.buf, err
 }
 
