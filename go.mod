@@ -3,9 +3,10 @@ module github.com/tap-dev/tap
 go 1.26.8
 
 require (
-	github.com/google/go-cmp v0.7.0 // indirect
-	github.com/hashicorp/go-cleanhttp v0.5.2 // indirect
-	github.com/hashicorp/go-retryablehttp v0.7.8 // indirect
-	github.com/santhosh-tekuri/jsonschema/v5 v5.3.1 // indirect
-	golang.org/x/time v0.16.0 // indirect
+	github.com/google/go-cmp v0.7.0
+	github.com/hashicorp/go-retryablehttp v0.7.8
+	github.com/santhosh-tekuri/jsonschema/v5 v5.3.1
+	golang.org/x/time v0.16.0
 )
+
+require github.com/hashicorp/go-cleanhttp v0.5.2 // indirect
