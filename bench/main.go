@@ -105,12 +105,17 @@ func run(records int, quick bool) int {
 	defer os.RemoveAll(dir)
 
 	progress("building the tap binary")
-	bin, err := buildTap(ctx, dir)
+	bin, root, err := buildTap(ctx, dir)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		return 1
 	}
-	b := &bench{bin: bin, dir: dir, pin: setupPinning()}
+	defs, err := sampleStreams(root)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		return 1
+	}
+	b := &bench{bin: bin, dir: dir, pin: setupPinning(), streams: defs}
 	loadBefore := loadAvg()
 	rep := &report{}
 
@@ -148,28 +153,65 @@ func run(records int, quick bool) int {
 
 // bench holds what every scenario needs.
 type bench struct {
-	bin string // the tap binary
-	dir string // temporary directory for configs and dead letters
-	pin *pinning
+	bin     string // the tap binary
+	dir     string // temporary directory for configs and dead letters
+	pin     *pinning
+	streams map[string]map[string]any // sample_config.json's definitions by name
 }
 
-// buildTap runs "go build -o DIR/tap ." in the module root.
-func buildTap(ctx context.Context, dir string) (string, error) {
+// buildTap runs "go build -o DIR/tap ." in the module root, and returns
+// the binary and the root.
+func buildTap(ctx context.Context, dir string) (bin, root string, err error) {
 	out, err := exec.CommandContext(ctx, "go", "env", "GOMOD").Output()
 	if err != nil {
-		return "", fmt.Errorf("go env GOMOD: %v", err)
+		return "", "", fmt.Errorf("go env GOMOD: %v", err)
 	}
 	gomod := strings.TrimSpace(string(out))
 	if gomod == "" || gomod == os.DevNull {
-		return "", errors.New("not inside a Go module: run go run ./bench from the tap module")
+		return "", "", errors.New("not inside a Go module: run go run ./bench from the tap module")
 	}
-	bin := filepath.Join(dir, "tap")
+	root = filepath.Dir(gomod)
+	bin = filepath.Join(dir, "tap")
 	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, ".")
-	cmd.Dir = filepath.Dir(gomod)
+	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build: %v\n%s", err, out)
+		return "", "", fmt.Errorf("go build: %v\n%s", err, out)
 	}
-	return bin, nil
+	return bin, root, nil
+}
+
+// sampleStreams reads the stream definitions of sample_config.json, so
+// that the scenarios walk the demo exactly as the sample does.
+func sampleStreams(root string) (map[string]map[string]any, error) {
+	b, err := os.ReadFile(filepath.Join(root, "sample_config.json"))
+	if err != nil {
+		return nil, err
+	}
+	var cfg struct {
+		Streams []map[string]any `json:"streams"`
+	}
+	if err := json.Unmarshal(b, &cfg); err != nil {
+		return nil, fmt.Errorf("sample_config.json: %v", err)
+	}
+	out := map[string]map[string]any{}
+	for _, d := range cfg.Streams {
+		out[d["name"].(string)] = d
+	}
+	return out, nil
+}
+
+// stream returns a copy of the sample's definition of name with n records
+// per page.
+func (b *bench) stream(name string, n int) map[string]any {
+	var d map[string]any
+	raw, _ := json.Marshal(b.streams[name]) // a deep copy
+	json.Unmarshal(raw, &d)
+	if name == "customers" {
+		d["params"] = map[string]any{"per_page": fmt.Sprint(n)}
+	} else {
+		d["pagination"].(map[string]any)["page_size"] = n
+	}
+	return d
 }
 
 // startDemo starts a fresh demo API on loopback.

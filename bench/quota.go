@@ -22,7 +22,7 @@ const (
 
 // quotaPlan sizes the five streams so that they take pages pages of
 // quotaPageSize in total, and returns the demo config and the streams.
-func quotaPlan(pages int) (demoapi.Config, []any) {
+func (b *bench) quotaPlan(pages int) (demoapi.Config, []any) {
 	per := make([]int, quotaStreams) // pages of each stream
 	for i := range per {
 		per[i] = pages / quotaStreams
@@ -43,50 +43,9 @@ func quotaPlan(pages int) (demoapi.Config, []any) {
 		LatencyMS:         50,
 		FailRate:          0.08,
 	}
-	size := fmt.Sprint(quotaPageSize)
-	streams := []any{
-		map[string]any{
-			"name": "customers", "path": "/v1/customers", "params": map[string]any{"per_page": size},
-			"records_path": "", "error_path": "error",
-			"primary_key": []string{"id"}, "replication_key": "updated_at", "is_sorted": true,
-			"incremental": map[string]any{"param": "updated_since", "overlap_s": 300, "format": "rfc3339"},
-			"pagination":  map[string]any{"type": "link_header"},
-			"schema":      "schemas/customers.json",
-		},
-		map[string]any{
-			"name": "orders", "path": "/v1/orders",
-			"records_path": "data", "error_path": "error",
-			"primary_key": []string{"id"}, "replication_key": "updated_at", "is_sorted": false,
-			"incremental": map[string]any{"param": "updated_since", "overlap_s": 300, "format": "rfc3339"},
-			"pagination": map[string]any{"type": "cursor", "cursor_param": "cursor", "next_cursor_path": "next_cursor",
-				"has_more_path": "has_more", "page_size": quotaPageSize, "page_size_param": "limit"},
-			"schema": "schemas/orders.json",
-		},
-		map[string]any{
-			"name": "events", "path": "/v1/events",
-			"records_path": "events", "error_path": "error",
-			"primary_key": []string{"id"}, "replication_key": "id", "is_sorted": true,
-			"incremental": map[string]any{"param": "since_id"},
-			"pagination": map[string]any{"type": "keyset", "key_param": "since_id", "key_field": "id",
-				"page_size": quotaPageSize, "page_size_param": "limit"},
-			"schema": "schemas/events.json",
-		},
-		map[string]any{
-			"name": "invoices", "path": "/v1/invoices",
-			"records_path": "invoices", "error_path": "error",
-			"primary_key": []string{"id"},
-			"pagination": map[string]any{"type": "offset", "offset_param": "offset", "page_size_param": "limit",
-				"page_size": quotaPageSize, "total_path": "total"},
-			"schema": "schemas/invoices.json",
-		},
-		map[string]any{
-			"name": "tickets", "path": "/v1/tickets",
-			"records_path": "tickets", "error_path": "error",
-			"primary_key": []string{"id"},
-			"pagination": map[string]any{"type": "page_number", "page_param": "page", "start_page": 1,
-				"page_size_param": "per_page", "page_size": quotaPageSize, "total_pages_path": "total_pages"},
-			"schema": "schemas/tickets.json",
-		},
+	var streams []any
+	for _, name := range []string{"customers", "orders", "events", "invoices", "tickets"} {
+		streams = append(streams, b.stream(name, quotaPageSize))
 	}
 	return demo, streams
 }
@@ -98,7 +57,7 @@ func (b *bench) quota(ctx context.Context, rep *report, pages int) error {
 	if pages < quotaStreams {
 		pages = quotaStreams
 	}
-	demo, streams := quotaPlan(pages)
+	demo, streams := b.quotaPlan(pages)
 	srv, url, err := startDemo(demo)
 	if err != nil {
 		return err

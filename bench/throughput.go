@@ -33,15 +33,7 @@ func (b *bench) eventsConfig(name, baseURL string) (string, error) {
 		"request_timeout_s":    60,
 		"on_schema_violation":  "dead_letter",
 		"dead_letter_path":     filepath.Join(b.dir, name+".dead_letter.jsonl"),
-		"streams": []any{map[string]any{
-			"name": "events", "path": "/v1/events",
-			"records_path": "events", "error_path": "error",
-			"primary_key": []string{"id"}, "replication_key": "id", "is_sorted": true,
-			"incremental": map[string]any{"param": "since_id"},
-			"pagination": map[string]any{"type": "keyset", "key_param": "since_id", "key_field": "id",
-				"page_size": pageSize, "page_size_param": "limit"},
-			"schema": "schemas/events.json",
-		}},
+		"streams":              []any{b.stream("events", pageSize)},
 	})
 }
 
