@@ -1,0 +1,105 @@
+package tap
+
+import (
+	"fmt"
+
+	"github.com/tap-dev/tap/streams"
+)
+
+// commit moves a stream's bookmark to the largest value emitted, if that
+// is ahead of it. Callers checkpoint after the records it covers.
+func (e *engine) commit(n *node) error {
+	if n.maxSeen == nil {
+		return nil
+	}
+	d := n.def
+	if old := e.state.Value(d.Name); old != nil {
+		c, err := streams.CompareKeys(n.maxSeen, old)
+		if err != nil {
+			return fmt.Errorf("stream %q: cannot compare replication key %v with the bookmark in state: %w", d.Name, n.maxSeen, err)
+		}
+		if c <= 0 {
+			n.maxSeen = nil
+			return nil
+		}
+	}
+	e.state.SetValue(d.Name, d.ReplicationKey, n.maxSeen)
+	n.maxSeen = nil
+	return nil
+}
+
+// checkpoint writes STATE. Dead letters are written to their file as they
+// happen (unbuffered), so none can be lost behind a bookmark that moved
+// past it.
+func (e *engine) checkpoint(n *node) error {
+	if err := e.schema(n); err != nil {
+		return err
+	}
+	return e.out.State(n.def.Name, e.state, n.records.Load())
+}
+
+// schema writes a stream's SCHEMA before its first message. Sending it
+// lazily keeps stdout empty when a run fails before any data arrives.
+func (e *engine) schema(n *node) error {
+	if n.schemaSent {
+		return nil
+	}
+	n.schemaSent = true
+	return e.out.Schema(n.def.Name, n.outputSchema(e.cfg.Schemas[n.def.Name]), n.def.PrimaryKey, bookmarkKeys(n.def))
+}
+
+func (e *engine) activateVersion(n *node) error {
+	if err := e.schema(n); err != nil {
+		return err
+	}
+	return e.out.ActivateVersion(n.def.Name, n.version)
+}
+
+func (n *node) outputSchema(schema map[string]any) map[string]any {
+	if len(n.dropped) == 0 {
+		return schema
+	}
+	out := make(map[string]any, len(schema))
+	for k, v := range schema {
+		out[k] = v
+	}
+	props := map[string]any{}
+	for k, v := range schema["properties"].(map[string]any) {
+		if !n.dropped[k] {
+			props[k] = v
+		}
+	}
+	out["properties"] = props
+	if req, ok := schema["required"].([]any); ok {
+		var kept []any
+		for _, r := range req {
+			if s, _ := r.(string); !n.dropped[s] {
+				kept = append(kept, r)
+			}
+		}
+		out["required"] = kept
+		if kept == nil {
+			delete(out, "required")
+		}
+	}
+	return out
+}
+
+func bookmarkKeys(d *streams.Definition) []string {
+	if d.ReplicationKey == "" {
+		return nil
+	}
+	return []string{d.ReplicationKey}
+}
+
+// endStream notes a stream's record count in its bookmark and warns when a
+// stream that had records last time returned none: an API that silently
+// changed shape or filter looks exactly like that.
+func (e *engine) endStream(n *node) {
+	records := n.records.Load()
+	if last, ok := e.state.LastRecords(n.def.Name); ok && last > 0 && records == 0 {
+		e.log.Warn("stream returned zero records where its last run returned some; check the API, the records_path and the filter",
+			"stream", n.def.Name, "last_run_records", last)
+	}
+	e.state.SetLastRecords(n.def.Name, records)
+}

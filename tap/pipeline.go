@@ -1,0 +1,128 @@
+package tap
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/tap-dev/tap/streams"
+)
+
+// handle takes one record through dedupe, validation, the bookmark, the
+// writer and the record's children.
+func (e *engine) handle(ctx context.Context, n *node, rec any, extracted time.Time, parentKey any) error {
+	d := n.def
+	m, ok := rec.(map[string]any)
+	if !ok {
+		return fmt.Errorf("stream %q: a record is not a JSON object (got %s); check records_path", d.Name, jsonType(rec))
+	}
+	if d.Parent != nil && d.Parent.As != "" {
+		m[d.Parent.As] = parentKey
+	}
+	if n.seen != nil {
+		k := primaryKeyString(m, d.PrimaryKey)
+		if _, dup := n.seen[k]; dup {
+			n.dupes.Add(1)
+			return nil
+		}
+		n.seen[k] = struct{}{}
+	}
+	if n.selected {
+		if err := e.emit(n, m, extracted); err != nil {
+			return err
+		}
+	}
+	// A parent that failed its schema still exists upstream: its
+	// children are walked all the same.
+	for _, c := range n.children {
+		if err := e.walkChild(ctx, c, m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// emit validates a record and writes it, moving the stream's high-water
+// mark; a record sent to the dead letters is not emitted and does not
+// move it.
+func (e *engine) emit(n *node, m map[string]any, extracted time.Time) error {
+	d := n.def
+	ok, err := e.validate(n, m, extracted)
+	if err != nil || !ok {
+		return err
+	}
+	if rk := d.ReplicationKey; rk != "" {
+		if v := m[rk]; v == nil {
+			n.nullKeys.Add(1)
+		} else if max, err := streams.MaxKey(n.maxSeen, v); err != nil {
+			// A value that cannot be ordered with the others (a malformed
+			// time let through by on_schema_violation: emit) is written
+			// but never becomes the bookmark.
+			if n.badKeys.Add(1) == 1 {
+				e.log.Warn("replication key value cannot be compared; the record is emitted but does not move the bookmark",
+					"stream", d.Name, "replication_key", rk, "error", e.dead.redact.text(err.Error()))
+			}
+		} else {
+			n.maxSeen = max
+		}
+	}
+	b, err := n.encode(m)
+	if err != nil {
+		return fmt.Errorf("stream %q: %w", d.Name, err)
+	}
+	if err := e.schema(n); err != nil {
+		return err
+	}
+	if err := e.out.Record(d.Name, b, extracted, n.version); err != nil {
+		return err
+	}
+	n.records.Add(1)
+	return nil
+}
+
+// encode renders the selected properties of a record, leaving the record
+// itself whole for the children that read it.
+func (n *node) encode(m map[string]any) ([]byte, error) {
+	if len(n.dropped) > 0 {
+		kept := make(map[string]any, len(m))
+		for k, v := range m {
+			if !n.dropped[k] {
+				kept[k] = v
+			}
+		}
+		m = kept
+	}
+	var err error
+	n.buf, err = appendRecord(n.buf[:0], m, &n.keys)
+	return n.buf, err
+}
+func primaryKeyString(m map[string]any, keys []string) string {
+	var b strings.Builder
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteByte(0)
+		}
+		fmt.Fprint(&b, m[k])
+	}
+	return b.String()
+}
+
+func jsonType(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return "a string"
+	case json.Number, float64:
+		return "a number"
+	case bool:
+		return "a boolean"
+	case []any:
+		return "an array"
+	case map[string]any:
+		return "an object"
+	}
+	return fmt.Sprintf("%T", v)
+}

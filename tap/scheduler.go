@@ -1,0 +1,264 @@
+package tap
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tap-dev/tap/client"
+	"github.com/tap-dev/tap/streams"
+)
+
+// node is one stream of a run, with the streams that are its children.
+// A node is walked by one goroutine at a time (a top-level stream and its
+// children run on the same goroutine), so its fields need no lock; the
+// counters are atomic because the progress reporter reads them.
+type node struct {
+	def      *streams.Definition
+	selected bool
+	dropped  map[string]bool
+	children []*node
+	numeric  bool // the replication key is a number, not a time
+	check    *validator
+
+	// seen holds the primary keys emitted in this run by an offset stream,
+	// whose pages repeat rows when the source shifts under them.
+	seen    map[string]struct{}
+	maxSeen any // largest replication-key value emitted and not yet in state
+	version int64
+
+	schemaSent bool // SCHEMA goes out before the stream's first message
+
+	records, pages, dupes, nullKeys, badKeys, ignored atomic.Int64
+	running                                           atomic.Bool
+	started                                           time.Time
+
+	buf  []byte   // the record being encoded
+	keys []string // the sorted keys of the last record encoded
+}
+
+// engine runs one sync: the same engine serves Singer and Airbyte; only
+// the Writer differs.
+type engine struct {
+	cfg    *Config
+	state  *State
+	out    Writer
+	log    *slog.Logger
+	client *client.Client
+	dead   *deadLetters
+	now    func() time.Time
+	nodes  []*node // in config order
+}
+
+func newEngine(cfg *Config, sel *Selection, st *State, out Writer, log *slog.Logger) (*engine, error) {
+	e := &engine{cfg: cfg, state: st, out: out, log: log, now: time.Now,
+		dead: newDeadLetters(cfg.DeadLetterPath, cfg.Secrets())}
+	byName := map[string]*node{}
+	for i := range cfg.Streams {
+		d := &cfg.Streams[i]
+		n := &node{def: d, selected: sel.Selected(d.Name), dropped: sel.Dropped(d.Name)}
+		n.numeric = keyKind(cfg.Schemas[d.Name], d.ReplicationKey) == "number"
+		if d.Pagination.Type == streams.PageOffset && len(d.PrimaryKey) > 0 {
+			n.seen = map[string]struct{}{}
+		}
+		v, err := newValidator(d, cfg.Schemas[d.Name], cfg.OnSchemaViolation, cfg.Secrets()...)
+		if err != nil {
+			return nil, err
+		}
+		n.check = v
+		byName[d.Name] = n
+		e.nodes = append(e.nodes, n)
+	}
+	for _, n := range e.nodes {
+		if p := n.def.Parent; p != nil {
+			parent := byName[p.Stream]
+			parent.children = append(parent.children, n)
+		}
+	}
+	return e, nil
+}
+
+// needed reports whether a stream must be walked: it is selected, or a
+// selected stream hangs below it.
+func (n *node) needed() bool {
+	if n.selected {
+		return true
+	}
+	for _, c := range n.children {
+		if c.needed() {
+			return true
+		}
+	}
+	return false
+}
+
+func (n *node) each(f func(*node)) {
+	f(n)
+	for _, c := range n.children {
+		c.each(f)
+	}
+}
+
+// run syncs every needed top-level stream, max_parallel_streams at a time.
+// The first error cancels the others; the state written so far stays valid.
+func (e *engine) run(ctx context.Context) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	sem := make(chan struct{}, *e.cfg.MaxParallelStreams)
+	var wg sync.WaitGroup
+	var errOnce sync.Once
+	var firstErr error
+	for _, n := range e.nodes {
+		if n.def.Parent != nil || !n.needed() {
+			continue
+		}
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		wg.Add(1)
+		go func(n *node) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			if err := e.syncTree(ctx, n); err != nil {
+				errOnce.Do(func() { firstErr = err; cancel(err) })
+			}
+		}(n)
+	}
+	wg.Wait()
+	if firstErr == nil {
+		firstErr = context.Cause(ctx)
+		if errors.Is(firstErr, context.Canceled) && ctx.Err() == nil {
+			firstErr = nil
+		}
+	}
+	return firstErr
+}
+
+// syncTree syncs a top-level stream and, inline, its children.
+func (e *engine) syncTree(ctx context.Context, root *node) error {
+	root.each(func(n *node) {
+		if n.selected {
+			n.started = e.now()
+			n.running.Store(true)
+			e.status(n, StatusStarted)
+			e.state.SetSyncing(n.def.Name, true)
+		}
+	})
+	err := e.syncStream(ctx, root)
+	root.each(func(n *node) {
+		if !n.selected {
+			return
+		}
+		n.running.Store(false)
+		if err != nil {
+			// currently_syncing stays set: the stream did not finish.
+			e.status(n, StatusIncomplete)
+			return
+		}
+		e.state.SetSyncing(n.def.Name, false)
+		if n != root {
+			// A child's bookmark covers every parent walked in this run.
+			e.endStream(n)
+			err = errors.Join(err, e.commit(n), e.checkpoint(n))
+		}
+		e.status(n, StatusComplete)
+		e.logStreamEnd(n)
+	})
+	return err
+}
+
+func (e *engine) status(n *node, s string) {
+	if err := e.out.StreamStatus(n.def.Name, s); err != nil {
+		e.log.Warn("cannot write stream status", "stream", n.def.Name, "error", err)
+	}
+}
+
+// syncStream walks a top-level stream once, in chunk windows when asked.
+func (e *engine) syncStream(ctx context.Context, n *node) error {
+	d := n.def
+	if n.selected && d.FullTableVersioning && d.ReplicationKey == "" {
+		n.version = e.now().UnixMilli()
+		if err := e.activateVersion(n); err != nil {
+			return err
+		}
+	}
+	lower, err := e.lowerBound(n)
+	if err != nil {
+		return err
+	}
+	inc := d.Incremental
+	if inc != nil && inc.ChunkDays > 0 && !n.numeric {
+		if err := e.syncWindows(ctx, n, lower); err != nil {
+			return err
+		}
+	} else {
+		req, err := e.firstRequest(n, nil, lower, nil)
+		if err != nil {
+			return err
+		}
+		if err := e.walk(ctx, n, req, nil); err != nil {
+			return err
+		}
+		if err := e.commit(n); err != nil {
+			return err
+		}
+	}
+	e.state.SetSyncing(d.Name, false)
+	if n.selected {
+		e.endStream(n)
+		if err := e.checkpoint(n); err != nil {
+			return err
+		}
+	}
+	if n.version != 0 {
+		e.state.SetVersion(d.Name, n.version)
+		return e.activateVersion(n)
+	}
+	return nil
+}
+
+// syncWindows walks [lower, now) in windows of chunk_days, checkpointing
+// the window in progress before it starts and the bookmark after it ends,
+// so that a run killed in window N resumes at window N.
+func (e *engine) syncWindows(ctx context.Context, n *node, lower any) error {
+	d := n.def
+	start, _ := lower.(time.Time)
+	if s, _, ok := e.state.Window(d.Name); ok {
+		t, err := time.Parse(time.RFC3339, s)
+		if err != nil {
+			return &InputError{File: "state", Err: fmt.Errorf("bookmarks.%s.window.start: expected an RFC 3339 time, got %q", d.Name, s)}
+		}
+		start = t
+	}
+	if start.IsZero() {
+		return &InputError{File: e.cfg.Path, Err: fmt.Errorf("stream %q: incremental.chunk_days: needs start_date in the config (or a bookmark) to know where the backfill begins", d.Name)}
+	}
+	for _, w := range streams.PlanWindows(start, e.now().UTC(), d.Incremental.ChunkDays) {
+		e.state.SetWindow(d.Name, w.Start.UTC().Format(time.RFC3339), w.End.UTC().Format(time.RFC3339))
+		if n.selected {
+			if err := e.checkpoint(n); err != nil {
+				return err
+			}
+		}
+		req, err := e.firstRequest(n, nil, w.Start, &w)
+		if err != nil {
+			return err
+		}
+		if err := e.walk(ctx, n, req, nil); err != nil {
+			return err
+		}
+		if err := e.commit(n); err != nil {
+			return err
+		}
+	}
+	e.state.SetWindow(d.Name, "", "")
+	return nil
+}
