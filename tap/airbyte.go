@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+
+	"github.com/tap-dev/tap/settings"
 )
 
 // Airbyte runs an Airbyte command: spec, check, discover or read. Every
@@ -17,7 +19,7 @@ func Airbyte(ctx context.Context, cmd string, f Files, stdout io.Writer) error {
 	var err error
 	switch cmd {
 	case "spec":
-		err = aw.writeJSON(true, airbyteMessage{Type: "SPEC", Spec: AirbyteSpec()})
+		err = aw.writeJSON(true, airbyteMessage{Type: "SPEC", Spec: settings.AirbyteSpec()})
 	case "check":
 		err = airbyteCheck(ctx, f, aw)
 	case "discover":
@@ -51,7 +53,7 @@ func loadAirbyteConfig(cmd string, f Files, aw *AirbyteWriter) (*Config, error) 
 	if f.Config == "" {
 		return nil, &UsageError{Msg: cmd + " needs --config"}
 	}
-	cfg, err := LoadConfig(f.Config)
+	cfg, err := settings.Load(f.Config)
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/tap-dev/tap/settings"
 	"github.com/tap-dev/tap/streams"
 )
 
@@ -82,7 +83,7 @@ type airbyteSelection struct {
 // bookmarks the run must ignore. Every error is an *InputError naming the
 // file and the field.
 func LoadConfiguredCatalog(path string, cfg *Config) (*Selection, []string, error) {
-	tree, err := readJSONFile(path, "configured catalog")
+	tree, err := settings.ReadJSONFile(path, "configured catalog")
 	if err != nil {
 		return nil, nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/tap-dev/tap/settings"
 	"github.com/tap-dev/tap/streams"
 )
 
@@ -131,7 +132,7 @@ func (s *Selection) Dropped(stream string) map[string]bool {
 // LoadCatalog reads a Singer catalog and turns it into a Selection of the
 // streams of cfg.
 func LoadCatalog(path string, cfg *Config) (*Selection, error) {
-	tree, err := readJSONFile(path, "catalog")
+	tree, err := settings.ReadJSONFile(path, "catalog")
 	if err != nil {
 		return nil, err
 	}
@@ -217,7 +218,7 @@ func decodeLoose(tree any, out any) error {
 		return err
 	}
 	if err := json.Unmarshal(b, out); err != nil {
-		return describeDecodeError(err)
+		return settings.DescribeDecodeError(err)
 	}
 	return nil
 }

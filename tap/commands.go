@@ -8,6 +8,7 @@ import (
 	"log/slog"
 
 	"github.com/tap-dev/tap/demoapi"
+	"github.com/tap-dev/tap/settings"
 )
 
 // Files are the paths given on the command line; empty means not given.
@@ -21,7 +22,7 @@ func (f Files) load() (*Config, *State, *Selection, error) {
 	if f.Config == "" {
 		return nil, nil, nil, &UsageError{Msg: "--config is required"}
 	}
-	cfg, err := LoadConfig(f.Config)
+	cfg, err := settings.Load(f.Config)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -54,7 +55,7 @@ func SingerSync(ctx context.Context, f Files, stdout, stderr io.Writer) error {
 
 // SingerDiscover is `tap --config C --discover`.
 func SingerDiscover(f Files, stdout io.Writer) error {
-	cfg, err := LoadConfig(f.Config)
+	cfg, err := settings.Load(f.Config)
 	if err != nil {
 		return err
 	}
@@ -63,7 +64,7 @@ func SingerDiscover(f Files, stdout io.Writer) error {
 
 // PrintAbout is `tap --about [--format json|markdown]`.
 func PrintAbout(format string, stdout io.Writer) error {
-	a := AboutInfo()
+	a := settings.AboutInfo()
 	switch format {
 	case "", "json":
 		return writeIndented(stdout, a)
@@ -79,7 +80,7 @@ func PrintAbout(format string, stdout io.Writer) error {
 func ServeDemo(ctx context.Context, addr, configPath string, stderr io.Writer) error {
 	var dc demoapi.Config
 	if configPath != "" {
-		cfg, err := LoadConfig(configPath)
+		cfg, err := settings.Load(configPath)
 		if err != nil {
 			return err
 		}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"testing"
+
+	"github.com/tap-dev/tap/settings"
 )
 
 // appendJSON must write exactly what encoding/json writes (HTML escaping
@@ -19,7 +21,7 @@ func TestAppendJSONMatchesEncodingJSON(t *testing.T) {
 		`12345678901234567890123`,
 	}
 	for _, in := range inputs {
-		v, err := decodeNumbers([]byte(in))
+		v, err := settings.DecodeJSON([]byte(in))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -35,7 +37,7 @@ func TestAppendJSONMatchesEncodingJSON(t *testing.T) {
 	// Records of one stream, with the key order reused or not.
 	var order []string
 	for _, in := range []string{`{"a": 1, "b": 2}`, `{"b": 3, "a": 4}`, `{"a": 5, "c": 6}`, `{"a": 7}`, `{"c": 8, "a": 9}`, `{}`} {
-		v, _ := decodeNumbers([]byte(in))
+		v, _ := settings.DecodeJSON([]byte(in))
 		got, err := appendRecord(nil, v.(map[string]any), &order)
 		if err != nil {
 			t.Fatal(err)
@@ -54,7 +56,7 @@ func TestAppendJSONMatchesEncodingJSON(t *testing.T) {
 }
 
 func BenchmarkAppendJSON(b *testing.B) {
-	v, _ := decodeNumbers([]byte(`{"id": 123456, "type": "page_view", "actor_id": 42, "occurred_at": "2026-10-02T10:11:12Z", "source": "web", "ip": "10.1.2.3", "user_agent": "Mozilla/5.0 (X11; Linux x86_64)", "payload": {"path": "/pricing", "duration_ms": 1234, "bytes": 56789, "ok": true}}`))
+	v, _ := settings.DecodeJSON([]byte(`{"id": 123456, "type": "page_view", "actor_id": 42, "occurred_at": "2026-10-02T10:11:12Z", "source": "web", "ip": "10.1.2.3", "user_agent": "Mozilla/5.0 (X11; Linux x86_64)", "payload": {"path": "/pricing", "duration_ms": 1234, "bytes": 56789, "ok": true}}`))
 	var buf []byte
 	for b.Loop() {
 		buf, _ = appendJSON(buf[:0], v)
@@ -62,7 +64,7 @@ func BenchmarkAppendJSON(b *testing.B) {
 }
 
 func BenchmarkEncodingJSON(b *testing.B) {
-	v, _ := decodeNumbers([]byte(`{"id": 123456, "type": "page_view", "actor_id": 42, "occurred_at": "2026-10-02T10:11:12Z", "source": "web", "ip": "10.1.2.3", "user_agent": "Mozilla/5.0 (X11; Linux x86_64)", "payload": {"path": "/pricing", "duration_ms": 1234, "bytes": 56789, "ok": true}}`))
+	v, _ := settings.DecodeJSON([]byte(`{"id": 123456, "type": "page_view", "actor_id": 42, "occurred_at": "2026-10-02T10:11:12Z", "source": "web", "ip": "10.1.2.3", "user_agent": "Mozilla/5.0 (X11; Linux x86_64)", "payload": {"path": "/pricing", "duration_ms": 1234, "bytes": 56789, "ok": true}}`))
 	for b.Loop() {
 		marshal(v)
 	}

@@ -2,9 +2,9 @@ package tap
 
 import (
 	"errors"
-	"fmt"
 
 	"github.com/tap-dev/tap/client"
+	"github.com/tap-dev/tap/settings"
 )
 
 // Exit codes of the tap.
@@ -17,13 +17,7 @@ const (
 
 // InputError is a problem with a file the user gave: config, streams file,
 // state or catalog.
-type InputError struct {
-	File string
-	Err  error
-}
-
-func (e *InputError) Error() string { return fmt.Sprintf("%s: %v", e.File, e.Err) }
-func (e *InputError) Unwrap() error { return e.Err }
+type InputError = settings.InputError
 
 func inputErr(file string, err error) error {
 	var ie *InputError

@@ -19,6 +19,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v5"
 
 	"github.com/tap-dev/tap/schemas"
+	"github.com/tap-dev/tap/settings"
 	"github.com/tap-dev/tap/streams"
 )
 
@@ -45,7 +46,7 @@ func InferSchema(ctx context.Context, f Files, stream string, pages int, stdout,
 	}
 	log := NewStderrLogger(stderr, slog.LevelInfo)
 	var known map[string]any // the target's own schema, when it has a usable one
-	cfg, err := loadConfigWith(f.Config, func(c *Config, streamsPath string) error {
+	cfg, err := settings.LoadWith(f.Config, func(c *Config, streamsPath string) error {
 		var err error
 		known, err = prepareInference(c, streamsPath, stream, log)
 		return err
@@ -127,7 +128,7 @@ func prepareInference(c *Config, streamsPath, stream string, log *slog.Logger) (
 		missing, why := schemaMissing(d, dir)
 		if d == target {
 			if !missing {
-				s, err := loadSchema(d, dir)
+				s, err := settings.LoadSchema(d, dir)
 				if err != nil {
 					log.Warn("infer-schema: ignoring the stream's current schema", "stream", d.Name, "error", err.Error())
 				}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/tap-dev/tap/settings"
 	"github.com/tap-dev/tap/streams"
 )
 
@@ -146,7 +147,7 @@ func TestInferShapes(t *testing.T) {
 				t.Errorf("schema (-want +got):\n%s\ngot: %s", d, b)
 			}
 			// Whatever it infers, the records it came from must pass it.
-			schema, err := decodeNumbers(b)
+			schema, err := settings.DecodeJSON(b)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -258,7 +259,7 @@ func TestInferSchemaDemoRoundTrip(t *testing.T) {
 				if !strings.Contains(stderr, "infer-schema: read stream="+name+" records=") {
 					t.Errorf("stderr lacks the records/pages line:\n%s", stderr)
 				}
-				v, err := decodeNumbers([]byte(out))
+				v, err := settings.DecodeJSON([]byte(out))
 				if err != nil {
 					t.Fatalf("stdout is not one JSON value: %v\n%s", err, out)
 				}
@@ -280,7 +281,7 @@ func TestInferSchemaDemoRoundTrip(t *testing.T) {
 	}
 	cfg["on_schema_violation"] = ViolationFail
 	path = writeConfig(t, filepath.Dir(path), "inferred.json", cfg)
-	loaded, err := LoadConfig(path)
+	loaded, err := settings.Load(path)
 	if err != nil {
 		t.Fatalf("the inferred schemas are not accepted by LoadConfig: %v", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/tap-dev/tap/schemas"
+	"github.com/tap-dev/tap/settings"
 	"github.com/tap-dev/tap/streams"
 )
 
@@ -35,7 +36,7 @@ func TestQuickSchemaNeverPassesWhatTheLibraryRejects(t *testing.T) {
 			return err
 		}
 		b, _ := schemas.FS.ReadFile(path)
-		schema, err := decodeNumbers(b)
+		schema, err := settings.DecodeJSON(b)
 		if err != nil {
 			return err
 		}
@@ -44,7 +45,7 @@ func TestQuickSchemaNeverPassesWhatTheLibraryRejects(t *testing.T) {
 			t.Errorf("%s: no fast path for a bundled schema", path)
 			return nil
 		}
-		lib, err := compileSchema(path, schema.(map[string]any))
+		lib, err := settings.CompileSchema(path, schema.(map[string]any))
 		if err != nil {
 			return err
 		}
@@ -74,7 +75,7 @@ func TestBuildQuickRefusesKeywordsItDoesNotKnow(t *testing.T) {
 		`{"type": "object", "properties": {"n": {"type": "integer", "minimum": 0}}}`,
 		`{"type": "object", "properties": {"e": {"enum": ["a"]}}}`,
 	} {
-		v, _ := decodeNumbers([]byte(s))
+		v, _ := settings.DecodeJSON([]byte(s))
 		if _, ok := buildQuick(v); ok {
 			t.Errorf("buildQuick(%s) built a fast path; it must leave this schema to the library", s)
 		}

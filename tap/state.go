@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tap-dev/tap/settings"
 	"github.com/tap-dev/tap/streams"
 )
 
@@ -43,7 +44,7 @@ func NewState() *State {
 // per-stream STATE messages (or a legacy state object) that Airbyte passes
 // back.
 func LoadState(path string) (*State, error) {
-	tree, err := readJSONFile(path, "state")
+	tree, err := settings.ReadJSONFile(path, "state")
 	if err != nil {
 		return nil, err
 	}

@@ -1,8 +1,6 @@
 package tap
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -13,28 +11,9 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
 
+	"github.com/tap-dev/tap/settings"
 	"github.com/tap-dev/tap/streams"
 )
-
-// compileSchema compiles a stream's schema once; format "date-time" is
-// asserted, not just annotated, whatever the draft.
-func compileSchema(stream string, schema map[string]any) (*jsonschema.Schema, error) {
-	b, err := json.Marshal(schema)
-	if err != nil {
-		return nil, err
-	}
-	c := jsonschema.NewCompiler()
-	c.AssertFormat = true
-	url := "tap:///" + stream + ".json"
-	if err := c.AddResource(url, bytes.NewReader(b)); err != nil {
-		return nil, err
-	}
-	s, err := c.Compile(url)
-	if err != nil {
-		return nil, errors.New(strings.TrimPrefix(err.Error(), "jsonschema: "))
-	}
-	return s, nil
-}
 
 // validator checks the records of one stream against its schema and
 // collects what drifted.
@@ -51,7 +30,7 @@ type validator struct {
 }
 
 func newValidator(d *streams.Definition, schema map[string]any, policy string, secrets ...string) (*validator, error) {
-	s, err := compileSchema(d.Name, schema)
+	s, err := settings.CompileSchema(d.Name, schema)
 	if err != nil {
 		return nil, fmt.Errorf("stream %q: schema: %w", d.Name, err)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/tap-dev/tap/demoapi"
 	"github.com/tap-dev/tap/schemas"
+	"github.com/tap-dev/tap/settings"
 	"github.com/tap-dev/tap/streams"
 )
 
@@ -43,7 +44,7 @@ func eventsValidator(b *testing.B) *validator {
 	if err != nil {
 		b.Fatal(err)
 	}
-	s, err := decodeNumbers(raw)
+	s, err := settings.DecodeJSON(raw)
 	if err != nil {
 		b.Fatal(err)
 	}

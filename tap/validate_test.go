@@ -16,6 +16,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/tap-dev/tap/settings"
 	"github.com/tap-dev/tap/streams"
 )
 
@@ -35,7 +36,7 @@ var ordersTestDef = streams.Definition{Name: "orders", PrimaryKey: []string{"id"
 
 func testValidator(t testing.TB, policy string) *validator {
 	t.Helper()
-	s, err := decodeNumbers([]byte(ordersTestSchema))
+	s, err := settings.DecodeJSON([]byte(ordersTestSchema))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -350,7 +351,7 @@ func TestSecretsDoNotLeak(t *testing.T) {
 }
 
 func TestDriftDoesNotLeakSecrets(t *testing.T) {
-	s, err := decodeNumbers([]byte(ordersTestSchema))
+	s, err := settings.DecodeJSON([]byte(ordersTestSchema))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
-package tap
+package settings
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,7 +10,7 @@ import (
 
 const customersStream = `{"name": "customers", "path": "/v1/customers", "primary_key": ["id"], "replication_key": "updated_at", "schema": "schemas/customers.json"}`
 
-func TestLoadConfigStreamsFileAndEnv(t *testing.T) {
+func TestLoadStreamsFileAndEnv(t *testing.T) {
 	dir := t.TempDir()
 	os.MkdirAll(filepath.Join(dir, "conf", "defs"), 0o755)
 	os.WriteFile(filepath.Join(dir, "conf", "defs", "streams.json"), []byte(`{"streams": [
@@ -19,7 +20,7 @@ func TestLoadConfigStreamsFileAndEnv(t *testing.T) {
 	os.WriteFile(cfgPath, []byte(`{"base_url": "https://api.example.com", "auth": {"type": "bearer", "token": {"env": "TAP_TEST_TOKEN"}}, "streams_file": "defs/streams.json"}`), 0o644)
 	t.Setenv("TAP_TEST_TOKEN", "s3cret")
 	t.Setenv("TAP_TEST_PARAM", "p")
-	cfg, err := LoadConfig(cfgPath)
+	cfg, err := Load(cfgPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +42,7 @@ func TestLoadConfigStreamsFileAndEnv(t *testing.T) {
 	}
 }
 
-func TestLoadConfigErrorsNameFileStreamAndField(t *testing.T) {
+func TestLoadErrorsNameFileStreamAndField(t *testing.T) {
 	tests := []struct {
 		name, config, want string
 	}{
@@ -59,7 +60,7 @@ func TestLoadConfigErrorsNameFileStreamAndField(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "config.json")
 			os.WriteFile(path, []byte(tt.config), 0o644)
-			_, err := LoadConfig(path)
+			_, err := Load(path)
 			if tt.want == "" {
 				if err != nil {
 					t.Fatal(err)
@@ -72,8 +73,9 @@ func TestLoadConfigErrorsNameFileStreamAndField(t *testing.T) {
 			if strings.Contains(err.Error(), "\n") {
 				t.Errorf("error spans lines: %q", err)
 			}
-			if ExitCode(err) != ExitBadInput {
-				t.Errorf("exit code %d, want 2", ExitCode(err))
+			var ie *InputError
+			if !errors.As(err, &ie) {
+				t.Errorf("error %T, want an *InputError (exit 2)", err)
 			}
 		})
 	}

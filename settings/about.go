@@ -1,4 +1,4 @@
-package tap
+package settings
 
 import (
 	"fmt"

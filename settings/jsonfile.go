@@ -1,0 +1,249 @@
+package settings
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"strings"
+
+	"github.com/tap-dev/tap/streams"
+)
+
+// resolveEnv replaces every {"env": "NAME"} object of the decoded tree by
+// the value of that environment variable.
+func resolveEnv(v any, path string) (any, error) {
+	switch v := v.(type) {
+	case map[string]any:
+		if name, ok := v["env"].(string); ok && len(v) == 1 {
+			val, set := os.LookupEnv(name)
+			if !set {
+				return nil, fmt.Errorf("%s: environment variable %s is not set", fieldName(path), name)
+			}
+			return val, nil
+		}
+		for k, e := range v {
+			r, err := resolveEnv(e, join(path, k))
+			if err != nil {
+				return nil, err
+			}
+			v[k] = r
+		}
+	case []any:
+		for i, e := range v {
+			r, err := resolveEnv(e, fmt.Sprintf("%s[%d]", path, i))
+			if err != nil {
+				return nil, err
+			}
+			v[i] = r
+		}
+	}
+	return v, nil
+}
+
+func join(path, k string) string {
+	if path == "" {
+		return k
+	}
+	return path + "." + k
+}
+
+func fieldName(path string) string {
+	if path == "" {
+		return "(top level)"
+	}
+	return path
+}
+
+// decodeWithStreams decodes a config or streams file into out, and its
+// "streams" array into defs one definition at a time, so that an error
+// names the stream it is in.
+func decodeWithStreams(tree any, out any, defs *[]streams.Definition) error {
+	obj, ok := tree.(map[string]any)
+	if !ok {
+		return errors.New("expected a JSON object at the top level")
+	}
+	list, has := obj["streams"]
+	delete(obj, "streams")
+	stringifyValues(obj["headers"])
+	if err := decodeStrict(obj, out); err != nil {
+		return err
+	}
+	if !has || list == nil {
+		return nil
+	}
+	items, ok := list.([]any)
+	if !ok {
+		return fmt.Errorf("streams: expected an array, got %s", strings.TrimPrefix(strings.TrimPrefix(jsonType(list), "an "), "a "))
+	}
+	*defs = make([]streams.Definition, len(items))
+	for i, item := range items {
+		if m, ok := item.(map[string]any); ok {
+			stringifyValues(m["params"])
+		}
+		if err := decodeStrict(item, &(*defs)[i]); err != nil {
+			if m, ok := item.(map[string]any); ok {
+				if name, ok := m["name"].(string); ok && name != "" {
+					return fmt.Errorf("stream %q: %w", name, err)
+				}
+			}
+			return fmt.Errorf("streams[%d]: %w", i, err)
+		}
+	}
+	return nil
+}
+
+// stringifyValues turns the numbers and booleans of a string map (query
+// parameters, headers) into their text: {"limit": 100} means "100".
+func stringifyValues(v any) {
+	m, _ := v.(map[string]any)
+	for k, e := range m {
+		switch e := e.(type) {
+		case json.Number:
+			m[k] = e.String()
+		case bool:
+			m[k] = fmt.Sprint(e)
+		}
+	}
+}
+
+// decodeStrict decodes a resolved tree into out, refusing unknown fields so
+// that a typo in a setting is an error rather than a silent default.
+func decodeStrict(tree any, out any) error {
+	b, err := json.Marshal(tree)
+	if err != nil {
+		return err
+	}
+	if _, ok := tree.(map[string]any); !ok {
+		return errors.New("expected a JSON object at the top level")
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(out); err != nil {
+		return DescribeDecodeError(err)
+	}
+	return nil
+}
+
+// DescribeDecodeError turns encoding/json's errors into "field: expected
+// X, got Y" without quoting the value, which may be a secret.
+func DescribeDecodeError(err error) error {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		return fmt.Errorf("%s: expected %s, got %s", fieldName(te.Field), goTypeName(te.Type.String()), te.Value)
+	}
+	if msg, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+		return fmt.Errorf("unknown field %s", msg)
+	}
+	return err
+}
+
+func goTypeName(t string) string {
+	t = strings.TrimPrefix(t, "*")
+	switch {
+	case strings.HasPrefix(t, "[]"):
+		return "an array"
+	case strings.HasPrefix(t, "map["), strings.Contains(t, "."):
+		return "an object"
+	case strings.HasPrefix(t, "int"), strings.HasPrefix(t, "uint"):
+		return "an integer"
+	case strings.HasPrefix(t, "float"):
+		return "a number"
+	case t == "string":
+		return "a string"
+	case t == "bool":
+		return "true or false"
+	}
+	return t
+}
+
+// ReadJSONFile reads and decodes a JSON file, naming line and column on a
+// syntax error.
+func ReadJSONFile(path, what string) (any, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &InputError{File: path, Err: fmt.Errorf("cannot read %s: %v", what, unwrapPathError(err))}
+	}
+	v, err := DecodeJSON(b)
+	if err != nil {
+		return nil, &InputError{File: path, Err: describeSyntax(b, err)}
+	}
+	return v, nil
+}
+
+// DecodeJSON decodes exactly one JSON value, numbers as json.Number.
+func DecodeJSON(b []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("unexpected data after the JSON value at offset %d", dec.InputOffset())
+	}
+	if _, err := dec.Token(); err == nil {
+		return nil, fmt.Errorf("unexpected data after the JSON value at offset %d", dec.InputOffset())
+	}
+	return v, nil
+}
+
+func describeSyntax(b []byte, err error) error {
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		// Offset counts the offending byte itself.
+		line, col := lineCol(b, max(se.Offset-1, 0))
+		return fmt.Errorf("invalid JSON at line %d, column %d: %s", line, col, se.Error())
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+		line, col := lineCol(b, int64(len(b)))
+		return fmt.Errorf("invalid JSON at line %d, column %d: unexpected end of input", line, col)
+	}
+	return fmt.Errorf("invalid JSON: %v", err)
+}
+
+func lineCol(b []byte, off int64) (line, col int) {
+	if off > int64(len(b)) {
+		off = int64(len(b))
+	}
+	line, col = 1, 1
+	for _, c := range b[:off] {
+		if c == '\n' {
+			line++
+			col = 1
+		} else {
+			col++
+		}
+	}
+	return line, col
+}
+
+func unwrapPathError(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// jsonType names the JSON type of a decoded value, for error messages.
+func jsonType(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return "a string"
+	case json.Number, float64:
+		return "a number"
+	case bool:
+		return "a boolean"
+	case []any:
+		return "an array"
+	case map[string]any:
+		return "an object"
+	}
+	return fmt.Sprintf("%T", v)
+}

@@ -1,0 +1,174 @@
+package settings
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v5"
+
+	"github.com/tap-dev/tap/schemas"
+	"github.com/tap-dev/tap/streams"
+)
+
+// checkStreams checks every definition, alone and against its neighbours
+// and its schema. file is where the definitions were written.
+func (c *Config) checkStreams(file string) error {
+	if len(c.Streams) == 0 {
+		return errors.New("streams: at least one stream definition is required (inline \"streams\" or \"streams_file\")")
+	}
+	c.Schemas = make(map[string]map[string]any, len(c.Streams))
+	seen := map[string]bool{}
+	for i := range c.Streams {
+		d := &c.Streams[i]
+		if err := d.Check(); err != nil {
+			var fe *streams.FieldError
+			if errors.As(err, &fe) && fe.Stream == "" {
+				return fmt.Errorf("streams[%d].%s: %s", i, fe.Field, fe.Msg)
+			}
+			return err
+		}
+		if seen[d.Name] {
+			return fmt.Errorf("stream %q: name: defined twice; stream names must be unique", d.Name)
+		}
+		seen[d.Name] = true
+		if d.Pagination.MaxPages == 0 {
+			d.Pagination.MaxPages = c.MaxPages
+		}
+		schema, err := LoadSchema(d, filepath.Dir(file))
+		if err != nil {
+			return err
+		}
+		props, _ := schema["properties"].(map[string]any)
+		for _, k := range d.PrimaryKey {
+			if _, ok := props[k]; !ok {
+				return fmt.Errorf("stream %q: primary_key: %q is not a property of the stream's schema", d.Name, k)
+			}
+		}
+		if d.ReplicationKey != "" {
+			if _, ok := props[d.ReplicationKey]; !ok {
+				return fmt.Errorf("stream %q: replication_key: %q is not a property of the stream's schema", d.Name, d.ReplicationKey)
+			}
+		}
+		if d.Parent != nil && d.Parent.As != "" {
+			if _, ok := props[d.Parent.As]; !ok {
+				return fmt.Errorf("stream %q: parent.as: %q is not a property of the stream's schema", d.Name, d.Parent.As)
+			}
+		}
+		c.Schemas[d.Name] = schema
+	}
+	for i := range c.Streams {
+		d := &c.Streams[i]
+		if d.Parent == nil {
+			continue
+		}
+		if !seen[d.Parent.Stream] {
+			return fmt.Errorf("stream %q: parent.stream: no stream named %q", d.Name, d.Parent.Stream)
+		}
+		// A cycle of parents would walk forever.
+		for p, hops := d.Parent.Stream, 0; p != ""; hops++ {
+			if hops > len(c.Streams) {
+				return fmt.Errorf("stream %q: parent.stream: parents form a cycle", d.Name)
+			}
+			pd := c.Stream(p)
+			if pd.Parent == nil {
+				break
+			}
+			p = pd.Parent.Stream
+		}
+	}
+	return nil
+}
+
+// LoadSchema decodes a stream's schema: an inline object, or a path
+// relative to dir. A path that is not on disk but names a bundled demo
+// schema ("schemas/orders.json") is read from the binary.
+func LoadSchema(d *streams.Definition, dir string) (map[string]any, error) {
+	raw := bytes.TrimSpace(d.Schema)
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, fmt.Errorf("stream %q: schema: is required (a path to a JSON Schema file, or an inline schema object)", d.Name)
+	}
+	var name string
+	if raw[0] == '"' {
+		if err := json.Unmarshal(raw, &name); err != nil {
+			return nil, fmt.Errorf("stream %q: schema: %v", d.Name, err)
+		}
+		p := name
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(dir, p)
+		}
+		b, err := os.ReadFile(p)
+		if errors.Is(err, fs.ErrNotExist) && strings.HasPrefix(filepath.ToSlash(name), "schemas/") {
+			b, err = schemas.FS.ReadFile(strings.TrimPrefix(filepath.ToSlash(name), "schemas/"))
+		}
+		if err != nil {
+			return nil, fmt.Errorf("stream %q: schema: cannot read %s: %v", d.Name, p, unwrapPathError(err))
+		}
+		raw = b
+	}
+	where := "schema"
+	if name != "" {
+		where += " " + name
+	}
+	v, err := DecodeJSON(raw)
+	if err != nil {
+		return nil, fmt.Errorf("stream %q: %s: not JSON: %v", d.Name, where, err)
+	}
+	schema, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("stream %q: %s: expected a JSON Schema object", d.Name, where)
+	}
+	if t, ok := schema["type"]; ok && !typeIncludes(t, "object") {
+		return nil, fmt.Errorf("stream %q: %s: expected \"type\": \"object\" (a record schema)", d.Name, where)
+	}
+	if p, ok := schema["properties"]; ok {
+		if _, isObj := p.(map[string]any); !isObj {
+			return nil, fmt.Errorf("stream %q: %s: \"properties\" must be an object", d.Name, where)
+		}
+	} else {
+		return nil, fmt.Errorf("stream %q: %s: expected \"properties\" listing the record's fields", d.Name, where)
+	}
+	if _, err := CompileSchema(d.Name, schema); err != nil {
+		return nil, fmt.Errorf("stream %q: %s: not a valid JSON Schema: %v", d.Name, where, err)
+	}
+	return schema, nil
+}
+
+func typeIncludes(t any, want string) bool {
+	switch t := t.(type) {
+	case string:
+		return t == want
+	case []any:
+		for _, e := range t {
+			if e == want {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// CompileSchema compiles a stream's schema; format "date-time" is
+// asserted, not just annotated, whatever the draft.
+func CompileSchema(stream string, schema map[string]any) (*jsonschema.Schema, error) {
+	b, err := json.Marshal(schema)
+	if err != nil {
+		return nil, err
+	}
+	c := jsonschema.NewCompiler()
+	c.AssertFormat = true
+	url := "tap:///" + stream + ".json"
+	if err := c.AddResource(url, bytes.NewReader(b)); err != nil {
+		return nil, err
+	}
+	s, err := c.Compile(url)
+	if err != nil {
+		return nil, errors.New(strings.TrimPrefix(err.Error(), "jsonschema: "))
+	}
+	return s, nil
+}
