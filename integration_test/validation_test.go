@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -37,7 +38,9 @@ var validationSchema = map[string]any{
 	},
 }
 
-func runValidationMode(t *testing.T, mode string) (result, string) {
+// runValidationMode syncs the stream under mode, runs times in one folder,
+// and returns the last run's result and the dead-letter file.
+func runValidationMode(t *testing.T, mode string, runs int) (result, string) {
 	t.Helper()
 	base := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -57,7 +60,10 @@ func runValidationMode(t *testing.T, mode string) (result, string) {
 	}
 	b, _ := json.Marshal(cfg)
 	writeFile(t, filepath.Join(dir, "config.json"), b)
-	r := runTap(t, dir, time.Minute, nil, "--config", "config.json")
+	var r result
+	for i := 0; i < runs; i++ {
+		r = runTap(t, dir, time.Minute, nil, "--config", "config.json")
+	}
 	dead, _ := os.ReadFile(filepath.Join(dir, "dead.jsonl"))
 	// A RECORD is the API's data, kept as it came; logs, errors, STATE and
 	// dead letters must not carry the secret it echoes.
@@ -87,7 +93,7 @@ func emittedIDs(t *testing.T, out []byte) []string {
 
 func TestSchemaViolationModes(t *testing.T) {
 	t.Run("dead_letter", func(t *testing.T) {
-		r, dead := runValidationMode(t, "dead_letter")
+		r, dead := runValidationMode(t, "dead_letter", 2)
 		if r.code != 0 {
 			t.Fatalf("exit %d: %s", r.code, r.stderr)
 		}
@@ -98,39 +104,79 @@ func TestSchemaViolationModes(t *testing.T) {
 			t.Errorf("the 20-digit integer lost digits:\n%s", r.stdout)
 		}
 		type letter struct {
-			Stream     string         `json:"stream"`
-			PrimaryKey map[string]any `json:"primary_key"`
-			Record     map[string]any `json:"record"`
-			Errors     []struct {
+			Kind         string         `json:"kind"`
+			RunID        string         `json:"run_id"`
+			RunStartedAt string         `json:"run_started_at"`
+			Stream       string         `json:"stream"`
+			PrimaryKey   map[string]any `json:"primary_key"`
+			Record       map[string]any `json:"record"`
+			Errors       []struct {
 				Pointer string `json:"pointer"`
 				Message string `json:"message"`
 			} `json:"errors"`
 			TimeExtracted string `json:"time_extracted"`
 		}
-		pointers := map[string][]string{}
-		for _, line := range strings.Split(strings.TrimSpace(dead), "\n") {
-			var l letter
-			if err := json.Unmarshal([]byte(line), &l); err != nil {
-				t.Fatalf("dead letter %q: %v", line, err)
+		// Two runs appended to the file; each line names its run.
+		lines := strings.Split(strings.TrimSpace(dead), "\n")
+		if len(lines) != 8 {
+			t.Fatalf("%d dead letters, want 4 per run:\n%s", len(lines), dead)
+		}
+		ulid := regexp.MustCompile(`^[0-9A-HJKMNP-TV-Z]{26}$`)
+		var runIDs []string
+		for run := 0; run < 2; run++ {
+			pointers := map[string][]string{}
+			for _, line := range lines[run*4 : run*4+4] {
+				var l letter
+				if err := json.Unmarshal([]byte(line), &l); err != nil {
+					t.Fatalf("dead letter %q: %v", line, err)
+				}
+				if l.Kind != "record" || l.Stream != "orders" || l.Record == nil || l.TimeExtracted == "" {
+					t.Errorf("incomplete dead letter: %s", line)
+				}
+				if !ulid.MatchString(l.RunID) {
+					t.Errorf("run_id %q is not a ULID: %s", l.RunID, line)
+				}
+				started, err := time.Parse(time.RFC3339Nano, l.RunStartedAt)
+				extracted, err2 := time.Parse(time.RFC3339Nano, l.TimeExtracted)
+				if err != nil || err2 != nil || extracted.Before(started) {
+					t.Errorf("run_started_at %q, time_extracted %q: want two times, the run's start first", l.RunStartedAt, l.TimeExtracted)
+				}
+				if len(runIDs) == run {
+					runIDs = append(runIDs, l.RunID)
+				} else if l.RunID != runIDs[run] {
+					t.Errorf("run %d wrote run ids %s and %s", run+1, runIDs[run], l.RunID)
+				}
+				id := l.PrimaryKey["id"].(float64)
+				for _, e := range l.Errors {
+					pointers[string(rune('0'+int(id)))] = append(pointers[string(rune('0'+int(id)))], e.Pointer)
+				}
 			}
-			if l.Stream != "orders" || l.Record == nil || l.TimeExtracted == "" {
-				t.Errorf("incomplete dead letter: %s", line)
-			}
-			id := l.PrimaryKey["id"].(float64)
-			for _, e := range l.Errors {
-				pointers[string(rune('0'+int(id)))] = append(pointers[string(rune('0'+int(id)))], e.Pointer)
+			want := map[string][]string{"2": {"/amount"}, "3": {"/amount"}, "5": {"/updated_at"}, "7": {"/big"}}
+			if diff := cmp.Diff(want, pointers); diff != "" {
+				t.Errorf("run %d: dead letters by id → pointers (-want +got):\n%s", run+1, diff)
 			}
 		}
-		want := map[string][]string{"2": {"/amount"}, "3": {"/amount"}, "5": {"/updated_at"}, "7": {"/big"}}
-		if diff := cmp.Diff(want, pointers); diff != "" {
-			t.Errorf("dead letters by id → pointers (-want +got):\n%s", diff)
+		if len(runIDs) == 2 && runIDs[0] == runIDs[1] {
+			t.Errorf("two runs wrote the same run_id %s", runIDs[0])
 		}
 		if !strings.Contains(dead, "REDACTED") {
 			t.Errorf("the echoed secret was not redacted in the dead letters:\n%s", dead)
 		}
-		for _, want := range []string{`property "coupon" is not in the schema: seen in 1 records, e.g. "SAVE10"`, "required property /amount missing in 1 records", "/amount changed type in 1 records"} {
+		for _, want := range []string{
+			`WARN schema drift: stream "orders": property "coupon" is not in the schema: seen in 1 records (string: 1)`,
+			"WARN schema drift: stream \"orders\": required property /amount missing in 1 records",
+			"WARN schema drift: stream \"orders\": /amount changed type in 1 records (expected number, but got string)",
+			`WARN schema drift: stream "orders": /updated_at fails "format" in 1 records`,
+		} {
 			if !bytes.Contains(r.stderr, []byte(want)) {
 				t.Errorf("drift report lacks %q:\n%s", want, r.stderr)
+			}
+		}
+		// Values may be personal data: at the default log level the drift
+		// report names fields, types and counts, never what a record held.
+		for _, value := range []string{"SAVE10", "2026-13-05T99:00:00Z"} {
+			if bytes.Contains(r.stderr, []byte(value)) {
+				t.Errorf("a record's value %q reached the log:\n%s", value, r.stderr)
 			}
 		}
 		// The bookmark covers emitted records only.
@@ -140,7 +186,7 @@ func TestSchemaViolationModes(t *testing.T) {
 		}
 	})
 	t.Run("fail", func(t *testing.T) {
-		r, dead := runValidationMode(t, "fail")
+		r, dead := runValidationMode(t, "fail", 1)
 		if r.code != 1 {
 			t.Fatalf("exit %d, want 1: %s", r.code, r.stderr)
 		}
@@ -157,7 +203,7 @@ func TestSchemaViolationModes(t *testing.T) {
 		}
 	})
 	t.Run("emit", func(t *testing.T) {
-		r, dead := runValidationMode(t, "emit")
+		r, dead := runValidationMode(t, "emit", 1)
 		if r.code != 0 {
 			t.Fatalf("exit %d: %s", r.code, r.stderr)
 		}

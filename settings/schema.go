@@ -10,8 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/santhosh-tekuri/jsonschema/v5"
-
+	"github.com/tap-dev/tap/records"
 	"github.com/tap-dev/tap/schemas"
 	"github.com/tap-dev/tap/streams"
 )
@@ -133,7 +132,7 @@ func LoadSchema(d *streams.Definition, dir string) (map[string]any, error) {
 	} else {
 		return nil, fmt.Errorf("stream %q: %s: expected \"properties\" listing the record's fields", d.Name, where)
 	}
-	if _, err := CompileSchema(d.Name, schema); err != nil {
+	if _, err := records.Compile(d.Name, schema); err != nil {
 		return nil, fmt.Errorf("stream %q: %s: not a valid JSON Schema: %v", d.Name, where, err)
 	}
 	return schema, nil
@@ -151,24 +150,4 @@ func typeIncludes(t any, want string) bool {
 		}
 	}
 	return false
-}
-
-// CompileSchema compiles a stream's schema; format "date-time" is
-// asserted, not just annotated, whatever the draft.
-func CompileSchema(stream string, schema map[string]any) (*jsonschema.Schema, error) {
-	b, err := json.Marshal(schema)
-	if err != nil {
-		return nil, err
-	}
-	c := jsonschema.NewCompiler()
-	c.AssertFormat = true
-	url := "tap:///" + stream + ".json"
-	if err := c.AddResource(url, bytes.NewReader(b)); err != nil {
-		return nil, err
-	}
-	s, err := c.Compile(url)
-	if err != nil {
-		return nil, errors.New(strings.TrimPrefix(err.Error(), "jsonschema: "))
-	}
-	return s, nil
 }

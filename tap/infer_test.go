@@ -20,6 +20,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/tap-dev/tap/records"
 	"github.com/tap-dev/tap/settings"
 	"github.com/tap-dev/tap/streams"
 )
@@ -125,7 +126,7 @@ func TestInferShapes(t *testing.T) {
 				"items":{"type":"boolean"}}},"required":["a"]}`,
 	}} {
 		t.Run(c.name, func(t *testing.T) {
-			got, records := inferFrom(t, c.records)
+			got, recs := inferFrom(t, c.records)
 			b, err := json.Marshal(got)
 			if err != nil {
 				t.Fatal(err)
@@ -151,12 +152,12 @@ func TestInferShapes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			v, err := newValidator(&streams.Definition{Name: "s"}, schema.(map[string]any), ViolationFail)
+			v, err := records.New(records.Options{Stream: "s", Schema: schema.(map[string]any), Policy: records.Fail})
 			if err != nil {
 				t.Fatalf("inferred schema does not compile: %v\n%s", err, b)
 			}
-			for i, r := range records {
-				if bad := v.violations(r.(map[string]any)); bad != nil {
+			for i, r := range recs {
+				if bad := v.Violations(r.(map[string]any)); bad != nil {
 					t.Errorf("record %d fails its own inferred schema: %v", i, bad)
 				}
 			}

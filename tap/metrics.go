@@ -75,14 +75,13 @@ func (e *engine) summary(elapsed time.Duration) {
 		"wait_bucket_s", fmt.Sprintf("%.1f", st.WaitBucket.Seconds()),
 		"wait_retry_after_s", fmt.Sprintf("%.1f", st.WaitRetryAfter.Seconds()),
 		"wait_backoff_s", fmt.Sprintf("%.1f", st.WaitBackoff.Seconds()),
-		"dead_letters", e.dead.count)
+		"dead_letters", e.dead.Count())
 	for _, n := range e.nodes {
 		if !n.selected {
 			continue
 		}
-		for _, d := range n.check.drift.entries(n.def.Name) {
-			e.log.Warn("schema drift: " + d.text)
-			e.metric("counter", "schema_drift", d.count, map[string]any{"endpoint": n.def.Name, "kind": d.kind, "field": d.field})
+		for _, d := range n.check.Drift().Report(e.log) {
+			e.metric("counter", "schema_drift", d.Count, map[string]any{"endpoint": n.def.Name, "kind": d.Kind, "field": d.Field})
 		}
 	}
 }

@@ -49,7 +49,7 @@ func (e *engine) handle(ctx context.Context, n *node, rec any, extracted time.Ti
 // move it.
 func (e *engine) emit(n *node, m map[string]any, extracted time.Time) error {
 	d := n.def
-	ok, err := e.validate(n, m, extracted)
+	ok, err := n.check.Check(m, extracted)
 	if err != nil || !ok {
 		return err
 	}
@@ -62,7 +62,7 @@ func (e *engine) emit(n *node, m map[string]any, extracted time.Time) error {
 			// but never becomes the bookmark.
 			if n.badKeys.Add(1) == 1 {
 				e.log.Warn("replication key value cannot be compared; the record is emitted but does not move the bookmark",
-					"stream", d.Name, "replication_key", rk, "error", e.dead.redact.text(err.Error()))
+					"stream", d.Name, "replication_key", rk, "error", e.redact.text(err.Error()))
 			}
 		} else {
 			n.maxSeen = max

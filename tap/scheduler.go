@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tap-dev/tap/client"
+	"github.com/tap-dev/tap/records"
 	"github.com/tap-dev/tap/streams"
 )
 
@@ -23,7 +24,7 @@ type node struct {
 	dropped  map[string]bool
 	children []*node
 	numeric  bool // the replication key is a number, not a time
-	check    *validator
+	check    *records.Validator
 
 	// seen holds the primary keys emitted in this run by an offset stream,
 	// whose pages repeat rows when the source shifts under them.
@@ -49,14 +50,19 @@ type engine struct {
 	out    Writer
 	log    *slog.Logger
 	client *client.Client
-	dead   *deadLetters
+	dead   *records.DeadLetters
+	redact redactor
 	now    func() time.Time
 	nodes  []*node // in config order
 }
 
 func newEngine(cfg *Config, sel *Selection, st *State, out Writer, log *slog.Logger) (*engine, error) {
-	e := &engine{cfg: cfg, state: st, out: out, log: log, now: time.Now,
-		dead: newDeadLetters(cfg.DeadLetterPath, cfg.Secrets())}
+	e := &engine{cfg: cfg, state: st, out: out, log: log, now: time.Now, redact: cfg.Secrets()}
+	run, err := records.NewRun(e.now())
+	if err != nil {
+		return nil, err
+	}
+	e.dead = records.NewDeadLetters(cfg.DeadLetterPath, run, e.redact.text)
 	byName := map[string]*node{}
 	for i := range cfg.Streams {
 		d := &cfg.Streams[i]
@@ -65,7 +71,8 @@ func newEngine(cfg *Config, sel *Selection, st *State, out Writer, log *slog.Log
 		if d.Pagination.Type == streams.PageOffset && len(d.PrimaryKey) > 0 {
 			n.seen = map[string]struct{}{}
 		}
-		v, err := newValidator(d, cfg.Schemas[d.Name], cfg.OnSchemaViolation, cfg.Secrets()...)
+		v, err := records.New(records.Options{Stream: d.Name, PrimaryKey: d.PrimaryKey, Schema: cfg.Schemas[d.Name],
+			Policy: records.Policy(cfg.OnSchemaViolation), Redact: e.redact.text, DeadLetters: e.dead, Log: log})
 		if err != nil {
 			return nil, err
 		}

@@ -1,4 +1,4 @@
-package tap
+package records
 
 import (
 	"encoding/json"
@@ -7,18 +7,18 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v5"
 )
 
-// quickSchema is a fast path in front of the JSON Schema library for the
+// fastPath is a fast path in front of the JSON Schema library for the
 // shape most record schemas have: type, properties, required, items,
 // additionalProperties and format. It answers only "certainly valid" or
 // "not sure" — never "invalid" — and every record it is not sure about
 // goes to the library, which stays the authority on what is valid and
 // writes the error messages. A schema using any other keyword gets no fast
 // path at all.
-type quickSchema struct {
+type fastPath struct {
 	types    []string // empty: any type
-	props    map[string]*quickSchema
+	props    map[string]*fastPath
 	required []string
-	items    *quickSchema
+	items    *fastPath
 	format   func(any) bool // the library's own format check
 	noExtra  bool           // additionalProperties: false
 }
@@ -29,14 +29,14 @@ var annotations = map[string]bool{
 	"$schema": true, "readOnly": true, "writeOnly": true, "deprecated": true,
 }
 
-// buildQuick compiles the fast path of a decoded schema; ok is false when
+// buildFastPath compiles the fast path of a decoded schema; ok is false when
 // the schema uses a keyword the fast path does not know.
-func buildQuick(v any) (q *quickSchema, ok bool) {
+func buildFastPath(v any) (q *fastPath, ok bool) {
 	m, isObj := v.(map[string]any)
 	if !isObj {
 		return nil, false
 	}
-	q = &quickSchema{}
+	q = &fastPath{}
 	for k, val := range m {
 		switch {
 		case annotations[k]:
@@ -60,9 +60,9 @@ func buildQuick(v any) (q *quickSchema, ok bool) {
 			if !isObj {
 				return nil, false
 			}
-			q.props = make(map[string]*quickSchema, len(props))
+			q.props = make(map[string]*fastPath, len(props))
 			for name, p := range props {
-				sub, ok := buildQuick(p)
+				sub, ok := buildFastPath(p)
 				if !ok {
 					return nil, false
 				}
@@ -81,7 +81,7 @@ func buildQuick(v any) (q *quickSchema, ok bool) {
 				q.required = append(q.required, s)
 			}
 		case k == "items":
-			sub, ok := buildQuick(val)
+			sub, ok := buildFastPath(val)
 			if !ok {
 				return nil, false
 			}
@@ -106,7 +106,7 @@ func buildQuick(v any) (q *quickSchema, ok bool) {
 }
 
 // valid reports whether v certainly satisfies the schema.
-func (q *quickSchema) valid(v any) bool {
+func (q *fastPath) valid(v any) bool {
 	if len(q.types) > 0 && !q.typeOK(v) {
 		return false
 	}
@@ -147,7 +147,7 @@ func (q *quickSchema) valid(v any) bool {
 	return true
 }
 
-func (q *quickSchema) typeOK(v any) bool {
+func (q *fastPath) typeOK(v any) bool {
 	for _, t := range q.types {
 		switch v := v.(type) {
 		case nil:

@@ -1,4 +1,4 @@
-package tap
+package records
 
 import (
 	"io/fs"
@@ -6,14 +6,13 @@ import (
 	"testing"
 
 	"github.com/tap-dev/tap/schemas"
-	"github.com/tap-dev/tap/settings"
 	"github.com/tap-dev/tap/streams"
 )
 
 // The fast path may only ever say "valid" when the library agrees: a record
 // it passes that the library rejects would be a record silently let
 // through.
-func TestQuickSchemaNeverPassesWhatTheLibraryRejects(t *testing.T) {
+func TestFastPathNeverPassesWhatTheLibraryRejects(t *testing.T) {
 	records := []string{
 		`{"id": 1, "updated_at": "2026-01-01T00:00:00Z", "amount": 1.5}`,
 		`{"id": 1.0, "updated_at": "2026-01-01T00:00:00Z", "amount": 1}`,
@@ -36,16 +35,16 @@ func TestQuickSchemaNeverPassesWhatTheLibraryRejects(t *testing.T) {
 			return err
 		}
 		b, _ := schemas.FS.ReadFile(path)
-		schema, err := settings.DecodeJSON(b)
+		schema, err := streams.DecodeJSON(b)
 		if err != nil {
 			return err
 		}
-		quick, ok := buildQuick(schema)
+		fast, ok := buildFastPath(schema)
 		if !ok {
 			t.Errorf("%s: no fast path for a bundled schema", path)
 			return nil
 		}
-		lib, err := settings.CompileSchema(path, schema.(map[string]any))
+		lib, err := Compile(path, schema.(map[string]any))
 		if err != nil {
 			return err
 		}
@@ -55,7 +54,7 @@ func TestQuickSchemaNeverPassesWhatTheLibraryRejects(t *testing.T) {
 				t.Fatal(err)
 			}
 			libErr := lib.Validate(v)
-			if quick.valid(v) && libErr != nil {
+			if fast.valid(v) && libErr != nil {
 				t.Errorf("%s: fast path passes %s, the library rejects it: %v", path, r, libErr)
 			}
 		}
@@ -75,9 +74,12 @@ func TestBuildQuickRefusesKeywordsItDoesNotKnow(t *testing.T) {
 		`{"type": "object", "properties": {"n": {"type": "integer", "minimum": 0}}}`,
 		`{"type": "object", "properties": {"e": {"enum": ["a"]}}}`,
 	} {
-		v, _ := settings.DecodeJSON([]byte(s))
-		if _, ok := buildQuick(v); ok {
-			t.Errorf("buildQuick(%s) built a fast path; it must leave this schema to the library", s)
+		v, err := streams.DecodeJSON([]byte(s))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := buildFastPath(v); ok {
+			t.Errorf("buildFastPath(%s) built a fast path; it must leave this schema to the library", s)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/tap-dev/tap/demoapi"
+	"github.com/tap-dev/tap/records"
 	"github.com/tap-dev/tap/schemas"
 	"github.com/tap-dev/tap/settings"
 	"github.com/tap-dev/tap/streams"
@@ -38,78 +39,6 @@ func eventsPage(b *testing.B) []byte {
 
 var eventsDef = streams.Definition{Name: "events", RecordsPath: "events", PrimaryKey: []string{"id"}, ReplicationKey: "id"}
 
-func eventsValidator(b *testing.B) *validator {
-	b.Helper()
-	raw, err := schemas.FS.ReadFile("events.json")
-	if err != nil {
-		b.Fatal(err)
-	}
-	s, err := settings.DecodeJSON(raw)
-	if err != nil {
-		b.Fatal(err)
-	}
-	v, err := newValidator(&eventsDef, s.(map[string]any), ViolationDeadLetter)
-	if err != nil {
-		b.Fatal(err)
-	}
-	return v
-}
-
-func decodeRecords(b *testing.B, page []byte) []any {
-	v, err := streams.DecodeJSON(page)
-	if err != nil {
-		b.Fatal(err)
-	}
-	recs, err := eventsDef.Extract(v)
-	if err != nil {
-		b.Fatal(err)
-	}
-	return recs
-}
-
-func reportRecords(b *testing.B, perOp int) {
-	b.ReportMetric(float64(b.N*perOp)/b.Elapsed().Seconds(), "records/s")
-}
-
-// BenchmarkValidate is validation alone: one op validates a page of 1000
-// decoded events against schemas/events.json, through the validator
-// ("violations") and, for comparison, through the JSON Schema library
-// alone ("library").
-func BenchmarkValidate(b *testing.B) {
-	page := eventsPage(b)
-	recs := decodeRecords(b, page)
-	v := eventsValidator(b)
-	for _, r := range recs {
-		if bad := v.violations(r.(map[string]any)); bad != nil {
-			b.Fatalf("demo event fails its schema: %v", bad)
-		}
-	}
-	b.Run("violations", func(b *testing.B) {
-		b.ReportAllocs()
-		for i := 0; i < b.N; i++ {
-			for _, r := range recs {
-				if v.violations(r.(map[string]any)) != nil {
-					b.Fatal("violation")
-				}
-			}
-		}
-		b.StopTimer()
-		reportRecords(b, len(recs))
-	})
-	b.Run("library", func(b *testing.B) {
-		b.ReportAllocs()
-		for i := 0; i < b.N; i++ {
-			for _, r := range recs {
-				if err := v.schema.Validate(r); err != nil {
-					b.Fatal(err)
-				}
-			}
-		}
-		b.StopTimer()
-		reportRecords(b, len(recs))
-	})
-}
-
 // BenchmarkDecodeValidateEncode is the per-record pipeline of a sync
 // without the network and the writer: one op decodes a page of 1000
 // events, extracts them, validates each and encodes each with the node's
@@ -117,7 +46,15 @@ func BenchmarkValidate(b *testing.B) {
 // show where the time goes.
 func BenchmarkDecodeValidateEncode(b *testing.B) {
 	page := eventsPage(b)
-	per := len(decodeRecords(b, page))
+	raw, err := schemas.FS.ReadFile("events.json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	schema, err := settings.DecodeJSON(raw)
+	if err != nil {
+		b.Fatal(err)
+	}
+	per := 0
 	for _, stage := range []struct {
 		name             string
 		validate, encode bool
@@ -127,7 +64,10 @@ func BenchmarkDecodeValidateEncode(b *testing.B) {
 		{"decode+validate+encode", true, true},
 	} {
 		b.Run(stage.name, func(b *testing.B) {
-			v := eventsValidator(b)
+			v, err := records.New(records.Options{Stream: eventsDef.Name, Schema: schema.(map[string]any), Policy: records.DeadLetter})
+			if err != nil {
+				b.Fatal(err)
+			}
 			n := &node{def: &eventsDef, check: v}
 			b.SetBytes(int64(len(page)))
 			b.ReportAllocs()
@@ -141,9 +81,10 @@ func BenchmarkDecodeValidateEncode(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
+				per = len(recs)
 				for _, r := range recs {
 					m := r.(map[string]any)
-					if stage.validate && v.violations(m) != nil {
+					if stage.validate && v.Violations(m) != nil {
 						b.Fatal("violation")
 					}
 					if stage.encode {
@@ -154,7 +95,7 @@ func BenchmarkDecodeValidateEncode(b *testing.B) {
 				}
 			}
 			b.StopTimer()
-			reportRecords(b, per)
+			b.ReportMetric(float64(b.N*per)/b.Elapsed().Seconds(), "records/s")
 		})
 	}
 }

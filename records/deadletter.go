@@ -1,0 +1,157 @@
+package records
+
+import (
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"sync"
+	"time"
+)
+
+// Run marks the dead letters of one run: the file grows across runs, and
+// a reader tells them apart by these.
+type Run struct {
+	ID        string
+	StartedAt time.Time
+}
+
+// NewRun makes the marker of a run that started at started. The id is a
+// ULID (48 bits of milliseconds, 80 random bits, Crockford base32), so
+// ids sort in the order the runs started.
+func NewRun(started time.Time) (Run, error) {
+	var b [16]byte
+	ms := uint64(started.UnixMilli())
+	for i := 0; i < 6; i++ {
+		b[i] = byte(ms >> (40 - 8*i))
+	}
+	if _, err := rand.Read(b[6:]); err != nil {
+		return Run{}, fmt.Errorf("run id: %w", err)
+	}
+	return Run{ID: ulid(b), StartedAt: started}, nil
+}
+
+// ulid writes 128 bits as 26 Crockford base32 digits, the first carrying
+// the top 3 bits.
+func ulid(b [16]byte) string {
+	const digits = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+	var out [26]byte
+	for i := 25; i >= 0; i-- {
+		// Take the low 5 bits, then shift the 128-bit number right by 5.
+		out[i] = digits[b[15]&31]
+		var carry byte
+		for j := 0; j < 16; j++ {
+			next := b[j] << 3
+			b[j] = b[j]>>5 | carry
+			carry = next
+		}
+	}
+	return string(out[:])
+}
+
+// letter is one line of the dead-letter file.
+type letter struct {
+	Kind          string         `json:"kind"` // "record"; DESIGN.md reserves "request"
+	RunID         string         `json:"run_id"`
+	RunStartedAt  string         `json:"run_started_at"`
+	Stream        string         `json:"stream"`
+	PrimaryKey    map[string]any `json:"primary_key"`
+	Record        map[string]any `json:"record"`
+	Errors        []Violation    `json:"errors"`
+	TimeExtracted string         `json:"time_extracted"`
+}
+
+// DeadLetters appends failed records to a JSON-lines file, opened on the
+// first one. Each line goes to the file as it is written (no user-space
+// buffer), so none can be lost behind a STATE, even on SIGKILL.
+type DeadLetters struct {
+	mu     sync.Mutex
+	path   string
+	run    Run
+	redact func(string) string // nil: nothing to remove
+	f      *os.File
+	count  int
+}
+
+// NewDeadLetters writes to path, marking each line with run; redact
+// removes secrets from every string of a line.
+func NewDeadLetters(path string, run Run, redact func(string) string) *DeadLetters {
+	return &DeadLetters{path: path, run: run, redact: redact}
+}
+
+func (d *DeadLetters) write(l letter) error {
+	l.Kind = "record"
+	l.RunID = d.run.ID
+	l.RunStartedAt = d.run.StartedAt.UTC().Format(time.RFC3339Nano)
+	// A record that echoes a credential must not carry it into the file;
+	// values are scrubbed before encoding, where escaping cannot hide them.
+	if d.redact != nil {
+		l.Record, _ = redactValue(d.redact, l.Record).(map[string]any)
+		l.PrimaryKey, _ = redactValue(d.redact, l.PrimaryKey).(map[string]any)
+		for i := range l.Errors {
+			l.Errors[i].Message = d.redact(l.Errors[i].Message)
+		}
+	}
+	b, err := marshal(l)
+	if err != nil {
+		return err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.f == nil {
+		f, err := os.OpenFile(d.path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+		if err != nil {
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err // the path is in the message already
+			}
+			return fmt.Errorf("dead_letter_path: cannot open %s: %v", d.path, err)
+		}
+		d.f = f
+	}
+	if _, err := d.f.Write(append(b, '\n')); err != nil {
+		return fmt.Errorf("dead_letter_path: writing %s: %w", d.path, err)
+	}
+	d.count++
+	return nil
+}
+
+// Count is the number of lines written so far.
+func (d *DeadLetters) Count() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.count
+}
+
+// Close closes the file, if a line opened it.
+func (d *DeadLetters) Close() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.f == nil {
+		return nil
+	}
+	return d.f.Close()
+}
+
+// redactValue returns v with redact applied to every string in it, keys
+// included, copying only the containers.
+func redactValue(redact func(string) string, v any) any {
+	switch v := v.(type) {
+	case string:
+		return redact(v)
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, e := range v {
+			out[redact(k)] = redactValue(redact, e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, e := range v {
+			out[i] = redactValue(redact, e)
+		}
+		return out
+	}
+	return v
+}

@@ -1,0 +1,263 @@
+// Package records checks the records of a stream on their way out: it
+// validates them against the stream's JSON Schema (a fast path in front
+// of the library), applies on_schema_violation, writes dead letters and
+// collects how the records drift from their schema.
+package records
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v5"
+)
+
+// Policy is what on_schema_violation says to do with a record that fails
+// its schema.
+type Policy string
+
+// The values of on_schema_violation.
+const (
+	Fail       Policy = "fail"        // stop the run
+	DeadLetter Policy = "dead_letter" // write the record to the dead letters, go on
+	Emit       Policy = "emit"        // write the record anyway, with a warning
+)
+
+// Compile compiles a stream's schema; format "date-time" is asserted,
+// not just annotated, whatever the draft.
+func Compile(stream string, schema map[string]any) (*jsonschema.Schema, error) {
+	b, err := json.Marshal(schema)
+	if err != nil {
+		return nil, err
+	}
+	c := jsonschema.NewCompiler()
+	c.AssertFormat = true
+	url := "tap:///" + stream + ".json"
+	if err := c.AddResource(url, bytes.NewReader(b)); err != nil {
+		return nil, err
+	}
+	s, err := c.Compile(url)
+	if err != nil {
+		return nil, errors.New(strings.TrimPrefix(err.Error(), "jsonschema: "))
+	}
+	return s, nil
+}
+
+// Options configure the Validator of one stream.
+type Options struct {
+	Stream     string
+	PrimaryKey []string
+	Schema     map[string]any // decoded with numbers as json.Number
+	Policy     Policy
+	// Redact removes secrets from text; library messages quote record
+	// values, which may echo a credential. nil: nothing to remove.
+	Redact func(string) string
+	// DeadLetters receives the records that fail under DeadLetter.
+	DeadLetters *DeadLetters
+	// Log receives the warnings of Emit.
+	Log *slog.Logger
+}
+
+// Validator checks the records of one stream against its schema, applies
+// the stream's policy and collects what drifted.
+type Validator struct {
+	stream string
+	schema *jsonschema.Schema
+	raw    map[string]any // the decoded schema, to read its required lists
+	fast   *fastPath      // nil: every record goes to the library
+	redact func(string) string
+	policy Policy
+	pk     []string
+	known  map[string]bool // the schema's top-level properties
+	drift  *Drift
+	dead   *DeadLetters
+	log    *slog.Logger
+}
+
+// New compiles o.Schema; the error names the stream.
+func New(o Options) (*Validator, error) {
+	s, err := Compile(o.Stream, o.Schema)
+	if err != nil {
+		return nil, fmt.Errorf("stream %q: schema: %w", o.Stream, err)
+	}
+	props, _ := o.Schema["properties"].(map[string]any)
+	known := make(map[string]bool, len(props))
+	for k := range props {
+		known[k] = true
+	}
+	redact := o.Redact
+	if redact == nil {
+		redact = func(s string) string { return s }
+	}
+	v := &Validator{stream: o.Stream, schema: s, raw: o.Schema, redact: redact, policy: o.Policy, pk: o.PrimaryKey,
+		known: known, drift: newDrift(o.Stream, redact), dead: o.DeadLetters, log: o.Log}
+	if f, ok := buildFastPath(o.Schema); ok {
+		v.fast = f
+	}
+	return v, nil
+}
+
+// Drift is what the records validated so far departed from the schema.
+func (v *Validator) Drift() *Drift { return v.drift }
+
+// Violation is one reason a record failed its schema.
+type Violation struct {
+	Pointer string `json:"pointer"`
+	Message string `json:"message"`
+}
+
+// Violations validates a record and returns the leaf errors, each with
+// the JSON pointer of the offending value; nil when the record is valid.
+func (v *Validator) Violations(m map[string]any) []Violation {
+	for k, val := range m {
+		if !v.known[k] {
+			v.drift.unknown(k, val)
+		}
+	}
+	if v.fast != nil && v.fast.valid(m) {
+		return nil
+	}
+	err := v.schema.Validate(m)
+	if err == nil {
+		return nil
+	}
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return []Violation{{Pointer: "", Message: err.Error()}}
+	}
+	var out []Violation
+	var walk func(e *jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		if len(e.Causes) == 0 {
+			if strings.HasSuffix(e.KeywordLocation, "/required") {
+				// Point at each missing property, not at its parent.
+				if names, ok := missingRequired(v.raw, m, e.KeywordLocation, e.InstanceLocation); ok {
+					for _, name := range names {
+						p := e.InstanceLocation + "/" + escapePointer(name)
+						out = append(out, Violation{Pointer: p, Message: "required property is missing"})
+						v.drift.missingProperty(p)
+					}
+					return
+				}
+			}
+			msg := shorten(v.redact(e.Message), 200)
+			out = append(out, Violation{Pointer: e.InstanceLocation, Message: msg})
+			v.drift.violation(e.KeywordLocation, e.InstanceLocation, msg)
+			return
+		}
+		for _, c := range e.Causes {
+			walk(c)
+		}
+	}
+	walk(ve)
+	return out
+}
+
+// Check validates one record and applies the policy: it says whether to
+// emit the record, or fails the run. extracted is when the record was
+// read, for its dead letter.
+func (v *Validator) Check(m map[string]any, extracted time.Time) (bool, error) {
+	bad := v.Violations(m)
+	if bad == nil {
+		return true, nil
+	}
+	pk := primaryKeyValues(m, v.pk)
+	first := bad[0].Message
+	switch v.policy {
+	case Fail:
+		return false, fmt.Errorf("stream %q: record %s fails its schema at %q: %s (on_schema_violation is fail)", v.stream, v.redact(pkText(pk)), pointerText(bad[0].Pointer), first)
+	case Emit:
+		v.log.Warn("record fails its schema; emitted anyway", "stream", v.stream, "primary_key", v.redact(pkText(pk)), "pointer", pointerText(bad[0].Pointer), "error", first)
+		return true, nil
+	}
+	return false, v.dead.write(letter{Stream: v.stream, PrimaryKey: pk, Record: m, Errors: bad, TimeExtracted: extracted.UTC().Format(time.RFC3339Nano)})
+}
+
+func primaryKeyValues(m map[string]any, keys []string) map[string]any {
+	out := make(map[string]any, len(keys))
+	for _, k := range keys {
+		out[k] = m[k]
+	}
+	return out
+}
+
+func pkText(pk map[string]any) string {
+	b, _ := marshal(pk)
+	return string(b)
+}
+
+func pointerText(p string) string {
+	if p == "" {
+		return "/"
+	}
+	return p
+}
+
+// missingRequired lists the properties a "required" keyword found absent:
+// the keyword's list, read from the schema at keywordLoc, minus the keys of
+// the object at instanceLoc. ok is false when either cannot be resolved
+// (a $ref in between, say); the library's message is used then.
+func missingRequired(schema map[string]any, record any, keywordLoc, instanceLoc string) (names []string, ok bool) {
+	req, found := resolvePointer(schema, strings.TrimSuffix(keywordLoc, "/required")+"/required")
+	list, isList := req.([]any)
+	obj, _ := resolvePointer(record, instanceLoc)
+	m, isObj := obj.(map[string]any)
+	if !found || !isList || !isObj {
+		return nil, false
+	}
+	for _, r := range list {
+		if name, _ := r.(string); name != "" {
+			if _, present := m[name]; !present {
+				names = append(names, name)
+			}
+		}
+	}
+	return names, len(names) > 0
+}
+
+// resolvePointer follows an RFC 6901 JSON pointer into a decoded value.
+func resolvePointer(v any, pointer string) (any, bool) {
+	if pointer == "" {
+		return v, true
+	}
+	for _, tok := range strings.Split(strings.TrimPrefix(pointer, "/"), "/") {
+		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+		switch c := v.(type) {
+		case map[string]any:
+			var ok bool
+			if v, ok = c[tok]; !ok {
+				return nil, false
+			}
+		case []any:
+			i, err := strconv.Atoi(tok)
+			if err != nil || i < 0 || i >= len(c) {
+				return nil, false
+			}
+			v = c[i]
+		default:
+			return nil, false
+		}
+	}
+	return v, true
+}
+
+func escapePointer(name string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(name, "~", "~0"), "/", "~1")
+}
+
+// marshal encodes v as JSON without escaping HTML characters, which a
+// dead letter or a log line has no reason to.
+func marshal(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte{'\n'}), nil
+}
