@@ -55,32 +55,36 @@ type Incremental struct {
 	ChunkDays int `json:"chunk_days"`
 }
 
-// Pagination holds the options of every pagination type; each type reads
-// the fields it needs.
+// Pagination is a tagged variant: Type selects the one option set that
+// applies, and an option of another type is an error when the definition is
+// decoded, never silently ignored.
 type Pagination struct {
 	Type string `json:"type"`
-	// PageSize is sent as PageSizeParam (offset, page_number, keyset,
-	// cursor) or as the GraphQL variable "first".
-	PageSize      int    `json:"page_size"`
-	PageSizeParam string `json:"page_size_param"`
-	// offset
-	OffsetParam string `json:"offset_param"`
-	TotalPath   string `json:"total_path"`
-	// page_number
-	PageParam      string `json:"page_param"`
-	StartPage      *int   `json:"start_page"`
-	TotalPagesPath string `json:"total_pages_path"`
-	// keyset
-	KeyParam string `json:"key_param"`
-	KeyField string `json:"key_field"`
-	// cursor
-	CursorParam    string `json:"cursor_param"`
-	NextCursorPath string `json:"next_cursor_path"`
-	HasMorePath    string `json:"has_more_path"`
-	// next_url
-	NextURLPath string `json:"next_url_path"`
-	// MaxPages > 0 stops a stream that asks for more pages than this.
+	// PageCommon holds the options every type takes. An option added
+	// there is accepted by, and reaches, every paginator.
+	PageCommon
+	// Options is the option set of Type: *OffsetOptions,
+	// *PageNumberOptions, *KeysetOptions, *CursorOptions, *NextURLOptions
+	// or *GraphQLOptions. It is nil for types without options of their own
+	// (none, link_header).
+	Options PageOptions
+}
+
+// PageCommon holds the pagination options of every type.
+type PageCommon struct {
+	// MaxPages > 0 stops a walk that asks for more pages than this.
 	MaxPages int `json:"max_pages"`
+}
+
+// PageOptions is the option set of one pagination type.
+type PageOptions interface {
+	// pageType is the pagination type the options belong to.
+	pageType() string
+	// check reports the first missing or bad option: its field name
+	// (without "pagination.") and what was expected.
+	check() (field, msg string)
+	// paginator builds the type's Paginator for stream d.
+	paginator(d *Definition) Paginator
 }
 
 // GraphQL describes a Relay connection.
@@ -145,41 +149,28 @@ func (d *Definition) Check() error {
 	if len(d.Body) > 0 && string(d.Body) != "null" && !json.Valid(d.Body) {
 		return bad("body", "must be JSON")
 	}
-	p := d.Pagination
-	need := func(field, value string) error {
-		if value == "" {
-			return bad("pagination."+field, "is required for pagination type %q", p.Type)
-		}
-		return nil
-	}
-	var err error
-	switch p.Type {
-	case "", PageNone, PageLinkHeader:
-	case PageOffset:
-		err = first(need("offset_param", p.OffsetParam), need("page_size_param", p.PageSizeParam))
-		if err == nil && p.PageSize <= 0 {
-			err = bad("pagination.page_size", "must be a positive integer for pagination type %q", p.Type)
-		}
-	case PageNumber:
-		err = need("page_param", p.PageParam)
-	case PageKeyset:
-		err = first(need("key_param", p.KeyParam), need("key_field", p.KeyField))
-	case PageCursor:
-		err = first(need("cursor_param", p.CursorParam), need("next_cursor_path", p.NextCursorPath))
-	case PageNextURL:
-		err = need("next_url_path", p.NextURLPath)
-	case PageGraphQL:
-		if d.GraphQL == nil || d.GraphQL.Query == "" || d.GraphQL.ConnectionPath == "" {
-			err = bad("graphql", "needs \"query\" and \"connection_path\" for pagination type %q", p.Type)
-		}
-	default:
-		return bad("pagination.type", "unknown type %q (expected one of none, offset, page_number, keyset, cursor, next_url, link_header, graphql)", p.Type)
-	}
-	if err != nil {
+	if err := d.checkPath(); err != nil {
 		return err
 	}
-	if p.PageSize < 0 {
-		return bad("pagination.page_size", "must not be negative, got %d", p.PageSize)
+	p := d.Pagination
+	pt, ok := lookupPageType(p.Type)
+	if !ok {
+		return bad("pagination.type", "%s", unknownTypeMsg(p.Type))
+	}
+	opts := p.Options
+	switch {
+	case opts != nil && opts.pageType() != pt.name:
+		return bad("pagination", "holds the options of type %q but its type is %q", opts.pageType(), pt.name)
+	case opts == nil && pt.options != nil:
+		opts = pt.options() // unset: report what the type requires
+	}
+	if opts != nil {
+		if field, msg := opts.check(); field != "" {
+			return bad("pagination."+field, "%s", msg)
+		}
+	}
+	if pt.name == PageGraphQL && (d.GraphQL == nil || d.GraphQL.Query == "" || d.GraphQL.ConnectionPath == "") {
+		return bad("graphql", "needs \"query\" and \"connection_path\" for pagination type %q", pt.name)
 	}
 	if p.MaxPages < 0 {
 		return bad("pagination.max_pages", "must not be negative, got %d", p.MaxPages)
@@ -187,6 +178,9 @@ func (d *Definition) Check() error {
 	if inc := d.Incremental; inc != nil {
 		if d.ReplicationKey == "" {
 			return bad("incremental", "needs a replication_key on the stream")
+		}
+		if inc.Param == "" {
+			return bad("incremental.param", "is required: the query parameter (or GraphQL variable) that carries the lower bound, e.g. \"updated_since\"")
 		}
 		if inc.OverlapS < 0 {
 			return bad("incremental.overlap_s", "must be a duration in seconds >= 0, got %d", inc.OverlapS)
@@ -217,6 +211,26 @@ func (d *Definition) Check() error {
 	for _, s := range d.IgnoreStatuses {
 		if s < 100 || s > 599 {
 			return bad("ignore_statuses", "must hold HTTP statuses (100-599), got %d", s)
+		}
+	}
+	return nil
+}
+
+// checkPath checks the {placeholders} of d.Path: each must be filled by
+// the parent stream (parent.key or parent.as), so a missing value is an
+// error when the config is loaded rather than in the middle of a run.
+func (d *Definition) checkPath() error {
+	parts, err := splitPath(d.Path)
+	if err != nil {
+		return &FieldError{Stream: d.Name, Field: "path", Msg: err.Error()}
+	}
+	for i := 1; i < len(parts); i += 2 {
+		name := parts[i]
+		switch par := d.Parent; {
+		case par == nil:
+			return &FieldError{Stream: d.Name, Field: "path", Msg: fmt.Sprintf("placeholder {%s} needs a parent stream to fill it (\"parent\": {\"stream\": ..., \"key\": %q})", name, name)}
+		case name != par.Key && name != par.As:
+			return &FieldError{Stream: d.Name, Field: "path", Msg: fmt.Sprintf("placeholder {%s} is not filled by the parent (parent.key is %q, parent.as is %q)", name, par.Key, par.As)}
 		}
 	}
 	return nil

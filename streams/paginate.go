@@ -1,11 +1,16 @@
 package streams
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"math/big"
 	"net/url"
+	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -27,27 +32,167 @@ func NewPaginator(d *Definition) (Paginator, error) {
 	if err := d.Check(); err != nil {
 		return nil, err
 	}
-	p := d.Pagination
-	switch p.Type {
-	case "", PageNone:
-		return nonePaginator{}, nil
-	case PageOffset:
-		return offsetPaginator{name: d.Name, p: p}, nil
-	case PageNumber:
-		return pageNumberPaginator{name: d.Name, p: p}, nil
-	case PageKeyset:
-		return keysetPaginator{name: d.Name, p: p}, nil
-	case PageCursor:
-		return cursorPaginator{name: d.Name, p: p}, nil
-	case PageNextURL:
-		return nextURLPaginator{name: d.Name, p: p}, nil
-	case PageLinkHeader:
+	pt, _ := lookupPageType(d.Pagination.Type) // Check rejects unknown types
+	switch opts := d.Pagination.Options; {
+	case opts != nil:
+		return opts.paginator(d), nil
+	case pt.options != nil:
+		// Options left unset whose zero value Check accepts (graphql).
+		return pt.options().paginator(d), nil
+	case pt.name == PageLinkHeader:
 		return linkHeaderPaginator{name: d.Name}, nil
-	case PageGraphQL:
-		return graphQLPaginator{name: d.Name, p: p, gql: d.GraphQL}, nil
 	}
-	// Check already rejects unknown types; keep the switch total anyway.
-	return nil, &FieldError{Stream: d.Name, Field: "pagination.type", Msg: fmt.Sprintf("unknown type %q", p.Type)}
+	return nonePaginator{}, nil
+}
+
+// pageType is one pagination type: its name and a constructor of its
+// option set (nil for a type that takes only the common options).
+type pageType struct {
+	name    string
+	options func() PageOptions
+}
+
+// pageTypes lists every pagination type, in the order messages name them.
+var pageTypes = []pageType{
+	{PageNone, nil},
+	{PageOffset, func() PageOptions { return new(OffsetOptions) }},
+	{PageNumber, func() PageOptions { return new(PageNumberOptions) }},
+	{PageKeyset, func() PageOptions { return new(KeysetOptions) }},
+	{PageCursor, func() PageOptions { return new(CursorOptions) }},
+	{PageNextURL, func() PageOptions { return new(NextURLOptions) }},
+	{PageLinkHeader, nil},
+	{PageGraphQL, func() PageOptions { return new(GraphQLOptions) }},
+}
+
+// lookupPageType finds the pagination type called name; "" is none.
+func lookupPageType(name string) (pageType, bool) {
+	if name == "" {
+		name = PageNone
+	}
+	for _, pt := range pageTypes {
+		if pt.name == name {
+			return pt, true
+		}
+	}
+	return pageType{}, false
+}
+
+// optionNames lists the JSON names of the options pt accepts: its own, then
+// the common ones.
+func (pt pageType) optionNames() []string {
+	var names []string
+	if pt.options != nil {
+		names = jsonFieldNames(reflect.TypeOf(pt.options()).Elem())
+	}
+	return append(names, jsonFieldNames(reflect.TypeFor[PageCommon]())...)
+}
+
+func jsonFieldNames(t reflect.Type) []string {
+	var names []string
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if name, _, _ := strings.Cut(f.Tag.Get("json"), ","); name != "" && name != "-" {
+			names = append(names, name)
+		}
+	}
+	return names
+}
+
+func unknownTypeMsg(name string) string {
+	names := make([]string, len(pageTypes))
+	for i, pt := range pageTypes {
+		names[i] = pt.name
+	}
+	return fmt.Sprintf("unknown type %q (expected one of %s)", name, strings.Join(names, ", "))
+}
+
+// UnmarshalJSON decodes {"type": T, ...options of T}. An option that T
+// does not take is an error naming the option, the types it belongs to and
+// the options T accepts.
+func (p *Pagination) UnmarshalJSON(b []byte) error {
+	if string(bytes.TrimSpace(b)) == "null" {
+		return nil
+	}
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(b, &raw); err != nil {
+		var v any
+		if json.Unmarshal(b, &v) != nil {
+			return &FieldError{Field: "pagination", Msg: "expected an object"}
+		}
+		return &FieldError{Field: "pagination", Msg: "expected an object, got " + jsonType(v)}
+	}
+	var out Pagination
+	if t, ok := raw["type"]; ok {
+		if err := json.Unmarshal(t, &out.Type); err != nil {
+			return &FieldError{Field: "pagination.type", Msg: "expected a string"}
+		}
+	}
+	pt, ok := lookupPageType(out.Type)
+	if !ok {
+		return &FieldError{Field: "pagination.type", Msg: unknownTypeMsg(out.Type)}
+	}
+	accepted := pt.optionNames()
+	for _, k := range slices.Sorted(maps.Keys(raw)) {
+		if k != "type" && !slices.Contains(accepted, k) {
+			return &FieldError{Field: "pagination." + k, Msg: foreignOptionMsg(k, pt, accepted)}
+		}
+	}
+	if err := decodeOptions(b, &out.PageCommon); err != nil {
+		return err
+	}
+	if pt.options != nil {
+		out.Options = pt.options()
+		if err := decodeOptions(b, out.Options); err != nil {
+			return err
+		}
+	}
+	*p = out
+	return nil
+}
+
+// foreignOptionMsg says why option k is refused for type pt.
+func foreignOptionMsg(k string, pt pageType, accepted []string) string {
+	var owners []string
+	for _, other := range pageTypes {
+		if slices.Contains(other.optionNames(), k) {
+			owners = append(owners, strconv.Quote(other.name))
+		}
+	}
+	takes := fmt.Sprintf("type %q accepts %s", pt.name, strings.Join(accepted, ", "))
+	if len(owners) == 0 {
+		return "unknown pagination option; " + takes
+	}
+	return fmt.Sprintf("is an option of pagination type %s, not of %q; %s", strings.Join(owners, ", "), pt.name, takes)
+}
+
+// decodeOptions decodes the options object b into dst, whose unknown
+// fields were refused already.
+func decodeOptions(b []byte, dst any) error {
+	err := json.Unmarshal(b, dst)
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		// Name the JSON type given, never the value: it may be a secret.
+		return &FieldError{Field: "pagination." + te.Field, Msg: fmt.Sprintf("expected %s, got %s", kindName(te.Type), te.Value)}
+	}
+	if err != nil {
+		return &FieldError{Field: "pagination", Msg: err.Error()}
+	}
+	return nil
+}
+
+func kindName(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Int, reflect.Int64, reflect.Int32:
+		return "an integer"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	}
+	return t.String()
 }
 
 // nonePaginator makes exactly one request.
@@ -97,11 +242,11 @@ func withParams(req Request, kv ...string) Request {
 
 // pageSizeParam returns the page-size query pair, or nothing when the
 // stream does not send a page size.
-func pageSizeParam(p Pagination) []string {
-	if p.PageSizeParam == "" || p.PageSize <= 0 {
+func pageSizeParam(param string, size int) []string {
+	if param == "" || size <= 0 {
 		return nil
 	}
-	return []string{p.PageSizeParam, strconv.Itoa(p.PageSize)}
+	return []string{param, strconv.Itoa(size)}
 }
 
 // jsonType names the JSON type of a decoded value, for error messages.

@@ -1,6 +1,7 @@
 package streams
 
 import (
+	"fmt"
 	"math/big"
 	"strconv"
 )
@@ -8,6 +9,65 @@ import (
 // The counting paginators (offset and page_number) keep their position in
 // the query of the request itself: the next request is computed from the
 // value the last request sent, so they carry no state of their own.
+
+// OffsetOptions are the options of pagination type offset.
+type OffsetOptions struct {
+	OffsetParam   string `json:"offset_param"`
+	PageSizeParam string `json:"page_size_param"`
+	PageSize      int    `json:"page_size"`
+	// TotalPath, when the body has it, holds the number of rows in all.
+	TotalPath string `json:"total_path"`
+}
+
+func (*OffsetOptions) pageType() string { return PageOffset }
+
+func (o *OffsetOptions) check() (string, string) {
+	switch {
+	case o.OffsetParam == "":
+		return "offset_param", requiredFor(PageOffset)
+	case o.PageSizeParam == "":
+		return "page_size_param", requiredFor(PageOffset)
+	case o.PageSize <= 0:
+		return "page_size", fmt.Sprintf("must be a positive integer for pagination type %q", PageOffset)
+	}
+	return "", ""
+}
+
+func (o *OffsetOptions) paginator(d *Definition) Paginator {
+	return offsetPaginator{name: d.Name, p: *o}
+}
+
+// PageNumberOptions are the options of pagination type page_number.
+type PageNumberOptions struct {
+	PageParam string `json:"page_param"`
+	// StartPage is the number of the first page: 1 when unset, 0 for
+	// zero-based APIs.
+	StartPage      *int   `json:"start_page"`
+	PageSizeParam  string `json:"page_size_param"`
+	PageSize       int    `json:"page_size"`
+	TotalPagesPath string `json:"total_pages_path"`
+}
+
+func (*PageNumberOptions) pageType() string { return PageNumber }
+
+func (o *PageNumberOptions) check() (string, string) {
+	switch {
+	case o.PageParam == "":
+		return "page_param", requiredFor(PageNumber)
+	case o.PageSize < 0:
+		return "page_size", fmt.Sprintf("must not be negative, got %d", o.PageSize)
+	}
+	return "", ""
+}
+
+func (o *PageNumberOptions) paginator(d *Definition) Paginator {
+	return pageNumberPaginator{name: d.Name, p: *o}
+}
+
+// requiredFor is the message of a missing option of pagination type typ.
+func requiredFor(typ string) string {
+	return fmt.Sprintf("is required for pagination type %q", typ)
+}
 
 // offsetPaginator walks offset_param = 0, n, 2n, … where n is the number
 // of records each page returned.
@@ -19,11 +79,11 @@ import (
 // primary key within a run.
 type offsetPaginator struct {
 	name string
-	p    Pagination
+	p    OffsetOptions
 }
 
 func (o offsetPaginator) First(req Request) Request {
-	return withParams(req, append([]string{o.p.OffsetParam, "0"}, pageSizeParam(o.p)...)...)
+	return withParams(req, append([]string{o.p.OffsetParam, "0"}, pageSizeParam(o.p.PageSizeParam, o.p.PageSize)...)...)
 }
 
 func (o offsetPaginator) Next(last Request, resp *Response) (Request, bool, error) {
@@ -59,7 +119,7 @@ func (o offsetPaginator) Next(last Request, resp *Response) (Request, bool, erro
 // start_page, so with start_page 0 and total_pages 3 the last page is 2.
 type pageNumberPaginator struct {
 	name string
-	p    Pagination
+	p    PageNumberOptions
 }
 
 func (pn pageNumberPaginator) startPage() int {
@@ -70,7 +130,7 @@ func (pn pageNumberPaginator) startPage() int {
 }
 
 func (pn pageNumberPaginator) First(req Request) Request {
-	return withParams(req, append([]string{pn.p.PageParam, strconv.Itoa(pn.startPage())}, pageSizeParam(pn.p)...)...)
+	return withParams(req, append([]string{pn.p.PageParam, strconv.Itoa(pn.startPage())}, pageSizeParam(pn.p.PageSizeParam, pn.p.PageSize)...)...)
 }
 
 func (pn pageNumberPaginator) Next(last Request, resp *Response) (Request, bool, error) {

@@ -10,6 +10,26 @@ import (
 // defaultGraphQLPageSize is the variable "first" when page_size is unset.
 const defaultGraphQLPageSize = 50
 
+// GraphQLOptions are the options of pagination type graphql; the query
+// and the connection are the stream's "graphql" block.
+type GraphQLOptions struct {
+	// PageSize is the variable "first" (50 when unset).
+	PageSize int `json:"page_size"`
+}
+
+func (*GraphQLOptions) pageType() string { return PageGraphQL }
+
+func (o *GraphQLOptions) check() (string, string) {
+	if o.PageSize < 0 {
+		return "page_size", fmt.Sprintf("must not be negative, got %d", o.PageSize)
+	}
+	return "", ""
+}
+
+func (o *GraphQLOptions) paginator(d *Definition) Paginator {
+	return graphQLPaginator{name: d.Name, p: *o, gql: d.GraphQL}
+}
+
 // graphQLPaginator walks a Relay connection.
 //
 // First builds the POST body
@@ -22,7 +42,7 @@ const defaultGraphQLPageSize = 50
 // pageInfo.hasNextPage is false or absent.
 type graphQLPaginator struct {
 	name string
-	p    Pagination
+	p    GraphQLOptions
 	gql  *GraphQL
 }
 

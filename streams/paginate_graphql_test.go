@@ -11,7 +11,7 @@ const issuesQuery = `query($owner: String!, $first: Int!, $after: String, $since
 func issuesDef(pageSize int) *Definition {
 	return &Definition{
 		Name: "issues", Path: "/graphql",
-		Pagination: Pagination{Type: PageGraphQL, PageSize: pageSize},
+		Pagination: Pagination{Type: PageGraphQL, Options: &GraphQLOptions{PageSize: pageSize}},
 		GraphQL: &GraphQL{
 			Query:          issuesQuery,
 			ConnectionPath: "data.repository.issues",

@@ -7,6 +7,32 @@ import (
 	"strings"
 )
 
+// KeysetOptions are the options of pagination type keyset.
+type KeysetOptions struct {
+	KeyParam      string `json:"key_param"`
+	KeyField      string `json:"key_field"`
+	PageSizeParam string `json:"page_size_param"`
+	PageSize      int    `json:"page_size"`
+}
+
+func (*KeysetOptions) pageType() string { return PageKeyset }
+
+func (o *KeysetOptions) check() (string, string) {
+	switch {
+	case o.KeyParam == "":
+		return "key_param", requiredFor(PageKeyset)
+	case o.KeyField == "":
+		return "key_field", requiredFor(PageKeyset)
+	case o.PageSize < 0:
+		return "page_size", fmt.Sprintf("must not be negative, got %d", o.PageSize)
+	}
+	return "", ""
+}
+
+func (o *KeysetOptions) paginator(d *Definition) Paginator {
+	return keysetPaginator{name: d.Name, p: *o}
+}
+
 // keysetPaginator asks for the rows after the largest key seen:
 // key_param = max(key_field) over the records of the page.
 //
@@ -22,11 +48,11 @@ import (
 // incremental lower bound of the stream may live in the same parameter.
 type keysetPaginator struct {
 	name string
-	p    Pagination
+	p    KeysetOptions
 }
 
 func (k keysetPaginator) First(req Request) Request {
-	return withParams(req, pageSizeParam(k.p)...)
+	return withParams(req, pageSizeParam(k.p.PageSizeParam, k.p.PageSize)...)
 }
 
 func (k keysetPaginator) Next(last Request, resp *Response) (Request, bool, error) {

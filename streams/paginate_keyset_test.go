@@ -7,7 +7,7 @@ import (
 )
 
 func TestKeyset(t *testing.T) {
-	d := testDef(Pagination{Type: PageKeyset, KeyParam: "after", KeyField: "k", PageSizeParam: "limit", PageSize: 3})
+	d := testDef(Pagination{Type: PageKeyset, Options: &KeysetOptions{KeyParam: "after", KeyField: "k", PageSizeParam: "limit", PageSize: 3}})
 	p := mustPaginator(t, d)
 
 	t.Run("First keeps a key_param the caller set", func(t *testing.T) {
@@ -47,7 +47,7 @@ func TestKeyset(t *testing.T) {
 	})
 
 	t.Run("nested key field, no page size", func(t *testing.T) {
-		p := mustPaginator(t, testDef(Pagination{Type: PageKeyset, KeyParam: "after", KeyField: "meta.seq"}))
+		p := mustPaginator(t, testDef(Pagination{Type: PageKeyset, Options: &KeysetOptions{KeyParam: "after", KeyField: "meta.seq"}}))
 		runSteps(t, p, map[string]step{
 			"one record is not short": {last: Request{}, resp: page(`[{"meta":{"seq":5}}]`), want: Request{Query: query("after", "5")}, more: true},
 		})

@@ -106,8 +106,8 @@ func TestNewPaginatorRejectsBadDefinitions(t *testing.T) {
 	}{
 		"nil":            {nil, "needs a definition"},
 		"unknown type":   {testDef(Pagination{Type: "scroll"}), `unknown type "scroll"`},
-		"offset no size": {testDef(Pagination{Type: PageOffset, OffsetParam: "offset", PageSizeParam: "limit"}), "page_size"},
-		"cursor no path": {testDef(Pagination{Type: PageCursor, CursorParam: "c"}), "next_cursor_path"},
+		"offset no size": {testDef(Pagination{Type: PageOffset, Options: &OffsetOptions{OffsetParam: "offset", PageSizeParam: "limit"}}), "page_size"},
+		"cursor no path": {testDef(Pagination{Type: PageCursor, Options: &CursorOptions{CursorParam: "c"}}), "next_cursor_path"},
 		"graphql no gql": {testDef(Pagination{Type: PageGraphQL}), "graphql"},
 	}
 	for name, tt := range tests {
@@ -137,11 +137,11 @@ func TestFirstIsIdempotent(t *testing.T) {
 	start0 := 0
 	defs := []*Definition{
 		testDef(Pagination{}),
-		testDef(Pagination{Type: PageOffset, OffsetParam: "offset", PageSizeParam: "limit", PageSize: 10}),
-		testDef(Pagination{Type: PageNumber, PageParam: "page", StartPage: &start0, PageSizeParam: "per_page", PageSize: 10}),
-		testDef(Pagination{Type: PageKeyset, KeyParam: "after_id", KeyField: "id", PageSizeParam: "limit", PageSize: 10}),
-		testDef(Pagination{Type: PageCursor, CursorParam: "cursor", NextCursorPath: "next", PageSizeParam: "limit", PageSize: 10}),
-		testDef(Pagination{Type: PageNextURL, NextURLPath: "next"}),
+		testDef(Pagination{Type: PageOffset, Options: &OffsetOptions{OffsetParam: "offset", PageSizeParam: "limit", PageSize: 10}}),
+		testDef(Pagination{Type: PageNumber, Options: &PageNumberOptions{PageParam: "page", StartPage: &start0, PageSizeParam: "per_page", PageSize: 10}}),
+		testDef(Pagination{Type: PageKeyset, Options: &KeysetOptions{KeyParam: "after_id", KeyField: "id", PageSizeParam: "limit", PageSize: 10}}),
+		testDef(Pagination{Type: PageCursor, Options: &CursorOptions{CursorParam: "cursor", NextCursorPath: "next", PageSizeParam: "limit", PageSize: 10}}),
+		testDef(Pagination{Type: PageNextURL, Options: &NextURLOptions{NextURLPath: "next"}}),
 		testDef(Pagination{Type: PageLinkHeader}),
 		{Name: "issues", Path: "/graphql", Pagination: Pagination{Type: PageGraphQL}, GraphQL: &GraphQL{Query: "query Q { x }", ConnectionPath: "data.x", Variables: map[string]any{"owner": "me"}}},
 	}
@@ -161,7 +161,7 @@ func TestFirstIsIdempotent(t *testing.T) {
 }
 
 func TestOffset(t *testing.T) {
-	d := testDef(Pagination{Type: PageOffset, OffsetParam: "offset", PageSizeParam: "limit", PageSize: 3, TotalPath: "meta.total"})
+	d := testDef(Pagination{Type: PageOffset, Options: &OffsetOptions{OffsetParam: "offset", PageSizeParam: "limit", PageSize: 3, TotalPath: "meta.total"}})
 	p := mustPaginator(t, d)
 
 	base := Request{Method: "GET", URL: "/v1/bars", Query: query("sort", "id")}
@@ -198,7 +198,7 @@ func TestOffset(t *testing.T) {
 
 func TestPageNumber(t *testing.T) {
 	zero := 0
-	d := testDef(Pagination{Type: PageNumber, PageParam: "page", PageSizeParam: "per_page", PageSize: 2, TotalPagesPath: "pages"})
+	d := testDef(Pagination{Type: PageNumber, Options: &PageNumberOptions{PageParam: "page", PageSizeParam: "per_page", PageSize: 2, TotalPagesPath: "pages"}})
 	p := mustPaginator(t, d)
 	if d := cmp.Diff(query("page", "1", "per_page", "2"), p.First(Request{}).Query); d != "" {
 		t.Errorf("First query (-want +got):\n%s", d)
@@ -220,7 +220,7 @@ func TestPageNumber(t *testing.T) {
 	})
 
 	t.Run("start_page 0 is kept and counted", func(t *testing.T) {
-		d := testDef(Pagination{Type: PageNumber, PageParam: "p", StartPage: &zero, TotalPagesPath: "pages"})
+		d := testDef(Pagination{Type: PageNumber, Options: &PageNumberOptions{PageParam: "p", StartPage: &zero, TotalPagesPath: "pages"}})
 		p := mustPaginator(t, d)
 		if got := p.First(Request{}).Query.Get("p"); got != "0" {
 			t.Fatalf("first page = %q, want 0", got)
@@ -233,7 +233,7 @@ func TestPageNumber(t *testing.T) {
 	})
 
 	t.Run("without page size only empty pages end", func(t *testing.T) {
-		p := mustPaginator(t, testDef(Pagination{Type: PageNumber, PageParam: "page"}))
+		p := mustPaginator(t, testDef(Pagination{Type: PageNumber, Options: &PageNumberOptions{PageParam: "page"}}))
 		if got := p.First(Request{}).Query; !cmp.Equal(got, query("page", "1")) {
 			t.Errorf("First query = %v, want only page=1", got)
 		}

@@ -2,10 +2,56 @@ package streams
 
 import (
 	"encoding/json"
+	"fmt"
 )
 
 // The token paginators follow something the API hands back in the body:
 // an opaque cursor (cursor) or the URL of the next page (next_url).
+
+// CursorOptions are the options of pagination type cursor.
+type CursorOptions struct {
+	CursorParam    string `json:"cursor_param"`
+	NextCursorPath string `json:"next_cursor_path"`
+	HasMorePath    string `json:"has_more_path"`
+	PageSizeParam  string `json:"page_size_param"`
+	PageSize       int    `json:"page_size"`
+}
+
+func (*CursorOptions) pageType() string { return PageCursor }
+
+func (o *CursorOptions) check() (string, string) {
+	switch {
+	case o.CursorParam == "":
+		return "cursor_param", requiredFor(PageCursor)
+	case o.NextCursorPath == "":
+		return "next_cursor_path", requiredFor(PageCursor)
+	case o.PageSize < 0:
+		return "page_size", fmt.Sprintf("must not be negative, got %d", o.PageSize)
+	}
+	return "", ""
+}
+
+func (o *CursorOptions) paginator(d *Definition) Paginator {
+	return cursorPaginator{name: d.Name, p: *o}
+}
+
+// NextURLOptions are the options of pagination type next_url.
+type NextURLOptions struct {
+	NextURLPath string `json:"next_url_path"`
+}
+
+func (*NextURLOptions) pageType() string { return PageNextURL }
+
+func (o *NextURLOptions) check() (string, string) {
+	if o.NextURLPath == "" {
+		return "next_url_path", requiredFor(PageNextURL)
+	}
+	return "", ""
+}
+
+func (o *NextURLOptions) paginator(d *Definition) Paginator {
+	return nextURLPaginator{name: d.Name, p: *o}
+}
 
 // cursorPaginator sends cursor_param = the token found at
 // next_cursor_path.
@@ -19,11 +65,11 @@ import (
 // set, present in the body and false.
 type cursorPaginator struct {
 	name string
-	p    Pagination
+	p    CursorOptions
 }
 
 func (c cursorPaginator) First(req Request) Request {
-	return withParams(req, pageSizeParam(c.p)...)
+	return withParams(req, pageSizeParam(c.p.PageSizeParam, c.p.PageSize)...)
 }
 
 func (c cursorPaginator) Next(last Request, resp *Response) (Request, bool, error) {
@@ -69,7 +115,7 @@ func (c cursorPaginator) Next(last Request, resp *Response) (Request, bool, erro
 // It stops when the value is absent, null or "".
 type nextURLPaginator struct {
 	name string
-	p    Pagination
+	p    NextURLOptions
 }
 
 func (n nextURLPaginator) First(req Request) Request { return req }

@@ -8,7 +8,7 @@ import (
 )
 
 func TestCursor(t *testing.T) {
-	d := testDef(Pagination{Type: PageCursor, CursorParam: "cursor", NextCursorPath: "meta.next", HasMorePath: "meta.has_more", PageSizeParam: "limit", PageSize: 100})
+	d := testDef(Pagination{Type: PageCursor, Options: &CursorOptions{CursorParam: "cursor", NextCursorPath: "meta.next", HasMorePath: "meta.has_more", PageSizeParam: "limit", PageSize: 100}})
 	p := mustPaginator(t, d)
 	if d := cmp.Diff(query("limit", "100"), p.First(Request{}).Query); d != "" {
 		t.Errorf("First (-want +got):\n%s", d)
@@ -45,7 +45,7 @@ func TestCursor(t *testing.T) {
 }
 
 func TestNextURL(t *testing.T) {
-	d := testDef(Pagination{Type: PageNextURL, NextURLPath: "links.next"})
+	d := testDef(Pagination{Type: PageNextURL, Options: &NextURLOptions{NextURLPath: "links.next"}})
 	p := mustPaginator(t, d)
 	from := mustURL(t, "https://api.example.com/v1/bars?page=1&token=s3cret")
 	last := Request{Method: "GET", URL: "/v1/bars", Query: query("page", "1")}

@@ -54,30 +54,45 @@ func (d *Definition) FirstRequest(vars map[string]string) (Request, error) {
 
 // fillPath replaces the {name} placeholders of path.
 func fillPath(stream, path string, vars map[string]string) (string, error) {
+	parts, err := splitPath(path)
+	if err != nil {
+		return "", streamErr(stream, "path: %v", err)
+	}
 	var b strings.Builder
+	for i, part := range parts {
+		if i%2 == 0 {
+			b.WriteString(part)
+			continue
+		}
+		value, ok := vars[part]
+		if !ok {
+			return "", streamErr(stream, "path placeholder {%s} has no value", part)
+		}
+		b.WriteString(url.PathEscape(value))
+	}
+	return b.String(), nil
+}
+
+// splitPath splits path at its {placeholders}: literal text at even
+// indexes, placeholder names at odd ones ("/a/{id}/b" → "/a/", "id", "/b").
+func splitPath(path string) ([]string, error) {
+	var parts []string
 	for {
 		open := strings.IndexByte(path, '{')
 		if open < 0 {
 			if strings.IndexByte(path, '}') >= 0 {
-				return "", streamErr(stream, "path %q has a '}' without a '{'", path)
+				return nil, fmt.Errorf("has a '}' without a '{'")
 			}
-			b.WriteString(path)
-			return b.String(), nil
+			return append(parts, path), nil
+		}
+		if strings.IndexByte(path[:open], '}') >= 0 {
+			return nil, fmt.Errorf("has a '}' without a '{'")
 		}
 		end := strings.IndexByte(path[open:], '}')
 		if end < 0 {
-			return "", streamErr(stream, "path has an unclosed placeholder %q", path[open:])
+			return nil, fmt.Errorf("has an unclosed placeholder %q", path[open:])
 		}
-		name := path[open+1 : open+end]
-		if strings.IndexByte(path[:open], '}') >= 0 {
-			return "", streamErr(stream, "path %q has a '}' without a '{'", path)
-		}
-		value, ok := vars[name]
-		if !ok {
-			return "", streamErr(stream, "path placeholder {%s} has no value", name)
-		}
-		b.WriteString(path[:open])
-		b.WriteString(url.PathEscape(value))
+		parts = append(parts, path[:open], path[open+1:open+end])
 		path = path[open+end+1:]
 	}
 }

@@ -1,9 +1,11 @@
 package streams
 
 import (
-	"bytes"
 	"context"
+	"encoding/binary"
+	"encoding/json"
 	"fmt"
+	"hash/maphash"
 	"maps"
 	"net/url"
 	"slices"
@@ -20,6 +22,13 @@ type Fetch func(ctx context.Context, req Request) (*Response, error)
 // that never stops doing so is a loop.
 const maxEmptyFollows = 3
 
+// maxStalePages is how many pages in a row, each holding rows but none new
+// to the walk, end it with an error. A page with some new rows is normal
+// (an offset walk over a source that shifts repeats a few); a run of pages
+// with nothing new is an API serving the same rows under ever new page
+// positions.
+const maxStalePages = 3
+
 // Walk requests first, then follows p until it says there is no more,
 // calling page for each Response in order. It returns the first error.
 //
@@ -32,21 +41,31 @@ const maxEmptyFollows = 3
 // walk. Pages are still handed to page one at a time, in order.
 //
 // Walk guards every pagination type against the ways an API can make a
-// walk go on forever:
+// walk go on forever, with no setting needed:
 //
-//   - a next request equal to the one just made (method, URL, query, body)
-//     is an error, never a loop;
-//   - more than d.Pagination.MaxPages pages (when > 0) is an error;
+//   - a next request equal to any request this walk has sent (method, URL,
+//     query, body: the cursor, URL, page number, offset or key it carries)
+//     is an error, never a cycle;
+//   - maxStalePages (3) pages in a row whose rows were all read before in
+//     this walk is an error; rows are told apart by primary key when the
+//     stream has one, else by their whole content;
 //   - an empty page while the paginator says there is more is followed at
 //     most maxEmptyFollows (3) times in a row; the next such page is an
 //     error;
+//   - more than d.Pagination.MaxPages pages (when > 0) is an error;
 //   - ctx is checked before every request.
+//
+// The memory this takes is one hash per request sent and one per distinct
+// row read, and it lives as long as the walk: a walk per parent record or
+// per window starts afresh.
 //
 // Errors name the stream and, for a request, only its method, path and
 // parameter names: parameter values (tokens, api keys) are never printed.
 func Walk(ctx context.Context, d *Definition, p Paginator, first Request, fetch Fetch, page func(*Response) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	req := p.First(first)
+	g := newGuard(d)
+	g.sent(req)
 	pending := prefetch(ctx, d, fetch, req)
 	defer func() {
 		// Stop a prefetch nobody will read, and wait for it: nothing of
@@ -56,11 +75,10 @@ func Walk(ctx context.Context, d *Definition, p Paginator, first Request, fetch 
 			<-pending
 		}
 	}()
-	pages, empties := 0, 0
 	for {
 		// A page already on its way is not handed over once ctx is done.
 		if err := ctx.Err(); err != nil {
-			return fmt.Errorf("stream %q: stopped after %d pages: %w", d.Name, pages, err)
+			return fmt.Errorf("stream %q: stopped after %d pages: %w", d.Name, g.pages, err)
 		}
 		r := <-pending
 		pending = nil
@@ -68,10 +86,10 @@ func Walk(ctx context.Context, d *Definition, p Paginator, first Request, fetch 
 			return r.err
 		}
 		resp := r.resp
-		pages++
+		g.pages++
 		next, more, stop := p.Next(req, resp)
 		if stop == nil && more {
-			stop = checkNext(d, req, next, resp, pages, &empties)
+			stop = g.check(req, next, resp)
 		}
 		if stop == nil && more {
 			pending = prefetch(ctx, d, fetch, next)
@@ -108,32 +126,192 @@ func prefetch(ctx context.Context, d *Definition, fetch Fetch, req Request) <-ch
 	return out
 }
 
-// checkNext applies the loop guards to the request that would follow resp.
-func checkNext(d *Definition, req, next Request, resp *Response, pages int, empties *int) error {
-	if sameRequest(req, next) {
-		return streamErr(d.Name, "next page repeats the request just made (%s); stopping instead of looping", describeRequest(req))
+// guard holds what one walk has seen, to tell a long walk from a loop.
+type guard struct {
+	d    *Definition
+	seed maphash.Seed
+	// requests maps the hash of each request sent to its page number.
+	requests map[uint64]int
+	// rows holds the identities of the rows read.
+	rows                  map[uint64]struct{}
+	pages, empties, stale int
+}
+
+func newGuard(d *Definition) *guard {
+	return &guard{d: d, seed: maphash.MakeSeed(), requests: map[uint64]int{}, rows: map[uint64]struct{}{}}
+}
+
+// sent records req as the request of the next page.
+func (g *guard) sent(req Request) {
+	g.requests[g.requestHash(req)] = g.pages + 1
+}
+
+// check applies the loop guards to next, the request that would follow
+// resp (the answer to last), and records next as sent.
+func (g *guard) check(last, next Request, resp *Response) error {
+	name := g.d.Name
+	h := g.requestHash(next)
+	if page, ok := g.requests[h]; ok {
+		if page == g.pages {
+			return streamErr(name, "next page repeats the request just made (%s); stopping instead of looping", describeRequest(last))
+		}
+		return streamErr(name, "the request for page %d repeats the request of page %d (%s): the API's pages run in a cycle; stopping instead of looping",
+			g.pages+1, page, describeRequest(next))
 	}
-	if limit := d.Pagination.MaxPages; limit > 0 && pages >= limit {
-		return streamErr(d.Name, "more than max_pages (%d) pages; raise pagination.max_pages if the stream is really this long", limit)
+	if limit := g.d.Pagination.MaxPages; limit > 0 && g.pages >= limit {
+		return streamErr(name, "more than max_pages (%d) pages; raise pagination.max_pages if the stream is really this long", limit)
 	}
 	if len(resp.Records) == 0 {
-		*empties++
-		if *empties > maxEmptyFollows {
-			return streamErr(d.Name, "%d empty pages in a row while the API still says there are more; stopping instead of looping", *empties)
+		g.empties++
+		if g.empties > maxEmptyFollows {
+			return streamErr(name, "%d empty pages in a row while the API still says there are more; stopping instead of looping", g.empties)
 		}
 	} else {
-		*empties = 0
+		g.empties = 0
+		if g.addRows(resp.Records) > 0 {
+			g.stale = 0
+		} else if g.stale++; g.stale >= maxStalePages {
+			return streamErr(name, "%d pages in a row held only rows already read in this walk (told apart by %s) while the API still says there are more; stopping instead of looping",
+				g.stale, g.identity())
+		}
 	}
+	g.requests[h] = g.pages + 1
 	return nil
 }
 
-// sameRequest reports whether a and b would send the same request. A nil
-// and an empty query or body are the same.
-func sameRequest(a, b Request) bool {
-	return strings.EqualFold(a.Method, b.Method) &&
-		a.URL == b.URL &&
-		bytes.Equal(a.Body, b.Body) &&
-		maps.EqualFunc(a.Query, b.Query, slices.Equal[[]string])
+// identity says how rows are told apart, for the error message.
+func (g *guard) identity() string {
+	if len(g.d.PrimaryKey) == 0 {
+		return "their content"
+	}
+	return "primary key " + strings.Join(g.d.PrimaryKey, ", ")
+}
+
+// addRows records the identities of recs and returns how many were new.
+func (g *guard) addRows(recs []any) int {
+	added := 0
+	for _, rec := range recs {
+		h := g.rowHash(rec)
+		if _, ok := g.rows[h]; !ok {
+			g.rows[h] = struct{}{}
+			added++
+		}
+	}
+	return added
+}
+
+// rowHash is the identity of a record: its primary key when the stream has
+// one and the record holds every key field, else its whole content. (A key
+// field may be added to the record later, from a parent, so a record
+// without it is told apart by content.)
+func (g *guard) rowHash(rec any) uint64 {
+	var h maphash.Hash
+	h.SetSeed(g.seed)
+	if m, ok := rec.(map[string]any); ok && len(g.d.PrimaryKey) > 0 {
+		byKey := true
+		for _, k := range g.d.PrimaryKey {
+			if _, ok := m[k]; !ok {
+				byKey = false
+				break
+			}
+		}
+		if byKey {
+			h.WriteByte('k')
+			for _, k := range g.d.PrimaryKey {
+				writeValue(&h, g.seed, m[k])
+			}
+			return h.Sum64()
+		}
+	}
+	h.WriteByte('r')
+	writeValue(&h, g.seed, rec)
+	return h.Sum64()
+}
+
+// writeValue writes a decoded JSON value to h so that equal values write
+// equal bytes and values of different types or structure differ. Object
+// members are hashed one by one and summed, so their order does not
+// matter and no keys are sorted.
+func writeValue(h *maphash.Hash, seed maphash.Seed, v any) {
+	switch x := v.(type) {
+	case nil:
+		h.WriteByte('n')
+	case bool:
+		if x {
+			h.WriteByte('t')
+		} else {
+			h.WriteByte('f')
+		}
+	case string:
+		h.WriteByte('s')
+		writeLen(h, len(x))
+		h.WriteString(x)
+	case json.Number:
+		h.WriteByte('d')
+		writeLen(h, len(x))
+		h.WriteString(string(x))
+	case []any:
+		h.WriteByte('a')
+		writeLen(h, len(x))
+		for _, e := range x {
+			writeValue(h, seed, e)
+		}
+	case map[string]any:
+		var sum uint64
+		for k, e := range x {
+			var m maphash.Hash
+			m.SetSeed(seed)
+			writeLen(&m, len(k))
+			m.WriteString(k)
+			writeValue(&m, seed, e)
+			sum += m.Sum64()
+		}
+		h.WriteByte('o')
+		writeLen(h, len(x))
+		writeLen(h, int(sum))
+	default:
+		// Values Extract never produces (float64 from a caller's own
+		// decoding): their printed form.
+		s := fmt.Sprintf("%T:%v", v, v)
+		h.WriteByte('x')
+		writeLen(h, len(s))
+		h.WriteString(s)
+	}
+}
+
+func writeLen(h *maphash.Hash, n int) {
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], uint64(n))
+	h.Write(b[:])
+}
+
+// requestHash identifies a request by everything that is sent: method
+// (case-insensitive), URL, query (nil and empty alike, parameters in any
+// order) and body. A field added to Request must be added here.
+func (g *guard) requestHash(r Request) uint64 {
+	var h maphash.Hash
+	h.SetSeed(g.seed)
+	method := strings.ToUpper(r.Method)
+	if method == "" {
+		method = "GET"
+	}
+	writeLen(&h, len(method))
+	h.WriteString(method)
+	writeLen(&h, len(r.URL))
+	h.WriteString(r.URL)
+	writeLen(&h, len(r.Query))
+	for _, k := range slices.Sorted(maps.Keys(r.Query)) {
+		writeLen(&h, len(k))
+		h.WriteString(k)
+		writeLen(&h, len(r.Query[k]))
+		for _, v := range r.Query[k] {
+			writeLen(&h, len(v))
+			h.WriteString(v)
+		}
+	}
+	writeLen(&h, len(r.Body))
+	h.Write(r.Body)
+	return h.Sum64()
 }
 
 // describeRequest prints a request without secrets: method, path (no

@@ -1,10 +1,19 @@
 package streams
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"reflect"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -37,7 +46,7 @@ func (s *scripted) fetch(t *testing.T) Fetch {
 
 func cursorDef(maxPages int) *Definition {
 	return &Definition{Name: "x", Path: "/v1/x", RecordsPath: "data",
-		Pagination: Pagination{Type: PageCursor, CursorParam: "cursor", NextCursorPath: "next", MaxPages: maxPages}}
+		Pagination: Pagination{Type: PageCursor, Options: &CursorOptions{CursorParam: "cursor", NextCursorPath: "next"}, PageCommon: PageCommon{MaxPages: maxPages}}}
 }
 
 func TestWalk(t *testing.T) {
@@ -96,7 +105,8 @@ func TestWalk(t *testing.T) {
 
 func TestWalkSendsFirstThenNext(t *testing.T) {
 	d := cursorDef(0)
-	d.Pagination.PageSizeParam, d.Pagination.PageSize = "limit", 2
+	opts := d.Pagination.Options.(*CursorOptions)
+	opts.PageSizeParam, opts.PageSize = "limit", 2
 	d.Params = map[string]string{"status": "open"}
 	p := mustPaginator(t, d)
 	first, _ := d.FirstRequest(nil)
@@ -163,24 +173,305 @@ func TestDescribeRequestHidesValues(t *testing.T) {
 	}
 }
 
-func TestSameRequest(t *testing.T) {
-	a := Request{Method: "GET", URL: "/x", Query: query("a", "1")}
+func TestRequestHash(t *testing.T) {
+	g := newGuard(&Definition{Name: "x"})
+	a := Request{Method: "GET", URL: "/x", Query: query("a", "1", "b", "2")}
 	tests := []struct {
 		b    Request
 		same bool
 	}{
-		{Request{Method: "get", URL: "/x", Query: query("a", "1")}, true},
-		{Request{Method: "GET", URL: "/x", Query: query("a", "2")}, false},
-		{Request{Method: "GET", URL: "/y", Query: query("a", "1")}, false},
-		{Request{Method: "POST", URL: "/x", Query: query("a", "1")}, false},
-		{Request{Method: "GET", URL: "/x", Query: query("a", "1"), Body: []byte("{}")}, false},
+		{Request{Method: "get", URL: "/x", Query: query("b", "2", "a", "1")}, true},
+		{Request{Method: "GET", URL: "/x", Query: query("a", "2", "b", "2")}, false},
+		{Request{Method: "GET", URL: "/y", Query: query("a", "1", "b", "2")}, false},
+		{Request{Method: "POST", URL: "/x", Query: query("a", "1", "b", "2")}, false},
+		{Request{Method: "GET", URL: "/x", Query: query("a", "1", "b", "2"), Body: []byte("{}")}, false},
+		{Request{Method: "GET", URL: "/x", Query: url.Values{"a": {"1", "b"}, "b": {"2"}}}, false},
+		{Request{Method: "GET", URL: "/x", Query: url.Values{"a": {"1b"}, "b": {"2"}}}, false},
 	}
 	for _, tt := range tests {
-		if got := sameRequest(a, tt.b); got != tt.same {
-			t.Errorf("sameRequest(%+v, %+v) = %v", a, tt.b, got)
+		if got := g.requestHash(a) == g.requestHash(tt.b); got != tt.same {
+			t.Errorf("same(%+v, %+v) = %v", a, tt.b, got)
 		}
 	}
-	if !sameRequest(Request{URL: "/x"}, Request{URL: "/x", Query: query()}) {
+	if g.requestHash(Request{URL: "/x"}) != g.requestHash(Request{Method: "GET", URL: "/x", Query: query()}) {
 		t.Error("nil and empty query differ")
+	}
+}
+
+// TestRequestHashCoversEveryField: a field added to Request (a header for
+// a position sent in a header, say) must tell requests apart too.
+func TestRequestHashCoversEveryField(t *testing.T) {
+	g := newGuard(&Definition{Name: "x"})
+	base := Request{Method: "GET", URL: "/x", Query: query("a", "1"), Body: []byte("{}")}
+	rt := reflect.TypeFor[Request]()
+	for i := range rt.NumField() {
+		changed := base
+		f := reflect.ValueOf(&changed).Elem().Field(i)
+		switch f.Interface().(type) {
+		case string:
+			f.SetString("POST")
+		case url.Values:
+			f.Set(reflect.ValueOf(query("a", "2")))
+		case []byte:
+			f.SetBytes([]byte(`{"b":1}`))
+		default:
+			t.Fatalf("Request.%s has type %s, which this test (and requestHash) does not know", rt.Field(i).Name, f.Type())
+		}
+		if g.requestHash(changed) == g.requestHash(base) {
+			t.Errorf("requests that differ only in %s hash the same", rt.Field(i).Name)
+		}
+	}
+}
+
+func TestRowHash(t *testing.T) {
+	byKey := newGuard(&Definition{Name: "x", PrimaryKey: []string{"id"}})
+	byContent := newGuard(&Definition{Name: "x"})
+	rec := func(s string) any { return mustJSON(t, s) }
+	tests := []struct {
+		g    *guard
+		a, b any
+		same bool
+	}{
+		{byKey, rec(`{"id":1,"v":"a"}`), rec(`{"id":1,"v":"b"}`), true},
+		{byKey, rec(`{"id":1}`), rec(`{"id":"1"}`), false},
+		{byKey, rec(`{"id":1,"v":"a"}`), rec(`{"v":"a"}`), false},
+		// Without the key field (filled later from a parent): by content.
+		{byKey, rec(`{"v":"a"}`), rec(`{"v":"a"}`), true},
+		{byKey, rec(`{"v":"a"}`), rec(`{"v":"b"}`), false},
+		{byContent, rec(`{"a":1,"b":[1,2]}`), rec(`{"b":[1,2],"a":1}`), true},
+		{byContent, rec(`{"a":1,"b":[1,2]}`), rec(`{"a":1,"b":[2,1]}`), false},
+		{byContent, rec(`{"a":"1"}`), rec(`{"a":1}`), false},
+		{byContent, rec(`{"a":{"b":1},"c":2}`), rec(`{"a":{"c":2},"b":1}`), false},
+		{byContent, rec(`{"a":["x","y"]}`), rec(`{"a":["xy"]}`), false},
+		{byContent, rec(`{"a":null}`), rec(`{"a":false}`), false},
+		{byContent, rec(`{}`), rec(`[]`), false},
+	}
+	for _, tt := range tests {
+		if got := tt.g.rowHash(tt.a) == tt.g.rowHash(tt.b); got != tt.same {
+			t.Errorf("same(%v, %v) = %v, want %v", tt.a, tt.b, got, tt.same)
+		}
+	}
+}
+
+// loopAPI is a loopback API with one endpoint per way an API can make a
+// walk go on forever, and endpoints whose walks are long but finite. It
+// answers at most limit requests per endpoint, then 400, so that a walk
+// without guards ends (and its test fails) instead of running forever.
+type loopAPI struct {
+	base  string
+	limit int
+	mu    sync.Mutex
+	hits  map[string]int
+}
+
+func (a *loopAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	a.mu.Lock()
+	a.hits[r.URL.Path]++
+	n := a.hits[r.URL.Path]
+	a.mu.Unlock()
+	if n > a.limit {
+		http.Error(w, "too many requests for this test", http.StatusBadRequest)
+		return
+	}
+	q := r.URL.Query()
+	ids := func(lo, hi int) []any {
+		var out []any
+		for i := lo; i <= hi; i++ {
+			out = append(out, map[string]any{"id": i, "name": fmt.Sprint("row ", i)})
+		}
+		return out
+	}
+	var body map[string]any
+	switch r.URL.Path {
+	case "/alternate": // cursor A, B, A, B… with has_more true
+		next := map[string]string{"": "A", "A": "B", "B": "A"}[q.Get("cursor")]
+		row := map[string]int{"": 1, "A": 2, "B": 3}[q.Get("cursor")]
+		body = map[string]any{"items": ids(row, row), "next": next, "has_more": true}
+	case "/ring/a", "/ring/b", "/ring/c": // next_url a → b → c → a
+		at := strings.TrimPrefix(r.URL.Path, "/ring/")
+		next := map[string]string{"a": "b", "b": "c", "c": "a"}[at]
+		lo := 2*int(at[0]-'a') + 1
+		body = map[string]any{"items": ids(lo, lo+1), "next": a.base + "/ring/" + next}
+	case "/ignores-page", "/ignores-offset": // the same full page whatever is asked
+		body = map[string]any{"items": ids(1, 3)}
+	case "/ignores-page-total": // the same page, but a total that ends the walk
+		body = map[string]any{"items": ids(1, 3), "total_pages": 3}
+	case "/fresh-cursor": // a new cursor every time, the same rows
+		c, _ := strconv.Atoi(q.Get("cursor"))
+		body = map[string]any{"items": ids(1, 2), "next": strconv.Itoa(c + 1), "has_more": true}
+	case "/cursor-end": // five pages of new rows
+		c, _ := strconv.Atoi(q.Get("cursor"))
+		body = map[string]any{"items": ids(2*c+1, 2*c+2), "next": strconv.Itoa(c + 1), "has_more": c < 4}
+	case "/overlap": // each page repeats two rows of the last and adds one
+		c, _ := strconv.Atoi(q.Get("cursor"))
+		body = map[string]any{"items": ids(c, c+2), "next": strconv.Itoa(c + 1), "has_more": c < 10}
+	case "/shifting": // offset over a list that grows at the front while it is read
+		off, _ := strconv.Atoi(q.Get("offset"))
+		list := ids(100, 129)
+		for i := range 2 * n {
+			list = append([]any{map[string]any{"id": 200 + i}}, list...)
+		}
+		body = map[string]any{"items": list[min(off, len(list)):min(off+10, len(list))]}
+	case "/stale-then-new": // two pages of old rows, then new ones
+		c, _ := strconv.Atoi(q.Get("cursor"))
+		rows := ids(1, 2)
+		if c == 0 || c >= 3 {
+			rows = ids(10*c+1, 10*c+2)
+		}
+		body = map[string]any{"items": rows, "next": strconv.Itoa(c + 1), "has_more": c < 5}
+	default:
+		http.NotFound(w, r)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(body) //nolint:errcheck
+}
+
+// httpFetch sends req to the API at base and decodes the answer, as the
+// tap's fetch does over its client.
+func httpFetch(base string, d *Definition) Fetch {
+	return func(ctx context.Context, req Request) (*Response, error) {
+		u, err := url.Parse(req.URL)
+		if err != nil {
+			return nil, err
+		}
+		if !u.IsAbs() {
+			if u, err = url.Parse(base + req.URL); err != nil {
+				return nil, err
+			}
+		}
+		if len(req.Query) > 0 {
+			q := u.Query()
+			for k, vs := range req.Query {
+				q[k] = vs
+			}
+			u.RawQuery = q.Encode()
+		}
+		hreq, err := http.NewRequestWithContext(ctx, req.Method, u.String(), bytes.NewReader(req.Body))
+		if err != nil {
+			return nil, err
+		}
+		resp, err := http.DefaultClient.Do(hreq)
+		if err != nil {
+			return nil, err
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		if err != nil {
+			return nil, err
+		}
+		if resp.StatusCode != http.StatusOK {
+			return nil, fmt.Errorf("%s: %s", resp.Status, bytes.TrimSpace(b))
+		}
+		v, err := DecodeJSON(b)
+		if err != nil {
+			return nil, err
+		}
+		recs, err := d.Extract(v)
+		if err != nil {
+			return nil, err
+		}
+		return &Response{URL: u, Header: resp.Header, Body: v, Records: recs}, nil
+	}
+}
+
+// TestWalkNeverLoops walks every endpoint of loopAPI: the loops end with an
+// error naming the stream after a few requests, whatever the API does and
+// without max_pages; the long but finite walks end normally.
+func TestWalkNeverLoops(t *testing.T) {
+	api := &loopAPI{limit: 50, hits: map[string]int{}}
+	srv := httptest.NewServer(api)
+	defer srv.Close()
+	api.base = srv.URL
+	cursor := Pagination{Type: PageCursor, Options: &CursorOptions{CursorParam: "cursor", NextCursorPath: "next", HasMorePath: "has_more"}}
+	tests := []struct {
+		name, path string
+		pagination Pagination
+		noKey      bool
+		wantErr    string
+		wantHits   int // requests the walk sends
+		wantRows   int // rows handed over
+	}{
+		{name: "cursor alternating A, B, A, B", path: "/alternate", pagination: cursor,
+			wantErr: `the request for page 4 repeats the request of page 2 (GET /alternate?cursor=…)`, wantHits: 3, wantRows: 3},
+		{name: "next_url cycling a, b, c, a", path: "/ring/a",
+			pagination: Pagination{Type: PageNextURL, Options: &NextURLOptions{NextURLPath: "next"}},
+			// The first request's relative URL differs from the absolute
+			// link back to it: the cycle shows one page later, at b.
+			wantErr: `the request for page 5 repeats the request of page 2 (GET /ring/b)`, wantHits: 4, wantRows: 8},
+		{name: "page_number, the API ignores the page", path: "/ignores-page",
+			pagination: Pagination{Type: PageNumber, Options: &PageNumberOptions{PageParam: "page", PageSizeParam: "per_page", PageSize: 3}},
+			wantErr:    `3 pages in a row held only rows already read in this walk (told apart by primary key id)`, wantHits: 4, wantRows: 12},
+		{name: "page_number without page_size, the API ignores the page", path: "/ignores-page",
+			pagination: Pagination{Type: PageNumber, Options: &PageNumberOptions{PageParam: "page"}},
+			wantErr:    `3 pages in a row held only rows already read`, wantHits: 4, wantRows: 12},
+		{name: "offset, the API ignores the offset", path: "/ignores-offset",
+			pagination: Pagination{Type: PageOffset, Options: &OffsetOptions{OffsetParam: "offset", PageSizeParam: "limit", PageSize: 3}},
+			wantErr:    `3 pages in a row held only rows already read`, wantHits: 4, wantRows: 12},
+		{name: "cursor changes, rows stay", path: "/fresh-cursor", pagination: cursor,
+			wantErr: `3 pages in a row held only rows already read in this walk (told apart by primary key id)`, wantHits: 4, wantRows: 8},
+		{name: "cursor changes, rows stay, no primary key", path: "/fresh-cursor", pagination: cursor, noKey: true,
+			wantErr: `(told apart by their content)`, wantHits: 4, wantRows: 8},
+
+		{name: "cursor to the end", path: "/cursor-end", pagination: cursor, wantHits: 5, wantRows: 10},
+		{name: "pages overlapping the last", path: "/overlap", pagination: cursor, wantHits: 11, wantRows: 33},
+		{name: "two stale pages, then new rows", path: "/stale-then-new", pagination: cursor, wantHits: 6, wantRows: 12},
+		{name: "page_number, total_pages ends a repeating API", path: "/ignores-page-total",
+			pagination: Pagination{Type: PageNumber, Options: &PageNumberOptions{PageParam: "page", TotalPagesPath: "total_pages"}}, wantHits: 3, wantRows: 9},
+		{name: "offset over a shifting source", path: "/shifting",
+			pagination: Pagination{Type: PageOffset, Options: &OffsetOptions{OffsetParam: "offset", PageSizeParam: "limit", PageSize: 10}}, wantHits: 4, wantRows: 38},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			api.mu.Lock()
+			clear(api.hits)
+			api.mu.Unlock()
+			d := &Definition{Name: "loopy", Path: tt.path, RecordsPath: "items", PrimaryKey: []string{"id"}, Pagination: tt.pagination}
+			if tt.noKey {
+				d.PrimaryKey = nil
+			}
+			p := mustPaginator(t, d)
+			first, err := d.FirstRequest(nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rows := 0
+			err = Walk(context.Background(), d, p, first, httpFetch(srv.URL, d), func(r *Response) error {
+				rows += len(r.Records)
+				return nil
+			})
+			switch {
+			case tt.wantErr == "" && err != nil:
+				t.Fatalf("err = %v, want none", err)
+			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr) || !strings.HasPrefix(err.Error(), `stream "loopy": `)):
+				t.Fatalf("err = %v, want it to name the stream and contain %q", err, tt.wantErr)
+			}
+			api.mu.Lock()
+			hits := 0
+			for _, n := range api.hits {
+				hits += n
+			}
+			api.mu.Unlock()
+			if hits != tt.wantHits || rows != tt.wantRows {
+				t.Errorf("%d requests and %d rows, want %d and %d", hits, rows, tt.wantHits, tt.wantRows)
+			}
+		})
+	}
+}
+
+// TestWalkIsFreshEachTime: the walk of each parent record (or window)
+// starts with nothing seen, so children with the same rows are not a loop.
+func TestWalkIsFreshEachTime(t *testing.T) {
+	api := &loopAPI{limit: 50, hits: map[string]int{}}
+	srv := httptest.NewServer(api)
+	defer srv.Close()
+	d := &Definition{Name: "child", Path: "/stale-then-new", RecordsPath: "items", PrimaryKey: []string{"id"},
+		Pagination: Pagination{Type: PageCursor, Options: &CursorOptions{CursorParam: "cursor", NextCursorPath: "next", HasMorePath: "has_more"}}}
+	p := mustPaginator(t, d)
+	for parent := range 4 {
+		first, _ := d.FirstRequest(nil)
+		if err := Walk(context.Background(), d, p, first, httpFetch(srv.URL, d), func(*Response) error { return nil }); err != nil {
+			t.Fatalf("walk %d: %v", parent+1, err)
+		}
 	}
 }
