@@ -29,6 +29,7 @@ type Definition struct {
 	Parent              *Parent           `json:"parent"`
 	IgnoreStatuses      []int             `json:"ignore_statuses"`
 	FullTableVersioning bool              `json:"full_table_versioning"`
+	OnUnsorted          string            `json:"on_unsorted"` // a sorted stream's key going down: "fail" (default) or "demote" to unsorted
 	// Schema is a path to a JSON Schema file (relative to the file that
 	// defines the stream) or an inline schema object. The tap resolves it
 	// when it loads the config; streams only sees the decoded form.
@@ -199,6 +200,11 @@ func (d *Definition) Check() error {
 		if err := CheckTimeFormat(inc.Format); err != nil {
 			return bad("incremental.format", "%v", err)
 		}
+	}
+	switch d.OnUnsorted {
+	case "", UnsortedFail, UnsortedDemote:
+	default:
+		return bad("on_unsorted", "must be \"fail\" or \"demote\", got %q", d.OnUnsorted)
 	}
 	if par := d.Parent; par != nil {
 		if par.Stream == "" || par.Key == "" {

@@ -3,9 +3,7 @@ package tap
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
-	"time"
 
 	"github.com/tap-dev/tap/streams"
 )
@@ -49,7 +47,10 @@ func CheckConnection(ctx context.Context, cfg *Config, log *slog.Logger) error {
 	}
 	for _, n := range e.nodes {
 		if n.def.Parent == nil {
-			if err := e.checkTree(ctx, n, nil); err != nil {
+			if err := e.plan(n); err != nil {
+				return err
+			}
+			if err := e.checkTree(ctx, n, streams.Partition{}); err != nil {
 				return err
 			}
 		}
@@ -57,10 +58,10 @@ func CheckConnection(ctx context.Context, cfg *Config, log *slog.Logger) error {
 	return nil
 }
 
-// checkTree checks n with the given path variables, then its children
-// with n's first record.
-func (e *engine) checkTree(ctx context.Context, n *node, vars map[string]string) error {
-	first, count, err := e.checkStream(ctx, n, vars)
+// checkTree checks n, whose plan is made, in partition part, then its
+// children with n's first record.
+func (e *engine) checkTree(ctx context.Context, n *node, part streams.Partition) error {
+	first, count, err := e.checkStream(ctx, n, part)
 	if err != nil {
 		return err
 	}
@@ -70,37 +71,28 @@ func (e *engine) checkTree(ctx context.Context, n *node, vars map[string]string)
 			e.log.Info("check: stream skipped: its parent's first page has no record to fill its path", "stream", c.def.Name, "parent", n.def.Name)
 			continue
 		}
-		key := first[c.def.Parent.Key]
-		if key == nil {
-			return fmt.Errorf("stream %q: parent record of %q has no %q to fill the child's path", n.def.Name, c.def.Name, c.def.Parent.Key)
+		if err := e.plan(c); err != nil {
+			return err
 		}
-		text := fmt.Sprint(key)
-		cv := map[string]string{c.def.Parent.Key: text}
-		if c.def.Parent.As != "" {
-			cv[c.def.Parent.As] = text
+		cp, err := c.plan.Partition(first)
+		if err != nil {
+			return err
 		}
-		if err := e.checkTree(ctx, c, cv); err != nil {
+		if err := e.checkTree(ctx, c, cp); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// checkStream fetches the first page of n and returns its first record.
-func (e *engine) checkStream(ctx context.Context, n *node, vars map[string]string) (map[string]any, int, error) {
-	lower, err := e.lowerBound(n)
-	if err != nil {
-		return nil, 0, err
-	}
+// checkStream fetches the first page of n (of its first chunk window, when
+// chunked) and returns its first record.
+func (e *engine) checkStream(ctx context.Context, n *node, part streams.Partition) (map[string]any, int, error) {
 	var w *streams.Window
-	if inc := n.def.Incremental; inc != nil && inc.ChunkDays > 0 && !n.numeric {
-		if start, ok := lower.(time.Time); ok {
-			if ws := streams.PlanWindows(start, e.now().UTC(), inc.ChunkDays); len(ws) > 0 {
-				w, lower = &ws[0], ws[0].Start
-			}
-		}
+	if ws := n.plan.Windows(); len(ws) > 0 && n.def.Parent == nil {
+		w = &ws[0]
 	}
-	req, err := e.firstRequest(n, vars, lower, w)
+	req, err := n.plan.Request(part, w)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -110,6 +110,8 @@ type Selection struct {
 type streamSelection struct {
 	// dropped holds the deselected properties.
 	dropped map[string]bool
+	// fullTable: the catalog's replication-method is FULL_TABLE.
+	fullTable bool
 }
 
 // Selected reports whether the stream syncs.
@@ -127,6 +129,13 @@ func (s *Selection) Dropped(stream string) map[string]bool {
 		return nil
 	}
 	return s.streams[stream].dropped
+}
+
+// FullTable reports whether the catalog asks for the stream to be read as
+// a full table (metadata "replication-method": "FULL_TABLE"), whatever its
+// replication key.
+func (s *Selection) FullTable(stream string) bool {
+	return s != nil && s.streams[stream] != nil && s.streams[stream].fullTable
 }
 
 // LoadCatalog reads a Singer catalog and turns it into a Selection of the
@@ -155,7 +164,7 @@ func LoadCatalog(path string, cfg *Config) (*Selection, error) {
 		}
 		selected, dropped := readSelection(e, d)
 		if selected {
-			sel.streams[name] = &streamSelection{dropped: dropped}
+			sel.streams[name] = &streamSelection{dropped: dropped, fullTable: fullTableMethod(e)}
 		}
 	}
 	return sel, nil
@@ -194,6 +203,16 @@ func readSelection(e CatalogEntry, d *streams.Definition) (bool, map[string]bool
 		dropped = nil
 	}
 	return selected, dropped
+}
+
+// fullTableMethod reads the stream-level "replication-method" metadata.
+func fullTableMethod(e CatalogEntry) bool {
+	for _, m := range e.Metadata {
+		if len(m.Breadcrumb) == 0 && m.Metadata["replication-method"] == "FULL_TABLE" {
+			return true
+		}
+	}
+	return false
 }
 
 func streamNames(cfg *Config) string {

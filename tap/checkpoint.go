@@ -1,31 +1,17 @@
 package tap
 
 import (
-	"fmt"
-
 	"github.com/tap-dev/tap/streams"
 )
 
-// commit moves a stream's bookmark to the largest value emitted, if that
-// is ahead of it. Callers checkpoint after the records it covers.
-func (e *engine) commit(n *node) error {
-	if n.maxSeen == nil {
-		return nil
+// commit copies the plan's bookmark into the state when it changed and
+// reports whether it did. Callers checkpoint after the records it covers.
+func (e *engine) commit(n *node) bool {
+	v, moved := n.plan.Checkpoint()
+	if moved {
+		e.state.SetValue(n.def.Name, n.def.ReplicationKey, v)
 	}
-	d := n.def
-	if old := e.state.Value(d.Name); old != nil {
-		c, err := streams.CompareKeys(n.maxSeen, old)
-		if err != nil {
-			return fmt.Errorf("stream %q: cannot compare replication key %v with the bookmark in state: %w", d.Name, n.maxSeen, err)
-		}
-		if c <= 0 {
-			n.maxSeen = nil
-			return nil
-		}
-	}
-	e.state.SetValue(d.Name, d.ReplicationKey, n.maxSeen)
-	n.maxSeen = nil
-	return nil
+	return moved
 }
 
 // checkpoint writes STATE. Dead letters are written to their file as they
@@ -94,10 +80,14 @@ func bookmarkKeys(d *streams.Definition) []string {
 
 // endStream notes a stream's record count in its bookmark and warns when a
 // stream that had records last time returned none: an API that silently
-// changed shape or filter looks exactly like that.
+// changed shape or filter looks exactly like that. An incremental stream
+// that is caught up writes no new record, and that is normal; but the
+// overlap re-reads the rows at its bookmark, so a source that returned
+// nothing at all is suspicious there too.
 func (e *engine) endStream(n *node) {
 	records := n.records.Load()
-	if last, ok := e.state.LastRecords(n.def.Name); ok && last > 0 && records == 0 {
+	last, ok := e.state.LastRecords(n.def.Name)
+	if ok && last > 0 && (n.received.Load() == 0 || (n.plan.FullTable() && records == 0)) {
 		e.log.Warn("stream returned zero records where its last run returned some; check the API, the records_path and the filter",
 			"stream", n.def.Name, "last_run_records", last)
 	}

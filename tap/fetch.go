@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/tap-dev/tap/client"
 	"github.com/tap-dev/tap/streams"
@@ -13,73 +14,57 @@ import (
 // stream's ignore_statuses.
 var errIgnored = errors.New("status ignored")
 
-// lowerBound is where an incremental stream starts: bookmark − overlap, or
-// start_date. nil means "from the beginning" (no filter sent).
-func (e *engine) lowerBound(n *node) (any, error) {
+// plan makes a node's plan for this run from the state and the config.
+// A stream read only for its children, or read as a full table, has no
+// filter and keeps its bookmark untouched.
+func (e *engine) plan(n *node) error {
 	d := n.def
-	if d.Incremental == nil || !n.selected {
-		return nil, nil
-	}
-	bm := e.state.Value(d.Name)
-	if bm == nil && (n.numeric || e.cfg.Start.IsZero()) {
-		return nil, nil
-	}
-	lower, err := streams.LowerBound(bm, d.Incremental, e.cfg.Start)
-	if err != nil {
-		return nil, &InputError{File: "state", Err: fmt.Errorf("bookmarks.%s.replication_key_value: %v", d.Name, err)}
-	}
-	return lower, nil
-}
-
-// firstRequest builds a walk's first request: path placeholders from the
-// parent record, the incremental lower bound, and a window's end.
-func (e *engine) firstRequest(n *node, vars map[string]string, lower any, w *streams.Window) (streams.Request, error) {
-	d := n.def
-	req, err := d.FirstRequest(vars)
-	if err != nil {
-		return req, err
-	}
-	set := func(name string, value any) error {
-		if d.Pagination.Type == streams.PageGraphQL {
-			req, err = req.WithVariable(name, value)
-			return err
-		}
-		req = req.WithParam(name, fmt.Sprint(value))
-		return nil
-	}
-	if inc := d.Incremental; inc != nil && lower != nil {
-		if err := set(inc.Param, streams.FormatBound(lower, inc.Format)); err != nil {
-			return req, err
-		}
-		if w != nil {
-			if err := set(inc.EndParam, streams.FormatBound(w.End, inc.Format)); err != nil {
-				return req, err
+	b := streams.Bounds{StartDate: e.cfg.Start, Now: e.now().UTC(), Numeric: n.numeric, FullTable: !n.selected || n.fullTable}
+	if !b.FullTable && e.state != nil {
+		b.Bookmark = e.state.Value(d.Name)
+		if s, _, ok := e.state.Window(d.Name); ok {
+			t, err := time.Parse(time.RFC3339, s)
+			if err != nil {
+				return &InputError{File: "state", Err: fmt.Errorf("bookmarks.%s.window.start: expected an RFC 3339 time, got %q", d.Name, s)}
 			}
+			b.WindowStart = t
 		}
 	}
-	return req, nil
+	p, err := streams.NewPlan(d, b)
+	var be *streams.BookmarkError
+	switch {
+	case errors.As(err, &be):
+		return &InputError{File: "state", Err: fmt.Errorf("bookmarks.%s.replication_key_value: %v", d.Name, be.Err)}
+	case errors.Is(err, streams.ErrNoWindowStart):
+		return &InputError{File: e.cfg.Path, Err: fmt.Errorf("stream %q: %w", d.Name, err)}
+	case err != nil:
+		return err
+	}
+	n.plan = p
+	return nil
 }
 
 // walk follows one stream's pages from first, handling every record.
-func (e *engine) walk(ctx context.Context, n *node, first streams.Request, parentKey any) error {
+func (e *engine) walk(ctx context.Context, n *node, first streams.Request, part streams.Partition) error {
 	p, err := streams.NewPaginator(n.def)
 	if err != nil {
 		return err
 	}
 	err = streams.Walk(ctx, n.def, p, first, e.fetcher(n), func(resp *streams.Response) error {
 		n.pages.Add(1)
+		n.received.Add(int64(len(resp.Records)))
 		extracted := e.now()
 		for _, rec := range resp.Records {
-			if err := e.handle(ctx, n, rec, extracted, parentKey); err != nil {
+			if err := e.handle(ctx, n, rec, extracted, part); err != nil {
 				return err
 			}
 		}
 		// Records of a sorted stream arrive in key order, so once a page
 		// is written the largest key on it is safe to checkpoint.
-		if n.def.IsSorted && n.def.Parent == nil && n.maxSeen != nil {
-			if err := e.commit(n); err != nil {
-				return err
-			}
+		if err := n.plan.Page(); err != nil {
+			return err
+		}
+		if e.commit(n) && n.selected {
 			return e.checkpoint(n)
 		}
 		return nil
@@ -135,23 +120,13 @@ func (e *engine) walkChild(ctx context.Context, c *node, parent map[string]any) 
 	if !c.needed() {
 		return nil
 	}
-	p := c.def.Parent
-	key := parent[p.Key]
-	if key == nil {
-		return fmt.Errorf("stream %q: a record of parent stream %q has no %q to fill the path", c.def.Name, p.Stream, p.Key)
-	}
-	text := fmt.Sprint(key)
-	vars := map[string]string{p.Key: text}
-	if p.As != "" {
-		vars[p.As] = text
-	}
-	lower, err := e.lowerBound(c)
+	part, err := c.plan.Partition(parent)
 	if err != nil {
 		return err
 	}
-	req, err := e.firstRequest(c, vars, lower, nil)
+	req, err := c.plan.Request(part, nil)
 	if err != nil {
 		return err
 	}
-	return e.walk(ctx, c, req, key)
+	return e.walk(ctx, c, req, part)
 }

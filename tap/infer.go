@@ -73,10 +73,12 @@ func InferSchema(ctx context.Context, f Files, stream string, pages int, stdout,
 	}
 	w.ancestorPages = make([]int, len(w.chain)-1)
 	target := w.chain[len(w.chain)-1]
-	w.planBounds(cfg, target, known, log)
+	if err := w.planChain(cfg, known, log); err != nil {
+		return err
+	}
 
 	start := time.Now()
-	err = w.level(ctx, 0, nil, nil)
+	err = w.level(ctx, 0, streams.Partition{})
 	if err != nil && !errors.Is(err, errInferDone) {
 		return err
 	}
@@ -214,56 +216,58 @@ type inferWalk struct {
 	chain  []*streams.Definition
 	budget int // pages with records to read from the target
 
-	lower   any              // the target's incremental lower bound, or nil
-	windows []streams.Window // chunk windows of the target, when chunked
+	plans []*streams.Plan // of chain[i]; ancestors are read whole
 
 	root                  *shape
 	records, pages, empty int
 	ancestorPages         []int
 }
 
-// planBounds decides the target's incremental filter: none without
-// start_date, none for a numeric replication key (as a sync with no state),
-// else start_date, in chunk windows when the stream is chunked.
-func (w *inferWalk) planBounds(cfg *Config, d *streams.Definition, known map[string]any, log *slog.Logger) {
-	inc := d.Incremental
-	if inc == nil || cfg.Start.IsZero() {
-		return
-	}
-	var numeric bool
-	switch {
-	case known != nil:
-		numeric = keyKind(known, d.ReplicationKey) == "number"
-	case inc.Overlap != "":
-		numeric = true
-	case inc.Format == "" && inc.OverlapS == 0 && inc.ChunkDays == 0:
-		// No schema and nothing in the definition says the key is a time:
-		// sending start_date to a numeric filter would be refused.
-		log.Info("infer-schema: start_date not applied: without a schema the replication key may be a number; set incremental.format to filter by time", "stream", d.Name)
-		return
-	}
-	if numeric {
-		return
-	}
-	if inc.ChunkDays > 0 {
-		w.windows = streams.PlanWindows(cfg.Start, time.Now().UTC(), inc.ChunkDays)
-		if len(w.windows) == 0 {
-			w.lower = cfg.Start // start_date in the future: one filtered request, as empty as a sync would be
+// planChain plans each stream of the chain. Ancestors are read whole. The
+// target's incremental filter: none without start_date, none for a
+// numeric replication key (as a sync with no state), else start_date, in
+// chunk windows when the stream is chunked.
+func (w *inferWalk) planChain(cfg *Config, known map[string]any, log *slog.Logger) error {
+	now := time.Now().UTC()
+	for _, d := range w.chain[:len(w.chain)-1] {
+		p, err := streams.NewPlan(d, streams.Bounds{FullTable: true})
+		if err != nil {
+			return err
 		}
-		return
+		w.plans = append(w.plans, p)
 	}
-	w.lower = cfg.Start
+	d := w.chain[len(w.chain)-1]
+	b := streams.Bounds{StartDate: cfg.Start, Now: now, FullTable: d.Incremental == nil || cfg.Start.IsZero()}
+	if inc := d.Incremental; !b.FullTable {
+		switch {
+		case known != nil:
+			b.Numeric = keyKind(known, d.ReplicationKey) == "number"
+		case inc.Overlap != "":
+			b.Numeric = true
+		case inc.Format == "" && inc.OverlapS == 0 && inc.ChunkDays == 0:
+			// No schema and nothing in the definition says the key is a time:
+			// sending start_date to a numeric filter would be refused.
+			log.Info("infer-schema: start_date not applied: without a schema the replication key may be a number; set incremental.format to filter by time", "stream", d.Name)
+			b.FullTable = true
+		}
+	}
+	p, err := streams.NewPlan(d, b)
+	if err != nil {
+		return err
+	}
+	w.plans = append(w.plans, p)
+	return nil
 }
 
 // level walks chain[i] with the path variables of its parent record.
-func (w *inferWalk) level(ctx context.Context, i int, vars map[string]string, parentKey any) error {
+func (w *inferWalk) level(ctx context.Context, i int, part streams.Partition) error {
 	d := w.chain[i]
-	n := &node{def: d}
+	n := &node{def: d, plan: w.plans[i]}
 	if i == len(w.chain)-1 {
-		return w.target(ctx, n, vars, parentKey)
+		return w.target(ctx, n, part)
 	}
-	child := w.chain[i+1]
-	req, err := w.e.firstRequest(n, vars, nil, nil)
+	child := w.plans[i+1]
+	req, err := n.plan.Request(part, nil)
 	if err != nil {
 		return err
 	}
@@ -273,20 +277,15 @@ func (w *inferWalk) level(ctx context.Context, i int, vars map[string]string, pa
 		walked++
 		w.ancestorPages[i]++
 		for _, rec := range resp.Records {
-			m, err := recordObject(n, rec, parentKey)
+			m, err := recordObject(n, rec, part)
 			if err != nil {
 				return err
 			}
-			key := m[child.Parent.Key]
-			if key == nil {
-				return fmt.Errorf("stream %q: parent record of %q has no %q to fill the child's path", d.Name, child.Name, child.Parent.Key)
+			cp, err := child.Partition(m)
+			if err != nil {
+				return err
 			}
-			text := fmt.Sprint(key)
-			cvars := map[string]string{child.Parent.Key: text}
-			if child.Parent.As != "" {
-				cvars[child.Parent.As] = text
-			}
-			if err := w.level(ctx, i+1, cvars, key); err != nil {
+			if err := w.level(ctx, i+1, cp); err != nil {
 				return err
 			}
 		}
@@ -302,18 +301,18 @@ func (w *inferWalk) level(ctx context.Context, i int, vars map[string]string, pa
 }
 
 // target walks the inferred stream, window by window when chunked.
-func (w *inferWalk) target(ctx context.Context, n *node, vars map[string]string, parentKey any) error {
+func (w *inferWalk) target(ctx context.Context, n *node, part streams.Partition) error {
 	var firsts []streams.Request
-	if len(w.windows) > 0 {
-		for i := range w.windows {
-			req, err := w.e.firstRequest(n, vars, w.windows[i].Start, &w.windows[i])
+	if ws := n.plan.Windows(); len(ws) > 0 {
+		for i := range ws {
+			req, err := n.plan.Request(part, &ws[i])
 			if err != nil {
 				return err
 			}
 			firsts = append(firsts, req)
 		}
 	} else {
-		req, err := w.e.firstRequest(n, vars, w.lower, nil)
+		req, err := n.plan.Request(part, nil)
 		if err != nil {
 			return err
 		}
@@ -329,7 +328,7 @@ func (w *inferWalk) target(ctx context.Context, n *node, vars map[string]string,
 				w.empty++
 			}
 			for _, rec := range resp.Records {
-				m, err := recordObject(n, rec, parentKey)
+				m, err := recordObject(n, rec, part)
 				if err != nil {
 					return err
 				}
@@ -373,13 +372,13 @@ func lastAllowed(d *streams.Definition, walked int) bool {
 
 // recordObject is a record as the engine sees it: an object, with the
 // parent's key copied in under parent.as.
-func recordObject(n *node, rec any, parentKey any) (map[string]any, error) {
+func recordObject(n *node, rec any, part streams.Partition) (map[string]any, error) {
 	m, ok := rec.(map[string]any)
 	if !ok {
 		return nil, fmt.Errorf("stream %q: a record is not a JSON object (got %s); check records_path", n.def.Name, jsonType(rec))
 	}
 	if p := n.def.Parent; p != nil && p.As != "" {
-		m[p.As] = parentKey
+		m[p.As] = part.Key
 	}
 	return m, nil
 }

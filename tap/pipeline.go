@@ -3,6 +3,7 @@ package tap
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -12,14 +13,14 @@ import (
 
 // handle takes one record through dedupe, validation, the bookmark, the
 // writer and the record's children.
-func (e *engine) handle(ctx context.Context, n *node, rec any, extracted time.Time, parentKey any) error {
+func (e *engine) handle(ctx context.Context, n *node, rec any, extracted time.Time, part streams.Partition) error {
 	d := n.def
 	m, ok := rec.(map[string]any)
 	if !ok {
 		return fmt.Errorf("stream %q: a record is not a JSON object (got %s); check records_path", d.Name, jsonType(rec))
 	}
 	if d.Parent != nil && d.Parent.As != "" {
-		m[d.Parent.As] = parentKey
+		m[d.Parent.As] = part.Key
 	}
 	if n.seen != nil {
 		k := primaryKeyString(m, d.PrimaryKey)
@@ -30,7 +31,7 @@ func (e *engine) handle(ctx context.Context, n *node, rec any, extracted time.Ti
 		n.seen[k] = struct{}{}
 	}
 	if n.selected {
-		if err := e.emit(n, m, extracted); err != nil {
+		if err := e.emit(n, m, extracted, part); err != nil {
 			return err
 		}
 	}
@@ -44,28 +45,18 @@ func (e *engine) handle(ctx context.Context, n *node, rec any, extracted time.Ti
 	return nil
 }
 
-// emit validates a record and writes it, moving the stream's high-water
-// mark; a record sent to the dead letters is not emitted and does not
-// move it.
-func (e *engine) emit(n *node, m map[string]any, extracted time.Time) error {
+// emit validates a record and writes it, showing its replication key to
+// the stream's plan; a record sent to the dead letters is not emitted and
+// is not shown.
+func (e *engine) emit(n *node, m map[string]any, extracted time.Time, part streams.Partition) error {
 	d := n.def
 	ok, err := n.check.Check(m, extracted)
 	if err != nil || !ok {
 		return err
 	}
 	if rk := d.ReplicationKey; rk != "" {
-		if v := m[rk]; v == nil {
-			n.nullKeys.Add(1)
-		} else if max, err := streams.MaxKey(n.maxSeen, v); err != nil {
-			// A value that cannot be ordered with the others (a malformed
-			// time let through by on_schema_violation: emit) is written
-			// but never becomes the bookmark.
-			if n.badKeys.Add(1) == 1 {
-				e.log.Warn("replication key value cannot be compared; the record is emitted but does not move the bookmark",
-					"stream", d.Name, "replication_key", rk, "error", e.redact.text(err.Error()))
-			}
-		} else {
-			n.maxSeen = max
+		if err := e.observe(n, part, m[rk]); err != nil {
+			return err
 		}
 	}
 	b, err := n.encode(m)
@@ -79,6 +70,34 @@ func (e *engine) emit(n *node, m map[string]any, extracted time.Time) error {
 		return err
 	}
 	n.records.Add(1)
+	return nil
+}
+
+// observe shows a record's replication-key value to the stream's plan.
+// It returns an error only when the record must not be written: a sorted
+// stream that is not, with on_unsorted "fail"; the bookmark then falls
+// back to a value no unread row is below, checkpointed before the error.
+func (e *engine) observe(n *node, part streams.Partition, v any) error {
+	obs, err := n.plan.Observe(part, v)
+	switch obs {
+	case streams.NullKey:
+		n.nullKeys.Add(1)
+	case streams.Uncomparable:
+		// A value that cannot be ordered with the others (a malformed
+		// time let through by on_schema_violation: emit) is written
+		// but never becomes the bookmark.
+		if n.badKeys.Add(1) == 1 {
+			e.log.Warn("replication key value cannot be compared; the record is emitted but does not move the bookmark",
+				"stream", n.def.Name, "replication_key", n.def.ReplicationKey, "error", e.redact.text(err.Error()))
+		}
+	case streams.Demoted:
+		e.log.Warn(err.Error(), "stream", n.def.Name)
+	case streams.Unsorted:
+		if e.commit(n) {
+			err = errors.Join(err, e.checkpoint(n))
+		}
+		return err
+	}
 	return nil
 }
 

@@ -3,7 +3,6 @@ package tap
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -19,24 +18,27 @@ import (
 // children run on the same goroutine), so its fields need no lock; the
 // counters are atomic because the progress reporter reads them.
 type node struct {
-	def      *streams.Definition
-	selected bool
-	dropped  map[string]bool
-	children []*node
-	numeric  bool // the replication key is a number, not a time
-	check    *records.Validator
+	def       *streams.Definition
+	selected  bool
+	dropped   map[string]bool
+	children  []*node
+	numeric   bool // the replication key is a number, not a time
+	fullTable bool // the catalog asks for FULL_TABLE replication
+	check     *records.Validator
+	plan      *streams.Plan // this run's plan, made when the stream starts
 
 	// seen holds the primary keys emitted in this run by an offset stream,
 	// whose pages repeat rows when the source shifts under them.
 	seen    map[string]struct{}
-	maxSeen any // largest replication-key value emitted and not yet in state
 	version int64
 
 	schemaSent bool // SCHEMA goes out before the stream's first message
 
-	records, pages, dupes, nullKeys, badKeys, ignored atomic.Int64
-	running                                           atomic.Bool
-	started                                           time.Time
+	// received counts the records the source returned, before dedupe and
+	// validation; records, those written.
+	received, records, pages, dupes, nullKeys, badKeys, ignored atomic.Int64
+	running                                                     atomic.Bool
+	started                                                     time.Time
 
 	buf  []byte   // the record being encoded
 	keys []string // the sorted keys of the last record encoded
@@ -66,7 +68,7 @@ func newEngine(cfg *Config, sel *Selection, st *State, out Writer, log *slog.Log
 	byName := map[string]*node{}
 	for i := range cfg.Streams {
 		d := &cfg.Streams[i]
-		n := &node{def: d, selected: sel.Selected(d.Name), dropped: sel.Dropped(d.Name)}
+		n := &node{def: d, selected: sel.Selected(d.Name), dropped: sel.Dropped(d.Name), fullTable: sel.FullTable(d.Name)}
 		n.numeric = keyKind(cfg.Schemas[d.Name], d.ReplicationKey) == "number"
 		if d.Pagination.Type == streams.PageOffset && len(d.PrimaryKey) > 0 {
 			n.seen = map[string]struct{}{}
@@ -151,6 +153,15 @@ func (e *engine) run(ctx context.Context) error {
 
 // syncTree syncs a top-level stream and, inline, its children.
 func (e *engine) syncTree(ctx context.Context, root *node) error {
+	var err error
+	root.each(func(n *node) {
+		if n.needed() {
+			err = errors.Join(err, e.plan(n))
+		}
+	})
+	if err != nil {
+		return err
+	}
 	root.each(func(n *node) {
 		if n.selected {
 			n.started = e.now()
@@ -159,7 +170,7 @@ func (e *engine) syncTree(ctx context.Context, root *node) error {
 			e.state.SetSyncing(n.def.Name, true)
 		}
 	})
-	err := e.syncStream(ctx, root)
+	err = e.syncStream(ctx, root)
 	root.each(func(n *node) {
 		if !n.selected {
 			return
@@ -174,7 +185,11 @@ func (e *engine) syncTree(ctx context.Context, root *node) error {
 		if n != root {
 			// A child's bookmark covers every parent walked in this run.
 			e.endStream(n)
-			err = errors.Join(err, e.commit(n), e.checkpoint(n))
+			if cerr := n.plan.Close(); cerr != nil {
+				err = errors.Join(err, cerr)
+			}
+			e.commit(n)
+			err = errors.Join(err, e.checkpoint(n))
 		}
 		e.status(n, StatusComplete)
 		e.logStreamEnd(n)
@@ -190,33 +205,29 @@ func (e *engine) status(n *node, s string) {
 
 // syncStream walks a top-level stream once, in chunk windows when asked.
 func (e *engine) syncStream(ctx context.Context, n *node) error {
-	d := n.def
-	if n.selected && d.FullTableVersioning && d.ReplicationKey == "" {
+	d, p := n.def, n.plan
+	if n.selected && d.FullTableVersioning && p.FullTable() {
 		n.version = e.now().UnixMilli()
 		if err := e.activateVersion(n); err != nil {
 			return err
 		}
 	}
-	lower, err := e.lowerBound(n)
-	if err != nil {
-		return err
-	}
-	inc := d.Incremental
-	if inc != nil && inc.ChunkDays > 0 && !n.numeric {
-		if err := e.syncWindows(ctx, n, lower); err != nil {
+	if ws := p.Windows(); ws != nil {
+		if err := e.syncWindows(ctx, n, ws); err != nil {
 			return err
 		}
 	} else {
-		req, err := e.firstRequest(n, nil, lower, nil)
+		req, err := p.Request(streams.Partition{}, nil)
 		if err != nil {
 			return err
 		}
-		if err := e.walk(ctx, n, req, nil); err != nil {
+		if err := e.walk(ctx, n, req, streams.Partition{}); err != nil {
 			return err
 		}
-		if err := e.commit(n); err != nil {
+		if err := p.Close(); err != nil {
 			return err
 		}
+		e.commit(n)
 	}
 	e.state.SetSyncing(d.Name, false)
 	if n.selected {
@@ -232,39 +243,29 @@ func (e *engine) syncStream(ctx context.Context, n *node) error {
 	return nil
 }
 
-// syncWindows walks [lower, now) in windows of chunk_days, checkpointing
-// the window in progress before it starts and the bookmark after it ends,
-// so that a run killed in window N resumes at window N.
-func (e *engine) syncWindows(ctx context.Context, n *node, lower any) error {
+// syncWindows walks the plan's chunk windows, checkpointing the window in
+// progress before it starts and the bookmark after it ends, so that a run
+// killed in window N resumes at window N.
+func (e *engine) syncWindows(ctx context.Context, n *node, ws []streams.Window) error {
 	d := n.def
-	start, _ := lower.(time.Time)
-	if s, _, ok := e.state.Window(d.Name); ok {
-		t, err := time.Parse(time.RFC3339, s)
-		if err != nil {
-			return &InputError{File: "state", Err: fmt.Errorf("bookmarks.%s.window.start: expected an RFC 3339 time, got %q", d.Name, s)}
-		}
-		start = t
-	}
-	if start.IsZero() {
-		return &InputError{File: e.cfg.Path, Err: fmt.Errorf("stream %q: incremental.chunk_days: needs start_date in the config (or a bookmark) to know where the backfill begins", d.Name)}
-	}
-	for _, w := range streams.PlanWindows(start, e.now().UTC(), d.Incremental.ChunkDays) {
+	for _, w := range ws {
 		e.state.SetWindow(d.Name, w.Start.UTC().Format(time.RFC3339), w.End.UTC().Format(time.RFC3339))
 		if n.selected {
 			if err := e.checkpoint(n); err != nil {
 				return err
 			}
 		}
-		req, err := e.firstRequest(n, nil, w.Start, &w)
+		req, err := n.plan.Request(streams.Partition{}, &w)
 		if err != nil {
 			return err
 		}
-		if err := e.walk(ctx, n, req, nil); err != nil {
+		if err := e.walk(ctx, n, req, streams.Partition{}); err != nil {
 			return err
 		}
-		if err := e.commit(n); err != nil {
+		if err := n.plan.Close(); err != nil {
 			return err
 		}
+		e.commit(n)
 	}
 	e.state.SetWindow(d.Name, "", "")
 	return nil

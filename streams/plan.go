@@ -1,0 +1,359 @@
+package streams
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Plan is how one stream is read in one run, and what the run has read of
+// it so far.
+//
+// As in Airbyte's declarative framework, reading a stream splits into a
+// cursor and a partition router. The cursor is the replication key: where
+// reading starts (the lower bound: bookmark − overlap, or start_date), the
+// chunk windows reading is cut into, and the bookmark the records read
+// have earned. The partition router is the parent: a child stream is read
+// once per parent record, each read a Partition with its own path
+// placeholders. The tap asks a Plan for requests and tells it what it
+// wrote:
+//
+//   - Windows lists the chunk windows to read, in order;
+//   - Partition turns a parent record into a child's partition;
+//   - Request builds the first request of one walk: the path placeholders
+//     of a partition and the incremental filter of the lower bound or of a
+//     window;
+//   - Observe takes the replication-key value of each record before it is
+//     written; Page says a page's records are written; Close says a window
+//     or the whole stream has been read to its end;
+//   - Checkpoint returns the bookmark STATE may hold now.
+//
+// The bookmark model. A Plan holds three values of the key: the bookmark
+// (every row the filter covers with a smaller key has been written), the
+// high-water mark (the largest key observed) and the previous key (to
+// check order). The high-water mark becomes the bookmark at Close, and at
+// Page on a sorted top-level stream, whose rows come in key order. A
+// sorted stream whose key goes down was not sorted: per the stream's
+// on_unsorted it fails, or it is demoted to unsorted for the rest of the
+// run. Either way the bookmark falls back to its value at the last Close —
+// the rows after it may not all have been read — and moves again only at
+// the next Close. So a bookmark never passes a row not yet read.
+//
+// A child stream has one bookmark today, covering every parent read in the
+// run; its order is checked within each partition. Per-partition
+// bookmarks will key a cursor by Partition.ID.
+//
+// A Plan is used by one goroutine at a time.
+type Plan struct {
+	def       *Definition
+	fullTable bool
+	lower     any
+	windows   []Window
+
+	bookmark any // safe to write in STATE
+	closed   any // the bookmark at the last Close (or the run's start)
+	high     any // the largest key observed
+	prev     any // the previous key observed in partition prevPart
+	prevPart string
+	sorted   bool // is_sorted, and not demoted
+	moved    bool // the bookmark changed since the last Checkpoint
+}
+
+// Bounds are what a Plan starts from.
+type Bounds struct {
+	// Bookmark is the stream's replication-key value in state, or nil.
+	Bookmark any
+	// WindowStart is the start of the chunk window in progress in state
+	// (zero when none): a chunked read resumes there.
+	WindowStart time.Time
+	// StartDate is the config's start_date (zero when none): the lower
+	// bound of a time-keyed stream with no bookmark.
+	StartDate time.Time
+	// Now ends the last chunk window.
+	Now time.Time
+	// Numeric says the replication key is a number: no start_date, no
+	// windows.
+	Numeric bool
+	// FullTable reads the whole stream: no filter, no windows, and the
+	// bookmark is neither read nor moved (catalog replication-method
+	// FULL_TABLE, a stream with no replication key, or a parent read only
+	// for its children).
+	FullTable bool
+}
+
+// ErrNoWindowStart is returned by NewPlan for a chunked stream with no
+// bookmark, no window in progress and no start_date.
+var ErrNoWindowStart = errors.New("incremental.chunk_days: needs start_date in the config (or a bookmark) to know where the backfill begins")
+
+// BookmarkError is a bookmark NewPlan cannot start from.
+type BookmarkError struct{ Err error }
+
+func (e *BookmarkError) Error() string { return e.Err.Error() }
+func (e *BookmarkError) Unwrap() error { return e.Err }
+
+// NewPlan plans a read of d from b.
+func NewPlan(d *Definition, b Bounds) (*Plan, error) {
+	p := &Plan{def: d, fullTable: b.FullTable || d.ReplicationKey == ""}
+	if p.fullTable {
+		return p, nil
+	}
+	p.bookmark, p.closed = b.Bookmark, b.Bookmark
+	p.sorted = d.IsSorted
+	inc := d.Incremental
+	if inc == nil || (b.Bookmark == nil && (b.Numeric || b.StartDate.IsZero())) {
+		p.lower = nil
+	} else {
+		lower, err := LowerBound(b.Bookmark, inc, b.StartDate)
+		if err != nil {
+			return nil, &BookmarkError{err}
+		}
+		p.lower = lower
+	}
+	if inc == nil || inc.ChunkDays <= 0 || b.Numeric {
+		return p, nil
+	}
+	start, _ := p.lower.(time.Time)
+	if !b.WindowStart.IsZero() {
+		start = b.WindowStart
+	}
+	if start.IsZero() {
+		return nil, ErrNoWindowStart
+	}
+	p.windows = PlanWindows(start, b.Now, inc.ChunkDays)
+	if p.windows == nil {
+		p.windows = []Window{} // chunked, with nothing left to read
+	}
+	return p, nil
+}
+
+// FullTable reports whether the stream is read whole, with no filter.
+func (p *Plan) FullTable() bool { return p.fullTable }
+
+// Lower is the incremental filter's value of a walk without a window: a
+// time.Time, a json.Number or an opaque string; nil sends no filter.
+func (p *Plan) Lower() any { return p.lower }
+
+// Windows lists the chunk windows to read, in order; nil when the stream
+// is not read in windows (an empty list when it is, and nothing is left).
+func (p *Plan) Windows() []Window { return p.windows }
+
+// Sorted reports whether the stream is still taken as sorted.
+func (p *Plan) Sorted() bool { return p.sorted && !p.fullTable }
+
+// Partition is one parent record's share of a child stream.
+type Partition struct {
+	// Context names the parent record: {parent.as (or parent.key): value}.
+	Context map[string]any
+	// Key is the parent's key value, copied into each record under
+	// parent.as.
+	Key  any
+	vars map[string]string
+	id   string
+}
+
+// ID is a text that identifies the partition among the stream's; "" for a
+// stream with no parent.
+func (pt Partition) ID() string { return pt.id }
+
+// Partition makes the partition of a child stream for one parent record.
+func (p *Plan) Partition(parent map[string]any) (Partition, error) {
+	par := p.def.Parent
+	if par == nil {
+		return Partition{}, fmt.Errorf("stream %q: has no parent", p.def.Name)
+	}
+	key := parent[par.Key]
+	if key == nil {
+		return Partition{}, fmt.Errorf("stream %q: a record of parent stream %q has no %q to fill the path", p.def.Name, par.Stream, par.Key)
+	}
+	text := fmt.Sprint(key)
+	name := par.Key
+	vars := map[string]string{par.Key: text}
+	if par.As != "" {
+		vars[par.As] = text
+		name = par.As
+	}
+	return Partition{Context: map[string]any{name: key}, Key: key, vars: vars, id: contextID(name, text)}, nil
+}
+
+func contextID(name, text string) string {
+	return name + "=" + text
+}
+
+// Request builds the first request of a walk of part (the zero Partition
+// for a stream with no parent) in w (nil: no window): the path with its
+// placeholders filled, then the incremental filter — incremental.param
+// from w.Start or the lower bound, and incremental.end_param from w.End —
+// as query parameters, or as GraphQL variables.
+func (p *Plan) Request(part Partition, w *Window) (Request, error) {
+	d := p.def
+	req, err := d.FirstRequest(part.vars)
+	if err != nil {
+		return req, err
+	}
+	inc := d.Incremental
+	lower := p.lower
+	if w != nil {
+		lower = w.Start
+	}
+	if inc == nil || lower == nil || p.fullTable {
+		return req, nil
+	}
+	set := func(name string, value any) error {
+		if d.Pagination.Type == PageGraphQL {
+			req, err = req.WithVariable(name, value)
+			return err
+		}
+		req = req.WithParam(name, fmt.Sprint(value))
+		return nil
+	}
+	if err := set(inc.Param, FormatBound(lower, inc.Format)); err != nil {
+		return req, err
+	}
+	if w != nil {
+		if err := set(inc.EndParam, FormatBound(w.End, inc.Format)); err != nil {
+			return req, err
+		}
+	}
+	return req, nil
+}
+
+// Observation is what Observe made of a key.
+type Observation int
+
+const (
+	// Observed: the key is in order and counts toward the bookmark.
+	Observed Observation = iota
+	// NullKey: the record has no key; it is written and moves nothing.
+	NullKey
+	// Uncomparable: the key cannot be ordered with the others (a value of
+	// another kind); the record is written, the key never becomes the
+	// bookmark.
+	Uncomparable
+	// Demoted: the key is below the previous one on a sorted stream whose
+	// on_unsorted is "demote": the record is written and the stream is
+	// read as unsorted from now on.
+	Demoted
+	// Unsorted: the key is below the previous one on a sorted stream whose
+	// on_unsorted is "fail": the record must not be written.
+	Unsorted
+)
+
+// Observe takes the replication-key value of a record of part about to be
+// written. The error explains Uncomparable, Demoted (an *UnsortedError)
+// and Unsorted (an *UnsortedError); it is nil otherwise. Only Unsorted
+// stops the record.
+func (p *Plan) Observe(part Partition, key any) (Observation, error) {
+	if p.fullTable {
+		return Observed, nil
+	}
+	if key == nil {
+		return NullKey, nil
+	}
+	high, err := MaxKey(p.high, key)
+	if err != nil {
+		return Uncomparable, err
+	}
+	if part.id != p.prevPart {
+		p.prev, p.prevPart = nil, part.id
+	}
+	if p.sorted && p.prev != nil {
+		if c, err := CompareKeys(key, p.prev); err == nil && c < 0 {
+			ue := &UnsortedError{Stream: p.def.Name, Key: p.def.ReplicationKey, Prev: p.prev, Value: key}
+			p.fallBack()
+			if p.def.OnUnsorted == UnsortedDemote {
+				p.sorted = false
+				ue.Demoted = true
+				p.high, p.prev = high, key
+				return Demoted, ue
+			}
+			return Unsorted, ue
+		}
+	}
+	p.high, p.prev = high, key
+	return Observed, nil
+}
+
+// fallBack returns the bookmark to its value at the last Close.
+func (p *Plan) fallBack() {
+	if !sameKey(p.bookmark, p.closed) {
+		p.bookmark, p.moved = p.closed, true
+	}
+}
+
+// Page says the records of a page are written: on a sorted top-level
+// stream the high-water mark becomes the bookmark.
+func (p *Plan) Page() error {
+	if !p.Sorted() || p.def.Parent != nil {
+		return nil
+	}
+	return p.advance()
+}
+
+// Close says a window, or the whole stream, has been read to its end: the
+// high-water mark becomes the bookmark, and the value a disorder falls
+// back to.
+func (p *Plan) Close() error {
+	if p.fullTable {
+		return nil
+	}
+	if err := p.advance(); err != nil {
+		return err
+	}
+	p.closed = p.bookmark
+	return nil
+}
+
+func (p *Plan) advance() error {
+	if p.high == nil {
+		return nil
+	}
+	if p.bookmark != nil {
+		c, err := CompareKeys(p.high, p.bookmark)
+		if err != nil {
+			return fmt.Errorf("stream %q: cannot compare replication key %v with the bookmark in state: %w", p.def.Name, p.high, err)
+		}
+		if c <= 0 {
+			return nil
+		}
+	}
+	p.bookmark, p.moved = p.high, true
+	return nil
+}
+
+// Checkpoint returns the bookmark STATE may hold now, and whether it
+// changed since the last Checkpoint.
+func (p *Plan) Checkpoint() (bookmark any, moved bool) {
+	moved, p.moved = p.moved, false
+	return p.bookmark, moved
+}
+
+func sameKey(a, b any) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	c, err := CompareKeys(a, b)
+	return err == nil && c == 0
+}
+
+// Values of Definition.OnUnsorted.
+const (
+	UnsortedFail   = "fail"
+	UnsortedDemote = "demote"
+)
+
+// UnsortedError is a key below the previous one on a stream declared
+// sorted.
+type UnsortedError struct {
+	Stream, Key string
+	Prev, Value any
+	Demoted     bool // the stream reads on as unsorted
+}
+
+func (e *UnsortedError) Error() string {
+	if e.Demoted {
+		return fmt.Sprintf("stream %q is declared is_sorted but replication key %q went down from %s to %s; reading it as unsorted for the rest of the run (the bookmark moves only when the stream ends)",
+			e.Stream, e.Key, describeKey(e.Prev), describeKey(e.Value))
+	}
+	return fmt.Sprintf("stream %q is declared is_sorted but replication key %q went down from %s to %s; fix is_sorted, or set \"on_unsorted\": \"demote\" to read such a stream as unsorted",
+		e.Stream, e.Key, describeKey(e.Prev), describeKey(e.Value))
+}
