@@ -410,3 +410,219 @@ func TestPaginationLoops(t *testing.T) {
 		})
 	}
 }
+
+// cycleAPI has one endpoint per way an API was seen to make a walk endless,
+// and endpoints whose walks are long but finite. It answers at most 50
+// requests per path, then 400, so that a tap without loop guards fails
+// its test instead of running forever.
+type cycleAPI struct {
+	base string
+	mu   sync.Mutex
+	hits map[string]int
+}
+
+func (a *cycleAPI) count(prefix string) int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	n := 0
+	for p, h := range a.hits {
+		if strings.HasPrefix(p, prefix) {
+			n += h
+		}
+	}
+	return n
+}
+
+func (a *cycleAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	a.mu.Lock()
+	a.hits[r.URL.Path]++
+	n := a.hits[r.URL.Path]
+	a.mu.Unlock()
+	if n > 50 {
+		http.Error(w, `{"error":"too many requests for this test"}`, http.StatusBadRequest)
+		return
+	}
+	q := r.URL.Query()
+	c, _ := strconv.Atoi(q.Get("cursor"))
+	var body map[string]any
+	switch p := r.URL.Path; {
+	case strings.HasSuffix(p, "/alternate"): // cursor A, B, A, B… with has_more true
+		next := map[string]string{"": "A", "A": "B", "B": "A"}[q.Get("cursor")]
+		row := map[string]string{"": "1", "A": "2", "B": "3"}[q.Get("cursor")]
+		body = map[string]any{"items": rowsJSON([]string{row}), "next": next, "has_more": true}
+	case strings.Contains(p, "/ring/"): // next_url a → b → c → a
+		dir, at := p[:len(p)-1], p[len(p)-1:]
+		next := map[string]string{"a": "b", "b": "c", "c": "a"}[at]
+		lo := 2*int(at[0]-'a') + 1
+		body = map[string]any{"items": rowsJSON(idRange(lo, lo+1)), "next": a.base + dir + next}
+	case strings.HasSuffix(p, "/ignores-position"): // the same full page whatever is asked
+		body = map[string]any{"items": rowsJSON(idRange(1, 3))}
+	case strings.HasSuffix(p, "/ignores-page-total"): // the same page, and a total that ends the walk
+		body = map[string]any{"items": rowsJSON(idRange(1, 3)), "total_pages": 3}
+	case strings.HasSuffix(p, "/fresh-cursor"): // a new cursor every time, the same rows
+		body = map[string]any{"items": rowsJSON(idRange(1, 2)), "next": strconv.Itoa(c + 1), "has_more": true}
+	case strings.HasSuffix(p, "/overlap"): // each page repeats two rows of the last and adds one
+		body = map[string]any{"items": rowsJSON(idRange(c+1, c+3)), "next": strconv.Itoa(c + 1), "has_more": c < 10}
+	case strings.HasSuffix(p, "/stale-then-new"): // two pages of old rows, then new ones
+		ids := idRange(1, 2)
+		if c == 0 || c >= 3 {
+			ids = idRange(10*c+1, 10*c+2)
+		}
+		body = map[string]any{"items": rowsJSON(ids), "next": strconv.Itoa(c + 1), "has_more": c < 5}
+	case p == "/parents":
+		body = map[string]any{"items": rowsJSON(idRange(1, 3))}
+	case strings.HasSuffix(p, "/windowed"): // ignores the window: the same two pages in each
+		rows := rowsJSON(idRange(2*c+1, 2*c+2))
+		for _, row := range rows {
+			row["updated_at"] = q.Get("updated_since")
+		}
+		body = map[string]any{"items": rows, "next": strconv.Itoa(c + 1), "has_more": c < 1}
+	default:
+		http.NotFound(w, r)
+		return
+	}
+	writeJSONBody(w, body)
+}
+
+// TestPaginationCycles runs the pagination cycles seen in the wild: each
+// ends with an error naming the stream after a few requests, with no
+// max_pages set; the long but finite walks still end normally.
+func TestPaginationCycles(t *testing.T) {
+	t.Parallel()
+	api := &cycleAPI{hits: map[string]int{}}
+	api.base = serve(t, api)
+	cursor := map[string]any{"type": "cursor", "cursor_param": "cursor", "next_cursor_path": "next", "has_more_path": "has_more"}
+	noKey := map[string]any{"primary_key": []string{}}
+	cases := []struct {
+		name, path string
+		pagination map[string]any
+		extra      map[string]any
+		wantErr    string
+		wantHits   int
+		wantIDs    []string // of a walk that ends normally
+	}{
+		{name: "alternating", path: "/alternate", pagination: cursor,
+			wantErr: "the request for page 4 repeats the request of page 2", wantHits: 3},
+		{name: "ring", path: "/ring/a", pagination: map[string]any{"type": "next_url", "next_url_path": "next"},
+			wantErr: "repeats the request of page 2", wantHits: 4},
+		{name: "page_ignored", path: "/ignores-position", pagination: map[string]any{"type": "page_number", "page_param": "page", "page_size_param": "per_page", "page_size": 3},
+			wantErr: "3 pages in a row held only rows already read", wantHits: 4},
+		{name: "offset_ignored", path: "/ignores-position", pagination: map[string]any{"type": "offset", "offset_param": "offset", "page_size_param": "limit", "page_size": 3},
+			wantErr: "3 pages in a row held only rows already read", wantHits: 4},
+		{name: "fresh_cursor", path: "/fresh-cursor", pagination: cursor,
+			wantErr: "3 pages in a row held only rows already read in this walk (told apart by primary key id)", wantHits: 4},
+		{name: "fresh_cursor_no_key", path: "/fresh-cursor", pagination: cursor, extra: noKey,
+			wantErr: "(told apart by their content)", wantHits: 4},
+
+		{name: "overlap", path: "/overlap", pagination: cursor, wantHits: 11, wantIDs: idRange(1, 13)},
+		{name: "stale_then_new", path: "/stale-then-new", pagination: cursor, wantHits: 6,
+			wantIDs: []string{"1", "2", "31", "32", "41", "42", "51", "52"}},
+		{name: "page_total", path: "/ignores-page-total", pagination: map[string]any{"type": "page_number", "page_param": "page", "total_pages_path": "total_pages"},
+			wantHits: 3, wantIDs: idRange(1, 3)},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			prefix := "/" + c.name
+			stream := edgeStream(c.name, prefix+c.path, c.pagination, c.extra)
+			d := newTapDir(t, tapConfig(api.base, []any{stream}))
+			l := newLoader(t)
+			r := d.sync(l, time.Minute)
+			msg := lastLine(r.stderr)
+			if c.wantErr != "" {
+				if r.code != 1 || !strings.Contains(msg, `stream "`+c.name+`": `) || !strings.Contains(msg, c.wantErr) {
+					t.Errorf("exit %d, error %q; want exit 1 and an error naming %q that says %q", r.code, msg, c.name, c.wantErr)
+				}
+			} else {
+				if r.code != 0 {
+					t.Fatalf("exit %d, want 0; stderr:\n%s", r.code, r.stderr)
+				}
+				assertTable(t, l, c.name, []string{"id"}, rowsJSON(c.wantIDs))
+			}
+			if got := api.count(prefix + "/"); got != c.wantHits {
+				t.Errorf("%d requests, want %d", got, c.wantHits)
+			}
+		})
+	}
+	// A child walks afresh for each parent, and a chunked stream for each
+	// window: rows seen under another parent or window are not a loop.
+	t.Run("child_per_parent", func(t *testing.T) {
+		t.Parallel()
+		parent := edgeStream("parents", "/parents", map[string]any{"type": "none"}, nil)
+		child := edgeStream("children", "/parents/{id}/stale-then-new", cursor, map[string]any{
+			"parent":      map[string]any{"stream": "parents", "key": "id", "as": "parent_id"},
+			"primary_key": []string{"parent_id", "id"},
+		})
+		child["schema"].(map[string]any)["properties"].(map[string]any)["parent_id"] = map[string]any{"type": "integer"}
+		d := newTapDir(t, tapConfig(api.base, []any{parent, child}))
+		l := newLoader(t)
+		if r := d.sync(l, time.Minute); r.code != 0 {
+			t.Fatalf("exit %d, want 0; stderr:\n%s", r.code, r.stderr)
+		}
+		if got := len(l.rows("children")); got != 3*8 {
+			t.Errorf("%d child rows, want 24 (8 for each of 3 parents)", got)
+		}
+	})
+	t.Run("chunk_per_window", func(t *testing.T) {
+		t.Parallel()
+		stream := edgeStream("windows", "/windows/windowed", cursor, map[string]any{
+			"replication_key": "updated_at",
+			"incremental":     map[string]any{"param": "updated_since", "end_param": "updated_before", "chunk_days": 1},
+		})
+		stream["schema"].(map[string]any)["properties"].(map[string]any)["updated_at"] = map[string]any{"type": "string", "format": "date-time"}
+		cfg := tapConfig(api.base, []any{stream})
+		cfg["start_date"] = today.AddDate(0, 0, -3).Format(time.RFC3339)
+		d := newTapDir(t, cfg)
+		l := newLoader(t)
+		if r := d.sync(l, time.Minute); r.code != 0 {
+			t.Fatalf("exit %d, want 0; stderr:\n%s", r.code, r.stderr)
+		}
+		if got := api.count("/windows/"); got < 6 || got%2 != 0 {
+			t.Errorf("%d requests, want two for each of at least 3 windows", got)
+		}
+	})
+}
+
+// TestStreamDefinitionChecks: a definition that cannot work is exit 2 with
+// one line naming the file, the stream and the field, before any request.
+func TestStreamDefinitionChecks(t *testing.T) {
+	t.Parallel()
+	api := &cycleAPI{hits: map[string]int{}}
+	base := serve(t, api)
+	cases := []struct {
+		name       string
+		stream     map[string]any
+		wantStderr string
+	}{
+		{"option_of_another_type", edgeStream("s", "/x", map[string]any{"type": "page_number", "page_param": "page", "next_cursor_path": "next"}, nil),
+			`tap: config.json: stream "s": pagination.next_cursor_path: is an option of pagination type "cursor", not of "page_number"; type "page_number" accepts page_param, start_page, page_size_param, page_size, total_pages_path, max_pages`},
+		{"page_size_for_next_url", edgeStream("s", "/x", map[string]any{"type": "next_url", "next_url_path": "next", "page_size": 10}, nil),
+			`tap: config.json: stream "s": pagination.page_size: is an option of pagination type "offset", "page_number", "keyset", "cursor", "graphql", not of "next_url"; type "next_url" accepts next_url_path, max_pages`},
+		{"unknown_option", edgeStream("s", "/x", map[string]any{"type": "cursor", "cursor_param": "c", "next_cursor_path": "n", "cursor_path": "n"}, nil),
+			`tap: config.json: stream "s": pagination.cursor_path: unknown pagination option; type "cursor" accepts cursor_param, next_cursor_path, has_more_path, page_size_param, page_size, max_pages`},
+		{"placeholder_without_parent", edgeStream("s", "/v1/orders/{id}/items", map[string]any{"type": "none"}, nil),
+			`tap: config.json: stream "s": path: placeholder {id} needs a parent stream to fill it ("parent": {"stream": ..., "key": "id"})`},
+		{"incremental_without_param", edgeStream("s", "/x", map[string]any{"type": "none"}, map[string]any{
+			"replication_key": "id", "incremental": map[string]any{"overlap": 0},
+		}), `tap: config.json: stream "s": incremental.param: is required`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			d := newTapDir(t, tapConfig(base, []any{c.stream}))
+			r := d.sync(newLoader(t), time.Minute)
+			lines := strings.Split(strings.TrimSpace(string(r.stderr)), "\n")
+			if r.code != 2 || len(lines) != 1 || !strings.HasPrefix(lines[0], c.wantStderr) {
+				t.Errorf("exit %d, stderr:\n%s\nwant exit 2 and one line starting %q", r.code, r.stderr, c.wantStderr)
+			}
+			if len(r.stdout) > 0 {
+				t.Errorf("stdout: %s", r.stdout)
+			}
+		})
+	}
+	t.Cleanup(func() {
+		if n := api.count("/"); n > 0 {
+			t.Errorf("%d requests sent for configs that cannot work", n)
+		}
+	})
+}
