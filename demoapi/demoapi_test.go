@@ -527,17 +527,6 @@ func TestAppendTime(t *testing.T) {
 	}
 }
 
-func TestAppendString(t *testing.T) {
-	for _, s := range []string{"", "plain", `q"uote`, `back\slash`, "nl\n", "ünï", "\xff", "<&>"} {
-		var got string
-		if err := json.Unmarshal(appendString(nil, s), &got); err != nil {
-			t.Errorf("%q: %v", s, err)
-		} else if got != strings.ToValidUTF8(s, "\uFFFD") {
-			t.Errorf("%q round-trips to %q", s, got)
-		}
-	}
-}
-
 func TestBadRequests(t *testing.T) {
 	_, base := start(t, Config{})
 	cases := []struct {

@@ -1,9 +1,10 @@
 package demoapi
 
 import (
-	"encoding/json"
 	"strconv"
 	"time"
+
+	"github.com/tap-dev/tap/codec"
 )
 
 // The pages are written by appending to a byte slice instead of building
@@ -11,21 +12,6 @@ import (
 // records through the server, and reflection plus one allocation per field
 // would make the demo, not the tap, the bottleneck. Every helper appends
 // compact JSON and returns the extended slice.
-
-// appendString appends s as a JSON string. Generated strings are plain
-// ASCII and take the fast path; anything else (request paths echoed in error
-// messages) goes through encoding/json so that it is escaped correctly.
-func appendString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x7f {
-			q, _ := json.Marshal(s)
-			return append(b, q...)
-		}
-	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"')
-}
 
 func appendInt(b []byte, v int64) []byte { return strconv.AppendInt(b, v, 10) }
 
@@ -107,13 +93,13 @@ func appendPadded(b []byte, v int64, width int) []byte {
 // {"error":{"message":"..."}}.
 func appendError(b []byte, msg string) []byte {
 	b = append(b, `{"error":{"message":`...)
-	b = appendString(b, msg)
+	b = codec.AppendString(b, msg)
 	return append(b, '}', '}')
 }
 
 // appendGraphQLError appends the GraphQL error body: {"errors":[{"message":"..."}]}.
 func appendGraphQLError(b []byte, msg string) []byte {
 	b = append(b, `{"errors":[{"message":`...)
-	b = appendString(b, msg)
+	b = codec.AppendString(b, msg)
 	return append(b, '}', ']', '}')
 }

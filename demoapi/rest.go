@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/tap-dev/tap/codec"
 )
 
 // One handler per REST endpoint. Each style of pagination the tap supports
@@ -426,6 +428,6 @@ func (s *Server) bars(_ http.ResponseWriter, r *http.Request, b []byte) ([]byte,
 			next += "&" + url.QueryEscape(k) + "=" + url.QueryEscape(v)
 		}
 	}
-	b = appendString(b, next)
+	b = codec.AppendString(b, next)
 	return append(b, '}'), nil
 }

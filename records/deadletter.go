@@ -8,6 +8,8 @@ import (
 	"os"
 	"sync"
 	"time"
+
+	"github.com/tap-dev/tap/codec"
 )
 
 // Run marks the dead letters of one run: the file grows across runs, and
@@ -93,7 +95,7 @@ func (d *DeadLetters) write(l letter) error {
 			l.Errors[i].Message = d.redact(l.Errors[i].Message)
 		}
 	}
-	b, err := marshal(l)
+	b, err := codec.Marshal(l)
 	if err != nil {
 		return err
 	}

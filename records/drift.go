@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/tap-dev/tap/codec"
 )
 
 // Drift collects how a stream's records depart from its schema. What it
@@ -53,7 +55,7 @@ func (d *Drift) unknown(prop string, val any) {
 	defer d.mu.Unlock()
 	p := d.extra[prop]
 	if p == nil {
-		b, _ := marshal(val)
+		b, _ := codec.Marshal(val)
 		p = &extraProp{types: map[string]int{}, example: shorten(d.redact(string(b)), 80)}
 		d.extra[prop] = p
 	}

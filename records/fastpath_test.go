@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tap-dev/tap/codec"
 	"github.com/tap-dev/tap/schemas"
-	"github.com/tap-dev/tap/streams"
 )
 
 // The fast path may only ever say "valid" when the library agrees: a record
@@ -35,7 +35,7 @@ func TestFastPathNeverPassesWhatTheLibraryRejects(t *testing.T) {
 			return err
 		}
 		b, _ := schemas.FS.ReadFile(path)
-		schema, err := streams.DecodeJSON(b)
+		schema, err := codec.Decode(b)
 		if err != nil {
 			return err
 		}
@@ -49,7 +49,7 @@ func TestFastPathNeverPassesWhatTheLibraryRejects(t *testing.T) {
 			return err
 		}
 		for _, r := range records {
-			v, err := streams.DecodeJSON([]byte(r))
+			v, err := codec.Decode([]byte(r))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -74,7 +74,7 @@ func TestBuildQuickRefusesKeywordsItDoesNotKnow(t *testing.T) {
 		`{"type": "object", "properties": {"n": {"type": "integer", "minimum": 0}}}`,
 		`{"type": "object", "properties": {"e": {"enum": ["a"]}}}`,
 	} {
-		v, err := streams.DecodeJSON([]byte(s))
+		v, err := codec.Decode([]byte(s))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
+
+	"github.com/tap-dev/tap/codec"
 )
 
 // Policy is what on_schema_violation says to do with a record that fails
@@ -187,7 +189,7 @@ func primaryKeyValues(m map[string]any, keys []string) map[string]any {
 }
 
 func pkText(pk map[string]any) string {
-	b, _ := marshal(pk)
+	b, _ := codec.Marshal(pk)
 	return string(b)
 }
 
@@ -248,16 +250,4 @@ func resolvePointer(v any, pointer string) (any, bool) {
 
 func escapePointer(name string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(name, "~", "~0"), "/", "~1")
-}
-
-// marshal encodes v as JSON without escaping HTML characters, which a
-// dead letter or a log line has no reason to.
-func marshal(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte{'\n'}), nil
 }

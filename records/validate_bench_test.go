@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/tap-dev/tap/codec"
 	"github.com/tap-dev/tap/demoapi"
 	"github.com/tap-dev/tap/schemas"
 	"github.com/tap-dev/tap/streams"
@@ -43,7 +44,7 @@ func eventsValidator(b *testing.B) *Validator {
 	if err != nil {
 		b.Fatal(err)
 	}
-	s, err := streams.DecodeJSON(raw)
+	s, err := codec.Decode(raw)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -55,7 +56,7 @@ func eventsValidator(b *testing.B) *Validator {
 }
 
 func decodeRecords(b *testing.B, page []byte) []any {
-	v, err := streams.DecodeJSON(page)
+	v, err := codec.Decode(page)
 	if err != nil {
 		b.Fatal(err)
 	}

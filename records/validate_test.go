@@ -16,7 +16,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/tap-dev/tap/streams"
+	"github.com/tap-dev/tap/codec"
 )
 
 const ordersTestSchema = `{
@@ -56,7 +56,7 @@ func redactor(secrets []string) func(string) string {
 // record decodes a record as the engine gets it (numbers as json.Number).
 func record(t testing.TB, s string) map[string]any {
 	t.Helper()
-	v, err := streams.DecodeJSON([]byte(s))
+	v, err := codec.Decode([]byte(s))
 	if err != nil {
 		t.Fatalf("record %s: %v", s, err)
 	}

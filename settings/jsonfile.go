@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"strings"
 
+	"github.com/tap-dev/tap/codec"
 	"github.com/tap-dev/tap/streams"
 )
 
@@ -167,40 +167,18 @@ func ReadJSONFile(path, what string) (any, error) {
 	if err != nil {
 		return nil, &InputError{File: path, Err: fmt.Errorf("cannot read %s: %v", what, unwrapPathError(err))}
 	}
-	v, err := DecodeJSON(b)
+	v, err := codec.Decode(b)
 	if err != nil {
 		return nil, &InputError{File: path, Err: describeSyntax(b, err)}
 	}
 	return v, nil
 }
 
-// DecodeJSON decodes exactly one JSON value, numbers as json.Number.
-func DecodeJSON(b []byte) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
-	}
-	if dec.More() {
-		return nil, fmt.Errorf("unexpected data after the JSON value at offset %d", dec.InputOffset())
-	}
-	if _, err := dec.Token(); err == nil {
-		return nil, fmt.Errorf("unexpected data after the JSON value at offset %d", dec.InputOffset())
-	}
-	return v, nil
-}
-
 func describeSyntax(b []byte, err error) error {
-	var se *json.SyntaxError
+	var se *codec.SyntaxError
 	if errors.As(err, &se) {
-		// Offset counts the offending byte itself.
-		line, col := lineCol(b, max(se.Offset-1, 0))
-		return fmt.Errorf("invalid JSON at line %d, column %d: %s", line, col, se.Error())
-	}
-	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
-		line, col := lineCol(b, int64(len(b)))
-		return fmt.Errorf("invalid JSON at line %d, column %d: unexpected end of input", line, col)
+		line, col := lineCol(b, int64(se.Offset))
+		return fmt.Errorf("invalid JSON at line %d, column %d: %s", line, col, se.Msg)
 	}
 	return fmt.Errorf("invalid JSON: %v", err)
 }

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/tap-dev/tap/codec"
 	"github.com/tap-dev/tap/records"
 	"github.com/tap-dev/tap/schemas"
 	"github.com/tap-dev/tap/streams"
@@ -114,7 +115,7 @@ func LoadSchema(d *streams.Definition, dir string) (map[string]any, error) {
 	if name != "" {
 		where += " " + name
 	}
-	v, err := DecodeJSON(raw)
+	v, err := codec.Decode(raw)
 	if err != nil {
 		return nil, fmt.Errorf("stream %q: %s: not JSON: %v", d.Name, where, err)
 	}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/tap-dev/tap/codec"
 )
 
 // Lookup follows a dotted path ("data.items", "meta.pages.0.next") into a
@@ -209,7 +211,7 @@ func errorMessage(v any) string {
 		}
 	}
 	if msg == "" {
-		b, err := encodeJSON(v)
+		b, err := codec.Marshal(v)
 		if err != nil {
 			msg = fmt.Sprint(v)
 		} else {

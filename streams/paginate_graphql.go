@@ -2,9 +2,10 @@ package streams
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"maps"
+
+	"github.com/tap-dev/tap/codec"
 )
 
 // defaultGraphQLPageSize is the variable "first" when page_size is unset.
@@ -70,7 +71,7 @@ func (g graphQLPaginator) First(req Request) Request {
 	vars["first"] = g.pageSize()
 	body["query"] = g.gql.Query
 	body["variables"] = vars
-	b, err := encodeJSON(body)
+	b, err := codec.Marshal(body)
 	if err != nil {
 		// Only a variable that JSON cannot encode gets here; leave the
 		// request as it was so the API reports the problem.
@@ -118,7 +119,7 @@ func decodeGraphQLBody(b []byte) (map[string]any, error) {
 	if len(bytes.TrimSpace(b)) == 0 {
 		return map[string]any{}, nil
 	}
-	v, err := DecodeJSON(b)
+	v, err := codec.Decode(b)
 	if err != nil {
 		return nil, fmt.Errorf("request body: %w", err)
 	}
@@ -134,16 +135,4 @@ func decodeGraphQLBody(b []byte) (map[string]any, error) {
 		return m, nil
 	}
 	return nil, fmt.Errorf("request body is a JSON %s, expected an object", jsonType(v))
-}
-
-// encodeJSON marshals v compactly, without HTML escaping (a query may hold
-// '<' or '&'); map keys come out sorted, so equal values give equal bytes.
-func encodeJSON(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }

@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/tap-dev/tap/codec"
 )
 
 const issuesQuery = `query($owner: String!, $first: Int!, $after: String, $since: DateTime) { repository(owner: $owner) { issues(first: $first, after: $after, filterBy: {since: $since}) { pageInfo { hasNextPage endCursor } edges { node { id title } } } } }`
@@ -62,7 +64,7 @@ func TestGraphQLFirst(t *testing.T) {
 }
 
 func quoteJSON(s string) string {
-	b, _ := encodeJSON(s)
+	b, _ := codec.Marshal(s)
 	return string(b)
 }
 

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/tap-dev/tap/codec"
 )
 
 // testDef returns a valid definition of stream "bars" with the given
@@ -27,9 +29,9 @@ func mustPaginator(t *testing.T, d *Definition) Paginator {
 
 func mustJSON(t testing.TB, s string) any {
 	t.Helper()
-	v, err := DecodeJSON([]byte(s))
+	v, err := codec.Decode([]byte(s))
 	if err != nil {
-		t.Fatalf("DecodeJSON(%s): %v", s, err)
+		t.Fatalf("codec.Decode(%s): %v", s, err)
 	}
 	return v
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+
+	"github.com/tap-dev/tap/codec"
 )
 
 // FirstRequest builds the first request of a walk of d, before pagination
@@ -41,7 +43,7 @@ func (d *Definition) FirstRequest(vars map[string]string) (Request, error) {
 		if len(d.GraphQL.Variables) > 0 {
 			body["variables"] = d.GraphQL.Variables
 		}
-		if req.Body, err = encodeJSON(body); err != nil {
+		if req.Body, err = codec.Marshal(body); err != nil {
 			return Request{}, streamErr(d.Name, "graphql.variables: %v", err)
 		}
 	case req.Method == "POST":
@@ -125,7 +127,7 @@ func (r Request) WithVariable(name string, value any) (Request, error) {
 	}
 	vars[name] = value
 	body["variables"] = vars
-	b, err := encodeJSON(body)
+	b, err := codec.Marshal(body)
 	if err != nil {
 		return Request{}, fmt.Errorf("variable %q: %w", name, err)
 	}

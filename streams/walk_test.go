@@ -17,6 +17,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/tap-dev/tap/codec"
 )
 
 // scripted is a Fetch that answers the i-th request with bodies[i] and
@@ -363,7 +365,7 @@ func httpFetch(base string, d *Definition) Fetch {
 		if resp.StatusCode != http.StatusOK {
 			return nil, fmt.Errorf("%s: %s", resp.Status, bytes.TrimSpace(b))
 		}
-		v, err := DecodeJSON(b)
+		v, err := codec.Decode(b)
 		if err != nil {
 			return nil, err
 		}

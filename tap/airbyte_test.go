@@ -18,7 +18,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/tap-dev/tap/client"
-	"github.com/tap-dev/tap/settings"
+	"github.com/tap-dev/tap/codec"
 	"github.com/tap-dev/tap/streams"
 )
 
@@ -152,7 +152,7 @@ func TestParseConfiguredCatalog(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tree, err := settings.DecodeJSON([]byte(tt.catalog))
+			tree, err := codec.Decode([]byte(tt.catalog))
 			if err != nil {
 				t.Fatal(err)
 			}

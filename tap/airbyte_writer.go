@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tap-dev/tap/client"
+	"github.com/tap-dev/tap/codec"
 )
 
 // AirbyteWriter writes Airbyte protocol messages (protocol v0.5): RECORD,
@@ -60,7 +61,7 @@ func NewAirbyteWriter(w io.Writer) *AirbyteWriter {
 func (a *AirbyteWriter) stream(name string) *abStream {
 	s := a.streams[name]
 	if s == nil {
-		s = &abStream{quoted: appendQuoted(nil, name)}
+		s = &abStream{quoted: codec.AppendString(nil, name)}
 		a.streams[name] = s
 	}
 	return s
@@ -152,7 +153,7 @@ func appendStreamStatus(b, quotedStream []byte, status string, ms int64) []byte 
 	b = append(b, `,"stream_status":{"stream_descriptor":{"name":`...)
 	b = append(b, quotedStream...)
 	b = append(b, `},"status":`...)
-	b = appendQuoted(b, status)
+	b = codec.AppendString(b, status)
 	return append(b, "}}}"...)
 }
 
@@ -176,7 +177,7 @@ func (a *AirbyteWriter) Log(level slog.Level, msg string) error {
 		b = append(b, `{"type":"LOG","log":{"level":"`...)
 		b = append(b, levelName(level)...) // ERROR, WARN, INFO, DEBUG: all Airbyte levels
 		b = append(b, `","message":`...)
-		b = appendQuoted(b, msg)
+		b = codec.AppendString(b, msg)
 		return append(b, "}}"...)
 	})
 }

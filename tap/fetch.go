@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tap-dev/tap/client"
+	"github.com/tap-dev/tap/codec"
 	"github.com/tap-dev/tap/streams"
 )
 
@@ -88,7 +89,7 @@ func (e *engine) fetcher(n *node) streams.Fetch {
 			Stream: d.Name, Method: req.Method, URL: req.URL, Query: req.Query, Body: req.Body,
 			IgnoreStatuses: d.IgnoreStatuses,
 			Check: func(b []byte) error {
-				v, err := streams.DecodeJSON(b)
+				v, err := codec.Decode(b)
 				if err != nil {
 					return client.Transient(fmt.Errorf("response body is not JSON: %w", err))
 				}

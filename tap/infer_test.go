@@ -20,15 +20,15 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/tap-dev/tap/codec"
 	"github.com/tap-dev/tap/records"
 	"github.com/tap-dev/tap/settings"
-	"github.com/tap-dev/tap/streams"
 )
 
 // inferFrom infers the schema of records written as a JSON array.
 func inferFrom(t *testing.T, records string) (*inferred, []any) {
 	t.Helper()
-	v, err := streams.DecodeJSON([]byte(records))
+	v, err := codec.Decode([]byte(records))
 	if err != nil {
 		t.Fatalf("records: %v", err)
 	}
@@ -148,7 +148,7 @@ func TestInferShapes(t *testing.T) {
 				t.Errorf("schema (-want +got):\n%s\ngot: %s", d, b)
 			}
 			// Whatever it infers, the records it came from must pass it.
-			schema, err := settings.DecodeJSON(b)
+			schema, err := codec.Decode(b)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -260,7 +260,7 @@ func TestInferSchemaDemoRoundTrip(t *testing.T) {
 				if !strings.Contains(stderr, "infer-schema: read stream="+name+" records=") {
 					t.Errorf("stderr lacks the records/pages line:\n%s", stderr)
 				}
-				v, err := settings.DecodeJSON([]byte(out))
+				v, err := codec.Decode([]byte(out))
 				if err != nil {
 					t.Fatalf("stdout is not one JSON value: %v\n%s", err, out)
 				}

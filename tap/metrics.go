@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/tap-dev/tap/codec"
 )
 
 // requestMetric logs Singer's http_request_duration timer for an attempt.
@@ -106,6 +108,6 @@ func (e *engine) logStreamEnd(n *node) {
 
 // metric logs a Singer metric line ("METRIC: {...}").
 func (e *engine) metric(kind, name string, value any, tags map[string]any) {
-	b, _ := marshal(map[string]any{"type": kind, "metric": name, "value": value, "tags": tags})
+	b, _ := codec.Marshal(map[string]any{"type": kind, "metric": name, "value": value, "tags": tags})
 	e.log.Info("METRIC: " + string(b))
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tap-dev/tap/codec"
 	"github.com/tap-dev/tap/streams"
 )
 
@@ -114,7 +115,7 @@ func (n *node) encode(m map[string]any) ([]byte, error) {
 		m = kept
 	}
 	var err error
-	n.buf, err = appendRecord(n.buf[:0], m, &n.keys)
+	n.buf, err = codec.AppendObject(n.buf[:0], m, &n.keys)
 	return n.buf, err
 }
 func primaryKeyString(m map[string]any, keys []string) string {

@@ -5,10 +5,10 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/tap-dev/tap/codec"
 	"github.com/tap-dev/tap/demoapi"
 	"github.com/tap-dev/tap/records"
 	"github.com/tap-dev/tap/schemas"
-	"github.com/tap-dev/tap/settings"
 	"github.com/tap-dev/tap/streams"
 )
 
@@ -50,7 +50,7 @@ func BenchmarkDecodeValidateEncode(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	schema, err := settings.DecodeJSON(raw)
+	schema, err := codec.Decode(raw)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -73,7 +73,7 @@ func BenchmarkDecodeValidateEncode(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				body, err := streams.DecodeJSON(page)
+				body, err := codec.Decode(page)
 				if err != nil {
 					b.Fatal(err)
 				}

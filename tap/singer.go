@@ -3,11 +3,12 @@ package tap
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"io"
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/tap-dev/tap/codec"
 )
 
 // Writer turns the engine's events into protocol messages. The engine is
@@ -91,7 +92,7 @@ func (s *SingerWriter) Record(stream string, rec []byte, extracted time.Time, ve
 	return s.write(false, func(b []byte) []byte {
 		s.recordsSince = true
 		b = append(b, `{"type":"RECORD","stream":`...)
-		b = appendQuoted(b, stream)
+		b = codec.AppendString(b, stream)
 		b = append(b, `,"record":`...)
 		b = append(b, rec...)
 		if version != 0 {
@@ -129,23 +130,11 @@ func (s *SingerWriter) ActivateVersion(stream string, version int64) error {
 func (s *SingerWriter) StreamStatus(string, string) error { return nil }
 
 func (lw *lineWriter) writeJSON(flush bool, v any) error {
-	data, err := marshal(v)
+	data, err := codec.Marshal(v)
 	if err != nil {
 		return err
 	}
 	return lw.write(flush, func(b []byte) []byte { return append(b, data...) })
-}
-
-// marshal encodes v without escaping <, > and &, which targets would
-// otherwise store escaped.
-func marshal(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte{'\n'}), nil
 }
 
 func nonNil(s []string) []string {

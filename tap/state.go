@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tap-dev/tap/codec"
 	"github.com/tap-dev/tap/settings"
 	"github.com/tap-dev/tap/streams"
 )
@@ -312,7 +313,7 @@ func keyKind(schema map[string]any, key string) string {
 }
 
 func jsonText(v any) string {
-	b, _ := marshal(v)
+	b, _ := codec.Marshal(v)
 	if len(b) > 60 {
 		b = append(b[:57], "..."...)
 	}

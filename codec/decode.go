@@ -1,15 +1,14 @@
-package streams
+package codec
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
 )
 
-// DecodeJSON decodes exactly one JSON value into maps, slices, strings,
+// Decode decodes exactly one JSON value into maps, slices, strings,
 // json.Number, bools and nil — what encoding/json makes with UseNumber, so
 // a number keeps its exact text (ids beyond 2^53, decimal amounts).
 // Anything but whitespace after the value is an error: a body with
@@ -20,11 +19,13 @@ import (
 // object key anew, which made decoding half the tap's CPU time. Its
 // output equals encoding/json's for every input (a differential fuzz test
 // holds it to that), invalid UTF-8 and lone surrogates becoming U+FFFD.
-func DecodeJSON(b []byte) (any, error) {
+//
+// Its errors are *SyntaxError.
+func Decode(b []byte) (any, error) {
 	d := decoder{data: b, keys: make(map[string]string)}
 	d.skipSpace()
 	if d.pos == len(d.data) {
-		return nil, errors.New("empty JSON document")
+		return nil, &SyntaxError{Offset: d.pos, Msg: "empty JSON document"}
 	}
 	v, err := d.value(0)
 	if err != nil {
@@ -32,9 +33,21 @@ func DecodeJSON(b []byte) (any, error) {
 	}
 	d.skipSpace()
 	if d.pos != len(d.data) {
-		return nil, fmt.Errorf("invalid JSON: data after the first value at byte %d", d.pos)
+		return nil, &SyntaxError{Offset: d.pos, Msg: "data after the first value"}
 	}
 	return v, nil
+}
+
+// A SyntaxError says where a document stops being JSON.
+type SyntaxError struct {
+	// Offset is the index of the byte at fault, len(input) when the
+	// input ends too soon. (encoding/json counts one more.)
+	Offset int
+	Msg    string
+}
+
+func (e *SyntaxError) Error() string {
+	return fmt.Sprintf("invalid JSON at byte %d: %s", e.Offset, e.Msg)
 }
 
 // maxDepth bounds nesting, as encoding/json does, so a hostile body
@@ -50,7 +63,7 @@ type decoder struct {
 }
 
 func (d *decoder) errorf(format string, args ...any) error {
-	return fmt.Errorf("invalid JSON at byte %d: %s", d.pos, fmt.Sprintf(format, args...))
+	return &SyntaxError{Offset: d.pos, Msg: fmt.Sprintf(format, args...)}
 }
 
 func (d *decoder) unexpected(what string) error {

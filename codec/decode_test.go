@@ -1,4 +1,4 @@
-package streams
+package codec
 
 import (
 	"bytes"
@@ -39,12 +39,12 @@ var decodeCases = []string{
 	"\"ctl \x01\"", `"\x"`, `"\u12"`, `[1] [2]`, `{"a":1} x`, `NaN`, `[1 2]`, `{1: 2}`,
 }
 
-func TestDecodeJSONMatchesEncodingJSON(t *testing.T) {
+func TestDecode(t *testing.T) {
 	for _, in := range decodeCases {
 		checkDecode(t, []byte(in))
 	}
 	deep := strings.Repeat("[", 10001) + strings.Repeat("]", 10001)
-	if _, err := DecodeJSON([]byte(deep)); err == nil {
+	if _, err := Decode([]byte(deep)); err == nil {
 		t.Errorf("nesting deeper than 10000 should be an error")
 	}
 }
@@ -52,18 +52,21 @@ func TestDecodeJSONMatchesEncodingJSON(t *testing.T) {
 func checkDecode(t *testing.T, in []byte) {
 	t.Helper()
 	want, wantErr := stdDecode(in)
-	got, err := DecodeJSON(in)
+	got, err := Decode(in)
 	if (err != nil) != (wantErr != nil) {
-		t.Fatalf("DecodeJSON(%q) error = %v, encoding/json error = %v", in, err, wantErr)
+		t.Fatalf("Decode(%q) error = %v, encoding/json error = %v", in, err, wantErr)
+	}
+	if se, ok := err.(*SyntaxError); err != nil && (!ok || se.Offset < 0 || se.Offset > len(in)) {
+		t.Fatalf("Decode(%q) error = %#v, want a *SyntaxError with an offset in the input", in, err)
 	}
 	if err == nil {
 		if diff := cmp.Diff(want, got); diff != "" {
-			t.Fatalf("DecodeJSON(%q) differs from encoding/json (-want +got):\n%s", in, diff)
+			t.Fatalf("Decode(%q) differs from encoding/json (-want +got):\n%s", in, diff)
 		}
 	}
 }
 
-func FuzzDecodeJSON(f *testing.F) {
+func FuzzDecode(f *testing.F) {
 	for _, c := range decodeCases {
 		f.Add([]byte(c))
 	}
@@ -75,7 +78,7 @@ func FuzzDecodeJSON(f *testing.F) {
 	})
 }
 
-func BenchmarkDecodeJSON(b *testing.B) {
+func BenchmarkDecode(b *testing.B) {
 	var page bytes.Buffer
 	page.WriteString(`{"events": [`)
 	for i := range 1000 {
@@ -85,9 +88,9 @@ func BenchmarkDecodeJSON(b *testing.B) {
 		page.WriteString(`{"id": 123456, "type": "page_view", "actor_id": 42, "occurred_at": "2026-10-02T10:11:12Z", "source": "web", "ip": "10.1.2.3", "user_agent": "Mozilla/5.0 (X11; Linux x86_64)", "payload": {"path": "/pricing", "duration_ms": 1234, "bytes": 56789, "ok": true}}`)
 	}
 	page.WriteString(`]}`)
-	b.Run("streams", func(b *testing.B) {
+	b.Run("codec", func(b *testing.B) {
 		for b.Loop() {
-			DecodeJSON(page.Bytes())
+			Decode(page.Bytes())
 		}
 		b.ReportMetric(float64(b.N*1000)/b.Elapsed().Seconds(), "records/s")
 	})

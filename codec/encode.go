@@ -1,4 +1,4 @@
-package tap
+package codec
 
 import (
 	"encoding/json"
@@ -7,17 +7,18 @@ import (
 	"unicode/utf8"
 )
 
-// appendJSON appends the JSON text of a decoded value (maps, slices,
-// strings, json.Number, bools and nil, as streams.DecodeJSON makes them).
-// It is the per-record hot path: no reflection, keys sorted as
-// encoding/json sorts them, numbers written with their original text, and
-// <, >, & left as they are.
-func appendJSON(b []byte, v any) ([]byte, error) {
+// Append appends the JSON text of a decoded value (maps, slices, strings,
+// json.Number, bools and nil, as Decode makes them) and writes exactly
+// what Marshal writes. It is the per-record hot path: no reflection, keys
+// sorted as encoding/json sorts them, numbers written with their original
+// text (a json.Number is trusted to be one, as Decode makes it), and
+// <, >, & left as they are. Other types go through Marshal.
+func Append(b []byte, v any) ([]byte, error) {
 	switch v := v.(type) {
 	case nil:
 		return append(b, "null"...), nil
 	case string:
-		return appendQuoted(b, v), nil
+		return AppendString(b, v), nil
 	case json.Number:
 		if v == "" {
 			return append(b, '0'), nil
@@ -36,9 +37,9 @@ func appendJSON(b []byte, v any) ([]byte, error) {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = append(appendQuoted(b, k), ':')
+			b = append(AppendString(b, k), ':')
 			var err error
-			if b, err = appendJSON(b, v[k]); err != nil {
+			if b, err = Append(b, v[k]); err != nil {
 				return b, err
 			}
 		}
@@ -50,21 +51,22 @@ func appendJSON(b []byte, v any) ([]byte, error) {
 				b = append(b, ',')
 			}
 			var err error
-			if b, err = appendJSON(b, e); err != nil {
+			if b, err = Append(b, e); err != nil {
 				return b, err
 			}
 		}
 		return append(b, ']'), nil
 	}
-	data, err := marshal(v)
+	data, err := Marshal(v)
 	return append(b, data...), err
 }
 
-// appendRecord appends a record like appendJSON, reusing the sorted key
-// order of the stream's previous record: records of a stream mostly share
-// their keys, and sorting them again for each record was a fifth of the
-// encoder's time. order is updated when the keys differ.
-func appendRecord(b []byte, m map[string]any, order *[]string) ([]byte, error) {
+// AppendObject appends an object like Append, reusing the sorted key order
+// of the previous object appended with the same order: records of a
+// stream mostly share their keys, and sorting them again for each record
+// was a fifth of the encoder's time. order is updated when the keys
+// differ.
+func AppendObject(b []byte, m map[string]any, order *[]string) ([]byte, error) {
 	if keys := *order; len(keys) == len(m) {
 		start := len(b)
 		b = append(b, '{')
@@ -78,9 +80,9 @@ func appendRecord(b []byte, m map[string]any, order *[]string) ([]byte, error) {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = append(appendQuoted(b, k), ':')
+			b = append(AppendString(b, k), ':')
 			var err error
-			if b, err = appendJSON(b, v); err != nil {
+			if b, err = Append(b, v); err != nil {
 				return b, err
 			}
 		}
@@ -95,15 +97,15 @@ func appendRecord(b []byte, m map[string]any, order *[]string) ([]byte, error) {
 	}
 	slices.Sort(keys)
 	*order = keys
-	return appendRecord(b, m, order)
+	return AppendObject(b, m, order)
 }
 
 const hexDigits = "0123456789abcdef"
 
-// appendQuoted appends s as a JSON string, escaped as encoding/json does
+// AppendString appends s as a JSON string, escaped as encoding/json does
 // with HTML escaping off: invalid UTF-8 becomes U+FFFD, and U+2028/U+2029
 // are escaped for JavaScript's sake.
-func appendQuoted(b []byte, s string) []byte {
+func AppendString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
