@@ -12,8 +12,10 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"slices"
 	"syscall"
 
+	"github.com/tap-dev/tap/settings"
 	"github.com/tap-dev/tap/tap"
 )
 
@@ -23,6 +25,8 @@ Singer:
   tap --config CONFIG [--state STATE] [--catalog CATALOG | --properties CATALOG]
   tap --config CONFIG --discover
   tap --about [--format json|markdown]
+  tap --version
+  tap --config CONFIG --test[=all|schema]
   tap --config CONFIG --infer-schema STREAM [--infer-pages N]
   tap serve-demo [--addr 127.0.0.1:8765] [--config CONFIG]
 
@@ -43,6 +47,10 @@ Flags:
   --infer-schema S    walk the first pages of stream S and print a JSON Schema inferred from them
   --infer-pages N     pages read by --infer-schema (default 3)
   --addr ADDR         serve-demo: address to listen on (default 127.0.0.1:8765)
+  --test[=MODE]       Meltano's connection test, writing no STATE: all (the default) syncs
+                      one record per stream, whatever the catalog selects; schema writes
+                      only the SCHEMA messages
+  --version           print "tap VERSION"
   --help              this text
 
 Exit codes: 0 ok, 1 run failed (last STATE valid), 2 bad input, 75 deferred (retry later).
@@ -77,7 +85,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var f tap.Files
 	var properties, format, addr, infer string
 	var inferPages int
-	var discover, about bool
+	var discover, about, version bool
+	var test testFlag
 	fs.StringVar(&f.Config, "config", "", "")
 	fs.StringVar(&f.State, "state", "", "")
 	fs.StringVar(&f.Catalog, "catalog", "", "")
@@ -88,6 +97,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&addr, "addr", "127.0.0.1:8765", "")
 	fs.StringVar(&infer, "infer-schema", "", "")
 	fs.IntVar(&inferPages, "infer-pages", 3, "")
+	fs.BoolVar(&version, "version", false, "")
+	fs.Var(&test, "test", "")
+	args = slices.Clone(args)
+	for i, a := range args {
+		if a == "--test" || a == "-test" {
+			args[i] = "--test=" + tap.TestAll // alone it means all, as in the Meltano SDK
+		}
+	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(stdout, usage)
@@ -113,6 +130,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return tap.ExitCode(err) // Airbyte reports errors on stdout as TRACE messages
 	case infer != "":
 		err = tap.InferSchema(ctx, f, infer, inferPages, stdout, stderr)
+	case version:
+		_, err = fmt.Fprintln(stdout, settings.Name, settings.Version)
 	case about:
 		err = tap.PrintAbout(format, stdout)
 	case discover:
@@ -121,6 +140,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		} else {
 			err = tap.SingerDiscover(f, stdout)
 		}
+	case test != "":
+		err = tap.SingerTest(ctx, f, string(test), stdout, stderr)
 	default:
 		err = tap.SingerSync(ctx, f, stdout, stderr)
 	}
@@ -143,4 +164,17 @@ func fail(stderr io.Writer, err error) int {
 		fmt.Fprintf(stderr, "tap: %v\n", err)
 	}
 	return tap.ExitCode(err)
+}
+
+// testFlag is --test=all|schema.
+type testFlag string
+
+func (t *testFlag) String() string { return string(*t) }
+
+func (t *testFlag) Set(s string) error {
+	if s != tap.TestAll && s != tap.TestSchema {
+		return fmt.Errorf("expected all or schema, got %q", s)
+	}
+	*t = testFlag(s)
+	return nil
 }

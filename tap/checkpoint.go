@@ -18,7 +18,7 @@ func (e *engine) commit(n *node) bool {
 // happen (unbuffered), so none can be lost behind a bookmark that moved
 // past it.
 func (e *engine) checkpoint(n *node) error {
-	if err := e.schema(n); err != nil {
+	if err := e.schema(n); err != nil || e.recordLimit > 0 {
 		return err
 	}
 	return e.out.State(n.def.Name, e.state, n.records.Load())

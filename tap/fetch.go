@@ -47,6 +47,9 @@ func (e *engine) plan(n *node) error {
 
 // walk follows one stream's pages from first, handling every record.
 func (e *engine) walk(ctx context.Context, n *node, first streams.Request, part streams.Partition) error {
+	if e.full(n) {
+		return nil
+	}
 	p, err := streams.NewPaginator(n.def)
 	if err != nil {
 		return err
@@ -72,6 +75,9 @@ func (e *engine) walk(ctx context.Context, n *node, first streams.Request, part 
 	})
 	if errors.Is(err, errIgnored) {
 		n.ignored.Add(1)
+		return nil
+	}
+	if errors.Is(err, errRecordLimit) {
 		return nil
 	}
 	return err

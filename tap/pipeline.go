@@ -12,6 +12,14 @@ import (
 	"github.com/tap-dev/tap/streams"
 )
 
+// errRecordLimit ends the walk of a stream that has its Options.RecordLimit.
+var errRecordLimit = errors.New("record limit reached")
+
+// full reports whether a stream has all the records a test run wants.
+func (e *engine) full(n *node) bool {
+	return e.recordLimit > 0 && n.selected && n.records.Load() >= e.recordLimit
+}
+
 // handle takes one record through dedupe, validation, the bookmark, the
 // writer and the record's children.
 func (e *engine) handle(ctx context.Context, n *node, rec any, extracted time.Time, part streams.Partition) error {
@@ -30,6 +38,9 @@ func (e *engine) handle(ctx context.Context, n *node, rec any, extracted time.Ti
 			return nil
 		}
 		n.seen[k] = struct{}{}
+	}
+	if e.full(n) {
+		return errRecordLimit
 	}
 	if n.selected {
 		if err := e.emit(n, m, extracted, part); err != nil {

@@ -21,6 +21,9 @@ type Options struct {
 	Log       *slog.Logger
 	// ProgressEvery is the period of progress lines [10s].
 	ProgressEvery time.Duration
+	// RecordLimit > 0 stops each stream after that many records and
+	// writes no STATE: a test run (--test) must not move a bookmark.
+	RecordLimit int64
 }
 
 // Sync runs one sync: every selected stream, records then STATE, through
@@ -38,6 +41,7 @@ func Sync(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
+	e.recordLimit = o.RecordLimit
 	if e.client, err = newClient(o.Config, base, o.Log, e.requestMetric); err != nil {
 		return err
 	}

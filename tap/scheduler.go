@@ -56,6 +56,8 @@ type engine struct {
 	redact redactor
 	now    func() time.Time
 	nodes  []*node // in config order
+
+	recordLimit int64 // Options.RecordLimit
 }
 
 func newEngine(cfg *Config, sel *Selection, st *State, out Writer, log *slog.Logger) (*engine, error) {
@@ -206,7 +208,7 @@ func (e *engine) status(n *node, s string) {
 // syncStream walks a top-level stream once, in chunk windows when asked.
 func (e *engine) syncStream(ctx context.Context, n *node) error {
 	d, p := n.def, n.plan
-	if n.selected && d.FullTableVersioning && p.FullTable() {
+	if n.selected && d.FullTableVersioning && p.FullTable() && e.recordLimit == 0 {
 		n.version = e.now().UnixMilli()
 		if err := e.activateVersion(n); err != nil {
 			return err

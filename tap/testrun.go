@@ -1,0 +1,38 @@
+package tap
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+)
+
+// Test modes of `tap --test`, as the Meltano SDK names them.
+const (
+	TestAll    = "all"    // sync one record per stream
+	TestSchema = "schema" // write only the SCHEMA messages
+)
+
+// SingerTest is `tap --config C --test[=all|schema]`, the connection test
+// `meltano config <tap> test` runs. As in the Meltano SDK every stream is
+// synced, whatever the catalog selects. No STATE is written: a test that
+// read one record must not move a bookmark.
+func SingerTest(ctx context.Context, f Files, mode string, stdout, stderr io.Writer) error {
+	cfg, st, _, err := f.load()
+	if err != nil {
+		return err
+	}
+	w := NewSingerWriter(stdout)
+	switch mode {
+	case TestSchema:
+		for _, d := range cfg.Streams {
+			if err := w.Schema(d.Name, cfg.Schemas[d.Name], d.PrimaryKey, bookmarkKeys(&d)); err != nil {
+				return err
+			}
+		}
+		return w.Flush()
+	case TestAll:
+		return Sync(ctx, Options{Config: cfg, State: st, Writer: w, Log: NewStderrLogger(stderr, slog.LevelInfo), RecordLimit: 1})
+	}
+	return &UsageError{Msg: fmt.Sprintf("--test: expected all or schema, got %q", mode)}
+}
