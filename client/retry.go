@@ -138,6 +138,8 @@ func (cs *call) classifyResponse(resp *http.Response, body []byte, rerr error) o
 				o.v = vPermanent
 				if IsTransient(err) {
 					o.v = vRetry
+				} else if ct := resp.Header.Get("Content-Type"); ct != "" {
+					o.err = fmt.Errorf("%w (Content-Type %q)", err, ct)
 				}
 			}
 		}

@@ -1,9 +1,12 @@
 package tap
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/tap-dev/tap/client"
@@ -85,7 +88,9 @@ func (e *engine) walk(ctx context.Context, n *node, first streams.Request, part 
 
 // fetcher sends a page request through the client; the body is decoded
 // and its records extracted inside the client's retry loop, so a body cut
-// short or a 200 carrying an error is retried like a 503.
+// short or a 200 carrying an error is retried like a 503. A whole body of
+// the wrong kind (HTML, JSON nested past the decoder's limit) would come
+// back the same on every attempt: it fails the request at once.
 func (e *engine) fetcher(n *node) streams.Fetch {
 	d := n.def
 	return func(ctx context.Context, req streams.Request) (*streams.Response, error) {
@@ -97,7 +102,10 @@ func (e *engine) fetcher(n *node) streams.Fetch {
 			Check: func(b []byte) error {
 				v, err := codec.Decode(b)
 				if err != nil {
-					return client.Transient(fmt.Errorf("response body is not JSON: %w", err))
+					if cutShort(b) {
+						return client.Transient(fmt.Errorf("response body is cut short: %w", err))
+					}
+					return fmt.Errorf("response body is not JSON: %w", err)
 				}
 				recs, err := d.Extract(v)
 				var apiErr *streams.APIError
@@ -136,4 +144,17 @@ func (e *engine) walkChild(ctx context.Context, c *node, parent map[string]any) 
 		return err
 	}
 	return e.walk(ctx, c, req, part)
+}
+
+// cutShort reports whether a body that failed to decode ends in the middle
+// of a JSON document (or is empty): what a connection closed too early
+// leaves, without a Content-Length to tell. Anything else is a whole body
+// that another attempt would only repeat.
+func cutShort(b []byte) bool {
+	if len(bytes.TrimSpace(b)) == 0 {
+		return true
+	}
+	var v any
+	err := json.NewDecoder(bytes.NewReader(b)).Decode(&v)
+	return errors.Is(err, io.ErrUnexpectedEOF)
 }
