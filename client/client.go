@@ -315,7 +315,8 @@ type Request struct {
 	// an error wrapped by Transient retries the request like a 503 (e.g. a
 	// 200 whose error_path is set, or a body that is not JSON because it
 	// was cut); any other error fails the request at once. It is called
-	// once per attempt that got a 2xx.
+	// once per attempt that got a 2xx. A permanent error is given the
+	// response's Content-Type, which usually says what the body was.
 	Check func(body []byte) error
 
 	// IgnoreStatuses: such a status is not an error: Do returns a Response

@@ -358,7 +358,7 @@ func TestTransientFailures(t *testing.T) {
 			}
 			return nil
 		}},
-		{name: "Check permanent", wantHits: 1, wantErr: `stream "s": GET /p: 200 OK: records_path not found`,
+		{name: "Check permanent", wantHits: 1, wantErr: `stream "s": GET /p: 200 OK: records_path not found (Content-Type "text/plain; charset=utf-8")`,
 			check: func(n int) error { return errors.New("records_path not found") }},
 	}
 	for _, tt := range tests {
