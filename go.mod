@@ -3,6 +3,7 @@ module github.com/tap-dev/tap
 go 1.26.0
 
 require (
+	github.com/expr-lang/expr v1.17.8
 	github.com/google/go-cmp v0.7.0
 	github.com/hashicorp/go-retryablehttp v0.7.8
 	github.com/santhosh-tekuri/jsonschema/v5 v5.3.1

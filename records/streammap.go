@@ -1,0 +1,531 @@
+package records
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/expr-lang/expr/vm"
+)
+
+// Inline stream maps and flattening, read as the Meltano SDK reads them
+// (its "Inline Stream Maps" reference, singer_sdk/mapper.py): a stream
+// map can rename (__alias__), copy (__source__), filter (__filter__),
+// drop (null) streams, and add, compute or remove properties; flattening
+// then spreads nested objects into parent__child properties.
+
+// MapConfig is the stream map and flattening settings.
+type MapConfig struct {
+	// StreamMaps is the stream_maps object, decoded.
+	StreamMaps map[string]any
+	// StreamMapConfig is stream_map_config, the expressions' config.
+	StreamMapConfig   map[string]any
+	FlatteningEnabled bool
+	// FlatteningMaxDepth is required when flattening is enabled.
+	FlatteningMaxDepth *int
+}
+
+// StreamSchema is what the mapper needs of a source stream.
+type StreamSchema struct {
+	Schema        map[string]any
+	KeyProperties []string
+}
+
+// Mapper holds the compiled maps of every source stream.
+type Mapper struct {
+	outputs map[string][]*Output
+	active  bool
+}
+
+// Output is one stream a source stream is written as.
+type Output struct {
+	Name          string
+	Source        string
+	Schema        map[string]any
+	KeyProperties []string
+	// Primary is the source's own map (not a __source__ copy).
+	Primary bool
+
+	passthrough bool // no filter, no properties, no flattening
+	includeAll  bool
+	keys        []string // kept when __else__ is null
+	filter      *compiledExpr
+	props       []propMap
+	vars        map[string]string
+	config      map[string]any
+	flatDepth   int
+	flatProps   map[string]any
+}
+
+type propMap struct {
+	name   string
+	remove bool
+	expr   *compiledExpr
+}
+
+const nullString = "__NULL__"
+
+func isNull(v any) bool { return v == nil || v == nullString }
+
+// streamMap is one entry of stream_maps.
+type streamMap struct {
+	key    string
+	def    map[string]any // nil: the stream is removed
+	source string         // what the key matches: itself, or __source__
+	copy   bool           // a __source__ map: a new stream beside the source
+	glob   bool
+}
+
+func (sm streamMap) matches(stream string) bool {
+	if sm.glob {
+		return fnmatch(sm.source, stream)
+	}
+	return sm.source == stream
+}
+
+// NewMapper compiles the stream maps for the given source streams. Every
+// error names the map and, for expressions, the expression.
+//
+// Where the SDK lets the last of several matching keys win (JSON key
+// order), a stream's own name wins over globs here, and two globs that
+// match one stream are an error: the config's meaning does not hang on
+// key order.
+func NewMapper(cfg MapConfig, streams map[string]StreamSchema) (*Mapper, error) {
+	depth := 0
+	if cfg.FlatteningEnabled {
+		if cfg.FlatteningMaxDepth == nil {
+			return nil, errors.New("flattening_max_depth: required when flattening_enabled is true")
+		}
+		if *cfg.FlatteningMaxDepth < 0 {
+			return nil, fmt.Errorf("flattening_max_depth: must be 0 or more, got %d", *cfg.FlatteningMaxDepth)
+		}
+		depth = *cfg.FlatteningMaxDepth
+	}
+	m := &Mapper{outputs: map[string][]*Output{}, active: len(cfg.StreamMaps) > 0 || depth > 0}
+	dropUnmapped := false
+	var entries []streamMap
+	for _, k := range slices.Sorted(maps.Keys(cfg.StreamMaps)) {
+		d := cfg.StreamMaps[k]
+		switch {
+		case k == "__else__":
+			if !isNull(d) {
+				return nil, fmt.Errorf("stream_maps.__else__: only null is supported, got %v", d)
+			}
+			dropUnmapped = true
+			continue
+		case strings.HasPrefix(k, "__"):
+			return nil, fmt.Errorf("stream_maps.%s: unknown option", k)
+		}
+		e := streamMap{key: k, source: k}
+		if !isNull(d) {
+			def, ok := d.(map[string]any)
+			if !ok {
+				return nil, fmt.Errorf("stream_maps.%s: expected an object, null or \"__NULL__\"", k)
+			}
+			e.def = def
+			if v, ok := def["__source__"]; ok {
+				src, ok := v.(string)
+				if !ok || src == "" {
+					return nil, fmt.Errorf("stream_maps.%s.__source__: expected a stream name", k)
+				}
+				e.source, e.copy = src, true
+			}
+		}
+		e.glob = strings.ContainsAny(e.source, "*?[")
+		entries = append(entries, e)
+	}
+	matched := map[string]bool{}
+	names := map[string]string{} // output name → the source that writes it
+	for _, s := range slices.Sorted(maps.Keys(streams)) {
+		src := streams[s]
+		if _, ok := src.Schema["properties"].(map[string]any); !ok {
+			return nil, fmt.Errorf("stream %q: schema has no properties", s)
+		}
+		var own, glob *streamMap
+		var extra []*Output
+		for i := range entries {
+			e := &entries[i]
+			if !e.matches(s) {
+				continue
+			}
+			matched[e.key] = true
+			switch {
+			case e.copy:
+				o, err := compileOutput(e.key, e.key, s, e.def, src, cfg.StreamMapConfig, depth)
+				if err != nil {
+					return nil, err
+				}
+				extra = append(extra, o)
+			case !e.glob:
+				own = e
+			case glob != nil:
+				return nil, fmt.Errorf("stream_maps: %q and %q both match stream %q; name the stream to choose", glob.key, e.key, s)
+			default:
+				glob = e
+			}
+		}
+		if own == nil {
+			own = glob
+		}
+		var primary *Output
+		switch {
+		case own == nil && dropUnmapped, own != nil && own.def == nil:
+		default:
+			var def map[string]any
+			alias := s
+			if own != nil {
+				def = own.def
+				if v, ok := def["__alias__"]; ok {
+					var err error
+					if alias, err = evalAlias(v, s); err != nil {
+						return nil, fmt.Errorf("stream_maps.%s.__alias__: %w", own.key, err)
+					}
+				}
+			}
+			key := s
+			if own != nil {
+				key = own.key
+			}
+			var err error
+			if primary, err = compileOutput(key, alias, s, def, src, cfg.StreamMapConfig, depth); err != nil {
+				return nil, err
+			}
+			primary.Primary = true
+		}
+		outs := extra
+		if primary != nil {
+			outs = append([]*Output{primary}, extra...)
+		}
+		for _, o := range outs {
+			if o.passthrough {
+				o.Schema = src.Schema
+			}
+			if prev, dup := names[o.Name]; dup {
+				return nil, fmt.Errorf("stream_maps: two maps write a stream named %q (from %s and %s)", o.Name, prev, o.Source)
+			}
+			names[o.Name] = o.Source
+		}
+		m.outputs[s] = outs
+	}
+	for _, e := range entries {
+		switch {
+		case matched[e.key] || e.glob:
+		case e.copy:
+			return nil, fmt.Errorf("stream_maps.%s.__source__: no stream named %q", e.key, e.source)
+		default:
+			return nil, fmt.Errorf("stream_maps.%s: no stream of that name (a new stream needs __source__)", e.key)
+		}
+	}
+	return m, nil
+}
+
+// Active reports whether any map or flattening is configured.
+func (m *Mapper) Active() bool { return m != nil && m.active }
+
+// Outputs lists the streams a source stream is written as; none means it
+// is not written at all.
+func (m *Mapper) Outputs(stream string) []*Output { return m.outputs[stream] }
+
+// fnmatch is Python's fnmatch on stream names: * ? [seq] [!seq].
+func fnmatch(pattern, name string) bool {
+	ok, err := path.Match(strings.ReplaceAll(pattern, "[!", "[^"), name)
+	return err == nil && ok
+}
+
+// evalAlias evaluates an __alias__: an expression over __stream_name__,
+// or, when it is not one (customers_v2, aliased.stream), the name itself.
+func evalAlias(v any, stream string) (string, error) {
+	s, ok := v.(string)
+	if !ok {
+		return "", errors.New("expected a string")
+	}
+	ce, err := compileExpr(s, &exprScope{vars: map[string]string{}}, false)
+	if err != nil {
+		return s, nil
+	}
+	out, err := vm.Run(ce.program, map[string]any{"stream": stream})
+	if err != nil {
+		return s, nil
+	}
+	name, ok := out.(string)
+	if !ok || name == "" {
+		return "", fmt.Errorf("%q does not give a stream name", s)
+	}
+	return name, nil
+}
+
+func compileOutput(mapKey, name, source string, def map[string]any, src StreamSchema, config map[string]any, depth int) (*Output, error) {
+	where := "stream_maps." + mapKey
+	props := src.Schema["properties"].(map[string]any)
+	o := &Output{Name: name, Source: source, includeAll: true, config: config, flatDepth: depth, KeyProperties: src.KeyProperties}
+	sc := &exprScope{props: map[string]map[string]any{}, config: config, vars: map[string]string{}}
+	for k, v := range props {
+		p, _ := v.(map[string]any)
+		sc.props[k] = p
+	}
+	if raw, ok := def["__key_properties__"]; ok {
+		list, isList := raw.([]any)
+		if !isList && !isNull(raw) {
+			return nil, fmt.Errorf("%s.__key_properties__: expected a list of property names or null", where)
+		}
+		o.KeyProperties = []string{}
+		for _, e := range list {
+			k, ok := e.(string)
+			if !ok {
+				return nil, fmt.Errorf("%s.__key_properties__: expected a list of property names or null", where)
+			}
+			o.KeyProperties = append(o.KeyProperties, k)
+		}
+	}
+	if v, ok := def["__else__"]; ok {
+		if !isNull(v) {
+			return nil, fmt.Errorf("%s.__else__: only null is supported, got %v", where, v)
+		}
+		o.includeAll = false
+	}
+	outProps := map[string]any{}
+	var required []any
+	if o.includeAll {
+		maps.Copy(outProps, props)
+		required, _ = src.Schema["required"].([]any)
+	} else {
+		// The SDK documents that key properties stay when __else__ is null.
+		for _, k := range o.KeyProperties {
+			if p, ok := props[k]; ok {
+				outProps[k] = p
+				o.keys = append(o.keys, k)
+			}
+		}
+	}
+	if raw, ok := def["__filter__"]; ok {
+		s, ok := raw.(string)
+		if !ok {
+			return nil, fmt.Errorf("%s.__filter__: expected an expression (a string)", where)
+		}
+		sc.self = ""
+		ce, err := compileExpr(s, sc, true)
+		if err != nil {
+			return nil, fmt.Errorf("%s.__filter__: %q: %w", where, s, err)
+		}
+		o.filter = ce
+	}
+	removed := map[string]bool{}
+	for _, k := range slices.Sorted(maps.Keys(def)) {
+		if strings.HasPrefix(k, "__") && strings.HasSuffix(k, "__") {
+			switch k {
+			case "__alias__", "__source__", "__filter__", "__else__", "__key_properties__":
+				continue
+			}
+			return nil, fmt.Errorf("%s.%s: unknown option", where, k)
+		}
+		v := def[k]
+		if isNull(v) {
+			if slices.Contains(o.KeyProperties, k) {
+				return nil, fmt.Errorf("%s.%s: removing a key property is not allowed; set __key_properties__ to the new key (or null)", where, k)
+			}
+			delete(outProps, k)
+			removed[k] = true
+			o.props = append(o.props, propMap{name: k, remove: true})
+			continue
+		}
+		s, ok := v.(string)
+		if !ok {
+			return nil, fmt.Errorf("%s.%s: expected an expression (a string), null or \"__NULL__\"", where, k)
+		}
+		sc.self = k
+		ce, err := compileExpr(s, sc, false)
+		if err != nil {
+			return nil, fmt.Errorf("%s.%s: %q: %w", where, k, s, err)
+		}
+		outProps[k] = propertySchema(ce, src.Schema, props, outProps[k])
+		o.props = append(o.props, propMap{name: k, expr: ce})
+	}
+	for _, k := range o.KeyProperties {
+		if _, ok := outProps[k]; !ok {
+			return nil, fmt.Errorf("%s.__key_properties__: %q is not a property of the mapped stream", where, k)
+		}
+	}
+	schema := map[string]any{"type": "object", "properties": outProps}
+	if o.includeAll {
+		schema = maps.Clone(src.Schema)
+		schema["properties"] = outProps
+		var kept []any
+		for _, r := range required {
+			if s, _ := r.(string); !removed[s] {
+				kept = append(kept, r)
+			}
+		}
+		delete(schema, "required")
+		if kept != nil {
+			schema["required"] = kept
+		}
+	}
+	if depth > 0 {
+		flat, err := flattenSchema(schema, depth)
+		if err != nil {
+			return nil, fmt.Errorf("flattening stream %q: %w", name, err)
+		}
+		schema = flat
+		o.flatProps = flat["properties"].(map[string]any)
+	}
+	o.Schema = schema
+	o.vars = sc.vars
+	o.passthrough = o.includeAll && o.filter == nil && len(o.props) == 0 && depth == 0
+	return o, nil
+}
+
+// propertySchema types a computed property: the whole record is an
+// object; a plain reference copies the referenced property's schema; a
+// function or operator gives its result type; otherwise the property's
+// existing schema, then string — the SDK's documented fallback. Computed
+// properties may be null.
+func propertySchema(ce *compiledExpr, raw map[string]any, props map[string]any, existing any) map[string]any {
+	if ce.whole {
+		return nullable(raw)
+	}
+	if p, ok := props[ce.ref].(map[string]any); ok && ce.ref != "" {
+		return nullable(p)
+	}
+	if t, format := ce.kind.jsonType(); t != "" {
+		s := map[string]any{"type": []any{t, "null"}}
+		if format != "" {
+			s["format"] = format
+		}
+		return s
+	}
+	if p, ok := existing.(map[string]any); ok {
+		return nullable(p)
+	}
+	return map[string]any{"type": []any{"string", "null"}}
+}
+
+func nullable(s map[string]any) map[string]any {
+	c := maps.Clone(s)
+	switch t := s["type"].(type) {
+	case string:
+		if t != "null" {
+			c["type"] = []any{t, "null"}
+		}
+	case []any:
+		if !slices.Contains(t, any("null")) {
+			c["type"] = append(slices.Clone(t), "null")
+		}
+	}
+	return c
+}
+
+// Transformer applies one Output's map to records. It reuses its
+// evaluation state, so each goroutine needs its own.
+type Transformer struct {
+	o       *Output
+	env     map[string]any
+	machine vm.VM
+}
+
+// Transformer returns a new Transformer for o.
+func (o *Output) Transformer() *Transformer {
+	env := map[string]any{"cfg": o.config, "stream": o.Source}
+	return &Transformer{o: o, env: env}
+}
+
+// Transform maps one record: nil means the filter dropped it. The input
+// is not modified; the result may be the input itself when the map
+// changes nothing.
+func (t *Transformer) Transform(rec map[string]any) (map[string]any, error) {
+	o := t.o
+	if o.passthrough {
+		return rec, nil
+	}
+	t.env["rec"] = rec
+	for name, v := range o.vars {
+		t.env[v] = normalize(rec[name])
+	}
+	if o.filter != nil {
+		keep, err := t.machine.Run(o.filter.program, t.env)
+		if err != nil {
+			return nil, fmt.Errorf("stream map %q: __filter__ %q: %w", o.Name, o.filter.src, cleanErr(err))
+		}
+		if keep != true {
+			return nil, nil
+		}
+	}
+	var out map[string]any
+	if o.includeAll {
+		out = maps.Clone(rec)
+	} else {
+		out = make(map[string]any, len(o.keys)+len(o.props))
+		for _, k := range o.keys {
+			if v, ok := rec[k]; ok {
+				out[k] = v
+			}
+		}
+	}
+	for _, p := range o.props {
+		if p.remove {
+			delete(out, p.name)
+			continue
+		}
+		v, err := t.machine.Run(p.expr.program, t.env)
+		if err == nil {
+			v, err = outValue(v)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("stream map %q, property %q: %q: %w", o.Name, p.name, p.expr.src, cleanErr(err))
+		}
+		out[p.name] = v
+	}
+	if o.flatDepth > 0 {
+		flat, err := flattenRecord(out, o.flatProps, o.flatDepth)
+		if err != nil {
+			return nil, fmt.Errorf("stream %q: flattening: %w", o.Name, err)
+		}
+		out = flat
+	}
+	return out, nil
+}
+
+// cleanErr keeps the first line of an expr runtime error: the rest points
+// into generated code the user never wrote.
+func cleanErr(err error) error {
+	return errors.New(firstLine(strings.TrimPrefix(err.Error(), "runtime error: ")))
+}
+
+// outValue turns an expression's result into a record value as the
+// decoder makes them (json.Number for numbers), dates into ISO text.
+func outValue(v any) (any, error) {
+	switch v := v.(type) {
+	case int:
+		return json.Number(fmt.Sprint(v)), nil
+	case float64:
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, fmt.Errorf("result %s is not a JSON number", pyFloatRepr(v))
+		}
+		return json.Number(pyFloatRepr(v)), nil
+	case pyTime:
+		return v.isoformat('T'), nil
+	case []any:
+		out := make([]any, len(v))
+		for i, e := range v {
+			var err error
+			if out[i], err = outValue(e); err != nil {
+				return nil, err
+			}
+		}
+		return out, nil
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, e := range v {
+			var err error
+			if out[k], err = outValue(e); err != nil {
+				return nil, err
+			}
+		}
+		return out, nil
+	}
+	return v, nil
+}
