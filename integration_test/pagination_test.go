@@ -461,6 +461,8 @@ func (a *cycleAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		body = map[string]any{"items": rowsJSON(idRange(1, 3)), "total_pages": 3}
 	case strings.HasSuffix(p, "/fresh-cursor"): // a new cursor every time, the same rows
 		body = map[string]any{"items": rowsJSON(idRange(1, 2)), "next": strconv.Itoa(c + 1), "has_more": true}
+	case strings.HasSuffix(p, "/long-ring"): // a new cursor every time, the rows of six pages over and over
+		body = map[string]any{"items": rowsJSON(idRange(2*(c%6)+1, 2*(c%6)+2)), "next": strconv.Itoa(c + 1), "has_more": true}
 	case strings.HasSuffix(p, "/overlap"): // each page repeats two rows of the last and adds one
 		body = map[string]any{"items": rowsJSON(idRange(c+1, c+3)), "next": strconv.Itoa(c + 1), "has_more": c < 10}
 	case strings.HasSuffix(p, "/stale-then-new"): // two pages of old rows, then new ones
@@ -513,6 +515,8 @@ func TestPaginationCycles(t *testing.T) {
 			wantErr: "3 pages in a row held only rows already read in this walk (told apart by primary key id)", wantHits: 4},
 		{name: "fresh_cursor_no_key", path: "/fresh-cursor", pagination: cursor, extra: noKey,
 			wantErr: "(told apart by their content)", wantHits: 4},
+		{name: "long_ring", path: "/long-ring", pagination: cursor,
+			wantErr: "3 pages in a row held only rows already read", wantHits: 9},
 
 		{name: "overlap", path: "/overlap", pagination: cursor, wantHits: 11, wantIDs: idRange(1, 13)},
 		{name: "stale_then_new", path: "/stale-then-new", pagination: cursor, wantHits: 6,

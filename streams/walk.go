@@ -29,6 +29,13 @@ const maxEmptyFollows = 3
 // positions.
 const maxStalePages = 3
 
+// recentPages is how many of the last pages a walk keeps the row
+// identities of. A page is stale when its rows were all on these pages, or
+// were exactly the rows of any earlier page. Keeping every row of a walk
+// instead would make its memory grow with the stream (30 MiB for a million
+// rows); this keeps it to a few pages and one hash per page.
+const recentPages = maxStalePages + 1
+
 // Walk requests first, then follows p until it says there is no more,
 // calling page for each Response in order. It returns the first error.
 //
@@ -47,17 +54,18 @@ const maxStalePages = 3
 //     query, body: the cursor, URL, page number, offset or key it carries)
 //     is an error, never a cycle;
 //   - maxStalePages (3) pages in a row whose rows were all read before in
-//     this walk is an error; rows are told apart by primary key when the
-//     stream has one, else by their whole content;
+//     this walk (on the last recentPages (4) pages, or as the very rows of
+//     any earlier page) is an error; rows are told apart by primary key
+//     when the stream has one, else by their whole content;
 //   - an empty page while the paginator says there is more is followed at
 //     most maxEmptyFollows (3) times in a row; the next such page is an
 //     error;
 //   - more than d.Pagination.MaxPages pages (when > 0) is an error;
 //   - ctx is checked before every request.
 //
-// The memory this takes is one hash per request sent and one per distinct
-// row read, and it lives as long as the walk: a walk per parent record or
-// per window starts afresh.
+// The memory this takes is two hashes per page and one per row of the last
+// recentPages pages, and it lives as long as the walk: a walk per parent
+// record or per window starts afresh.
 //
 // Errors name the stream and, for a request, only its method, path and
 // parameter names: parameter values (tokens, api keys) are never printed.
@@ -132,13 +140,17 @@ type guard struct {
 	seed maphash.Seed
 	// requests maps the hash of each request sent to its page number.
 	requests map[uint64]int
-	// rows holds the identities of the rows read.
-	rows                  map[uint64]struct{}
+	// pageRows holds a hash of the set of rows of each page read.
+	pageRows map[uint64]struct{}
+	// recent holds the row identities of the last recentPages pages read,
+	// oldest first.
+	recent                [][]uint64
+	spare                 []uint64
 	pages, empties, stale int
 }
 
 func newGuard(d *Definition) *guard {
-	return &guard{d: d, seed: maphash.MakeSeed(), requests: map[uint64]int{}, rows: map[uint64]struct{}{}}
+	return &guard{d: d, seed: maphash.MakeSeed(), requests: map[uint64]int{}, pageRows: map[uint64]struct{}{}}
 }
 
 // sent records req as the request of the next page.
@@ -168,7 +180,7 @@ func (g *guard) check(last, next Request, resp *Response) error {
 		}
 	} else {
 		g.empties = 0
-		if g.addRows(resp.Records) > 0 {
+		if !g.stalePage(resp.Records) {
 			g.stale = 0
 		} else if g.stale++; g.stale >= maxStalePages {
 			return streamErr(name, "%d pages in a row held only rows already read in this walk (told apart by %s) while the API still says there are more; stopping instead of looping",
@@ -187,17 +199,60 @@ func (g *guard) identity() string {
 	return "primary key " + strings.Join(g.d.PrimaryKey, ", ")
 }
 
-// addRows records the identities of recs and returns how many were new.
-func (g *guard) addRows(recs []any) int {
-	added := 0
+// stalePage reports whether every row of recs (at least one) was read
+// before in this walk: on one of the last recentPages pages, or as the very
+// rows of an earlier page. It then remembers the page.
+func (g *guard) stalePage(recs []any) bool {
+	ids := g.spare[:0]
+	var sum uint64
 	for _, rec := range recs {
-		h := g.rowHash(rec)
-		if _, ok := g.rows[h]; !ok {
-			g.rows[h] = struct{}{}
-			added++
+		id := g.rowHash(rec)
+		ids = append(ids, id)
+		sum += id
+	}
+	// The hash of the page's set of rows: the sum of their identities,
+	// which no order of rows changes, with their count.
+	set := sum ^ uint64(len(ids))*0x9e3779b97f4a7c15
+	_, again := g.pageRows[set]
+	g.pageRows[set] = struct{}{}
+	stale := again || g.allRecent(ids)
+	g.spare = nil
+	if len(g.recent) == recentPages {
+		// The oldest page's slice takes the next page's rows: no
+		// allocation per page.
+		g.spare = g.recent[0]
+		g.recent = append(g.recent[:0], g.recent[1:]...)
+	}
+	g.recent = append(g.recent, ids)
+	return stale
+}
+
+// allRecent reports whether every id is on one of the recent pages.
+func (g *guard) allRecent(ids []uint64) bool {
+	// In a walk that goes well the first row of a page is new, and one
+	// scan of the recent pages settles it without building a set.
+	found := false
+	for _, page := range g.recent {
+		if slices.Contains(page, ids[0]) {
+			found = true
+			break
 		}
 	}
-	return added
+	if !found {
+		return false
+	}
+	seen := map[uint64]struct{}{}
+	for _, page := range g.recent {
+		for _, id := range page {
+			seen[id] = struct{}{}
+		}
+	}
+	for _, id := range ids[1:] {
+		if _, ok := seen[id]; !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // rowHash is the identity of a record: its primary key when the stream has

@@ -301,6 +301,9 @@ func (a *loopAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "/fresh-cursor": // a new cursor every time, the same rows
 		c, _ := strconv.Atoi(q.Get("cursor"))
 		body = map[string]any{"items": ids(1, 2), "next": strconv.Itoa(c + 1), "has_more": true}
+	case "/long-ring": // a new cursor every time, the rows of six pages over and over
+		c, _ := strconv.Atoi(q.Get("cursor"))
+		body = map[string]any{"items": ids(2*(c%6)+1, 2*(c%6)+2), "next": strconv.Itoa(c + 1), "has_more": true}
 	case "/cursor-end": // five pages of new rows
 		c, _ := strconv.Atoi(q.Get("cursor"))
 		body = map[string]any{"items": ids(2*c+1, 2*c+2), "next": strconv.Itoa(c + 1), "has_more": c < 4}
@@ -415,6 +418,8 @@ func TestWalkNeverLoops(t *testing.T) {
 		{name: "cursor changes, rows stay, no primary key", path: "/fresh-cursor", pagination: cursor, noKey: true,
 			wantErr: `(told apart by their content)`, wantHits: 4, wantRows: 8},
 
+		{name: "cursor changes, the rows of six pages come round again", path: "/long-ring", pagination: cursor,
+			wantErr: `3 pages in a row held only rows already read`, wantHits: 9, wantRows: 18},
 		{name: "cursor to the end", path: "/cursor-end", pagination: cursor, wantHits: 5, wantRows: 10},
 		{name: "pages overlapping the last", path: "/overlap", pagination: cursor, wantHits: 11, wantRows: 33},
 		{name: "two stale pages, then new rows", path: "/stale-then-new", pagination: cursor, wantHits: 6, wantRows: 12},
@@ -475,5 +480,71 @@ func TestWalkIsFreshEachTime(t *testing.T) {
 		if err := Walk(context.Background(), d, p, first, httpFetch(srv.URL, d), func(*Response) error { return nil }); err != nil {
 			t.Fatalf("walk %d: %v", parent+1, err)
 		}
+	}
+}
+
+// BenchmarkGuardRows measures what telling stale pages costs a walk, per
+// page of 100 records, by primary key and by content: 1,000 pages of
+// distinct rows, read again by a fresh walk once all are read.
+func BenchmarkGuardRows(b *testing.B) {
+	pages := make([][]any, 1000)
+	for p := range pages {
+		pages[p] = make([]any, 100)
+		for i := range pages[p] {
+			pages[p][i] = map[string]any{"id": json.Number(strconv.Itoa(p*100 + i)), "status": "open", "total": json.Number("12.50"),
+				"updated_at": "2026-01-01T00:00:00Z", "tags": []any{"a", "b"}}
+		}
+	}
+	for _, key := range []struct {
+		name string
+		pk   []string
+	}{{"by_key", []string{"id"}}, {"by_content", nil}} {
+		b.Run(key.name, func(b *testing.B) {
+			d := &Definition{Name: "x", PrimaryKey: key.pk}
+			g := newGuard(d)
+			p := 0
+			for b.Loop() {
+				if p == len(pages) {
+					g, p = newGuard(d), 0
+				}
+				if g.stalePage(pages[p]) {
+					b.Fatal("a page of new rows is stale")
+				}
+				p++
+			}
+		})
+	}
+}
+
+// TestStalePage: a page is stale when its rows were all on the last
+// recentPages pages, or were exactly the rows of any earlier page.
+func TestStalePage(t *testing.T) {
+	tests := map[string]struct {
+		pages [][]int
+		want  []bool
+	}{
+		"new rows":                     {[][]int{{1, 2}, {3, 4}, {5, 6}}, []bool{false, false, false}},
+		"some new rows":                {[][]int{{1, 2, 3}, {3, 4, 5}, {4, 5, 6}}, []bool{false, false, false}},
+		"the same page":                {[][]int{{1, 2}, {1, 2}, {2, 1}}, []bool{false, true, true}},
+		"rows of the last pages":       {[][]int{{1, 2}, {3, 4}, {2, 3}, {4, 1}}, []bool{false, false, true, true}},
+		"an old page again":            {[][]int{{1, 2}, {3, 4}, {5, 6}, {7, 8}, {9, 10}, {11, 12}, {2, 1}}, []bool{false, false, false, false, false, false, true}},
+		"rows of the fourth page back": {[][]int{{1, 2}, {3, 4}, {5, 6}, {7, 8}, {1, 2, 3}}, []bool{false, false, false, false, true}},
+		"old rows mixed beyond reach":  {[][]int{{1, 2}, {3, 4}, {5, 6}, {7, 8}, {9, 10}, {1, 3}}, []bool{false, false, false, false, false, false}},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			g := newGuard(&Definition{Name: "x", PrimaryKey: []string{"id"}})
+			var got []bool
+			for _, ids := range tt.pages {
+				recs := make([]any, len(ids))
+				for i, id := range ids {
+					recs[i] = map[string]any{"id": json.Number(strconv.Itoa(id))}
+				}
+				got = append(got, g.stalePage(recs))
+			}
+			if d := cmp.Diff(tt.want, got); d != "" {
+				t.Errorf("stale (-want +got):\n%s", d)
+			}
+		})
 	}
 }
