@@ -51,6 +51,7 @@ Flags:
                       one record per stream, whatever the catalog selects; schema writes
                       only the SCHEMA messages
   --version           print "tap VERSION"
+  --log-level LEVEL   debug, info, warn or error (default: the config's log_level, info)
   --help              this text
 
 Exit codes: 0 ok, 1 run failed (last STATE valid), 2 bad input, 75 deferred (retry later).
@@ -105,6 +106,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			args[i] = "--test=" + tap.TestAll // alone it means all, as in the Meltano SDK
 		}
 	}
+	fs.StringVar(&f.LogLevel, "log-level", "", "")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(stdout, usage)
@@ -114,6 +116,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if fs.NArg() > 0 {
 		return badUsage(cmd, stdout, stderr, fmt.Sprintf("unexpected argument %q (see tap --help)", fs.Arg(0)))
+	}
+	if err := tap.CheckLogLevel(f.LogLevel); err != nil {
+		return badUsage(cmd, stdout, stderr, err.Error())
 	}
 	if properties != "" {
 		if f.Catalog != "" {

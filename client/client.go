@@ -59,7 +59,7 @@ type Auth struct {
 type Config struct {
 	BaseURL           *url.URL          // auth and default headers are sent only to this scheme+host+port
 	Auth              Auth              //
-	Headers           map[string]string // default headers (e.g. User-Agent)
+	Headers           map[string]string // default headers (e.g. User-Agent); names and values already checked
 	RequestsPerSecond float64           // token bucket rate; 0 = unlimited
 	Burst             int               // bucket size [1]
 	MaxInFlight       int               // concurrent requests cap [4]
@@ -73,6 +73,10 @@ type Config struct {
 	BreakerThreshold   int           // consecutive transient failures across the client that open the circuit [10]
 	BreakerCooldown    time.Duration // [30s]
 	BreakerMaxOpenings int           // the circuit opening this many times in one run is final: ErrCircuitOpen [5]
+
+	// Redactor masks secret values in errors and logs [none: only
+	// credential-like query parameters are masked].
+	Redactor Redactor
 
 	// Logger gets retries (Warn), circuit state changes (Warn) and
 	// slowdowns from rate-limit headers (Info); never headers or
@@ -109,9 +113,8 @@ type Client struct {
 	randMu sync.Mutex
 }
 
-// New checks cfg, fills in the defaults and returns a Client. An invalid
-// value is reported with the name of its field in the tap config, e.g.
-// "rate_limit.burst: must be >= 1".
+// New fills in the defaults of cfg and returns a Client. The caller checks
+// user input; an invalid cfg is a programmer error, reported as such.
 func New(cfg Config) (*Client, error) {
 	if err := normalize(&cfg); err != nil {
 		return nil, err
@@ -125,7 +128,7 @@ func New(cfg Config) (*Client, error) {
 	c := &Client{
 		cfg:   cfg,
 		base:  &base,
-		red:   newRedactor(cfg.Auth, cfg.Headers),
+		red:   newRedactor(cfg.Auth, cfg.Redactor),
 		stats: newStats(),
 		log:   log,
 		now:   cfg.Now,
@@ -156,107 +159,74 @@ func defaultTransport(maxInFlight int) http.RoundTripper {
 	return t
 }
 
+// normalize fills in the defaults of cfg's zero values. The tap has
+// checked every value against its settings before, so an invalid one here
+// is a programmer error, reported with the name of the Config field.
 func normalize(cfg *Config) error {
-	b := cfg.BaseURL
-	switch {
-	case b == nil:
-		return errors.New("base_url: required")
-	case b.Scheme != "http" && b.Scheme != "https":
-		return fmt.Errorf("base_url: must be an http:// or https:// URL (got scheme %q)", b.Scheme)
-	case b.Host == "":
-		return errors.New("base_url: has no host")
-	case b.User != nil:
-		return errors.New("base_url: must not hold credentials; use the auth block")
+	if b := cfg.BaseURL; b == nil || (b.Scheme != "http" && b.Scheme != "https") || b.Host == "" || b.User != nil {
+		return fmt.Errorf("client: Config.BaseURL must be an http(s) URL with a host and no userinfo, got %v", b)
 	}
 	a := &cfg.Auth
-	a.Type = strings.ToLower(strings.TrimSpace(a.Type))
 	switch a.Type {
-	case "", "none":
+	case "":
 		a.Type = "none"
-	case "bearer":
-		if a.Token == "" {
-			return errors.New("auth.token: required for auth type bearer")
-		}
-	case "basic":
-		if a.Username == "" {
-			return errors.New("auth.username: required for auth type basic")
-		}
+	case "none", "bearer", "basic":
 	case "api_key":
-		if a.Name == "" {
-			return errors.New("auth.name: required for auth type api_key")
-		}
-		if a.Value == "" {
-			return errors.New("auth.value: required for auth type api_key")
-		}
-		switch strings.ToLower(a.In) {
-		case "", "header":
+		if a.In == "" {
 			a.In = "header"
-			if !validHeaderName(a.Name) {
-				return fmt.Errorf("auth.name: %q is not a valid header name", a.Name)
-			}
-		case "query":
-			a.In = "query"
-		default:
-			return fmt.Errorf("auth.in: must be header or query (got %q)", a.In)
+		}
+		if a.In != "header" && a.In != "query" {
+			return fmt.Errorf("client: Config.Auth.In must be header or query, got %q", a.In)
 		}
 	default:
-		return fmt.Errorf("auth.type: must be none, bearer, basic or api_key (got %q)", a.Type)
-	}
-	for k, v := range cfg.Headers {
-		if !validHeaderName(k) {
-			return fmt.Errorf("headers: %q is not a valid header name", k)
-		}
-		if strings.ContainsAny(v, "\r\n\x00") {
-			return fmt.Errorf("headers.%s: must not contain line breaks", k)
-		}
+		return fmt.Errorf("client: Config.Auth.Type must be none, bearer, basic or api_key, got %q", a.Type)
 	}
 	if r := cfg.RequestsPerSecond; r < 0 || math.IsNaN(r) || math.IsInf(r, 0) {
-		return fmt.Errorf("rate_limit.requests_per_second: must be >= 0 (got %v)", r)
+		return fmt.Errorf("client: Config.RequestsPerSecond must be >= 0, got %v", r)
 	}
 	ints := []struct {
 		v    *int
 		name string
 		def  int
-		min  int
 	}{
-		{&cfg.Burst, "rate_limit.burst", 1, 1},
-		{&cfg.MaxInFlight, "rate_limit.max_in_flight", 4, 1},
-		{&cfg.MaxAttempts, "retry.max_attempts", 6, 1},
-		{&cfg.BreakerThreshold, "circuit_breaker.threshold", 10, 1},
-		{&cfg.BreakerMaxOpenings, "circuit_breaker.max_openings", 5, 1},
+		{&cfg.Burst, "Burst", 1},
+		{&cfg.MaxInFlight, "MaxInFlight", 4},
+		{&cfg.MaxAttempts, "MaxAttempts", 6},
+		{&cfg.BreakerThreshold, "BreakerThreshold", 10},
+		{&cfg.BreakerMaxOpenings, "BreakerMaxOpenings", 5},
 	}
 	for _, f := range ints {
 		if *f.v == 0 {
 			*f.v = f.def
 		}
-		if *f.v < f.min {
-			return fmt.Errorf("%s: must be >= %d (got %d)", f.name, f.min, *f.v)
+		if *f.v < 1 {
+			return fmt.Errorf("client: Config.%s must be >= 1, got %d", f.name, *f.v)
 		}
 	}
 	if cfg.DailyQuota < 0 {
-		return fmt.Errorf("rate_limit.daily_quota: must be >= 0 (got %d)", cfg.DailyQuota)
+		return fmt.Errorf("client: Config.DailyQuota must be >= 0, got %d", cfg.DailyQuota)
 	}
 	durs := []struct {
 		v    *time.Duration
 		name string
 		def  time.Duration
 	}{
-		{&cfg.BaseDelay, "retry.base_delay_ms", 500 * time.Millisecond},
-		{&cfg.MaxDelay, "retry.max_delay_ms", 30 * time.Second},
-		{&cfg.MaxRetryAfter, "retry.max_retry_after_s", 300 * time.Second},
-		{&cfg.Timeout, "request_timeout_s", 30 * time.Second},
-		{&cfg.BreakerCooldown, "circuit_breaker.cooldown_s", 30 * time.Second},
+		{&cfg.BaseDelay, "BaseDelay", 500 * time.Millisecond},
+		{&cfg.MaxDelay, "MaxDelay", 30 * time.Second},
+		{&cfg.MaxRetryAfter, "MaxRetryAfter", 300 * time.Second},
+		{&cfg.Timeout, "Timeout", 30 * time.Second},
+		{&cfg.BreakerCooldown, "BreakerCooldown", 30 * time.Second},
 	}
 	for _, f := range durs {
 		if *f.v == 0 {
 			*f.v = f.def
 		}
 		if *f.v < 0 {
-			return fmt.Errorf("%s: must be > 0 (got %s)", f.name, *f.v)
+			return fmt.Errorf("client: Config.%s must be > 0, got %s", f.name, *f.v)
 		}
 	}
 	if cfg.MaxDelay < cfg.BaseDelay {
-		return fmt.Errorf("retry.max_delay_ms: must be >= retry.base_delay_ms (%s < %s)", cfg.MaxDelay, cfg.BaseDelay)
+		return fmt.Errorf("client: Config.MaxDelay (%s) must be >= Config.BaseDelay (%s)", cfg.MaxDelay, cfg.BaseDelay)
 	}
 	if cfg.Rand == nil {
 		cfg.Rand = rand.Float64
@@ -268,18 +238,6 @@ func normalize(cfg *Config) error {
 		cfg.Sleep = sleepCtx
 	}
 	return nil
-}
-
-func validHeaderName(s string) bool {
-	if s == "" {
-		return false
-	}
-	for _, r := range s {
-		if r <= ' ' || r >= 0x7f || strings.ContainsRune(`"(),/:;<=>?@[\]{}`, r) {
-			return false
-		}
-	}
-	return true
 }
 
 // sleepCtx waits d or until ctx is done.

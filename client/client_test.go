@@ -72,6 +72,10 @@ func TestAuth(t *testing.T) {
 				c.Auth = tt.auth
 				c.Headers = map[string]string{"User-Agent": "tap-test", "X-Session-Token": "hdr-" + secret}
 				c.MaxAttempts = 2
+				// What the tap's redactor knows: the secret in the forms it
+				// takes on the wire.
+				c.Redactor = secretsRedactor{secret, url.QueryEscape(secret), url.PathEscape(secret),
+					base64.StdEncoding.EncodeToString([]byte("me:" + secret))}
 			})
 			ctx := context.Background()
 			var errs []string
@@ -142,7 +146,7 @@ func dumpHeader(h http.Header) string {
 }
 
 func TestRedact(t *testing.T) {
-	r := newRedactor(Auth{Type: "api_key", Name: "AppID", Value: "topsecretvalue", In: "query"}, nil)
+	r := newRedactor(Auth{Type: "api_key", Name: "AppID", Value: "topsecretvalue", In: "query"}, secretsRedactor{"topsecretvalue"})
 	tests := []struct{ in, want string }{
 		{"https://user:pw@api.example.com/v1/x?limit=10", "https://api.example.com/v1/x?limit=10"},
 		{"https://api.example.com/v1/x?token=abc&limit=10", "https://api.example.com/v1/x?token=REDACTED&limit=10"},
@@ -162,9 +166,6 @@ func TestRedact(t *testing.T) {
 			t.Errorf("url(%s)\n got %s\nwant %s", tt.in, got, tt.want)
 		}
 	}
-	if got := RedactURL(mustURL(t, "https://u:p@h/p?token=1&mine=2"), "MINE"); got != "https://h/p?token=REDACTED&mine=REDACTED" {
-		t.Errorf("RedactURL = %s", got)
-	}
 	if got := r.pathQuery(mustURL(t, "https://u:p@h/v1/o?key=1&a=b")); got != "/v1/o?key=REDACTED&a=b" {
 		t.Errorf("pathQuery = %s", got)
 	}
@@ -176,26 +177,20 @@ func TestNewValidation(t *testing.T) {
 		cfg  Config
 		want string
 	}{
-		{Config{}, "base_url: required"},
-		{Config{BaseURL: mustURL(t, "ftp://x")}, "base_url: must be an http"},
-		{Config{BaseURL: mustURL(t, "https://u:p@x")}, "base_url: must not hold credentials"},
-		{Config{BaseURL: base, Burst: -1}, "rate_limit.burst: must be >= 1"},
-		{Config{BaseURL: base, MaxInFlight: -2}, "rate_limit.max_in_flight: must be >= 1"},
-		{Config{BaseURL: base, RequestsPerSecond: -1}, "rate_limit.requests_per_second: must be >= 0"},
-		{Config{BaseURL: base, DailyQuota: -1}, "rate_limit.daily_quota: must be >= 0"},
-		{Config{BaseURL: base, MaxAttempts: -1}, "retry.max_attempts: must be >= 1"},
-		{Config{BaseURL: base, BaseDelay: -time.Second}, "retry.base_delay_ms: must be > 0"},
-		{Config{BaseURL: base, BaseDelay: time.Minute}, "retry.max_delay_ms: must be >= retry.base_delay_ms"},
-		{Config{BaseURL: base, MaxRetryAfter: -1}, "retry.max_retry_after_s: must be > 0"},
-		{Config{BaseURL: base, Timeout: -1}, "request_timeout_s: must be > 0"},
-		{Config{BaseURL: base, Auth: Auth{Type: "oauth"}}, `auth.type: must be none, bearer, basic or api_key (got "oauth")`},
-		{Config{BaseURL: base, Auth: Auth{Type: "bearer"}}, "auth.token: required"},
-		{Config{BaseURL: base, Auth: Auth{Type: "basic"}}, "auth.username: required"},
-		{Config{BaseURL: base, Auth: Auth{Type: "api_key", Value: "v"}}, "auth.name: required"},
-		{Config{BaseURL: base, Auth: Auth{Type: "api_key", Name: "k"}}, "auth.value: required"},
-		{Config{BaseURL: base, Auth: Auth{Type: "api_key", Name: "k", Value: "v", In: "body"}}, "auth.in: must be header or query"},
-		{Config{BaseURL: base, Auth: Auth{Type: "api_key", Name: "bad name", Value: "v"}}, "auth.name:"},
-		{Config{BaseURL: base, Headers: map[string]string{"X": "a\r\nB: c"}}, "headers.X:"},
+		{Config{}, "client: Config.BaseURL must be"},
+		{Config{BaseURL: mustURL(t, "ftp://x")}, "client: Config.BaseURL must be"},
+		{Config{BaseURL: mustURL(t, "https://u:p@x")}, "client: Config.BaseURL must be"},
+		{Config{BaseURL: base, Burst: -1}, "client: Config.Burst must be >= 1"},
+		{Config{BaseURL: base, MaxInFlight: -2}, "client: Config.MaxInFlight must be >= 1"},
+		{Config{BaseURL: base, RequestsPerSecond: -1}, "client: Config.RequestsPerSecond must be >= 0"},
+		{Config{BaseURL: base, DailyQuota: -1}, "client: Config.DailyQuota must be >= 0"},
+		{Config{BaseURL: base, MaxAttempts: -1}, "client: Config.MaxAttempts must be >= 1"},
+		{Config{BaseURL: base, BaseDelay: -time.Second}, "client: Config.BaseDelay must be > 0"},
+		{Config{BaseURL: base, BaseDelay: time.Minute}, "client: Config.MaxDelay (30s) must be >= Config.BaseDelay"},
+		{Config{BaseURL: base, MaxRetryAfter: -1}, "client: Config.MaxRetryAfter must be > 0"},
+		{Config{BaseURL: base, Timeout: -1}, "client: Config.Timeout must be > 0"},
+		{Config{BaseURL: base, Auth: Auth{Type: "oauth"}}, `client: Config.Auth.Type must be none, bearer, basic or api_key, got "oauth"`},
+		{Config{BaseURL: base, Auth: Auth{Type: "api_key", Name: "k", Value: "v", In: "body"}}, "client: Config.Auth.In must be header or query"},
 		{Config{BaseURL: base}, ""},
 		{Config{BaseURL: base, Auth: Auth{Type: "none"}, Burst: 3}, ""},
 	}

@@ -156,3 +156,13 @@ func jsonResponse(r *http.Request, status int, h http.Header, body string) *http
 		Body: io.NopCloser(strings.NewReader(body)), Request: r, ContentLength: int64(len(body)),
 	}
 }
+
+// secretsRedactor masks the given values, as the tap's redactor does.
+type secretsRedactor []string
+
+func (r secretsRedactor) Redact(s string) string {
+	for _, v := range r {
+		s = strings.ReplaceAll(s, v, "REDACTED")
+	}
+	return s
+}

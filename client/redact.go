@@ -1,7 +1,6 @@
 package client
 
 import (
-	"encoding/base64"
 	"net/url"
 	"strings"
 )
@@ -20,63 +19,28 @@ var secretParams = map[string]bool{
 	"x-amz-credential": true, "x-amz-security-token": true,
 }
 
-// minSecretLen: shorter configured secrets are not searched for in free
-// text (error messages), which would mangle it for no protection.
-const minSecretLen = 4
-
-// redactor masks credentials in URLs and text. It knows the secret
-// parameter names above, the api_key name of the config, and the secret
-// values of the config (token, password, api key value, sensitive default
-// headers), so that an API echoing a credential does not leak it either.
-type redactor struct {
-	names  map[string]bool // extra parameter names, lower case
-	values []string        // secret values, as sent and as URL-escaped
+// Redactor masks secret values in text. The tap gives the Client one that
+// knows the secrets of its config and those it learns while running; it
+// masks with the same word, REDACTED.
+type Redactor interface {
+	Redact(s string) string
 }
 
-func newRedactor(auth Auth, headers map[string]string) *redactor {
-	r := &redactor{names: map[string]bool{}}
+// redactor masks credentials in URLs and text: the values of query
+// parameters whose names look like credentials (the names above and the
+// api_key name of the config), and every secret value its Redactor knows,
+// so that an API echoing a credential does not leak it either.
+type redactor struct {
+	names  map[string]bool // extra parameter names, lower case
+	values Redactor        // nil: no secret values known
+}
+
+func newRedactor(auth Auth, values Redactor) *redactor {
+	r := &redactor{names: map[string]bool{}, values: values}
 	if auth.Type == "api_key" && auth.Name != "" {
 		r.names[strings.ToLower(auth.Name)] = true
 	}
-	add := func(v string) {
-		if len(v) < minSecretLen {
-			return
-		}
-		r.values = append(r.values, v)
-		if e := url.QueryEscape(v); e != v {
-			r.values = append(r.values, e)
-		}
-		if e := url.PathEscape(v); e != v {
-			r.values = append(r.values, e)
-		}
-	}
-	add(auth.Token)
-	add(auth.Password)
-	add(auth.Value)
-	if auth.Type == "basic" && auth.Password != "" {
-		// What the Authorization header carries, should an API echo it.
-		add(base64.StdEncoding.EncodeToString([]byte(auth.Username + ":" + auth.Password)))
-	}
-	for k, v := range headers {
-		if sensitiveHeader(k) {
-			add(v)
-			if _, tok, ok := strings.Cut(v, " "); ok { // "Bearer xyz"
-				add(tok)
-			}
-		}
-	}
 	return r
-}
-
-// sensitiveHeader guesses whether a default header carries a credential.
-func sensitiveHeader(name string) bool {
-	n := strings.ToLower(name)
-	for _, s := range []string{"auth", "key", "token", "secret", "password", "cookie", "signature"} {
-		if strings.Contains(n, s) {
-			return true
-		}
-	}
-	return false
 }
 
 func (r *redactor) secretName(name string) bool {
@@ -128,25 +92,10 @@ func (r *redactor) url(u *url.URL) string {
 	return r.scrub(u.Scheme+"://"+u.Host) + r.pathQuery(u)
 }
 
-// scrub replaces every configured secret value found in s.
+// scrub replaces every known secret value found in s.
 func (r *redactor) scrub(s string) string {
-	for _, v := range r.values {
-		if strings.Contains(s, v) {
-			s = strings.ReplaceAll(s, v, redactedValue)
-		}
+	if r.values == nil {
+		return s
 	}
-	return s
-}
-
-// RedactURL returns u as it may be shown in logs and errors: no userinfo,
-// no fragment, and the values of query parameters that look like
-// credentials (token, access_token, api_key, apikey, key, secret, password,
-// signature, sig, client_secret, ... and the extra names given, compared
-// case-insensitively) replaced by REDACTED.
-func RedactURL(u *url.URL, extraSecretParams ...string) string {
-	r := &redactor{names: map[string]bool{}}
-	for _, n := range extraSecretParams {
-		r.names[strings.ToLower(n)] = true
-	}
-	return r.url(u)
+	return r.values.Redact(s)
 }

@@ -182,10 +182,8 @@ func (c *Client) authorize(r *http.Request) {
 	r.URL.User = nil
 	r.Header.Del("Authorization")
 	r.Header.Del("Proxy-Authorization")
-	for k := range c.cfg.Headers {
-		if sensitiveHeader(k) {
-			r.Header.Del(k)
-		}
+	for k := range c.cfg.Headers { // only BaseURL's origin gets them
+		r.Header.Del(k)
 	}
 	if a.Type == "api_key" && a.In == "header" {
 		r.Header.Del(a.Name)
@@ -193,7 +191,7 @@ func (c *Client) authorize(r *http.Request) {
 	// A configured secret in the query (say, a next URL echoing our
 	// api_key) is dropped: ours only, whatever the parameter's name.
 	for _, v := range []string{a.Token, a.Password, a.Value} {
-		if len(v) >= minSecretLen {
+		if v != "" {
 			r.URL.RawQuery = dropQueryValue(r.URL.RawQuery, v)
 		}
 	}

@@ -5,11 +5,15 @@
 package settings
 
 import (
-	"encoding/base64"
 	"errors"
 	"fmt"
+	"io/fs"
+	"maps"
 	"net/url"
+	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/tap-dev/tap/demoapi"
@@ -30,11 +34,13 @@ type Config struct {
 	StreamsFile        string               `json:"streams_file"`
 	RateLimit          RateLimit            `json:"rate_limit"`
 	Retry              Retry                `json:"retry"`
-	RequestTimeoutS    *float64             `json:"request_timeout_s"`
-	MaxParallelStreams *int                 `json:"max_parallel_streams"`
+	RequestTimeoutS    float64              `json:"request_timeout_s"`
+	MaxParallelStreams int                  `json:"max_parallel_streams"`
 	MaxPages           int                  `json:"max_pages"`
 	OnSchemaViolation  string               `json:"on_schema_violation"`
 	DeadLetterPath     string               `json:"dead_letter_path"`
+	LogLevel           string               `json:"log_level"`
+	MetricsLogLevel    string               `json:"metrics_log_level"`
 	Demo               demoapi.Config       `json:"demo"`
 
 	// Path is the file the config was read from; relative paths in it
@@ -44,6 +50,9 @@ type Config struct {
 	Start time.Time `json:"-"`
 	// Schemas holds each stream's decoded schema by stream name.
 	Schemas map[string]map[string]any `json:"-"`
+	// Redactor masks the config's secrets; a run adds the secrets it
+	// learns (access tokens) to it.
+	Redactor *Redactor `json:"-"`
 }
 
 // Auth is the auth block. Token, Password and Value are secrets.
@@ -57,13 +66,12 @@ type Auth struct {
 	In       string `json:"in"`
 }
 
-// RateLimit is the rate_limit block. Pointers tell "unset" (default) from
-// an explicit zero (off).
+// RateLimit is the rate_limit block.
 type RateLimit struct {
-	RequestsPerSecond *float64 `json:"requests_per_second"`
-	Burst             int      `json:"burst"`
-	MaxInFlight       int      `json:"max_in_flight"`
-	DailyQuota        int      `json:"daily_quota"`
+	RequestsPerSecond float64 `json:"requests_per_second"`
+	Burst             int     `json:"burst"`
+	MaxInFlight       int     `json:"max_in_flight"`
+	DailyQuota        int     `json:"daily_quota"`
 }
 
 // Retry is the retry block.
@@ -72,31 +80,6 @@ type Retry struct {
 	BaseDelayMS    int `json:"base_delay_ms"`
 	MaxDelayMS     int `json:"max_delay_ms"`
 	MaxRetryAfterS int `json:"max_retry_after_s"`
-}
-
-// Secrets returns the secret values of the config, so that output can be
-// checked (and scrubbed) for them.
-func (c *Config) Secrets() []string {
-	var out []string
-	add := func(s string) {
-		if s == "" {
-			return
-		}
-		out = append(out, s)
-		// The forms a secret takes on the wire, should an API echo it.
-		for _, e := range []string{url.QueryEscape(s), url.PathEscape(s)} {
-			if e != s {
-				out = append(out, e)
-			}
-		}
-	}
-	for _, s := range []string{c.Auth.Token, c.Auth.Password, c.Auth.Value, c.Demo.Token} {
-		add(s)
-	}
-	if c.Auth.Type == "basic" && c.Auth.Password != "" {
-		add(base64.StdEncoding.EncodeToString([]byte(c.Auth.Username + ":" + c.Auth.Password)))
-	}
-	return out
 }
 
 // Stream returns the definition named name.
@@ -126,11 +109,20 @@ func LoadWith(path string, prepare func(c *Config, streamsPath string) error) (*
 	if err != nil {
 		return nil, inputErr(path, err)
 	}
+	obj, ok := tree.(map[string]any)
+	if !ok {
+		return nil, inputErr(path, errors.New("expected a JSON object at the top level"))
+	}
+	stringifyValues(obj["headers"])
+	if err := applyRegistry(obj); err != nil {
+		return nil, inputErr(path, err)
+	}
 	var cfg Config
-	if err := decodeWithStreams(tree, &cfg, &cfg.Streams); err != nil {
+	if err := decodeWithStreams(obj, &cfg, &cfg.Streams); err != nil {
 		return nil, inputErr(path, err)
 	}
 	cfg.Path = path
+	cfg.Redactor = newConfigRedactor(obj)
 	streamsPath := path
 	if cfg.StreamsFile != "" {
 		if len(cfg.Streams) > 0 {
@@ -166,35 +158,28 @@ func LoadWith(path string, prepare func(c *Config, streamsPath string) error) (*
 	return &cfg, nil
 }
 
+// check checks what the registry cannot: the shape of values and the
+// rules between settings. The registry has checked types and bounds.
 func (c *Config) check() error {
-	if c.BaseURL == "" {
-		return errors.New(`base_url: is required (e.g. "https://api.example.com" or "embedded://demo")`)
-	}
 	if c.BaseURL != DemoURL {
 		u, err := url.Parse(c.BaseURL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return errors.New(`base_url: expected an http(s) URL such as "https://api.example.com", or "embedded://demo"`)
 		}
+		if u.User != nil {
+			return errors.New("base_url: must not hold credentials; use the auth block")
+		}
 	}
-	switch c.Auth.Type {
-	case "", "none":
-	case "bearer":
-		if c.Auth.Token == "" {
-			return errors.New("auth.token: is required for auth type bearer")
+	if err := c.checkAuth(); err != nil {
+		return err
+	}
+	for _, k := range slices.Sorted(maps.Keys(c.Headers)) {
+		if !validHeaderName(k) {
+			return fmt.Errorf("headers: %q is not a valid header name", k)
 		}
-	case "basic":
-		if c.Auth.Username == "" {
-			return errors.New("auth.username: is required for auth type basic")
+		if strings.ContainsAny(c.Headers[k], "\r\n\x00") {
+			return fmt.Errorf("headers.%s: must not contain line breaks or NUL", k)
 		}
-	case "api_key":
-		if c.Auth.Name == "" || c.Auth.Value == "" {
-			return errors.New("auth: name and value are required for auth type api_key")
-		}
-		if c.Auth.In != "" && c.Auth.In != "header" && c.Auth.In != "query" {
-			return fmt.Errorf("auth.in: expected header or query, got %q", c.Auth.In)
-		}
-	default:
-		return fmt.Errorf("auth.type: expected none, bearer, basic or api_key, got %q", c.Auth.Type)
 	}
 	if c.StartDate != "" {
 		t, err := time.Parse(time.RFC3339, c.StartDate)
@@ -205,69 +190,93 @@ func (c *Config) check() error {
 		}
 		c.Start = t.UTC()
 	}
-	rl := &c.RateLimit
-	if rl.RequestsPerSecond == nil {
-		rl.RequestsPerSecond = ptr(10.0)
-	} else if *rl.RequestsPerSecond < 0 {
-		return fmt.Errorf("rate_limit.requests_per_second: expected a number >= 0 (0 = unlimited), got %v", *rl.RequestsPerSecond)
-	}
-	if err := defaultInt(&rl.Burst, 1, 1, "rate_limit.burst"); err != nil {
-		return err
-	}
-	if err := defaultInt(&rl.MaxInFlight, 4, 1, "rate_limit.max_in_flight"); err != nil {
-		return err
-	}
-	if rl.DailyQuota < 0 {
-		return fmt.Errorf("rate_limit.daily_quota: expected an integer >= 0 (0 = off), got %d", rl.DailyQuota)
-	}
-	r := &c.Retry
-	for _, f := range []struct {
-		v        *int
-		def, min int
-		name     string
-	}{
-		{&r.MaxAttempts, 6, 1, "retry.max_attempts"},
-		{&r.BaseDelayMS, 500, 1, "retry.base_delay_ms"},
-		{&r.MaxDelayMS, 30000, 1, "retry.max_delay_ms"},
-		{&r.MaxRetryAfterS, 300, 1, "retry.max_retry_after_s"},
-	} {
-		if err := defaultInt(f.v, f.def, f.min, f.name); err != nil {
-			return err
-		}
-	}
-	if r.MaxDelayMS < r.BaseDelayMS {
+	if r := c.Retry; r.MaxDelayMS < r.BaseDelayMS {
 		return fmt.Errorf("retry.max_delay_ms: must be >= retry.base_delay_ms (%d), got %d", r.BaseDelayMS, r.MaxDelayMS)
-	}
-	if c.RequestTimeoutS == nil {
-		c.RequestTimeoutS = ptr(30.0)
-	} else if *c.RequestTimeoutS <= 0 {
-		return fmt.Errorf("request_timeout_s: expected a number of seconds > 0, got %v", *c.RequestTimeoutS)
-	}
-	if c.MaxParallelStreams == nil {
-		c.MaxParallelStreams = ptr(2)
-	} else if *c.MaxParallelStreams < 1 {
-		return fmt.Errorf("max_parallel_streams: expected an integer >= 1, got %d", *c.MaxParallelStreams)
-	}
-	if c.MaxPages < 0 {
-		return fmt.Errorf("max_pages: expected an integer >= 0 (0 = unlimited), got %d", c.MaxPages)
-	}
-	switch c.OnSchemaViolation {
-	case "":
-		c.OnSchemaViolation = ViolationDeadLetter
-	case ViolationFail, ViolationDeadLetter, ViolationEmit:
-	default:
-		return fmt.Errorf("on_schema_violation: expected fail, dead_letter or emit, got %q", c.OnSchemaViolation)
-	}
-	if c.DeadLetterPath == "" {
-		c.DeadLetterPath = "dead_letter.jsonl"
 	}
 	if !filepath.IsAbs(c.DeadLetterPath) {
 		c.DeadLetterPath = filepath.Join(filepath.Dir(c.Path), c.DeadLetterPath)
+	}
+	if c.OnSchemaViolation == ViolationDeadLetter {
+		if err := checkWritable(c.DeadLetterPath); err != nil {
+			return fmt.Errorf("dead_letter_path: %w", err)
+		}
 	}
 	if c.BaseURL == DemoURL {
 		if _, err := demoapi.New(c.Demo); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// checkAuth checks that the auth block holds what its type needs, in a
+// form a request can carry.
+func (c *Config) checkAuth() error {
+	a := c.Auth
+	switch a.Type {
+	case "bearer":
+		if a.Token == "" {
+			return errors.New("auth.token: is required for auth type bearer")
+		}
+		if strings.ContainsAny(a.Token, "\r\n\x00") {
+			return errors.New("auth.token: must not contain line breaks or NUL")
+		}
+	case "basic":
+		if a.Username == "" {
+			return errors.New("auth.username: is required for auth type basic")
+		}
+	case "api_key":
+		if a.Name == "" || a.Value == "" {
+			return errors.New("auth: name and value are required for auth type api_key")
+		}
+		if a.In == "header" {
+			if !validHeaderName(a.Name) {
+				return fmt.Errorf("auth.name: %q is not a valid header name", a.Name)
+			}
+			if strings.ContainsAny(a.Value, "\r\n\x00") {
+				return errors.New("auth.value: must not contain line breaks or NUL")
+			}
+		}
+	}
+	return nil
+}
+
+// validHeaderName reports whether s is an HTTP token (RFC 9110 5.1).
+func validHeaderName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if r <= ' ' || r >= 0x7f || strings.ContainsRune(`"(),/:;<=>?@[\]{}`, r) {
+			return false
+		}
+	}
+	return true
+}
+
+// checkWritable checks that records can be appended to the file at path,
+// without leaving a file behind that was not there.
+func checkWritable(path string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|os.O_EXCL, 0o644)
+	if err == nil {
+		f.Close()
+		return os.Remove(path)
+	}
+	if !errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("cannot create %s: %v", path, unwrapPathError(err))
+	}
+	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
+		return fmt.Errorf("%s is not a regular file", path)
+	}
+	f, err = os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return fmt.Errorf("cannot write %s: %v", path, unwrapPathError(err))
+	}
+	defer f.Close()
+	// An empty write reaches the file system, which refuses it for files
+	// that take no writes (/proc/version), even for root.
+	if _, err := f.Write(nil); err != nil {
+		return fmt.Errorf("cannot write %s: %v", path, unwrapPathError(err))
 	}
 	return nil
 }
@@ -278,16 +287,3 @@ const (
 	ViolationDeadLetter = "dead_letter"
 	ViolationEmit       = "emit"
 )
-
-func defaultInt(v *int, def, min int, name string) error {
-	if *v == 0 {
-		*v = def
-		return nil
-	}
-	if *v < min {
-		return fmt.Errorf("%s: expected an integer >= %d, got %d", name, min, *v)
-	}
-	return nil
-}
-
-func ptr[T any](v T) *T { return &v }

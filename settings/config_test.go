@@ -31,14 +31,14 @@ func TestLoadStreamsFileAndEnv(t *testing.T) {
 		t.Errorf("schema relative to the streams file not loaded")
 	}
 	// Defaults.
-	if *cfg.RateLimit.RequestsPerSecond != 10 || cfg.RateLimit.Burst != 1 || cfg.Retry.MaxAttempts != 6 || *cfg.MaxParallelStreams != 2 || cfg.OnSchemaViolation != "dead_letter" {
+	if cfg.RateLimit.RequestsPerSecond != 10 || cfg.RateLimit.Burst != 1 || cfg.Retry.MaxAttempts != 6 || cfg.MaxParallelStreams != 2 || cfg.OnSchemaViolation != "dead_letter" {
 		t.Errorf("defaults not applied: %+v %+v", cfg.RateLimit, cfg.Retry)
 	}
 	if cfg.DeadLetterPath != filepath.Join(dir, "conf", "dead_letter.jsonl") {
 		t.Errorf("dead_letter_path %q not relative to the config", cfg.DeadLetterPath)
 	}
-	if got := cfg.Secrets(); len(got) != 1 || got[0] != "s3cret" {
-		t.Errorf("Secrets() = %v", got)
+	if got := cfg.Redactor.Redact("token s3cret"); got != "token REDACTED" {
+		t.Errorf("the env secret is not redacted: %q", got)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/tap-dev/tap/codec"
 	"github.com/tap-dev/tap/streams"
@@ -167,6 +168,9 @@ func ReadJSONFile(path, what string) (any, error) {
 	if err != nil {
 		return nil, &InputError{File: path, Err: fmt.Errorf("cannot read %s: %v", what, unwrapPathError(err))}
 	}
+	if err := checkUTF8(b); err != nil {
+		return nil, &InputError{File: path, Err: err}
+	}
 	v, err := codec.Decode(b)
 	if err != nil {
 		return nil, &InputError{File: path, Err: describeSyntax(b, err)}
@@ -224,4 +228,22 @@ func jsonType(v any) string {
 		return "an object"
 	}
 	return fmt.Sprintf("%T", v)
+}
+
+// checkUTF8 refuses text that is not UTF-8, which encoding/json would
+// otherwise turn silently into U+FFFD (a path /v1/tick\ufffdets).
+func checkUTF8(b []byte) error {
+	if utf8.Valid(b) {
+		return nil
+	}
+	off := 0
+	for off < len(b) {
+		r, size := utf8.DecodeRune(b[off:])
+		if r == utf8.RuneError && size <= 1 {
+			break
+		}
+		off += size
+	}
+	line, col := lineCol(b, int64(off))
+	return fmt.Errorf("invalid UTF-8 at line %d, column %d: the file must be UTF-8 text", line, col)
 }

@@ -109,6 +109,9 @@ func LoadSchema(d *streams.Definition, dir string) (map[string]any, error) {
 		if err != nil {
 			return nil, fmt.Errorf("stream %q: schema: cannot read %s: %v", d.Name, p, unwrapPathError(err))
 		}
+		if err := checkUTF8(b); err != nil {
+			return nil, fmt.Errorf("stream %q: schema %s: %v", d.Name, name, err)
+		}
 		raw = b
 	}
 	where := "schema"

@@ -22,8 +22,7 @@ func AirbyteSpec() map[string]any {
 }
 
 // ConnectionSpecification is the JSON Schema (draft-07) of the whole
-// config, built from ConfigSettings, the one list of settings that --about
-// prints too: dotted names become nested objects, secrets are marked
+// config, built from the registry, which --about prints too: dotted names become nested objects, secrets are marked
 // airbyte_secret, and "order" keeps the settings in their listed order in
 // Airbyte's form.
 func ConnectionSpecification() map[string]any {
@@ -31,7 +30,7 @@ func ConnectionSpecification() map[string]any {
 	root["$schema"] = "http://json-schema.org/draft-07/schema#"
 	root["title"] = Name + " config"
 	root["description"] = AboutInfo().Description
-	for _, s := range ConfigSettings() {
+	for _, s := range registry {
 		parts := strings.Split(s.Name, ".")
 		parent := root
 		for _, p := range parts[:len(parts)-1] {
@@ -64,6 +63,15 @@ func ConnectionSpecification() map[string]any {
 			leaf["items"] = map[string]any{"type": "object"}
 		case "object":
 			leaf["additionalProperties"] = true
+			if s.open {
+				leaf["properties"] = map[string]any{}
+			}
+		}
+		if s.Minimum != nil {
+			leaf["minimum"] = *s.Minimum
+		}
+		if s.Maximum != nil {
+			leaf["maximum"] = *s.Maximum
 		}
 		props := parent["properties"].(map[string]any)
 		leaf["order"] = len(props)

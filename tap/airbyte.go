@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 
 	"github.com/tap-dev/tap/settings"
 )
@@ -57,7 +56,7 @@ func loadAirbyteConfig(cmd string, f Files, aw *AirbyteWriter) (*Config, error) 
 	if err != nil {
 		return nil, err
 	}
-	aw.setSecrets(cfg.Secrets())
+	aw.redact = cfg.Redactor
 	return cfg, nil
 }
 
@@ -96,5 +95,5 @@ func airbyteRead(ctx context.Context, f Files, aw *AirbyteWriter) error {
 	if err := checkBackfills(cfg, st, sel); err != nil {
 		return err
 	}
-	return Sync(ctx, Options{Config: cfg, Selection: sel, State: st, Writer: aw, Log: aw.Logger(slog.LevelInfo)})
+	return Sync(ctx, Options{Config: cfg, Selection: sel, State: st, Writer: aw, Log: aw.Logger(f.logLevel(cfg))})
 }

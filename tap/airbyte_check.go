@@ -16,10 +16,16 @@ func airbyteCheck(ctx context.Context, f Files, aw *AirbyteWriter) error {
 	if err != nil {
 		return err
 	}
-	log := aw.Logger(slog.LevelInfo)
+	log := aw.Logger(f.logLevel(cfg))
 	status := map[string]any{"status": "SUCCEEDED"}
 	if err := CheckConnection(ctx, cfg, log); err != nil {
-		status = map[string]any{"status": "FAILED", "message": aw.scrub("Connection check failed: " + err.Error())}
+		// One rule for config errors, whatever finds them: a TRACE ERROR
+		// (config_error) and exit 2. CONNECTION_STATUS is for the API.
+		var ie *InputError
+		if errors.As(err, &ie) {
+			return err
+		}
+		status = map[string]any{"status": "FAILED", "message": aw.redact.Redact("Connection check failed: " + err.Error())}
 	}
 	return aw.writeJSON(true, airbyteMessage{Type: "CONNECTION_STATUS", ConnectionStatus: status})
 }

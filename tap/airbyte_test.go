@@ -19,6 +19,7 @@ import (
 
 	"github.com/tap-dev/tap/client"
 	"github.com/tap-dev/tap/codec"
+	"github.com/tap-dev/tap/settings"
 	"github.com/tap-dev/tap/streams"
 )
 
@@ -370,7 +371,7 @@ func TestAirbyteWriterConcurrentLines(t *testing.T) {
 func TestAirbyteErrorTraceScrubsSecrets(t *testing.T) {
 	var out bytes.Buffer
 	w := NewAirbyteWriter(&out)
-	w.setSecrets([]string{"s3cr3t"})
+	w.redact = settings.NewRedactor("s3cr3t")
 	err := &client.StatusError{Stream: "orders", Method: "GET", Path: "/v1/orders?key=s3cr3t", Status: 401, Message: "bad token s3cr3t"}
 	if werr := w.Error(err); werr != nil {
 		t.Fatal(werr)
@@ -386,7 +387,7 @@ func TestAirbyteErrorTraceScrubsSecrets(t *testing.T) {
 		e["stream_descriptor"].(map[string]any)["name"] != "orders" {
 		t.Errorf("error trace: %v", e)
 	}
-	if msgs[1]["log"].(map[string]any)["message"] != "token is ***" {
+	if msgs[1]["log"].(map[string]any)["message"] != "token is REDACTED" {
 		t.Errorf("log: %v", msgs[1])
 	}
 }

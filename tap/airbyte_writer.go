@@ -13,6 +13,7 @@ import (
 
 	"github.com/tap-dev/tap/client"
 	"github.com/tap-dev/tap/codec"
+	"github.com/tap-dev/tap/settings"
 )
 
 // AirbyteWriter writes Airbyte protocol messages (protocol v0.5): RECORD,
@@ -32,7 +33,7 @@ type AirbyteWriter struct {
 	stateMu sync.Mutex
 	states  map[string]*abState
 
-	secrets []string // scrubbed from LOG and error messages; set before the run
+	redact *settings.Redactor // masks secrets in LOG and error messages; set before the writer is shared
 }
 
 // abStream caches a stream's quoted name for the RECORD hot path.
@@ -157,22 +158,9 @@ func appendStreamStatus(b, quotedStream []byte, status string, ms int64) []byte 
 	return append(b, "}}}"...)
 }
 
-// setSecrets makes LOG and error messages replace these values by "***".
-// Call it before the writer is shared.
-func (a *AirbyteWriter) setSecrets(secrets []string) { a.secrets = secrets }
-
-func (a *AirbyteWriter) scrub(s string) string {
-	for _, sec := range a.secrets {
-		if sec != "" {
-			s = strings.ReplaceAll(s, sec, "***")
-		}
-	}
-	return s
-}
-
 // Log writes a LOG message.
 func (a *AirbyteWriter) Log(level slog.Level, msg string) error {
-	msg = a.scrub(msg)
+	msg = a.redact.Redact(msg)
 	return a.write(false, func(b []byte) []byte {
 		b = append(b, `{"type":"LOG","log":{"level":"`...)
 		b = append(b, levelName(level)...) // ERROR, WARN, INFO, DEBUG: all Airbyte levels
@@ -187,7 +175,7 @@ func (a *AirbyteWriter) Log(level slog.Level, msg string) error {
 // Singer METRIC lines (one per HTTP request) mean nothing to Airbyte: they
 // are written only at level DEBUG.
 func (a *AirbyteWriter) Logger(level slog.Level) *slog.Logger {
-	return slog.New(&lineHandler{mu: &sync.Mutex{}, level: level, emit: func(l slog.Level, line string) {
+	return slog.New(&lineHandler{mu: &sync.Mutex{}, level: level, redact: a.redact, emit: func(l slog.Level, line string) {
 		if level > slog.LevelDebug && strings.HasPrefix(line, "METRIC: ") {
 			return
 		}
@@ -243,7 +231,7 @@ func errorStream(err error) string {
 // Error writes the ERROR trace of the error that ends the command, and
 // flushes. The messages are scrubbed of the config's secrets.
 func (a *AirbyteWriter) Error(err error) error {
-	msg := a.scrub(err.Error())
+	msg := a.redact.Redact(err.Error())
 	e := map[string]any{
 		"message":          msg,
 		"internal_message": fmt.Sprintf("%T: %s", err, msg),

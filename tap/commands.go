@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 
 	"github.com/tap-dev/tap/demoapi"
 	"github.com/tap-dev/tap/settings"
@@ -14,6 +13,7 @@ import (
 // Files are the paths given on the command line; empty means not given.
 type Files struct {
 	Config, State, Catalog string
+	LogLevel               string // --log-level: debug, info, warn or error; "" = the config's log_level
 }
 
 // load reads the config, then the state and the catalog, so that every
@@ -50,7 +50,7 @@ func SingerSync(ctx context.Context, f Files, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	return Sync(ctx, Options{Config: cfg, Selection: sel, State: st, Writer: NewSingerWriter(stdout), Log: NewStderrLogger(stderr, slog.LevelInfo)})
+	return Sync(ctx, Options{Config: cfg, Selection: sel, State: st, Writer: NewSingerWriter(stdout), Log: NewStderrLogger(stderr, f.logLevel(cfg), cfg.Redactor)})
 }
 
 // SingerDiscover is `tap --config C --discover`.

@@ -75,7 +75,7 @@ func TestFetchBodiesRetryCannotFix(t *testing.T) {
 				t.Fatal(err)
 			}
 			var out, logs bytes.Buffer
-			err = Sync(context.Background(), Options{Config: cfg, Writer: NewSingerWriter(&out), Log: NewStderrLogger(&logs, slog.LevelInfo)})
+			err = Sync(context.Background(), Options{Config: cfg, Writer: NewSingerWriter(&out), Log: NewStderrLogger(&logs, slog.LevelInfo, nil)})
 			if err == nil {
 				t.Fatalf("sync succeeded; stdout:\n%s", out.String())
 			}

@@ -44,10 +44,11 @@ func InferSchema(ctx context.Context, f Files, stream string, pages int, stdout,
 	if pages < 1 {
 		return &UsageError{Msg: fmt.Sprintf("--infer-pages: expected a number of pages >= 1, got %d", pages)}
 	}
-	log := NewStderrLogger(stderr, slog.LevelInfo)
+	var log *slog.Logger
 	var known map[string]any // the target's own schema, when it has a usable one
 	cfg, err := settings.LoadWith(f.Config, func(c *Config, streamsPath string) error {
 		var err error
+		log = NewStderrLogger(stderr, f.logLevel(c), c.Redactor)
 		known, err = prepareInference(c, streamsPath, stream, log)
 		return err
 	})

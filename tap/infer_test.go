@@ -287,7 +287,7 @@ func TestInferSchemaDemoRoundTrip(t *testing.T) {
 		t.Fatalf("the inferred schemas are not accepted by LoadConfig: %v", err)
 	}
 	var out, logs bytes.Buffer
-	err = Sync(context.Background(), Options{Config: loaded, Writer: NewSingerWriter(&out), Log: NewStderrLogger(&logs, slog.LevelInfo)})
+	err = Sync(context.Background(), Options{Config: loaded, Writer: NewSingerWriter(&out), Log: NewStderrLogger(&logs, slog.LevelInfo, nil)})
 	if err != nil {
 		t.Fatalf("sync with the inferred schemas: %v\nlogs:\n%s", err, tail(logs.String(), 40))
 	}

@@ -7,23 +7,50 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+
+	"github.com/tap-dev/tap/settings"
 )
 
 // lineHandler is a slog.Handler that renders "LEVEL message key=value" —
 // the line format of singer-python, which Meltano parses for METRIC lines —
 // and hands each line to emit.
 type lineHandler struct {
-	mu    *sync.Mutex
-	emit  func(level slog.Level, line string)
-	attrs string
-	level slog.Level
+	mu     *sync.Mutex
+	emit   func(level slog.Level, line string)
+	attrs  string
+	level  slog.Level         // lines below it are dropped
+	redact *settings.Redactor // masks secrets in every line; nil masks none
 }
 
-// NewStderrLogger logs Singer-style lines to w.
-func NewStderrLogger(w io.Writer, level slog.Level) *slog.Logger {
-	return slog.New(&lineHandler{mu: &sync.Mutex{}, level: level, emit: func(l slog.Level, line string) {
+// NewStderrLogger logs Singer-style lines of level and above to w, with
+// the secrets red knows masked.
+func NewStderrLogger(w io.Writer, level slog.Level, red *settings.Redactor) *slog.Logger {
+	return slog.New(&lineHandler{mu: &sync.Mutex{}, level: level, redact: red, emit: func(l slog.Level, line string) {
 		fmt.Fprintf(w, "%s %s\n", levelName(l), line)
 	}})
+}
+
+// CheckLogLevel checks the value of --log-level: empty (the config's
+// log_level decides), debug, info, warn or error.
+func CheckLogLevel(name string) error {
+	if name == "" {
+		return nil
+	}
+	if _, err := settings.Level(name); err != nil {
+		return &UsageError{Msg: "--log-level: " + err.Error()}
+	}
+	return nil
+}
+
+// logLevel is the level of a run's log: --log-level when given, else the
+// config's log_level.
+func (f Files) logLevel(cfg *Config) slog.Level {
+	name := cfg.LogLevel
+	if f.LogLevel != "" {
+		name = f.LogLevel
+	}
+	l, _ := settings.Level(name) // both checked: the flag by CheckLogLevel, the config by its registry
+	return l
 }
 
 func levelName(l slog.Level) string {
@@ -42,10 +69,10 @@ func (h *lineHandler) Enabled(_ context.Context, l slog.Level) bool { return l >
 
 func (h *lineHandler) Handle(_ context.Context, r slog.Record) error {
 	var b strings.Builder
-	b.WriteString(r.Message)
+	b.WriteString(h.redact.Redact(r.Message))
 	b.WriteString(h.attrs)
 	r.Attrs(func(a slog.Attr) bool {
-		writeAttr(&b, a)
+		h.writeAttr(&b, a)
 		return true
 	})
 	h.mu.Lock()
@@ -54,8 +81,10 @@ func (h *lineHandler) Handle(_ context.Context, r slog.Record) error {
 	return nil
 }
 
-func writeAttr(b *strings.Builder, a slog.Attr) {
-	v := a.Value.Resolve().String()
+// writeAttr writes " key=value", masking secrets before quoting, which
+// would hide a secret holding a quote from the redactor.
+func (h *lineHandler) writeAttr(b *strings.Builder, a slog.Attr) {
+	v := h.redact.Redact(a.Value.Resolve().String())
 	if strings.ContainsAny(v, " \"=") {
 		v = fmt.Sprintf("%q", v)
 	}
@@ -66,7 +95,7 @@ func (h *lineHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
 	var b strings.Builder
 	b.WriteString(h.attrs)
 	for _, a := range attrs {
-		writeAttr(&b, a)
+		h.writeAttr(&b, a)
 	}
 	h2 := *h
 	h2.attrs = b.String()

@@ -1,12 +1,15 @@
 package tap
 
 import (
+	"context"
 	"fmt"
+	"log/slog"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/tap-dev/tap/codec"
+	"github.com/tap-dev/tap/settings"
 )
 
 // requestMetric logs Singer's http_request_duration timer for an attempt.
@@ -106,8 +109,16 @@ func (e *engine) logStreamEnd(n *node) {
 	e.metric("counter", "record_count", n.records.Load(), map[string]any{"endpoint": n.def.Name})
 }
 
-// metric logs a Singer metric line ("METRIC: {...}").
+// metric logs a Singer metric line ("METRIC: {...}") at the config's
+// metrics_log_level.
 func (e *engine) metric(kind, name string, value any, tags map[string]any) {
+	level := slog.LevelInfo
+	if e.cfg != nil {
+		level, _ = settings.Level(e.cfg.MetricsLogLevel) // checked by the registry
+	}
+	if !e.log.Enabled(context.Background(), level) {
+		return
+	}
 	b, _ := codec.Marshal(map[string]any{"type": kind, "metric": name, "value": value, "tags": tags})
-	e.log.Info("METRIC: " + string(b))
+	e.log.Log(context.Background(), level, "METRIC: "+string(b))
 }

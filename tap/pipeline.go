@@ -100,7 +100,7 @@ func (e *engine) observe(n *node, part streams.Partition, v any) error {
 		// but never becomes the bookmark.
 		if n.badKeys.Add(1) == 1 {
 			e.log.Warn("replication key value cannot be compared; the record is emitted but does not move the bookmark",
-				"stream", n.def.Name, "replication_key", n.def.ReplicationKey, "error", e.redact.text(err.Error()))
+				"stream", n.def.Name, "replication_key", n.def.ReplicationKey, "error", e.redact.Redact(err.Error()))
 		}
 	case streams.Demoted:
 		e.log.Warn(err.Error(), "stream", n.def.Name)

@@ -32,6 +32,7 @@ func Sync(ctx context.Context, o Options) error {
 	if o.State == nil {
 		o.State = NewState()
 	}
+	o.State.redact = o.Config.Redactor
 	base, stop, err := startAPI(o.Config, o.Log)
 	if err != nil {
 		return err
@@ -105,7 +106,7 @@ func newClient(cfg *Config, base *url.URL, log *slog.Logger, onAttempt func(stre
 		Auth: client.Auth{Type: cfg.Auth.Type, Token: cfg.Auth.Token, Username: cfg.Auth.Username, Password: cfg.Auth.Password,
 			Name: cfg.Auth.Name, Value: cfg.Auth.Value, In: cfg.Auth.In},
 		Headers:           cfg.Headers,
-		RequestsPerSecond: *cfg.RateLimit.RequestsPerSecond,
+		RequestsPerSecond: cfg.RateLimit.RequestsPerSecond,
 		Burst:             cfg.RateLimit.Burst,
 		MaxInFlight:       cfg.RateLimit.MaxInFlight,
 		DailyQuota:        cfg.RateLimit.DailyQuota,
@@ -113,7 +114,8 @@ func newClient(cfg *Config, base *url.URL, log *slog.Logger, onAttempt func(stre
 		BaseDelay:         time.Duration(r.BaseDelayMS) * time.Millisecond,
 		MaxDelay:          time.Duration(r.MaxDelayMS) * time.Millisecond,
 		MaxRetryAfter:     time.Duration(r.MaxRetryAfterS) * time.Second,
-		Timeout:           time.Duration(*cfg.RequestTimeoutS * float64(time.Second)),
+		Timeout:           time.Duration(cfg.RequestTimeoutS * float64(time.Second)),
+		Redactor:          cfg.Redactor,
 		Logger:            log,
 		OnAttempt:         onAttempt,
 	})

@@ -10,6 +10,7 @@ import (
 
 	"github.com/tap-dev/tap/client"
 	"github.com/tap-dev/tap/records"
+	"github.com/tap-dev/tap/settings"
 	"github.com/tap-dev/tap/streams"
 )
 
@@ -53,7 +54,7 @@ type engine struct {
 	log    *slog.Logger
 	client *client.Client
 	dead   *records.DeadLetters
-	redact redactor
+	redact *settings.Redactor
 	now    func() time.Time
 	nodes  []*node // in config order
 
@@ -61,12 +62,12 @@ type engine struct {
 }
 
 func newEngine(cfg *Config, sel *Selection, st *State, out Writer, log *slog.Logger) (*engine, error) {
-	e := &engine{cfg: cfg, state: st, out: out, log: log, now: time.Now, redact: cfg.Secrets()}
+	e := &engine{cfg: cfg, state: st, out: out, log: log, now: time.Now, redact: cfg.Redactor}
 	run, err := records.NewRun(e.now())
 	if err != nil {
 		return nil, err
 	}
-	e.dead = records.NewDeadLetters(cfg.DeadLetterPath, run, e.redact.text)
+	e.dead = records.NewDeadLetters(cfg.DeadLetterPath, run, e.redact.Redact)
 	byName := map[string]*node{}
 	for i := range cfg.Streams {
 		d := &cfg.Streams[i]
@@ -76,7 +77,7 @@ func newEngine(cfg *Config, sel *Selection, st *State, out Writer, log *slog.Log
 			n.seen = map[string]struct{}{}
 		}
 		v, err := records.New(records.Options{Stream: d.Name, PrimaryKey: d.PrimaryKey, Schema: cfg.Schemas[d.Name],
-			Policy: records.Policy(cfg.OnSchemaViolation), Redact: e.redact.text, DeadLetters: e.dead, Log: log})
+			Policy: records.Policy(cfg.OnSchemaViolation), Redact: e.redact.Redact, DeadLetters: e.dead, Log: log})
 		if err != nil {
 			return nil, err
 		}
@@ -119,7 +120,7 @@ func (n *node) each(f func(*node)) {
 func (e *engine) run(ctx context.Context) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	sem := make(chan struct{}, *e.cfg.MaxParallelStreams)
+	sem := make(chan struct{}, e.cfg.MaxParallelStreams)
 	var wg sync.WaitGroup
 	var errOnce sync.Once
 	var firstErr error

@@ -25,6 +25,9 @@ type State struct {
 	bookmarks        map[string]map[string]any
 	other            map[string]any // top-level keys other than bookmarks and currently_syncing
 	currentlySyncing string
+	// redact masks secrets in what is written: a resume cursor or URL may
+	// echo a credential.
+	redact *settings.Redactor
 }
 
 // Bookmark fields.
@@ -238,6 +241,14 @@ func (st *State) MarshalJSON() ([]byte, error) {
 	out := make(map[string]any, len(st.other)+2)
 	maps.Copy(out, st.other)
 	out["bookmarks"] = st.bookmarks
+	if !st.redact.Empty() {
+		bookmarks := make(map[string]any, len(st.bookmarks))
+		for k, v := range st.bookmarks {
+			bookmarks[k] = v
+		}
+		out["bookmarks"] = bookmarks
+		out = st.redact.Value(out).(map[string]any)
+	}
 	if st.currentlySyncing != "" {
 		out["currently_syncing"] = st.currentlySyncing
 	} else {
@@ -253,6 +264,9 @@ func (st *State) StreamJSON(stream string) ([]byte, error) {
 	b := st.bookmarks[stream]
 	if b == nil {
 		b = map[string]any{}
+	}
+	if !st.redact.Empty() {
+		return json.Marshal(st.redact.Value(b))
 	}
 	return json.Marshal(b)
 }

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/tap-dev/tap/settings"
 )
 
 func TestLoadStateForms(t *testing.T) {
@@ -94,5 +96,30 @@ func TestStateRoundTripKeepsUnsyncedStreams(t *testing.T) {
 	b, _ = st.MarshalJSON()
 	if strings.Contains(string(b), "window") || !strings.Contains(string(b), `"currently_syncing":null`) {
 		t.Errorf("window and currently_syncing not cleared: %s", b)
+	}
+}
+
+// A bookmark that echoes a secret (a resume URL carrying a token) is
+// written with the secret masked, in Singer and Airbyte form alike.
+func TestStateIsRedacted(t *testing.T) {
+	st := NewState()
+	st.redact = settings.NewRedactor("hunter2")
+	st.SetValue("orders", "resume", "https://api.example.com/v1/orders?page=2&key=hunter2")
+	full, err := st.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	one, err := st.StreamJSON("orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range [][]byte{full, one} {
+		if strings.Contains(string(b), "hunter2") || !strings.Contains(string(b), "key=REDACTED") {
+			t.Errorf("state not redacted: %s", b)
+		}
+	}
+	// The run itself still reads the real value.
+	if v := st.Value("orders"); v != "https://api.example.com/v1/orders?page=2&key=hunter2" {
+		t.Errorf("Value = %v", v)
 	}
 }

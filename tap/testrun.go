@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 )
 
 // Test modes of `tap --test`, as the Meltano SDK names them.
@@ -32,7 +31,7 @@ func SingerTest(ctx context.Context, f Files, mode string, stdout, stderr io.Wri
 		}
 		return w.Flush()
 	case TestAll:
-		return Sync(ctx, Options{Config: cfg, State: st, Writer: w, Log: NewStderrLogger(stderr, slog.LevelInfo), RecordLimit: 1})
+		return Sync(ctx, Options{Config: cfg, State: st, Writer: w, Log: NewStderrLogger(stderr, f.logLevel(cfg), cfg.Redactor), RecordLimit: 1})
 	}
 	return &UsageError{Msg: fmt.Sprintf("--test: expected all or schema, got %q", mode)}
 }

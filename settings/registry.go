@@ -1,0 +1,298 @@
+package settings
+
+import (
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"maps"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Setting is one config setting. The registry of them drives the checks
+// of a config (types, defaults, bounds, enums, unknown fields), --about
+// and the Airbyte spec, so that the three cannot disagree.
+type Setting struct {
+	Name        string   `json:"name"` // dotted for nested settings: "retry.max_attempts"
+	Type        string   `json:"type"` // string, integer, number, boolean, object, array
+	Default     any      `json:"default,omitempty"`
+	Minimum     *float64 `json:"minimum,omitempty"`
+	Maximum     *float64 `json:"maximum,omitempty"`
+	Enum        []string `json:"enum,omitempty"` // the allowed values, when there are few
+	Secret      bool     `json:"secret"`
+	Required    bool     `json:"required,omitempty"`
+	Description string   `json:"description"`
+
+	// open marks an object whose members are not all settings of the
+	// registry (headers, the demo knobs): members it does not list are
+	// checked elsewhere, not refused as unknown.
+	open bool
+}
+
+// Log levels of log_level and metrics_log_level.
+var logLevels = []string{"debug", "info", "warn", "error"}
+
+// registry lists every config setting, in the order --about, the spec and
+// the README show them.
+var registry = []Setting{
+	{Name: "base_url", Type: "string", Required: true, Description: `Base URL of the API; "embedded://demo" starts the bundled demo API in-process.`},
+	{Name: "auth.type", Type: "string", Default: "none", Enum: []string{"none", "bearer", "basic", "api_key"}, Description: "How requests to base_url authenticate."},
+	{Name: "auth.token", Type: "string", Secret: true, Description: "Bearer token (auth.type bearer)."},
+	{Name: "auth.username", Type: "string", Description: "User name (auth.type basic)."},
+	{Name: "auth.password", Type: "string", Secret: true, Description: "Password (auth.type basic)."},
+	{Name: "auth.name", Type: "string", Description: "Header or query parameter name of the API key (auth.type api_key)."},
+	{Name: "auth.value", Type: "string", Secret: true, Description: "API key (auth.type api_key)."},
+	{Name: "auth.in", Type: "string", Default: "header", Enum: []string{"header", "query"}, Description: "Where the API key goes (auth.type api_key)."},
+	{Name: "headers", Type: "object", open: true, Description: "Extra request headers, e.g. User-Agent. Credentials here (Authorization, Cookie, X-Api-Key, names holding key, token, secret, auth, session, signature or password) are secrets."},
+	{Name: "start_date", Type: "string", Description: "RFC 3339 time: the first bookmark of an incremental stream with no state."},
+	{Name: "streams", Type: "array", Description: "Stream definitions (inline)."},
+	{Name: "streams_file", Type: "string", Description: `A file {"streams": [...]}, relative to the config file.`},
+	{Name: "rate_limit.requests_per_second", Type: "number", Default: 10, Minimum: bound(0), Maximum: bound(1e6), Description: "Token bucket rate shared by every stream; 0 = unlimited."},
+	{Name: "rate_limit.burst", Type: "integer", Default: 1, Minimum: bound(1), Maximum: bound(1e6), Description: "Token bucket size."},
+	{Name: "rate_limit.max_in_flight", Type: "integer", Default: 4, Minimum: bound(1), Maximum: bound(1000), Description: "Requests in flight at once."},
+	{Name: "rate_limit.daily_quota", Type: "integer", Default: 0, Minimum: bound(0), Maximum: bound(1e12), Description: "Requests allowed in one run; reached → checkpoint and exit 75. 0 = off."},
+	{Name: "retry.max_attempts", Type: "integer", Default: 6, Minimum: bound(1), Maximum: bound(100), Description: "Attempts per request, the first included."},
+	{Name: "retry.base_delay_ms", Type: "integer", Default: 500, Minimum: bound(1), Maximum: bound(3_600_000), Description: "Base of the full-jitter exponential backoff."},
+	{Name: "retry.max_delay_ms", Type: "integer", Default: 30000, Minimum: bound(1), Maximum: bound(3_600_000), Description: "Cap of one backoff delay; at least retry.base_delay_ms."},
+	{Name: "retry.max_retry_after_s", Type: "integer", Default: 300, Minimum: bound(1), Maximum: bound(86_400), Description: "A longer Retry-After defers the run (exit 75) instead of waiting."},
+	{Name: "request_timeout_s", Type: "number", Default: 30, Minimum: bound(0.001), Maximum: bound(86_400), Description: "Timeout of one request attempt, body included."},
+	{Name: "max_parallel_streams", Type: "integer", Default: 2, Minimum: bound(1), Maximum: bound(1000), Description: "Top-level streams synced at once."},
+	{Name: "max_pages", Type: "integer", Default: 0, Minimum: bound(0), Maximum: bound(1e12), Description: "Pages allowed per stream walk; more is an error. 0 = unlimited."},
+	{Name: "on_schema_violation", Type: "string", Default: ViolationDeadLetter, Enum: []string{ViolationFail, ViolationDeadLetter, ViolationEmit}, Description: "A record failing its schema stops the run (fail), goes to dead_letter_path (dead_letter) or is emitted anyway (emit)."},
+	{Name: "dead_letter_path", Type: "string", Default: "dead_letter.jsonl", Description: "JSON-lines file of records that failed their schema, relative to the config file; checked writable at start."},
+	{Name: "log_level", Type: "string", Default: "info", Enum: logLevels, Description: "Least level of the log lines written; --log-level overrides it."},
+	{Name: "metrics_log_level", Type: "string", Default: "info", Enum: logLevels, Description: "Level of the METRIC lines; they are written when it is at least log_level."},
+	{Name: "demo", Type: "object", open: true, Description: "Knobs of the embedded demo API (counts, faults); only for embedded://demo."},
+	{Name: "demo.token", Type: "string", Secret: true, Description: `When set, the demo API wants "Authorization: Bearer <token>" or api_key=<token>.`},
+}
+
+func bound(v float64) *float64 { return &v }
+
+// Settings returns the registry: every config setting, nested ones dotted.
+func Settings() []Setting { return slices.Clone(registry) }
+
+// lookup returns the setting named name, or nil.
+func lookup(name string) *Setting {
+	for i := range registry {
+		if registry[i].Name == name {
+			return &registry[i]
+		}
+	}
+	return nil
+}
+
+// isGroup reports whether name is the parent of registry settings
+// ("auth", "retry") without being one itself.
+func isGroup(name string) bool {
+	for _, s := range registry {
+		if strings.HasPrefix(s.Name, name+".") {
+			return true
+		}
+	}
+	return false
+}
+
+// applyRegistry checks the decoded config tree against the registry and
+// fills in the defaults, so that decoding it afterwards cannot fail on a
+// value and every unset setting holds its default. A null or an empty
+// string counts as unset.
+func applyRegistry(tree map[string]any) error {
+	if err := checkUnknown(tree, ""); err != nil {
+		return err
+	}
+	for i := range registry {
+		s := &registry[i]
+		parent, key, err := parentOf(tree, s.Name)
+		if err != nil {
+			return err
+		}
+		if parent == nil { // inside an open object that is absent
+			continue
+		}
+		v, ok := parent[key]
+		if !ok || v == nil || v == "" {
+			if s.Required {
+				return fmt.Errorf("%s: is required", s.Name)
+			}
+			if s.Default != nil {
+				parent[key] = defaultValue(s.Default)
+			} else {
+				delete(parent, key)
+			}
+			continue
+		}
+		if parent[key], err = s.check(v); err != nil {
+			return fmt.Errorf("%s: %w", s.Name, err)
+		}
+	}
+	return nil
+}
+
+// checkUnknown refuses members of tree (at prefix) that no setting names.
+func checkUnknown(tree map[string]any, prefix string) error {
+	for _, k := range slices.Sorted(maps.Keys(tree)) {
+		name := prefix + k
+		switch s := lookup(name); {
+		case s != nil && (s.Type != "object" || s.open):
+		case isGroup(name):
+			obj, ok := tree[k].(map[string]any)
+			if !ok {
+				if tree[k] == nil {
+					continue
+				}
+				return fmt.Errorf("%s: expected an object, got %s", name, kind(tree[k]))
+			}
+			if err := checkUnknown(obj, name+"."); err != nil {
+				return err
+			}
+		default:
+			return fmt.Errorf("unknown field %q", name)
+		}
+	}
+	return nil
+}
+
+// parentOf returns the object holding the dotted name, creating the
+// groups on the way, and the name's last part. An open object on the way
+// that is absent gives nil: its members are not filled in.
+func parentOf(tree map[string]any, name string) (map[string]any, string, error) {
+	parts := strings.Split(name, ".")
+	node := tree
+	for i, p := range parts[:len(parts)-1] {
+		child, ok := node[p].(map[string]any)
+		if !ok {
+			if node[p] != nil {
+				return nil, "", fmt.Errorf("%s: expected an object, got %s", strings.Join(parts[:i+1], "."), kind(node[p]))
+			}
+			if s := lookup(strings.Join(parts[:i+1], ".")); s != nil && s.open {
+				return nil, "", nil
+			}
+			child = map[string]any{}
+			node[p] = child
+		}
+		node = child
+	}
+	return node, parts[len(parts)-1], nil
+}
+
+// defaultValue is a default as the JSON decoder would have produced it.
+func defaultValue(d any) any {
+	switch d := d.(type) {
+	case int:
+		return json.Number(strconv.Itoa(d))
+	case float64:
+		return json.Number(strconv.FormatFloat(d, 'g', -1, 64))
+	}
+	return d
+}
+
+// check checks one set value and returns it in the form the config struct
+// decodes (an integer written 1e3 becomes 1000).
+func (s *Setting) check(v any) (any, error) {
+	want := map[string]string{"string": "a string", "integer": "an integer", "number": "a number",
+		"boolean": "true or false", "object": "an object", "array": "an array"}[s.Type]
+	switch s.Type {
+	case "string":
+		str, ok := v.(string)
+		if !ok {
+			return nil, fmt.Errorf("expected a string, got %s", kind(v))
+		}
+		if len(s.Enum) > 0 && !slices.Contains(s.Enum, str) {
+			return nil, fmt.Errorf("expected %s, got %q", orList(s.Enum), str)
+		}
+		return str, nil
+	case "integer", "number":
+		n, ok := v.(json.Number)
+		if !ok {
+			return nil, fmt.Errorf("expected %s, got %s", want, kind(v))
+		}
+		f, err := strconv.ParseFloat(string(n), 64)
+		if err != nil || math.IsInf(f, 0) {
+			return nil, fmt.Errorf("expected %s%s, got %s", want, s.bounds(), n)
+		}
+		if s.Type == "integer" && f != math.Trunc(f) {
+			return nil, fmt.Errorf("expected an integer, got number %s", n)
+		}
+		if (s.Minimum != nil && f < *s.Minimum) || (s.Maximum != nil && f > *s.Maximum) {
+			return nil, fmt.Errorf("expected %s%s, got %s", want, s.bounds(), n)
+		}
+		if s.Type == "integer" {
+			return json.Number(strconv.FormatInt(int64(f), 10)), nil
+		}
+		return n, nil
+	case "boolean":
+		if _, ok := v.(bool); !ok {
+			return nil, fmt.Errorf("expected true or false, got %s", kind(v))
+		}
+	case "object":
+		if _, ok := v.(map[string]any); !ok {
+			return nil, fmt.Errorf("expected an object, got %s", kind(v))
+		}
+	case "array":
+		if _, ok := v.([]any); !ok {
+			return nil, fmt.Errorf("expected an array, got %s", kind(v))
+		}
+	}
+	return v, nil
+}
+
+// bounds is " >= 1 and <= 100", as an error shows it.
+func (s *Setting) bounds() string {
+	var b strings.Builder
+	if s.Minimum != nil {
+		fmt.Fprintf(&b, " >= %s", strconv.FormatFloat(*s.Minimum, 'f', -1, 64))
+	}
+	if s.Maximum != nil {
+		if b.Len() > 0 {
+			b.WriteString(" and")
+		}
+		fmt.Fprintf(&b, " <= %s", strconv.FormatFloat(*s.Maximum, 'f', -1, 64))
+	}
+	return b.String()
+}
+
+// kind names a decoded value's JSON type the way encoding/json's errors
+// do ("got number"), without the value, which may be a secret.
+func kind(v any) string {
+	switch v.(type) {
+	case string:
+		return "string"
+	case json.Number, float64:
+		return "number"
+	case bool:
+		return "bool"
+	case []any:
+		return "array"
+	case map[string]any:
+		return "object"
+	case nil:
+		return "null"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+// orList is "a, b or c".
+func orList(vs []string) string {
+	if len(vs) == 1 {
+		return vs[0]
+	}
+	return strings.Join(vs[:len(vs)-1], ", ") + " or " + vs[len(vs)-1]
+}
+
+// Level returns the slog level named by a log_level value: debug, info,
+// warn or error.
+func Level(name string) (slog.Level, error) {
+	switch name {
+	case "debug":
+		return slog.LevelDebug, nil
+	case "info":
+		return slog.LevelInfo, nil
+	case "warn":
+		return slog.LevelWarn, nil
+	case "error":
+		return slog.LevelError, nil
+	}
+	return 0, fmt.Errorf("expected %s, got %q", orList(logLevels), name)
+}
