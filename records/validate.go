@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/big"
 	"strconv"
 	"strings"
 	"time"
@@ -124,12 +125,16 @@ func (v *Validator) Violations(m map[string]any) []Violation {
 	if v.fast != nil && v.fast.valid(m) {
 		return nil
 	}
-	err := v.schema.Validate(m)
+	err := v.validate(m)
 	if err == nil {
 		return nil
 	}
 	var ve *jsonschema.ValidationError
 	if !errors.As(err, &ve) {
+		var ue *unreadableNumber
+		if errors.As(err, &ue) {
+			return []Violation{{Pointer: ue.pointer, Message: ue.Error()}}
+		}
 		return []Violation{{Pointer: "", Message: err.Error()}}
 	}
 	var out []Violation
@@ -158,6 +163,53 @@ func (v *Validator) Violations(m map[string]any) []Violation {
 	}
 	walk(ve)
 	return out
+}
+
+// validate runs the library. It panics on a number math/big will not
+// read (1e10000000 against "integer"): that is a record to reject, not a
+// reason to stop the run.
+func (v *Validator) validate(rec any) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			if p, found := findUnreadableNumber(rec, ""); found {
+				err = &unreadableNumber{p}
+			} else {
+				err = fmt.Errorf("the JSON Schema library failed on this record: %v", r)
+			}
+		}
+	}()
+	return v.schema.Validate(rec)
+}
+
+// unreadableNumber is a number whose exponent is out of math/big's range.
+type unreadableNumber struct{ pointer string }
+
+func (e *unreadableNumber) Error() string {
+	return "number out of range: its exponent is too large to check"
+}
+
+// findUnreadableNumber returns the pointer of the first number in v that
+// math/big cannot read.
+func findUnreadableNumber(v any, pointer string) (string, bool) {
+	switch v := v.(type) {
+	case json.Number:
+		if _, ok := new(big.Rat).SetString(string(v)); !ok {
+			return pointer, true
+		}
+	case map[string]any:
+		for k, e := range v {
+			if p, found := findUnreadableNumber(e, pointer+"/"+escapePointer(k)); found {
+				return p, true
+			}
+		}
+	case []any:
+		for i, e := range v {
+			if p, found := findUnreadableNumber(e, pointer+"/"+strconv.Itoa(i)); found {
+				return p, true
+			}
+		}
+	}
+	return "", false
 }
 
 // Check validates one record and applies the policy: it says whether to

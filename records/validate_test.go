@@ -88,6 +88,9 @@ func TestViolations(t *testing.T) {
 		{"integer with a zero fraction is an integer", `{"id":2.0,"amount":1}`, nil},
 		{"fraction is not an integer", `{"id":1.5,"amount":1}`, []Violation{{"/id", "expected integer, but got number"}}},
 		{"nested missing required", `{"id":6,"amount":1,"address":{}}`, []Violation{{"/address/zip", "required property is missing"}}},
+		// math/big will not read it; the library panicked on it.
+		{"integer with an exponent out of range", `{"id":1e10000000,"amount":1}`, []Violation{{"/id", "number out of range: its exponent is too large to check"}}},
+		{"number with an exponent out of range", `{"id":1,"amount":1e10000000}`, nil},
 		{"null where not allowed", `{"id":7,"amount":null}`, []Violation{{"/amount", "expected number, but got null"}}},
 		{"several at once", `{"id":"8","amount":1,"updated_at":"yesterday","address":{"zip":75001}}`, []Violation{
 			{"/address/zip", "expected string, but got number"},
