@@ -81,7 +81,7 @@ type ticket struct {
 // with an error wrapping ErrCircuitOpen once the circuit is open for good.
 func (b *breaker) acquire(ctx context.Context) (*ticket, error) {
 	var waited time.Duration
-	defer func() { b.stats.waitBreaker(waited) }()
+	defer func() { b.stats.wait(ctx, breakerWait, waited) }()
 	for {
 		b.mu.Lock()
 		switch b.state {

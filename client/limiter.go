@@ -185,7 +185,7 @@ func (l *limiter) waitWindow(ctx context.Context) error {
 	if err := l.sleep(ctx, d); err != nil {
 		return err
 	}
-	l.stats.waitBucket(d)
+	l.stats.wait(ctx, bucketWait, d)
 	l.mu.Lock()
 	if l.gen == gen {
 		l.budget.valid = false
@@ -212,7 +212,7 @@ func (l *limiter) waitToken(ctx context.Context) error {
 		r.CancelAt(l.now())
 		return err
 	}
-	l.stats.waitBucket(d)
+	l.stats.wait(ctx, bucketWait, d)
 	return nil
 }
 
@@ -225,7 +225,7 @@ func (l *limiter) waitSlot(ctx context.Context) error {
 	start := l.now()
 	select {
 	case l.slots <- struct{}{}:
-		l.stats.waitBucket(l.now().Sub(start))
+		l.stats.wait(ctx, slotWait, l.now().Sub(start))
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()

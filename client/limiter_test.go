@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"golang.org/x/time/rate"
 )
 
@@ -379,5 +380,28 @@ func TestRateLimitShuffledServer(t *testing.T) {
 	defer mu.Unlock()
 	if too != 0 || ok != 40 {
 		t.Errorf("server answered %d × 200 and %d × 429, want 40 and 0", ok, too)
+	}
+}
+
+// Waits are told apart by kind and by the stream whose request waited.
+func TestWaitsByStreamAndKind(t *testing.T) {
+	rt := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		return jsonResponse(r, 200, nil, "{}"), nil
+	})
+	e := newEnv(t, "http://api.test", func(c *Config) { c.Transport = rt; c.RequestsPerSecond = 4; c.Burst = 1 })
+	// a: no wait (burst), b: 250ms, a: 250ms, a: 250ms.
+	for _, s := range []string{"a", "b", "a", "a"} {
+		if _, err := e.c.Do(context.Background(), Request{Stream: s, URL: "/x"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st := e.c.Stats()
+	q := 250 * time.Millisecond
+	want := map[string]Waits{"a": {WaitBucket: 2 * q}, "b": {WaitBucket: q}}
+	if d := cmp.Diff(want, st.ByStream); d != "" {
+		t.Errorf("ByStream (-want +got):\n%s", d)
+	}
+	if st.Waits != (Waits{WaitBucket: 3 * q}) {
+		t.Errorf("totals %+v, want 750ms of bucket wait only", st.Waits)
 	}
 }

@@ -274,7 +274,11 @@ func (cs *call) prepareRetry(req *http.Request) error {
 		cs.prepareErr = err
 		return err
 	}
-	cs.c.stats.waitRetry(cs.wait, cs.waitRA)
+	kind := backoffWait
+	if cs.waitRA {
+		kind = retryAfterWait
+	}
+	cs.c.stats.wait(req.Context(), kind, cs.wait)
 	return nil
 }
 

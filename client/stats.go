@@ -1,24 +1,42 @@
 package client
 
 import (
+	"context"
 	"maps"
 	"sync"
 	"time"
 )
 
-// Stats counts what a Client did since New. Waits add up across goroutines,
-// so with several streams they may exceed the wall-clock time.
+// Stats counts what a Client did since New.
 type Stats struct {
-	Requests        int           // attempts sent (retries and redirects included)
-	ByStatus        map[int]int   // responses by status; transport errors under 0
-	Retries         int           // retries scheduled
-	Ignored         int           // responses with a status in Request.IgnoreStatuses
-	WaitBucket      time.Duration // waiting for a token, an in-flight slot, or a rate-limit window to reset
-	WaitRetryAfter  time.Duration // waiting as told by Retry-After
-	WaitBackoff     time.Duration // waiting between retries (jittered backoff)
-	WaitBreaker     time.Duration // waiting for the circuit breaker's cooldown or probe
+	Requests int         // attempts sent (retries and redirects included)
+	ByStatus map[int]int // responses by status; transport errors under 0
+	Retries  int         // retries scheduled
+	Ignored  int         // responses with a status in Request.IgnoreStatuses
+
+	// Waits are the totals over every request. Requests of streams that
+	// run in parallel wait at the same time, so a total may exceed the
+	// wall-clock time of the run.
+	Waits
+	// ByStream holds the waits of each Request.Stream. A stream sends one
+	// request at a time, so its waits never exceed its wall-clock time.
+	ByStream map[string]Waits
+
 	BreakerOpenings int
 }
+
+// Waits is time spent waiting before or between attempts, by cause.
+type Waits struct {
+	WaitSlot       time.Duration // for an in-flight slot (rate_limit.max_in_flight)
+	WaitBucket     time.Duration // for a token of the shared bucket (requests_per_second), or for the API's rate-limit window to reset
+	WaitRetryAfter time.Duration // as told by Retry-After
+	WaitBackoff    time.Duration // between retries (jittered backoff)
+	WaitBreaker    time.Duration // for the circuit breaker's cooldown or probe
+}
+
+// Quota is the time spent waiting on the client's own limits: slots and
+// the bucket.
+func (w Waits) Quota() time.Duration { return w.WaitSlot + w.WaitBucket }
 
 // Stats returns a snapshot of the counters. It is safe to call
 // concurrently with Do.
@@ -30,13 +48,16 @@ type stats struct {
 	s  Stats
 }
 
-func newStats() *stats { return &stats{s: Stats{ByStatus: map[int]int{}}} }
+func newStats() *stats {
+	return &stats{s: Stats{ByStatus: map[int]int{}, ByStream: map[string]Waits{}}}
+}
 
 func (s *stats) snapshot() Stats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := s.s
 	out.ByStatus = maps.Clone(s.s.ByStatus)
+	out.ByStream = maps.Clone(s.s.ByStream)
 	return out
 }
 
@@ -46,19 +67,34 @@ func (s *stats) update(f func(*Stats)) {
 	s.mu.Unlock()
 }
 
-func (s *stats) sent()                       { s.update(func(t *Stats) { t.Requests++ }) }
-func (s *stats) status(code int)             { s.update(func(t *Stats) { t.ByStatus[code]++ }) }
-func (s *stats) retried()                    { s.update(func(t *Stats) { t.Retries++ }) }
-func (s *stats) ignored()                    { s.update(func(t *Stats) { t.Ignored++ }) }
-func (s *stats) opened()                     { s.update(func(t *Stats) { t.BreakerOpenings++ }) }
-func (s *stats) waitBucket(d time.Duration)  { s.update(func(t *Stats) { t.WaitBucket += max(d, 0) }) }
-func (s *stats) waitBreaker(d time.Duration) { s.update(func(t *Stats) { t.WaitBreaker += max(d, 0) }) }
-func (s *stats) waitRetry(d time.Duration, retryAfter bool) {
+func (s *stats) sent()           { s.update(func(t *Stats) { t.Requests++ }) }
+func (s *stats) status(code int) { s.update(func(t *Stats) { t.ByStatus[code]++ }) }
+func (s *stats) retried()        { s.update(func(t *Stats) { t.Retries++ }) }
+func (s *stats) ignored()        { s.update(func(t *Stats) { t.Ignored++ }) }
+func (s *stats) opened()         { s.update(func(t *Stats) { t.BreakerOpenings++ }) }
+
+// wait adds d to one kind of wait, in the totals and in the waits of the
+// stream whose request ctx carries (none outside Client.Do).
+func (s *stats) wait(ctx context.Context, kind func(*Waits) *time.Duration, d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	stream, attributed := "", false
+	if cs := callFrom(ctx); cs != nil {
+		stream, attributed = cs.req.Stream, true
+	}
 	s.update(func(t *Stats) {
-		if retryAfter {
-			t.WaitRetryAfter += max(d, 0)
-		} else {
-			t.WaitBackoff += max(d, 0)
+		*kind(&t.Waits) += d
+		if attributed {
+			w := t.ByStream[stream]
+			*kind(&w) += d
+			t.ByStream[stream] = w
 		}
 	})
 }
+
+func slotWait(w *Waits) *time.Duration       { return &w.WaitSlot }
+func bucketWait(w *Waits) *time.Duration     { return &w.WaitBucket }
+func retryAfterWait(w *Waits) *time.Duration { return &w.WaitRetryAfter }
+func backoffWait(w *Waits) *time.Duration    { return &w.WaitBackoff }
+func breakerWait(w *Waits) *time.Duration    { return &w.WaitBreaker }

@@ -56,7 +56,7 @@ func TestMetricsLogLevel(t *testing.T) {
 		t.Run(tt.logLevel.String()+"/"+tt.metricsLevel, func(t *testing.T) {
 			var out bytes.Buffer
 			e := &engine{cfg: &Config{MetricsLogLevel: tt.metricsLevel}, log: NewStderrLogger(&out, tt.logLevel, nil)}
-			e.metric("counter", "record_count", 3, map[string]any{"endpoint": "s"})
+			e.metric(e.metricsLevel(), "counter", "record_count", 3, map[string]any{"endpoint": "s"})
 			if tt.want == "" {
 				if out.Len() > 0 {
 					t.Errorf("want no line, got %q", out.String())

@@ -12,18 +12,27 @@ import (
 	"github.com/tap-dev/tap/settings"
 )
 
-// requestMetric logs Singer's http_request_duration timer for an attempt.
+// requestMetric logs Singer's http_request_duration timer for an attempt
+// at debug level (one line per request would flood stderr at info), and
+// counts the attempt for its stream's aggregates.
 func (e *engine) requestMetric(stream, method, path string, status int, d time.Duration) {
+	if n := e.byName[stream]; n != nil {
+		n.requests.Add(1)
+	}
+	if !e.log.Enabled(context.Background(), slog.LevelDebug) {
+		return
+	}
 	result := "succeeded"
 	if status == 0 || status >= 400 {
 		result = "failed"
 	}
-	e.metric("timer", "http_request_duration", d.Seconds(), map[string]any{
+	e.metric(slog.LevelDebug, "timer", "http_request_duration", d.Seconds(), map[string]any{
 		"endpoint": stream, "http_status_code": status, "status": result,
 	})
 }
 
-// progress logs a line per running stream every period until stopped.
+// progress logs, every period until stopped, a line per running stream
+// and its aggregate metrics.
 func (e *engine) progress(every time.Duration) (stop func()) {
 	done := make(chan struct{})
 	ticker := time.NewTicker(every)
@@ -34,17 +43,19 @@ func (e *engine) progress(every time.Duration) (stop func()) {
 			case <-done:
 				return
 			case <-ticker.C:
-				wait := e.client.Stats().WaitBucket
+				waits := e.client.Stats().ByStream
 				for _, n := range e.nodes {
 					if !n.running.Load() {
 						continue
 					}
 					recs := n.records.Load()
 					secs := time.Since(n.started).Seconds()
+					w := waits[n.def.Name]
 					e.log.Info("progress", "stream", n.def.Name, "records", recs, "pages", n.pages.Load(),
 						"records_per_s", fmt.Sprintf("%.0f", float64(recs)/max(secs, 0.001)),
-						"quota_wait_s", fmt.Sprintf("%.1f", wait.Seconds()))
-					e.metric("counter", "record_count", recs, map[string]any{"endpoint": n.def.Name})
+						"requests", n.requests.Load(),
+						"wait_slot_s", seconds(w.WaitSlot), "wait_bucket_s", seconds(w.WaitBucket))
+					e.streamMetrics(n)
 				}
 			}
 		}
@@ -52,8 +63,19 @@ func (e *engine) progress(every time.Duration) (stop func()) {
 	return func() { close(done) }
 }
 
-// summary logs what the run did: per stream, the client's requests and
-// waits, and the drift of every stream.
+// streamMetrics logs a stream's aggregate Singer metrics.
+func (e *engine) streamMetrics(n *node) {
+	tags := map[string]any{"endpoint": n.def.Name}
+	e.metric(e.metricsLevel(), "counter", "record_count", n.records.Load(), tags)
+	e.metric(e.metricsLevel(), "counter", "http_request_count", n.requests.Load(), tags)
+}
+
+func seconds(d time.Duration) string { return fmt.Sprintf("%.1f", d.Seconds()) }
+
+// summary logs what the run did: the client's requests and waits, and
+// the drift of every stream. The waits are totals over the streams, which
+// wait at the same time when they run in parallel; each stream's own are
+// on its "stream done" line.
 func (e *engine) summary(elapsed time.Duration) {
 	st := e.client.Stats()
 	var total int64
@@ -77,16 +99,16 @@ func (e *engine) summary(elapsed time.Duration) {
 	e.log.Info("run summary",
 		"records", total, "seconds", fmt.Sprintf("%.1f", elapsed.Seconds()),
 		"requests", st.Requests, "by_status", by.String(), "retries", st.Retries, "ignored", st.Ignored,
-		"wait_bucket_s", fmt.Sprintf("%.1f", st.WaitBucket.Seconds()),
-		"wait_retry_after_s", fmt.Sprintf("%.1f", st.WaitRetryAfter.Seconds()),
-		"wait_backoff_s", fmt.Sprintf("%.1f", st.WaitBackoff.Seconds()),
+		"wait_slot_s", seconds(st.WaitSlot), "wait_bucket_s", seconds(st.WaitBucket),
+		"wait_retry_after_s", seconds(st.WaitRetryAfter), "wait_backoff_s", seconds(st.WaitBackoff),
+		"wait_breaker_s", seconds(st.WaitBreaker),
 		"dead_letters", e.dead.Count())
 	for _, n := range e.nodes {
 		if !n.selected {
 			continue
 		}
 		for _, d := range n.check.Drift().Report(e.log) {
-			e.metric("counter", "schema_drift", d.Count, map[string]any{"endpoint": n.def.Name, "kind": d.Kind, "field": d.Field})
+			e.metric(e.metricsLevel(), "counter", "schema_drift", d.Count, map[string]any{"endpoint": n.def.Name, "kind": d.Kind, "field": d.Field})
 		}
 	}
 }
@@ -105,17 +127,26 @@ func (e *engine) logStreamEnd(n *node) {
 	if c := n.ignored.Load(); c > 0 {
 		attrs = append(attrs, "ignored_requests", c)
 	}
+	w := e.client.Stats().ByStream[n.def.Name]
+	attrs = append(attrs, "requests", n.requests.Load(),
+		"wait_slot_s", seconds(w.WaitSlot), "wait_bucket_s", seconds(w.WaitBucket),
+		"wait_retry_after_s", seconds(w.WaitRetryAfter), "wait_backoff_s", seconds(w.WaitBackoff))
 	e.log.Info("stream done", attrs...)
-	e.metric("counter", "record_count", n.records.Load(), map[string]any{"endpoint": n.def.Name})
+	e.streamMetrics(n)
 }
 
-// metric logs a Singer metric line ("METRIC: {...}") at the config's
+// metricsLevel is the level of the aggregate METRIC lines: the config's
 // metrics_log_level.
-func (e *engine) metric(kind, name string, value any, tags map[string]any) {
+func (e *engine) metricsLevel() slog.Level {
 	level := slog.LevelInfo
 	if e.cfg != nil {
 		level, _ = settings.Level(e.cfg.MetricsLogLevel) // checked by the registry
 	}
+	return level
+}
+
+// metric logs a Singer metric line ("METRIC: {...}") at level.
+func (e *engine) metric(level slog.Level, kind, name string, value any, tags map[string]any) {
 	if !e.log.Enabled(context.Background(), level) {
 		return
 	}

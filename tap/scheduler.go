@@ -37,9 +37,9 @@ type node struct {
 
 	// received counts the records the source returned, before dedupe and
 	// validation; records, those written.
-	received, records, pages, dupes, nullKeys, badKeys, ignored atomic.Int64
-	running                                                     atomic.Bool
-	started                                                     time.Time
+	received, records, pages, requests, dupes, nullKeys, badKeys, ignored atomic.Int64
+	running                                                               atomic.Bool
+	started                                                               time.Time
 
 	buf  []byte   // the record being encoded
 	keys []string // the sorted keys of the last record encoded
@@ -57,6 +57,7 @@ type engine struct {
 	redact *settings.Redactor
 	now    func() time.Time
 	nodes  []*node // in config order
+	byName map[string]*node
 
 	recordLimit int64 // Options.RecordLimit
 }
@@ -69,6 +70,7 @@ func newEngine(cfg *Config, sel *Selection, st *State, out Writer, log *slog.Log
 	}
 	e.dead = records.NewDeadLetters(cfg.DeadLetterPath, run, e.redact.Redact)
 	byName := map[string]*node{}
+	e.byName = byName
 	for i := range cfg.Streams {
 		d := &cfg.Streams[i]
 		n := &node{def: d, selected: sel.Selected(d.Name), dropped: sel.Dropped(d.Name), fullTable: sel.FullTable(d.Name)}
