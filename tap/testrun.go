@@ -22,16 +22,24 @@ func SingerTest(ctx context.Context, f Files, mode string, stdout, stderr io.Wri
 		return err
 	}
 	w := NewSingerWriter(stdout)
+	log := NewStderrLogger(stderr, f.logLevel(cfg), cfg.Redactor)
 	switch mode {
 	case TestSchema:
-		for _, d := range cfg.Streams {
-			if err := w.Schema(d.Name, cfg.Schemas[d.Name], d.PrimaryKey, bookmarkKeys(&d)); err != nil {
+		// The engine's own SCHEMA path, so that the test shows what a
+		// sync would send.
+		e, err := newEngine(cfg, nil, st, w, log)
+		if err != nil {
+			return err
+		}
+		defer e.dead.Close()
+		for _, n := range e.nodes {
+			if err := e.schema(n); err != nil {
 				return err
 			}
 		}
 		return w.Flush()
 	case TestAll:
-		return Sync(ctx, Options{Config: cfg, State: st, Writer: w, Log: NewStderrLogger(stderr, f.logLevel(cfg), cfg.Redactor), RecordLimit: 1})
+		return Sync(ctx, Options{Config: cfg, State: st, Writer: w, Log: log, RecordLimit: 1})
 	}
 	return &UsageError{Msg: fmt.Sprintf("--test: expected all or schema, got %q", mode)}
 }
