@@ -1,11 +1,9 @@
 package tap
 
 import (
-	"bufio"
 	"bytes"
 	"io"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/tap-dev/tap/codec"
@@ -34,39 +32,6 @@ const (
 	StatusComplete   = "COMPLETE"
 	StatusIncomplete = "INCOMPLETE"
 )
-
-// lineWriter writes whole lines to a buffered stream under a mutex, so
-// that messages of parallel streams interleave only at line boundaries.
-type lineWriter struct {
-	mu  sync.Mutex
-	w   *bufio.Writer
-	buf []byte
-}
-
-func newLineWriter(w io.Writer) *lineWriter {
-	return &lineWriter{w: bufio.NewWriterSize(w, 256<<10)}
-}
-
-// write appends one line built by build; flush also flushes stdout, as
-// STATE must reach the target before anything else happens.
-func (lw *lineWriter) write(flush bool, build func(b []byte) []byte) error {
-	lw.mu.Lock()
-	defer lw.mu.Unlock()
-	lw.buf = append(build(lw.buf[:0]), '\n')
-	if _, err := lw.w.Write(lw.buf); err != nil {
-		return err
-	}
-	if flush {
-		return lw.w.Flush()
-	}
-	return nil
-}
-
-func (lw *lineWriter) Flush() error {
-	lw.mu.Lock()
-	defer lw.mu.Unlock()
-	return lw.w.Flush()
-}
 
 // SingerWriter writes Singer messages.
 type SingerWriter struct {
@@ -116,11 +81,9 @@ func (s *SingerWriter) State(_ string, st *State, _ int64) error {
 		return err
 	}
 	s.lastState, s.recordsSince = value, false
-	s.buf = append(append(append(s.buf[:0], `{"type":"STATE","value":`...), value...), "}\n"...)
-	if _, err := s.w.Write(s.buf); err != nil {
-		return err
-	}
-	return s.w.Flush()
+	return s.writeLocked(true, func(b []byte) []byte {
+		return append(append(append(b, `{"type":"STATE","value":`...), value...), '}')
+	})
 }
 
 func (s *SingerWriter) ActivateVersion(stream string, version int64) error {
@@ -128,14 +91,6 @@ func (s *SingerWriter) ActivateVersion(stream string, version int64) error {
 }
 
 func (s *SingerWriter) StreamStatus(string, string) error { return nil }
-
-func (lw *lineWriter) writeJSON(flush bool, v any) error {
-	data, err := codec.Marshal(v)
-	if err != nil {
-		return err
-	}
-	return lw.write(flush, func(b []byte) []byte { return append(b, data...) })
-}
 
 func nonNil(s []string) []string {
 	if s == nil {

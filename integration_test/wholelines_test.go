@@ -1,0 +1,128 @@
+package integration_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tap-dev/tap/demoapi"
+)
+
+// TestKillLeavesWholeLines kills the tap with SIGKILL in the middle of a
+// large stream, in Singer and in Airbyte mode, and checks that every line
+// it wrote to stdout is whole JSON. The events stream is declared unsorted
+// here, so its only STATE comes at its end: between the start and the
+// kill, stdout is written only when the tap's buffer fills, which is where
+// a writer that flushed a full buffer cut a line in two. The kill comes as
+// the tap requests a given page, while it writes the records of the pages
+// before.
+func TestKillLeavesWholeLines(t *testing.T) {
+	t.Parallel()
+	dc := demoBase()
+	dc.Events = 40000 // ~12 MB of messages, far more than any buffer
+	srv, err := demoapi.New(dc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := &reqLog{}
+	base := serve(t, log.wrap(srv))
+	defs := demoStreams(t, map[string]int{"events": 1000}, "events")
+	defs[0].(map[string]any)["is_sorted"] = false
+	d := newTapDir(t, tapConfig(base, defs))
+	catalog, _ := json.Marshal(map[string]any{"streams": []any{map[string]any{
+		"stream":                map[string]any{"name": "events", "json_schema": map[string]any{"type": "object"}, "supported_sync_modes": []string{"full_refresh"}},
+		"sync_mode":             "full_refresh",
+		"destination_sync_mode": "overwrite",
+	}}})
+	writeFile(t, filepath.Join(d.dir, "catalog.json"), catalog)
+
+	runs := []struct {
+		mode      string
+		args      []string
+		afterPage int // the kill comes as this page is requested
+	}{
+		{"singer", []string{"--config", "config.json"}, 4},
+		{"singer", []string{"--config", "config.json"}, 8},
+		{"airbyte", []string{"read", "--config", "config.json", "--catalog", "catalog.json"}, 4},
+		{"airbyte", []string{"read", "--config", "config.json", "--catalog", "catalog.json"}, 8},
+	}
+	for i, r := range runs {
+		run := i + 1
+		log.setRun(run)
+		out := killAfterRequest(t, d.dir, r.args, log.after(run, r.afterPage))
+		if len(out) < 256<<10 { // less than a buffer's worth would prove nothing
+			t.Fatalf("%s run %d: killed after %d bytes of stdout; the test needs more", r.mode, run, len(out))
+		}
+		if out[len(out)-1] != '\n' {
+			t.Errorf("%s run %d: stdout ends in a cut line: …%q", r.mode, run, out[max(0, len(out)-80):])
+		}
+		lines := bytes.Split(bytes.TrimSuffix(out, []byte{'\n'}), []byte{'\n'})
+		for n, l := range lines {
+			if !json.Valid(l) {
+				t.Errorf("%s run %d: line %d of %d is not JSON: %.80q…", r.mode, run, n+1, len(lines), l)
+				break
+			}
+		}
+		t.Logf("%s run %d: killed after %d bytes of stdout, %d lines", r.mode, run, len(out), len(lines))
+	}
+}
+
+// killAfterRequest runs the tap in dir, kills it with SIGKILL once
+// trigger fires, and returns what it wrote to stdout. A tap that exits on
+// its own fails the test.
+func killAfterRequest(t *testing.T, dir string, args []string, trigger <-chan struct{}) []byte {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	// A write to a full pipe waits for the reader, and a kill during that
+	// wait leaves the part already copied: the kernel's doing, which no
+	// writer can prevent. A write that fits is copied whole. Room for a
+	// megabyte keeps a reader that falls behind under load from turning
+	// the tap's whole writes into cut ones.
+	if _, _, errno := syscall.Syscall(syscall.SYS_FCNTL, r.Fd(), syscall.F_SETPIPE_SZ, 1<<20); errno != 0 {
+		t.Fatalf("cannot enlarge the stdout pipe: %v", errno)
+	}
+	var stderr bytes.Buffer
+	cmd := exec.Command(tapBin, args...)
+	cmd.Dir, cmd.Stdout, cmd.Stderr = dir, w, &stderr
+	err = cmd.Start()
+	w.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []byte
+	read := make(chan error, 1)
+	go func() {
+		var err error
+		out, err = io.ReadAll(r)
+		read <- err
+	}()
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	select {
+	case <-trigger:
+		if err := cmd.Process.Kill(); err != nil {
+			t.Fatal(err)
+		}
+		<-exited
+	case err := <-exited:
+		t.Fatalf("the tap ended before the kill (%v); stderr:\n%s", err, stderr.Bytes())
+	case <-time.After(2 * time.Minute):
+		cmd.Process.Kill()
+		<-exited
+		t.Fatalf("the tap did not reach the kill point in 2 minutes; stderr:\n%s", stderr.Bytes())
+	}
+	if err := <-read; err != nil {
+		t.Fatal(err)
+	}
+	return out
+}

@@ -1,0 +1,126 @@
+package tap
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// recordingWriter keeps every Write call apart.
+type recordingWriter struct {
+	mu     sync.Mutex
+	writes [][]byte
+}
+
+func (r *recordingWriter) Write(p []byte) (int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.writes = append(r.writes, bytes.Clone(p))
+	return len(p), nil
+}
+
+// checkBatches checks that every Write holds whole lines, at most
+// lineBatch bytes unless it is a single line, and that together they are
+// want.
+func checkBatches(t *testing.T, writes [][]byte, want string) {
+	t.Helper()
+	var all []byte
+	for i, w := range writes {
+		if len(w) == 0 || w[len(w)-1] != '\n' {
+			t.Fatalf("write %d does not end a line: %.40q…", i, w)
+		}
+		if len(w) > lineBatch && bytes.Count(w, []byte{'\n'}) > 1 {
+			t.Fatalf("write %d is %d bytes of several lines, more than the batch of %d", i, len(w), lineBatch)
+		}
+		all = append(all, w...)
+	}
+	if string(all) != want {
+		t.Fatalf("the writes add up to %d bytes, want %d", len(all), len(want))
+	}
+}
+
+func TestLineWriterWritesWholeLines(t *testing.T) {
+	line := func(n int, c byte) string { return strings.Repeat(string(c), n-1) + "\n" }
+	type msg struct {
+		size  int // with the newline
+		flush bool
+	}
+	tests := map[string]struct {
+		msgs       []msg
+		wantWrites int // before Flush
+	}{
+		"small lines stay buffered":  {msgs: []msg{{100, false}, {200, false}}, wantWrites: 0},
+		"flush writes them together": {msgs: []msg{{100, false}, {200, false}, {50, true}}, wantWrites: 1},
+		"a full batch is written":    {msgs: []msg{{lineBatch / 2, false}, {lineBatch / 2, false}}, wantWrites: 1},
+		"a line that does not fit starts the next batch": {
+			msgs: []msg{{lineBatch - 10, false}, {100, false}}, wantWrites: 1},
+		"lines that straddle batches": {msgs: slices.Repeat([]msg{{3000, false}}, 30), wantWrites: 1},
+		"a line larger than the batch is written alone": {
+			msgs: []msg{{100, false}, {3 * lineBatch, false}, {100, false}}, wantWrites: 2},
+		"a huge line flushed": {msgs: []msg{{5 * lineBatch, true}}, wantWrites: 1},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			rec := &recordingWriter{}
+			lw := newLineWriter(rec)
+			var want strings.Builder
+			for i, m := range tt.msgs {
+				l := line(m.size, byte('a'+i%26))
+				want.WriteString(l)
+				if err := lw.write(m.flush, func(b []byte) []byte { return append(b, l[:len(l)-1]...) }); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if len(rec.writes) != tt.wantWrites {
+				t.Errorf("%d writes before Flush, want %d", len(rec.writes), tt.wantWrites)
+			}
+			if err := lw.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			checkBatches(t, rec.writes, want.String())
+		})
+	}
+}
+
+// Parallel streams share the writer; their lines must come out whole.
+func TestLineWriterParallel(t *testing.T) {
+	rec := &recordingWriter{}
+	lw := newLineWriter(rec)
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for i := range 2000 {
+				lw.write(i%500 == 0, func(b []byte) []byte {
+					return fmt.Appendf(b, "g%d-%d-%s", g, i, strings.Repeat("x", i%300))
+				})
+			}
+		})
+	}
+	wg.Wait()
+	if err := lw.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	var all []byte
+	for _, w := range rec.writes {
+		all = append(all, w...)
+	}
+	checkBatches(t, rec.writes, string(all))
+	seen := map[string]bool{}
+	for _, l := range strings.Split(strings.TrimSuffix(string(all), "\n"), "\n") {
+		var g, i int
+		var xs string
+		if _, err := fmt.Sscanf(l, "g%d-%d-%s", &g, &i, &xs); err != nil && !strings.HasSuffix(l, "-") {
+			t.Fatalf("mangled line %q: %v", l, err)
+		}
+		if len(l)-len(fmt.Sprintf("g%d-%d-", g, i)) != i%300 {
+			t.Fatalf("line %q has the wrong length", l)
+		}
+		seen[l] = true
+	}
+	if len(seen) != 4*2000 {
+		t.Fatalf("%d distinct lines, want %d", len(seen), 4*2000)
+	}
+}
