@@ -16,6 +16,11 @@ func airbyteCheck(ctx context.Context, f Files, aw *AirbyteWriter) error {
 	if err != nil {
 		return err
 	}
+	// check is given no state: a backfill with no start is a config error,
+	// found before the demo starts or any request is sent.
+	if err := checkBackfills(cfg, NewState(), nil); err != nil {
+		return err
+	}
 	log := aw.Logger(f.logLevel(cfg))
 	status := map[string]any{"status": "SUCCEEDED"}
 	if err := CheckConnection(ctx, cfg, log); err != nil {
