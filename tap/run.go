@@ -51,9 +51,15 @@ func Sync(ctx context.Context, o Options) error {
 	if every == 0 {
 		every = 10 * time.Second
 	}
+	return e.sync(ctx, every)
+}
+
+// sync runs the engine with progress lines every period, then checkpoints
+// a paused run, logs the summary and flushes the writer.
+func (e *engine) sync(ctx context.Context, every time.Duration) error {
 	stopProgress := e.progress(every)
 	start := time.Now()
-	err = e.run(ctx)
+	err := e.run(ctx)
 	stopProgress()
 	var de *client.DeferError
 	deferred := errors.As(err, &de)
@@ -73,7 +79,7 @@ func Sync(ctx context.Context, o Options) error {
 		err = errors.New("interrupted; the last STATE written is where the next run resumes")
 	}
 	e.summary(time.Since(start))
-	if ferr := o.Writer.Flush(); ferr != nil && err == nil {
+	if ferr := e.out.Flush(); ferr != nil && err == nil {
 		err = ferr
 	}
 	return err

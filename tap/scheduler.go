@@ -57,6 +57,9 @@ type engine struct {
 	redact *settings.Redactor
 	now    func() time.Time
 	nodes  []*node // in config order
+	// fetch gives a stream's page fetcher: the client's (fetcher), or a
+	// fake in tests.
+	fetch  func(*node) streams.Fetch
 	byName map[string]*node
 
 	recordLimit int64 // Options.RecordLimit
@@ -64,6 +67,7 @@ type engine struct {
 
 func newEngine(cfg *Config, sel *Selection, st *State, out Writer, log *slog.Logger) (*engine, error) {
 	e := &engine{cfg: cfg, state: st, out: out, log: log, now: time.Now, redact: cfg.Redactor}
+	e.fetch = e.fetcher
 	run, err := records.NewRun(e.now())
 	if err != nil {
 		return nil, err

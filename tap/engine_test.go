@@ -1,0 +1,480 @@
+package tap
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tap-dev/tap/client"
+	"github.com/tap-dev/tap/codec"
+	"github.com/tap-dev/tap/settings"
+	"github.com/tap-dev/tap/streams"
+)
+
+// message is one message a recording writer got.
+type message struct {
+	Type   string // SCHEMA, RECORD, STATE, ACTIVATE_VERSION
+	Stream string
+	Record map[string]any
+	State  map[string]any // the whole state, as written
+}
+
+// recorder is a Writer that keeps every message in order.
+type recorder struct {
+	mu   sync.Mutex
+	msgs []message
+}
+
+func (r *recorder) add(m message) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.msgs = append(r.msgs, m)
+	return nil
+}
+
+func (r *recorder) Schema(stream string, _ map[string]any, _, _ []string) error {
+	return r.add(message{Type: "SCHEMA", Stream: stream})
+}
+
+func (r *recorder) Record(stream string, rec []byte, _ time.Time, _ int64) error {
+	var m map[string]any
+	if err := json.Unmarshal(rec, &m); err != nil {
+		return err
+	}
+	return r.add(message{Type: "RECORD", Stream: stream, Record: m})
+}
+
+func (r *recorder) State(stream string, st *State, _ int64) error {
+	b, err := json.Marshal(st)
+	if err != nil {
+		return err
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		return err
+	}
+	return r.add(message{Type: "STATE", Stream: stream, State: m})
+}
+
+func (r *recorder) ActivateVersion(stream string, _ int64) error {
+	return r.add(message{Type: "ACTIVATE_VERSION", Stream: stream})
+}
+
+func (r *recorder) StreamStatus(string, string) error { return nil }
+func (r *recorder) Flush() error                      { return nil }
+
+// bookmark reads a stream's bookmark value out of a STATE message.
+func (m message) bookmark(stream string) any {
+	b, _ := m.State["bookmarks"].(map[string]any)[stream].(map[string]any)
+	return b["replication_key_value"]
+}
+
+func (m message) window(stream string) string {
+	b, _ := m.State["bookmarks"].(map[string]any)[stream].(map[string]any)
+	w, _ := b["window"].(map[string]any)
+	if w == nil {
+		return ""
+	}
+	return fmt.Sprint(w["start"], "/", w["end"])
+}
+
+// source serves the pages of fake streams: rows[stream] filtered by the
+// request's since/from/to parameters, in pages of pageSize.
+type source struct {
+	mu       sync.Mutex
+	rows     map[string][]map[string]any
+	pageSize int
+	requests []string            // stream + "?" + query, in order
+	fail     func(n int) error   // called with the request number (1-based); an error is returned instead of a page
+	shift    map[string]struct{} // streams whose offset pages overlap by one row
+}
+
+func (s *source) fetch(n *node) streams.Fetch {
+	d := n.def
+	return func(ctx context.Context, req streams.Request) (*streams.Response, error) {
+		s.mu.Lock()
+		s.requests = append(s.requests, d.Name+"?"+req.Query.Encode())
+		count := len(s.requests)
+		s.mu.Unlock()
+		if s.fail != nil {
+			if err := s.fail(count); err != nil {
+				return nil, err
+			}
+		}
+		var rows []any
+		for _, r := range s.rows[d.Name] {
+			if inRange(r, req.Query) {
+				rows = append(rows, r)
+			}
+		}
+		start, size := 0, len(rows)
+		if req.Query.Has("page") || req.Query.Has("offset") {
+			size = s.pageSize
+		}
+		if p := req.Query.Get("page"); p != "" {
+			k, _ := strconv.Atoi(p)
+			start = (k - 1) * s.pageSize
+		}
+		if o := req.Query.Get("offset"); o != "" {
+			start, _ = strconv.Atoi(o)
+			if _, ok := s.shift[d.Name]; ok && start > 0 {
+				start-- // a row inserted upstream pushed the rest down by one
+			}
+		}
+		page := []any{}
+		if start < len(rows) {
+			page = rows[start:min(start+size, len(rows))]
+		}
+		body := map[string]any{"data": page}
+		recs, err := d.Extract(body)
+		if err != nil {
+			return nil, err
+		}
+		return &streams.Response{URL: &url.URL{Path: req.URL}, Body: body, Records: recs}, nil
+	}
+}
+
+// inRange applies since (>=), from (>=) and to (<) to a row's updated_at.
+func inRange(r map[string]any, q url.Values) bool {
+	at, _ := time.Parse(time.RFC3339, r["updated_at"].(string))
+	for _, p := range []string{"since", "from"} {
+		if v := q.Get(p); v != "" {
+			t, _ := time.Parse(time.RFC3339, v)
+			if at.Before(t) {
+				return false
+			}
+		}
+	}
+	if v := q.Get("to"); v != "" {
+		t, _ := time.Parse(time.RFC3339, v)
+		if !at.Before(t) {
+			return false
+		}
+	}
+	return true
+}
+
+func row(id int, day int) map[string]any {
+	return map[string]any{"id": id, "updated_at": time.Date(2026, 1, day, 0, 0, 0, 0, time.UTC).Format(time.RFC3339)}
+}
+
+func key(day int) string { return time.Date(2026, 1, day, 0, 0, 0, 0, time.UTC).Format(time.RFC3339) }
+
+// engineCase is one in-process run of the engine over a fake source.
+type engineCase struct {
+	name    string
+	stream  map[string]any // extra fields of the stream "s"
+	rows    []map[string]any
+	state   string // incoming state JSON ("" = none)
+	sel     func() *Selection
+	fail    func(ctx context.CancelFunc) func(n int) error
+	shift   bool
+	wantErr string
+	check   func(t *testing.T, r *recorder, src *source, logs string)
+}
+
+func runEngineCase(t *testing.T, c engineCase) {
+	t.Helper()
+	def := map[string]any{
+		"name": "s", "path": "/s", "records_path": "data", "primary_key": []string{"id"},
+		"replication_key": "updated_at",
+		"incremental":     map[string]any{"param": "since", "format": "rfc3339"},
+		"pagination":      map[string]any{"type": "page_number", "page_param": "page", "page_size_param": "per_page", "page_size": 2},
+		"schema": map[string]any{"type": "object", "properties": map[string]any{
+			"id": map[string]any{"type": "integer"}, "updated_at": map[string]any{"type": "string", "format": "date-time"}}},
+	}
+	for k, v := range c.stream {
+		if v == nil {
+			delete(def, k)
+		} else {
+			def[k] = v
+		}
+	}
+	path := writeConfig(t, t.TempDir(), "config.json", map[string]any{
+		"base_url": "http://127.0.0.1:9", "start_date": key(1),
+		"streams": []any{def}, "dead_letter_path": t.TempDir() + "/dead.jsonl",
+	})
+	cfg, err := settings.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := NewState()
+	if c.state != "" {
+		tree, err := codec.Decode([]byte(c.state))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st, err = stateFromTree(tree); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var sel *Selection
+	if c.sel != nil {
+		sel = c.sel()
+	}
+	var logs bytes.Buffer
+	log := NewStderrLogger(&logs, slog.LevelInfo, nil)
+	rec := &recorder{}
+	e, err := newEngine(cfg, sel, st, rec, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.dead.Close()
+	base, _ := url.Parse("http://127.0.0.1:9")
+	if e.client, err = newClient(cfg, base, log, nil); err != nil {
+		t.Fatal(err)
+	}
+	e.now = func() time.Time { return time.Date(2026, 1, 11, 0, 0, 0, 0, time.UTC) }
+	src := &source{rows: map[string][]map[string]any{"s": c.rows}, pageSize: 2}
+	if c.shift {
+		src.shift = map[string]struct{}{"s": {}}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if c.fail != nil {
+		src.fail = c.fail(cancel)
+	}
+	e.fetch = src.fetch
+	err = e.sync(ctx, time.Hour)
+	switch {
+	case c.wantErr == "" && err != nil:
+		t.Fatalf("sync: %v\nlogs:\n%s", err, logs.String())
+	case c.wantErr != "" && (err == nil || !strings.Contains(err.Error(), c.wantErr)):
+		t.Fatalf("sync: err = %v, want one containing %q", err, c.wantErr)
+	}
+	c.check(t, rec, src, logs.String())
+}
+
+// ids lists the ids of the RECORD messages.
+func ids(r *recorder) []int {
+	var out []int
+	for _, m := range r.msgs {
+		if m.Type == "RECORD" {
+			n, _ := m.Record["id"].(float64)
+			out = append(out, int(n))
+		}
+	}
+	return out
+}
+
+// states lists the bookmark of each STATE message ("-" for none).
+func states(r *recorder) []string {
+	var out []string
+	for _, m := range r.msgs {
+		if m.Type == "STATE" {
+			v := m.bookmark("s")
+			if v == nil {
+				out = append(out, "-")
+			} else {
+				out = append(out, fmt.Sprint(v))
+			}
+		}
+	}
+	return out
+}
+
+// noBookmarkPastUnread: after a STATE says bookmark v, no RECORD with a
+// key below v follows: the next run, starting at v, would never read it.
+func noBookmarkPastUnread(t *testing.T, r *recorder) {
+	t.Helper()
+	var bm string
+	for i, m := range r.msgs {
+		switch m.Type {
+		case "STATE":
+			if v, ok := m.bookmark("s").(string); ok {
+				bm = v
+			}
+		case "RECORD":
+			if k := m.Record["updated_at"].(string); bm != "" && k < bm {
+				t.Errorf("message %d: RECORD %v after a STATE at %s", i, m.Record, bm)
+			}
+		}
+	}
+}
+
+func lastIsState(t *testing.T, r *recorder) {
+	t.Helper()
+	if len(r.msgs) == 0 || r.msgs[len(r.msgs)-1].Type != "STATE" {
+		t.Errorf("the last message is not a STATE: %+v", r.msgs)
+	}
+}
+
+func equal[T comparable](t *testing.T, what string, got, want []T) {
+	t.Helper()
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("%s = %v, want %v", what, got, want)
+	}
+}
+
+func TestEngine(t *testing.T) {
+	unsorted := []map[string]any{row(1, 5), row(2, 3), row(3, 7), row(4, 6), row(5, 4)}
+	sortedRows := []map[string]any{row(1, 2), row(2, 3), row(3, 4), row(4, 5), row(5, 6)}
+	outOfOrder := []map[string]any{row(1, 5), row(2, 6), row(3, 3), row(4, 7)}
+	for _, c := range []engineCase{{
+		name: "unsorted: one STATE after every record",
+		rows: unsorted,
+		check: func(t *testing.T, r *recorder, src *source, _ string) {
+			equal(t, "ids", ids(r), []int{1, 2, 3, 4, 5})
+			equal(t, "states", states(r), []string{key(7)})
+			noBookmarkPastUnread(t, r)
+			lastIsState(t, r)
+		},
+	}, {
+		name:   "sorted: a STATE after each page",
+		stream: map[string]any{"is_sorted": true},
+		rows:   sortedRows,
+		check: func(t *testing.T, r *recorder, _ *source, _ string) {
+			equal(t, "ids", ids(r), []int{1, 2, 3, 4, 5})
+			equal(t, "states", states(r), []string{key(3), key(5), key(6), key(6)})
+			noBookmarkPastUnread(t, r)
+		},
+	}, {
+		name:  "bookmark − overlap is the filter",
+		state: `{"bookmarks":{"s":{"replication_key":"updated_at","replication_key_value":"` + key(5) + `"}}}`,
+		rows:  unsorted, stream: map[string]any{"incremental": map[string]any{"param": "since", "format": "rfc3339", "overlap_s": 86400}},
+		check: func(t *testing.T, r *recorder, src *source, _ string) {
+			if !strings.Contains(src.requests[0], "since="+url.QueryEscape(key(4))) {
+				t.Errorf("first request %s, want since=%s", src.requests[0], key(4))
+			}
+			equal(t, "ids", ids(r), []int{1, 3, 4, 5})
+			equal(t, "states", states(r), []string{key(7)})
+		},
+	}, {
+		name: "chunk windows resume at the window in progress",
+		stream: map[string]any{"incremental": map[string]any{"param": "from", "end_param": "to", "chunk_days": 3, "format": "rfc3339"},
+			"pagination": map[string]any{"type": "none"}},
+		state: `{"bookmarks":{"s":{"replication_key":"updated_at","replication_key_value":"` + key(4) + `",
+			"window":{"start":"` + key(5) + `","end":"` + key(8) + `"}}}}`,
+		rows: unsorted,
+		check: func(t *testing.T, r *recorder, src *source, _ string) {
+			want := []string{
+				"s?from=" + url.QueryEscape(key(5)) + "&to=" + url.QueryEscape(key(8)),
+				"s?from=" + url.QueryEscape(key(8)) + "&to=" + url.QueryEscape(key(11)),
+			}
+			equal(t, "requests", src.requests, want)
+			equal(t, "ids", ids(r), []int{1, 3, 4})
+			var windows []string
+			for _, m := range r.msgs {
+				if m.Type == "STATE" {
+					windows = append(windows, m.window("s"))
+				}
+			}
+			// Before each window, then at the end: the bookmark a window
+			// earned goes out with the next checkpoint.
+			equal(t, "windows", windows, []string{key(5) + "/" + key(8), key(8) + "/" + key(11), ""})
+			equal(t, "states", states(r), []string{key(4), key(7), key(7)})
+			noBookmarkPastUnread(t, r)
+		},
+	}, {
+		name: "offset pages that shift: duplicates dropped by primary key",
+		stream: map[string]any{"pagination": map[string]any{"type": "offset", "offset_param": "offset", "page_size_param": "limit", "page_size": 2},
+			"replication_key": nil, "incremental": nil},
+		rows: sortedRows, shift: true,
+		check: func(t *testing.T, r *recorder, _ *source, logs string) {
+			equal(t, "ids", ids(r), []int{1, 2, 3, 4, 5})
+			if !strings.Contains(logs, "duplicates_dropped=") {
+				t.Errorf("logs lack the duplicates count:\n%s", logs)
+			}
+		},
+	}, {
+		name:   "deferred: checkpointed, the last message is the STATE to resume from",
+		stream: map[string]any{"is_sorted": true},
+		rows:   sortedRows,
+		fail: func(context.CancelFunc) func(int) error {
+			return func(n int) error {
+				if n == 2 {
+					return &client.DeferError{Stream: "s", Reason: "quota", RetryAt: time.Now().Add(time.Hour)}
+				}
+				return nil
+			}
+		},
+		wantErr: "deferred",
+		check: func(t *testing.T, r *recorder, _ *source, _ string) {
+			equal(t, "ids", ids(r), []int{1, 2})
+			equal(t, "states", states(r), []string{key(3), key(3)})
+			lastIsState(t, r)
+		},
+	}, {
+		name: "canceled: checkpointed; an unsorted stream's bookmark does not move",
+		rows: unsorted,
+		fail: func(cancel context.CancelFunc) func(int) error {
+			return func(n int) error {
+				if n == 2 {
+					cancel()
+					return context.Canceled
+				}
+				return nil
+			}
+		},
+		wantErr: "interrupted",
+		check: func(t *testing.T, r *recorder, _ *source, _ string) {
+			equal(t, "ids", ids(r), []int{1, 2})
+			equal(t, "states", states(r), []string{"-"})
+			lastIsState(t, r)
+		},
+	}, {
+		name:    "sorted but not: an error naming both values; the bookmark falls back",
+		stream:  map[string]any{"is_sorted": true},
+		rows:    outOfOrder,
+		wantErr: `went down from "` + key(6) + `" to "` + key(3) + `"`,
+		check: func(t *testing.T, r *recorder, _ *source, _ string) {
+			equal(t, "ids", ids(r), []int{1, 2})
+			equal(t, "states", states(r), []string{key(6), "-"})
+			lastIsState(t, r)
+		},
+	}, {
+		name:   "sorted but not, demoted: a WARN, no bookmark move until the end",
+		stream: map[string]any{"is_sorted": true, "on_unsorted": "demote"},
+		state:  `{"bookmarks":{"s":{"replication_key":"updated_at","replication_key_value":"` + key(2) + `"}}}`,
+		rows:   outOfOrder,
+		check: func(t *testing.T, r *recorder, _ *source, logs string) {
+			equal(t, "ids", ids(r), []int{1, 2, 3, 4})
+			equal(t, "states", states(r), []string{key(6), key(2), key(7)})
+			if !strings.Contains(logs, "WARN") || !strings.Contains(logs, "reading it as unsorted") {
+				t.Errorf("no WARN about the demotion:\n%s", logs)
+			}
+		},
+	}, {
+		name:  "catalog FULL_TABLE: no filter, the bookmark kept as it was",
+		state: `{"bookmarks":{"s":{"replication_key":"updated_at","replication_key_value":"` + key(5) + `"}}}`,
+		rows:  unsorted,
+		sel: func() *Selection {
+			return &Selection{streams: map[string]*streamSelection{"s": {fullTable: true}}}
+		},
+		check: func(t *testing.T, r *recorder, src *source, _ string) {
+			if strings.Contains(src.requests[0], "since=") {
+				t.Errorf("full table sent the filter: %s", src.requests[0])
+			}
+			equal(t, "ids", ids(r), []int{1, 2, 3, 4, 5})
+			equal(t, "states", states(r), []string{key(5)})
+		},
+	}, {
+		name:  "caught up with records re-read by the overlap: no zero-record warning",
+		state: `{"bookmarks":{"s":{"replication_key":"updated_at","replication_key_value":"` + key(7) + `","last_run_records":5}}}`,
+		rows:  unsorted,
+		check: func(t *testing.T, _ *recorder, _ *source, logs string) {
+			if strings.Contains(logs, "zero records") {
+				t.Errorf("warned:\n%s", logs)
+			}
+		},
+	}, {
+		name:  "nothing at all from the source: the zero-record warning",
+		state: `{"bookmarks":{"s":{"replication_key":"updated_at","replication_key_value":"` + key(7) + `","last_run_records":5}}}`,
+		rows:  nil,
+		check: func(t *testing.T, _ *recorder, _ *source, logs string) {
+			if !strings.Contains(logs, "zero records") {
+				t.Errorf("no warning:\n%s", logs)
+			}
+		},
+	}} {
+		t.Run(c.name, func(t *testing.T) { runEngineCase(t, c) })
+	}
+}
