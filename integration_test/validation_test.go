@@ -23,7 +23,7 @@ const validationRecords = `[
  {"id": 4, "amount": 1, "updated_at": "2026-01-04T00:00:00Z", "note": "extra field", "coupon": "SAVE10"},
  {"id": 5, "amount": 2, "updated_at": "2026-13-05T99:00:00Z", "note": "malformed date-time"},
  {"id": 6, "amount": 3, "updated_at": "2026-01-06T00:00:00Z", "note": "20-digit integer", "big": 12345678901234567890},
- {"id": 7, "amount": 4, "updated_at": "2026-01-07T00:00:00Z", "note": "echoes SENTINEL-SECRET-7f3a", "big": "not a number"}
+ {"id": 7, "amount": 4, "updated_at": "2026-01-07T00:00:00Z", "note": "echoes SENTINEL-SECRET-7f3a", "big": "not a number", "echo": {"auth": "SENTINEL-SECRET-7f3a"}}
 ]`
 
 var validationSchema = map[string]any{
@@ -39,8 +39,9 @@ var validationSchema = map[string]any{
 }
 
 // runValidationMode syncs the stream under mode, runs times in one folder,
-// and returns the last run's result and the dead-letter file.
-func runValidationMode(t *testing.T, mode string, runs int) (result, string) {
+// with extra command-line arguments, and returns the last run's result
+// and the dead-letter file.
+func runValidationMode(t *testing.T, mode string, runs int, args ...string) (result, string) {
 	t.Helper()
 	base := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -62,7 +63,7 @@ func runValidationMode(t *testing.T, mode string, runs int) (result, string) {
 	writeFile(t, filepath.Join(dir, "config.json"), b)
 	var r result
 	for i := 0; i < runs; i++ {
-		r = runTap(t, dir, time.Minute, nil, "--config", "config.json")
+		r = runTap(t, dir, time.Minute, nil, append([]string{"--config", "config.json"}, args...)...)
 	}
 	dead, _ := os.ReadFile(filepath.Join(dir, "dead.jsonl"))
 	// A RECORD is the API's data, kept as it came; logs, errors, STATE and
@@ -183,6 +184,23 @@ func TestSchemaViolationModes(t *testing.T) {
 		msgs := parseSinger(t, r.stdout)
 		if last := msgs[len(msgs)-1]; last.Type != "STATE" || !bytes.Contains(last.Value, []byte(`"replication_key_value":"2026-01-06T00:00:00Z"`)) {
 			t.Errorf("final state: %s", last.Value)
+		}
+	})
+	// At debug level the drift report adds an example value of each
+	// finding, secrets removed.
+	t.Run("dead_letter at debug level", func(t *testing.T) {
+		r, _ := runValidationMode(t, "dead_letter", 1, "--log-level", "debug")
+		if r.code != 0 {
+			t.Fatalf("exit %d: %s", r.code, r.stderr)
+		}
+		for _, want := range []string{
+			`DEBUG schema drift example stream=orders kind=extra_property field=coupon example="\"SAVE10\""`,
+			`DEBUG schema drift example stream=orders kind=extra_property field=echo example="{\"auth\":\"REDACTED\"}"`,
+			`DEBUG schema drift example stream=orders kind=violation field=/updated_at example="'2026-13-05T99:00:00Z' is not valid 'date-time'"`,
+		} {
+			if !bytes.Contains(r.stderr, []byte(want)) {
+				t.Errorf("stderr lacks %s:\n%s", want, r.stderr)
+			}
 		}
 	})
 	t.Run("fail", func(t *testing.T) {

@@ -71,14 +71,17 @@ type DeadLetters struct {
 	mu     sync.Mutex
 	path   string
 	run    Run
-	redact func(string) string // nil: nothing to remove
+	redact Redactor
 	f      *os.File
 	count  int
 }
 
 // NewDeadLetters writes to path, marking each line with run; redact
-// removes secrets from every string of a line.
-func NewDeadLetters(path string, run Run, redact func(string) string) *DeadLetters {
+// removes secrets from every string of a line (nil: there are none).
+func NewDeadLetters(path string, run Run, redact Redactor) *DeadLetters {
+	if redact == nil {
+		redact = noSecrets{}
+	}
 	return &DeadLetters{path: path, run: run, redact: redact}
 }
 
@@ -88,12 +91,10 @@ func (d *DeadLetters) write(l letter) error {
 	l.RunStartedAt = d.run.StartedAt.UTC().Format(time.RFC3339Nano)
 	// A record that echoes a credential must not carry it into the file;
 	// values are scrubbed before encoding, where escaping cannot hide them.
-	if d.redact != nil {
-		l.Record, _ = redactValue(d.redact, l.Record).(map[string]any)
-		l.PrimaryKey, _ = redactValue(d.redact, l.PrimaryKey).(map[string]any)
-		for i := range l.Errors {
-			l.Errors[i].Message = d.redact(l.Errors[i].Message)
-		}
+	l.Record, _ = d.redact.Value(l.Record).(map[string]any)
+	l.PrimaryKey, _ = d.redact.Value(l.PrimaryKey).(map[string]any)
+	for i := range l.Errors {
+		l.Errors[i].Message = d.redact.Redact(l.Errors[i].Message)
 	}
 	b, err := codec.Marshal(l)
 	if err != nil {
@@ -134,26 +135,4 @@ func (d *DeadLetters) Close() error {
 		return nil
 	}
 	return d.f.Close()
-}
-
-// redactValue returns v with redact applied to every string in it, keys
-// included, copying only the containers.
-func redactValue(redact func(string) string, v any) any {
-	switch v := v.(type) {
-	case string:
-		return redact(v)
-	case map[string]any:
-		out := make(map[string]any, len(v))
-		for k, e := range v {
-			out[redact(k)] = redactValue(redact, e)
-		}
-		return out
-	case []any:
-		out := make([]any, len(v))
-		for i, e := range v {
-			out[i] = redactValue(redact, e)
-		}
-		return out
-	}
-	return v
 }

@@ -23,7 +23,7 @@ type Drift struct {
 	missing map[string]int        // required properties absent, by pointer
 	types   map[string]*finding   // pointer → records whose value has another type
 	other   map[string]*finding   // other violations by pointer
-	redact  func(string) string
+	redact  Redactor
 }
 
 type extraProp struct {
@@ -38,7 +38,7 @@ type finding struct {
 	message string // the library's, which may quote the value
 }
 
-func newDrift(stream string, redact func(string) string) *Drift {
+func newDrift(stream string, redact Redactor) *Drift {
 	return &Drift{stream: stream, extra: map[string]*extraProp{}, missing: map[string]int{},
 		types: map[string]*finding{}, other: map[string]*finding{}, redact: redact}
 }
@@ -55,8 +55,9 @@ func (d *Drift) unknown(prop string, val any) {
 	defer d.mu.Unlock()
 	p := d.extra[prop]
 	if p == nil {
-		b, _ := codec.Marshal(val)
-		p = &extraProp{types: map[string]int{}, example: shorten(d.redact(string(b)), 80)}
+		// Secrets go before encoding, where escaping cannot hide them.
+		b, _ := codec.Marshal(d.redact.Value(val))
+		p = &extraProp{types: map[string]int{}, example: shorten(d.redact.Redact(string(b)), 80)}
 		d.extra[prop] = p
 	}
 	p.count++

@@ -51,15 +51,29 @@ func Compile(stream string, schema map[string]any) (*jsonschema.Schema, error) {
 	return s, nil
 }
 
+// Redactor removes secrets from text and from every string of a decoded
+// value.
+type Redactor interface {
+	Redact(string) string
+	Value(any) any
+}
+
+// noSecrets is the Redactor when there is no secret to remove.
+type noSecrets struct{}
+
+func (noSecrets) Redact(s string) string { return s }
+func (noSecrets) Value(v any) any        { return v }
+
 // Options configure the Validator of one stream.
 type Options struct {
 	Stream     string
 	PrimaryKey []string
 	Schema     map[string]any // decoded with numbers as json.Number
 	Policy     Policy
-	// Redact removes secrets from text; library messages quote record
-	// values, which may echo a credential. nil: nothing to remove.
-	Redact func(string) string
+	// Redactor removes secrets from the dead letters, errors, logs and
+	// drift: records and the library's messages about them may echo a
+	// credential. nil: nothing to remove.
+	Redactor Redactor
 	// DeadLetters receives the records that fail under DeadLetter.
 	DeadLetters *DeadLetters
 	// Log receives the warnings of Emit.
@@ -73,7 +87,7 @@ type Validator struct {
 	schema *jsonschema.Schema
 	raw    map[string]any // the decoded schema, to read its required lists
 	fast   *fastPath      // nil: every record goes to the library
-	redact func(string) string
+	redact Redactor
 	policy Policy
 	pk     []string
 	known  map[string]bool // the schema's top-level properties
@@ -93,9 +107,9 @@ func New(o Options) (*Validator, error) {
 	for k := range props {
 		known[k] = true
 	}
-	redact := o.Redact
+	redact := o.Redactor
 	if redact == nil {
-		redact = func(s string) string { return s }
+		redact = noSecrets{}
 	}
 	v := &Validator{stream: o.Stream, schema: s, raw: o.Schema, redact: redact, policy: o.Policy, pk: o.PrimaryKey,
 		known: known, drift: newDrift(o.Stream, redact), dead: o.DeadLetters, log: o.Log}
@@ -152,7 +166,7 @@ func (v *Validator) Violations(m map[string]any) []Violation {
 					return
 				}
 			}
-			msg := shorten(v.redact(e.Message), 200)
+			msg := shorten(v.redact.Redact(e.Message), 200)
 			out = append(out, Violation{Pointer: e.InstanceLocation, Message: msg})
 			v.drift.violation(e.KeywordLocation, e.InstanceLocation, msg)
 			return
@@ -224,9 +238,9 @@ func (v *Validator) Check(m map[string]any, extracted time.Time) (bool, error) {
 	first := bad[0].Message
 	switch v.policy {
 	case Fail:
-		return false, fmt.Errorf("stream %q: record %s fails its schema at %q: %s (on_schema_violation is fail)", v.stream, v.redact(pkText(pk)), pointerText(bad[0].Pointer), first)
+		return false, fmt.Errorf("stream %q: record %s fails its schema at %q: %s (on_schema_violation is fail)", v.stream, v.pkText(pk), pointerText(bad[0].Pointer), first)
 	case Emit:
-		v.log.Warn("record fails its schema; emitted anyway", "stream", v.stream, "primary_key", v.redact(pkText(pk)), "pointer", pointerText(bad[0].Pointer), "error", first)
+		v.log.Warn("record fails its schema; emitted anyway", "stream", v.stream, "primary_key", v.pkText(pk), "pointer", pointerText(bad[0].Pointer), "error", first)
 		return true, nil
 	}
 	return false, v.dead.write(letter{Stream: v.stream, PrimaryKey: pk, Record: m, Errors: bad, TimeExtracted: extracted.UTC().Format(time.RFC3339Nano)})
@@ -240,9 +254,11 @@ func primaryKeyValues(m map[string]any, keys []string) map[string]any {
 	return out
 }
 
-func pkText(pk map[string]any) string {
-	b, _ := codec.Marshal(pk)
-	return string(b)
+// pkText is a primary key as JSON, secrets removed from its values
+// before encoding, where escaping cannot hide them.
+func (v *Validator) pkText(pk map[string]any) string {
+	b, _ := codec.Marshal(v.redact.Value(pk))
+	return v.redact.Redact(string(b))
 }
 
 func pointerText(p string) string {

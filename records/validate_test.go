@@ -36,21 +36,41 @@ const ordersTestSchema = `{
 func testValidator(t testing.TB, policy Policy, dead *DeadLetters, log *slog.Logger, secrets ...string) *Validator {
 	t.Helper()
 	v, err := New(Options{Stream: "orders", PrimaryKey: []string{"id"}, Schema: record(t, ordersTestSchema),
-		Policy: policy, Redact: redactor(secrets), DeadLetters: dead, Log: log})
+		Policy: policy, Redactor: redactor(secrets), DeadLetters: dead, Log: log})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return v
 }
 
-// redactor replaces each secret by REDACTED, as the tap's redactor does.
-func redactor(secrets []string) func(string) string {
-	return func(s string) string {
-		for _, secret := range secrets {
-			s = strings.ReplaceAll(s, secret, "REDACTED")
-		}
-		return s
+// redactor replaces each secret by REDACTED, as the tap's does.
+type redactor []string
+
+func (r redactor) Redact(s string) string {
+	for _, secret := range r {
+		s = strings.ReplaceAll(s, secret, "REDACTED")
 	}
+	return s
+}
+
+func (r redactor) Value(v any) any {
+	switch v := v.(type) {
+	case string:
+		return r.Redact(v)
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, e := range v {
+			out[r.Redact(k)] = r.Value(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, e := range v {
+			out[i] = r.Value(e)
+		}
+		return out
+	}
+	return v
 }
 
 // record decodes a record as the engine gets it (numbers as json.Number).
@@ -372,16 +392,32 @@ func TestSecretsDoNotLeak(t *testing.T) {
 			t.Errorf("log:\n%s", logs.String())
 		}
 	})
+	t.Run("a primary key holding a secret JSON escapes reaches the error", func(t *testing.T) {
+		v := testValidator(t, Fail, nil, nil, `pa"ss`)
+		_, err := v.Check(record(t, `{"id":"pa\"ss","amount":1}`), testExtracted)
+		if want := `stream "orders": record {"id":"REDACTED"} fails its schema at "/id": expected integer, but got string (on_schema_violation is fail)`; err == nil || err.Error() != want {
+			t.Errorf("error %v, want %s", err, want)
+		}
+	})
 }
 
-// The drift report must carry no secret, at any level.
+// The drift report must carry no secret, at any level, even one with a
+// character JSON escapes.
 func TestDriftDoesNotLeakSecrets(t *testing.T) {
-	v := testValidator(t, DeadLetter, nil, nil, "hunter2")
-	v.Violations(record(t, `{"id":1,"amount":1,"echo":"hunter2","updated_at":"hunter2"}`))
-	var logs bytes.Buffer
-	v.Drift().Report(testLogger(&logs, slog.LevelDebug))
-	if !strings.Contains(logs.String(), "REDACTED") || strings.Contains(logs.String(), "hunter2") {
-		t.Errorf("drift report:\n%s", logs.String())
+	v := testValidator(t, DeadLetter, nil, nil, "hunter2", `pa"ss`)
+	v.Violations(record(t, `{"id":1,"amount":1,"echo":"hunter2","quoted":{"k":"pa\"ss"},"updated_at":"hunter2"}`))
+	var examples []string
+	for _, e := range v.Drift().Entries() {
+		examples = append(examples, e.Text, e.Example)
+	}
+	got := strings.Join(examples, "\n")
+	for _, want := range []string{`"REDACTED"`, `{"k":"REDACTED"}`, "'REDACTED' is not valid 'date-time'"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("drift lacks %s:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "hunter2") || strings.Contains(got, `pa\"ss`) {
+		t.Errorf("drift carries a secret:\n%s", got)
 	}
 }
 

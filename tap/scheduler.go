@@ -72,7 +72,7 @@ func newEngine(cfg *Config, sel *Selection, st *State, out Writer, log *slog.Log
 	if err != nil {
 		return nil, err
 	}
-	e.dead = records.NewDeadLetters(cfg.DeadLetterPath, run, e.redact.Redact)
+	e.dead = records.NewDeadLetters(cfg.DeadLetterPath, run, e.redact)
 	byName := map[string]*node{}
 	e.byName = byName
 	for i := range cfg.Streams {
@@ -83,7 +83,7 @@ func newEngine(cfg *Config, sel *Selection, st *State, out Writer, log *slog.Log
 			n.seen = map[string]struct{}{}
 		}
 		v, err := records.New(records.Options{Stream: d.Name, PrimaryKey: d.PrimaryKey, Schema: cfg.Schemas[d.Name],
-			Policy: records.Policy(cfg.OnSchemaViolation), Redact: e.redact.Redact, DeadLetters: e.dead, Log: log})
+			Policy: records.Policy(cfg.OnSchemaViolation), Redactor: e.redact, DeadLetters: e.dead, Log: log})
 		if err != nil {
 			return nil, err
 		}
