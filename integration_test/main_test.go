@@ -24,7 +24,11 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	tapBin = filepath.Join(dir, "tap")
-	build := exec.Command("go", "build", "-o", tapBin, "..")
+	args := []string{"build", "-o", tapBin}
+	if raceEnabled {
+		args = append(args, "-race")
+	}
+	build := exec.Command("go", append(args, "..")...)
 	build.Stderr = os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "building tap:", err)

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -229,40 +230,77 @@ func TestCatalogSelectsStreamsAndProperties(t *testing.T) {
 	}
 }
 
-// SIGTERM (and SIGINT) stop the run cleanly: the last line out is a STATE
-// that covers every record before it.
+// SIGTERM (and SIGINT) stop the run cleanly: the last line out is a STATE,
+// and every record it covers has reached the target. The signal is sent
+// when the first STATE after a RECORD is out, so the run is surely under
+// way; the proof of coverage is a resumed run from the last STATE
+// completing every table.
 func TestSIGTERMEndsWithState(t *testing.T) {
-	dir := t.TempDir()
-	cfg := sampleConfig(t, dir)
-	writeFile(t, cfg, mergePatch(t, mustRead(t, cfg), []byte(`{"demo": {"latency_ms": 30, "events": 100000}, "max_parallel_streams": 1}`)))
-	cmd := exec.Command(tapBin, "--config", cfg)
-	cmd.Dir = dir
+	t.Parallel()
+	setup := newCrashSetup(false)
+	srv, base := startDemo(t, setup.demo)
+	d := newTapDir(t, setup.config(t, base))
+	l := newLoader(t)
+
+	cmd := exec.Command(tapBin, d.args(l)...)
+	cmd.Dir = d.dir
 	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
+	cmd.Stderr = &errb
+	pipe, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(1500 * time.Millisecond)
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
+	// A tap that ignores the signal is killed, and the test fails below.
+	var overLimit atomic.Bool
+	hard := time.AfterFunc(2*time.Minute, func() { overLimit.Store(true); cmd.Process.Kill() })
+	defer hard.Stop()
+	br := bufio.NewReader(pipe)
+	records, signalled := 0, false
+	for {
+		line, err := br.ReadBytes('\n')
+		out.Write(line)
+		if err != nil {
+			break
+		}
+		if bytes.HasPrefix(line, []byte(`{"type":"RECORD"`)) {
+			records++
+		}
+		if !signalled && records > 0 && bytes.HasPrefix(line, []byte(`{"type":"STATE"`)) {
+			if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+				t.Fatal(err)
+			}
+			signalled = true
+		}
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case <-done:
-	case <-time.After(30 * time.Second):
-		cmd.Process.Kill()
-		t.Fatal("tap did not stop within 30 s of SIGTERM")
+	werr := cmd.Wait()
+	if overLimit.Load() {
+		t.Fatalf("tap did not stop within 2 minutes (signalled: %v); stderr:\n%s", signalled, errb.String())
+	}
+	if !signalled {
+		t.Fatalf("the run wrote no STATE after a RECORD (%v); stderr:\n%s", werr, errb.String())
 	}
 	if code := cmd.ProcessState.ExitCode(); code != 1 {
-		t.Errorf("exit code %d, want 1", code)
-	}
-	msgs := parseSinger(t, out.Bytes())
-	if len(msgs) == 0 || msgs[len(msgs)-1].Type != "STATE" {
-		t.Fatalf("the last message is not a STATE: %+v", msgs[len(msgs)-1])
+		t.Fatalf("exit code %d, want 1 (interrupted); stderr:\n%s", code, errb.String())
 	}
 	if !bytes.Contains(errb.Bytes(), []byte("tap: interrupted; the last STATE written is where the next run resumes")) {
 		t.Errorf("stderr lacks the interruption message:\n%s", errb.String())
+	}
+	msgs := parseSinger(t, out.Bytes())
+	if last := msgs[len(msgs)-1]; last.Type != "STATE" {
+		t.Fatalf("the last message is a %s, not a STATE", last.Type)
+	}
+	l.feed(out.Bytes(), false)
+	d.checkSecrets(result{stdout: out.Bytes(), stderr: errb.Bytes()})
+	t.Logf("interrupted after %d messages, %d records; state %s", len(msgs), records, l.state)
+
+	if r := d.sync(l, 3*time.Minute); r.code != 0 {
+		t.Fatalf("resumed run: exit %d; stderr:\n%s", r.code, r.stderr)
+	}
+	for _, name := range setup.streams {
+		assertTable(t, l, name, demoKeys[name], source(t, srv, name))
 	}
 }
 

@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
+	"net/url"
+	"strconv"
 
 	"github.com/tap-dev/tap/demoapi"
 	"github.com/tap-dev/tap/settings"
@@ -78,6 +81,13 @@ func PrintAbout(format string, stdout io.Writer) error {
 // ServeDemo is `tap serve-demo [--addr A] [--config C]`: the demo API alone,
 // with the demo block of C when given, until ctx ends.
 func ServeDemo(ctx context.Context, addr, configPath string, stderr io.Writer) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err == nil {
+		_, err = strconv.ParseUint(port, 10, 16)
+	}
+	if err != nil {
+		return &UsageError{Msg: fmt.Sprintf("--addr: expected host:port with a port number, e.g. 127.0.0.1:8765, got %q", addr)}
+	}
 	var dc demoapi.Config
 	if configPath != "" {
 		cfg, err := settings.Load(configPath)
@@ -94,9 +104,22 @@ func ServeDemo(ctx context.Context, addr, configPath string, stderr io.Writer) e
 	if err != nil {
 		return fmt.Errorf("serve-demo: cannot listen on %s: %w", addr, err)
 	}
-	fmt.Fprintf(stderr, "INFO demo API listening on %s (Ctrl-C stops it)\n", base)
+	fmt.Fprintf(stderr, "INFO demo API listening on %s (Ctrl-C stops it)\n", boundAddr(host, base))
 	<-ctx.Done()
 	return srv.Close()
+}
+
+// boundAddr is the address the demo listens on. base is the URL Start
+// reports, which names 127.0.0.1 for a wildcard host so that a client can
+// use it; the log names the wildcard the user asked for instead, because
+// it decides who can reach the server.
+func boundAddr(host, base string) string {
+	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
+		if u, err := url.Parse(base); err == nil {
+			return net.JoinHostPort(host, u.Port()) + " (every interface)"
+		}
+	}
+	return base
 }
 
 func writeIndented(w io.Writer, v any) error {
