@@ -78,7 +78,7 @@ func decodeWithStreams(tree any, out any, defs *[]streams.Definition) error {
 	}
 	items, ok := list.([]any)
 	if !ok {
-		return fmt.Errorf("streams: expected an array, got %s", strings.TrimPrefix(strings.TrimPrefix(jsonType(list), "an "), "a "))
+		return fmt.Errorf("streams: expected an array, got %s", kind(list))
 	}
 	*defs = make([]streams.Definition, len(items))
 	for i, item := range items {
@@ -209,25 +209,6 @@ func unwrapPathError(err error) error {
 		return pe.Err
 	}
 	return err
-}
-
-// jsonType names the JSON type of a decoded value, for error messages.
-func jsonType(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case string:
-		return "a string"
-	case json.Number, float64:
-		return "a number"
-	case bool:
-		return "a boolean"
-	case []any:
-		return "an array"
-	case map[string]any:
-		return "an object"
-	}
-	return fmt.Sprintf("%T", v)
 }
 
 // checkUTF8 refuses text that is not UTF-8, which encoding/json would

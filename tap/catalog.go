@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/tap-dev/tap/settings"
 	"github.com/tap-dev/tap/streams"
@@ -61,7 +63,7 @@ func Discover(cfg *Config) *Catalog {
 			md[0].Metadata["parent-tap-stream-id"] = d.Parent.Stream
 		}
 		props, _ := schema["properties"].(map[string]any)
-		for _, p := range sortedKeys(props) {
+		for _, p := range slices.Sorted(maps.Keys(props)) {
 			inclusion := "available"
 			if automatic(d, p) {
 				inclusion = "automatic"

@@ -9,6 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -99,7 +100,7 @@ func InferSchema(ctx context.Context, f Files, stream string, pages int, stdout,
 			(*out.Properties)[k] = &inferred{}
 		}
 	}
-	for _, k := range sortedKeys(*out.Properties) {
+	for _, k := range slices.Sorted(maps.Keys(*out.Properties)) {
 		if p := (*out.Properties)[k]; p.Type == "null" {
 			log.Warn("infer-schema: property is null in every record read; its type is \"null\", widen it by hand", "stream", stream, "property", k)
 		}

@@ -280,7 +280,7 @@ func TestInferSchemaDemoRoundTrip(t *testing.T) {
 	for name, d := range defs {
 		d["schema"] = inferredSchemas[name]
 	}
-	cfg["on_schema_violation"] = ViolationFail
+	cfg["on_schema_violation"] = settings.ViolationFail
 	path = writeConfig(t, filepath.Dir(path), "inferred.json", cfg)
 	loaded, err := settings.Load(path)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/tap-dev/tap/client"
 	"github.com/tap-dev/tap/demoapi"
+	"github.com/tap-dev/tap/settings"
 )
 
 // Options of one sync.
@@ -88,7 +89,7 @@ func (e *engine) sync(ctx context.Context, every time.Duration) error {
 // startAPI resolves the base URL, starting the bundled demo API on
 // loopback for embedded://demo.
 func startAPI(cfg *Config, log *slog.Logger) (*url.URL, func(), error) {
-	if cfg.BaseURL != DemoURL {
+	if cfg.BaseURL != settings.DemoURL {
 		u, err := url.Parse(cfg.BaseURL)
 		return u, func() {}, err
 	}

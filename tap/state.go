@@ -352,3 +352,19 @@ func checkBackfills(cfg *Config, st *State, sel *Selection) error {
 	}
 	return nil
 }
+
+// typeIncludes reports whether a JSON Schema "type" (a name or a list)
+// includes want.
+func typeIncludes(t any, want string) bool {
+	switch t := t.(type) {
+	case string:
+		return t == want
+	case []any:
+		for _, e := range t {
+			if e == want {
+				return true
+			}
+		}
+	}
+	return false
+}
