@@ -1,8 +1,8 @@
 package records
 
 import (
-	"io"
 	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"github.com/tap-dev/tap/codec"
@@ -11,29 +11,19 @@ import (
 	"github.com/tap-dev/tap/streams"
 )
 
-// eventsPage fetches one page of 1000 demo events (about 300 bytes each)
-// as the API sends it.
+// eventsPage is one page of 1000 demo events (about 300 bytes each) as
+// the API sends it.
 func eventsPage(b *testing.B) []byte {
-	b.Helper()
 	srv, err := demoapi.New(demoapi.Config{Seed: 7})
 	if err != nil {
 		b.Fatal(err)
 	}
-	base, err := srv.Start("127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
+	w := httptest.NewRecorder()
+	srv.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/v1/events?limit=1000", nil))
+	if w.Code != http.StatusOK {
+		b.Fatalf("GET /v1/events: %d %s", w.Code, w.Body)
 	}
-	defer srv.Close()
-	resp, err := http.Get(base + "/v1/events?limit=1000")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil || resp.StatusCode != http.StatusOK {
-		b.Fatalf("GET /v1/events: %d %v", resp.StatusCode, err)
-	}
-	return body
+	return w.Body.Bytes()
 }
 
 var eventsDef = streams.Definition{Name: "events", RecordsPath: "events", PrimaryKey: []string{"id"}, ReplicationKey: "id"}
@@ -108,4 +98,55 @@ func BenchmarkValidate(b *testing.B) {
 		b.StopTimer()
 		reportRecords(b, len(recs))
 	})
+}
+
+// BenchmarkDecodeValidateEncode is the per-record pipeline of a sync
+// without the network and the writer: one op decodes a page of 1000
+// events, extracts them, validates each and encodes each as the tap
+// writes a RECORD (codec.AppendObject, key order kept across records).
+// The sub-benchmarks stop after each stage, so the differences show where
+// the time goes.
+func BenchmarkDecodeValidateEncode(b *testing.B) {
+	page := eventsPage(b)
+	per := len(decodeRecords(b, page))
+	for _, stage := range []struct {
+		name             string
+		validate, encode bool
+	}{
+		{"decode", false, false},
+		{"decode+validate", true, false},
+		{"decode+validate+encode", true, true},
+	} {
+		b.Run(stage.name, func(b *testing.B) {
+			v := eventsValidator(b)
+			var buf []byte
+			var keys []string
+			b.SetBytes(int64(len(page)))
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				body, err := codec.Decode(page)
+				if err != nil {
+					b.Fatal(err)
+				}
+				recs, err := eventsDef.Extract(body)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for _, r := range recs {
+					m := r.(map[string]any)
+					if stage.validate && v.Violations(m) != nil {
+						b.Fatal("violation")
+					}
+					if stage.encode {
+						if buf, err = codec.AppendObject(buf[:0], m, &keys); err != nil {
+							b.Fatal(err)
+						}
+					}
+				}
+			}
+			b.StopTimer()
+			reportRecords(b, per)
+		})
+	}
 }
