@@ -3,6 +3,7 @@ package codec
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
@@ -46,6 +47,36 @@ func TestDecode(t *testing.T) {
 	deep := strings.Repeat("[", 10001) + strings.Repeat("]", 10001)
 	if _, err := Decode([]byte(deep)); err == nil {
 		t.Errorf("nesting deeper than 10000 should be an error")
+	}
+}
+
+// Errors say what is wrong and where.
+func TestDecodeErrors(t *testing.T) {
+	tests := map[string]struct {
+		in     string
+		msg    string
+		offset int
+	}{
+		"trailing value":    {`{} {}`, "data after the first value", 3},
+		"trailing garbage":  {`[1]]`, "data after the first value", 3},
+		"truncated":         {`{"a": [1, 2`, "unexpected end of input in array", 11},
+		"empty":             {``, "empty JSON document", 0},
+		"whitespace only":   {" \n", "empty JSON document", 2},
+		"trailing bad char": {`1 x`, "data after the first value", 2},
+		"bad key":           {"{\n  \"a\": 1,,\n}", `invalid character ',' in object key`, 11},
+		"control character": {"\"a\x01\"", `invalid character '\x01' in string literal`, 2},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			_, err := Decode([]byte(tt.in))
+			var se *SyntaxError
+			if !errors.As(err, &se) {
+				t.Fatalf("Decode(%q) error = %v, want a *SyntaxError", tt.in, err)
+			}
+			if se.Msg != tt.msg || se.Offset != tt.offset {
+				t.Errorf("Decode(%q): %q at byte %d, want %q at byte %d", tt.in, se.Msg, se.Offset, tt.msg, tt.offset)
+			}
+		})
 	}
 }
 

@@ -1,10 +1,10 @@
 package demoapi
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/tap-dev/tap/codec"
 )
 
 // Source and LateRows are the test oracle: they say what the API holds, from
@@ -75,38 +75,22 @@ func (s *Server) Source(stream string) ([]map[string]any, error) {
 		return nil, fmt.Errorf("demoapi: unknown stream %q (known: %v)", stream, streamNames)
 	}
 
-	// Decode in chunks: one JSON array per few thousand rows keeps both the
-	// buffer and the number of decoder set-ups small.
 	var rows []map[string]any
 	var buf []byte
 	var err error
-	flush := func() {
-		if len(buf) == 0 || err != nil {
+	each(func(app func([]byte) []byte) {
+		if err != nil {
 			return
 		}
-		buf = append(buf, ']')
-		dec := json.NewDecoder(bytes.NewReader(buf))
-		dec.UseNumber()
-		var chunk []map[string]any
-		if e := dec.Decode(&chunk); e != nil {
-			err = fmt.Errorf("demoapi: %s: generated invalid JSON: %w", stream, e)
+		buf = app(buf[:0])
+		v, e := codec.Decode(buf)
+		row, ok := v.(map[string]any)
+		if e != nil || !ok {
+			err = fmt.Errorf("demoapi: %s: generated a row that is not a JSON object (%v): %s", stream, e, buf)
+			return
 		}
-		rows = append(rows, chunk...)
-		buf = buf[:0]
-	}
-	n := 0
-	each(func(app func([]byte) []byte) {
-		if len(buf) == 0 {
-			buf = append(buf, '[')
-		} else {
-			buf = append(buf, ',')
-		}
-		buf = app(buf)
-		if n++; n%4096 == 0 {
-			flush()
-		}
+		rows = append(rows, row)
 	})
-	flush()
 	if rows == nil {
 		rows = []map[string]any{}
 	}

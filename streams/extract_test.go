@@ -7,45 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-
-	"github.com/tap-dev/tap/codec"
 )
-
-func TestDecodeJSON(t *testing.T) {
-	tests := map[string]struct {
-		in      string
-		want    any
-		wantErr string
-	}{
-		"big number kept":   {`{"id": 9007199254740993}`, map[string]any{"id": json.Number("9007199254740993")}, ""},
-		"array":             {` [1, "a"] ` + "\n", []any{json.Number("1"), "a"}, ""},
-		"null":              {`null`, nil, ""},
-		"trailing value":    {`{} {}`, nil, "data after the first value"},
-		"trailing garbage":  {`[1]]`, nil, "invalid JSON"},
-		"truncated":         {`{"a": [1, 2`, nil, "invalid JSON"},
-		"empty":             {``, nil, "empty JSON document"},
-		"whitespace only":   {" \n", nil, "empty JSON document"},
-		"trailing brace":    {`{}}`, nil, "invalid JSON"},
-		"trailing bad char": {`1 x`, nil, "invalid JSON"},
-	}
-	for name, tt := range tests {
-		t.Run(name, func(t *testing.T) {
-			got, err := codec.Decode([]byte(tt.in))
-			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("err = %v, want it to contain %q", err, tt.wantErr)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if d := cmp.Diff(tt.want, got); d != "" {
-				t.Errorf("(-want +got):\n%s", d)
-			}
-		})
-	}
-}
 
 func TestLookup(t *testing.T) {
 	doc := mustJSON(t, `{"a":{"b":[{"c":1},{"c":null}],"0":"zero"},"n":null}`)
