@@ -24,6 +24,9 @@ func resolveEnv(v any, path string) (any, error) {
 			if !set {
 				return nil, fmt.Errorf("%s: environment variable %s is not set", fieldName(path), name)
 			}
+			if !utf8.ValidString(val) {
+				return nil, fmt.Errorf("%s: environment variable %s is not UTF-8 text", fieldName(path), name)
+			}
 			return val, nil
 		}
 		for k, e := range v {

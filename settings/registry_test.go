@@ -151,6 +151,17 @@ func TestLoadRefusesInvalidUTF8(t *testing.T) {
 	}
 }
 
+// A value read from the environment must be UTF-8 too.
+func TestLoadRefusesEnvNotUTF8(t *testing.T) {
+	t.Setenv("TAP_TEST_BAD_UTF8", "tok\xffen")
+	path := filepath.Join(t.TempDir(), "config.json")
+	os.WriteFile(path, []byte(withStreams(`"auth": {"type": "bearer", "token": {"env": "TAP_TEST_BAD_UTF8"}}`)), 0o644)
+	_, err := Load(path)
+	if want := path + ": auth.token: environment variable TAP_TEST_BAD_UTF8 is not UTF-8 text"; err == nil || err.Error() != want {
+		t.Fatalf("error %v, want %s", err, want)
+	}
+}
+
 // Every default of the registry reaches the loaded config.
 func TestLoadAppliesRegistryDefaults(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "config.json")
