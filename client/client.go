@@ -36,6 +36,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -277,6 +278,17 @@ type Request struct {
 	// response's Content-Type, which usually says what the body was.
 	Check func(body []byte) error
 
+	// Consume, when set, takes a 2xx body as it arrives instead of it
+	// being read whole (no size bound, nothing held: a download of any
+	// size). Its error is judged as Check's; an error reading the body
+	// (cut short, timeout) is transient. Records it handed on before a
+	// retry are handed on again: the caller decides what that means.
+	Consume func(body io.Reader, header http.Header) error
+
+	// Header is sent with every attempt, over the defaults (it may set
+	// Accept). Credentials are the client's to add, never the caller's.
+	Header http.Header
+
 	// IgnoreStatuses: such a status is not an error: Do returns a Response
 	// with Ignored=true, without retrying.
 	IgnoreStatuses []int
@@ -346,6 +358,9 @@ func (c *Client) Do(ctx context.Context, req Request) (*Response, error) {
 	rreq.Header.Set("Accept", "application/json")
 	if body != nil {
 		rreq.Header.Set("Content-Type", "application/json")
+	}
+	for k, vs := range req.Header {
+		rreq.Header[http.CanonicalHeaderKey(k)] = append([]string(nil), vs...)
 	}
 	rreq.SetResponseHandler(cs.handle)
 
@@ -468,8 +483,12 @@ func (cs *call) handle(resp *http.Response) error {
 		resp.Body.Close()
 		resp.Body = io.NopCloser(bytes.NewReader(nil))
 	}()
-	body, rerr := io.ReadAll(io.LimitReader(resp.Body, maxBodyBytes+1))
-	cs.last = cs.classifyResponse(resp, body, rerr)
+	if cs.req.Consume != nil && resp.StatusCode >= 200 && resp.StatusCode <= 299 && !slices.Contains(cs.req.IgnoreStatuses, resp.StatusCode) {
+		cs.last = cs.consume(resp)
+	} else {
+		body, rerr := io.ReadAll(io.LimitReader(resp.Body, maxBodyBytes+1))
+		cs.last = cs.classifyResponse(resp, body, rerr)
+	}
 	if a := cs.attempt; a != nil {
 		a.resolve(cs.last.health()) // before Close, which would judge by status
 	}

@@ -30,6 +30,11 @@ type Definition struct {
 	IgnoreStatuses      []int             `json:"ignore_statuses"`
 	FullTableVersioning bool              `json:"full_table_versioning"`
 	OnUnsorted          string            `json:"on_unsorted"` // a sorted stream's key going down: "fail" (default) or "demote" to unsorted
+	// Format of the page bodies: json (default), jsonl, csv or xml.
+	Format string      `json:"format"`
+	CSV    *CSVOptions `json:"csv"`
+	// Async makes the stream a report job: create, poll, download.
+	Async *Async `json:"async"`
 	// Schema is a path to a JSON Schema file (relative to the file that
 	// defines the stream) or an inline schema object. The tap resolves it
 	// when it loads the config; streams only sees the decoded form.
@@ -75,6 +80,10 @@ type Pagination struct {
 type PageCommon struct {
 	// MaxPages > 0 stops a walk that asks for more pages than this.
 	MaxPages int `json:"max_pages"`
+	// Inject says where the paginator's parameters go: "query"
+	// (default), "body" (each parameter a dotted path into the JSON
+	// body) or "header".
+	Inject string `json:"inject"`
 }
 
 // PageOptions is the option set of one pagination type.
@@ -139,7 +148,7 @@ func (d *Definition) Check() error {
 	if strings.TrimSpace(d.Name) == "" {
 		return bad("name", "is required (a non-empty string)")
 	}
-	if d.Path == "" {
+	if d.Path == "" && (d.Async == nil || d.Async.Create.Path == "") {
 		return bad("path", "is required (e.g. \"/v1/orders\")")
 	}
 	switch strings.ToUpper(d.Method) {
@@ -213,6 +222,9 @@ func (d *Definition) Check() error {
 		if par.Stream == d.Name {
 			return bad("parent.stream", "a stream cannot be its own parent")
 		}
+	}
+	if err := first(d.checkFormat(), d.checkInject()); err != nil {
+		return err
 	}
 	for _, s := range d.IgnoreStatuses {
 		if s < 100 || s > 599 {

@@ -52,7 +52,7 @@ func TestPaginationDecode(t *testing.T) {
 		"link_header takes no options": {src: `{"pagination": {"type": "link_header", "next_url_path": "n"}}`,
 			wantErr: `pagination.next_url_path: is an option of pagination type "next_url", not of "link_header"`},
 		"unknown option": {src: `{"pagination": {"type": "cursor", "cursor_param": "c", "next_cursor_path": "n", "cursr": 1}}`,
-			wantErr: `pagination.cursr: unknown pagination option; type "cursor" accepts cursor_param, next_cursor_path, has_more_path, page_size_param, page_size, max_pages`},
+			wantErr: `pagination.cursr: unknown pagination option; type "cursor" accepts cursor_param, next_cursor_path, has_more_path, page_size_param, page_size, next_cursor_header, max_pages, inject`},
 		"unknown type": {src: `{"pagination": {"type": "scroll"}}`,
 			wantErr: `pagination.type: unknown type "scroll" (expected one of none, offset, page_number, keyset, cursor, next_url, link_header, graphql)`},
 		"type not a string":   {src: `{"pagination": {"type": 3}}`, wantErr: `pagination.type: expected a string`},

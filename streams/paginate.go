@@ -34,6 +34,8 @@ func NewPaginator(d *Definition) (Paginator, error) {
 	}
 	pt, _ := lookupPageType(d.Pagination.Type) // Check rejects unknown types
 	switch opts := d.Pagination.Options; {
+	case opts != nil && d.Pagination.Inject != "" && d.Pagination.Inject != InjectQuery:
+		return injectPaginator{inner: opts.paginator(d), where: d.Pagination.Inject, params: pageParams(opts)}, nil
 	case opts != nil:
 		return opts.paginator(d), nil
 	case pt.options != nil:

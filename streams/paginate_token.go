@@ -3,6 +3,7 @@ package streams
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 )
 
 // The token paginators follow something the API hands back in the body:
@@ -15,6 +16,9 @@ type CursorOptions struct {
 	HasMorePath    string `json:"has_more_path"`
 	PageSizeParam  string `json:"page_size_param"`
 	PageSize       int    `json:"page_size"`
+	// NextCursorHeader reads the cursor from a response header instead
+	// of the body.
+	NextCursorHeader string `json:"next_cursor_header"`
 }
 
 func (*CursorOptions) pageType() string { return PageCursor }
@@ -23,8 +27,10 @@ func (o *CursorOptions) check() (string, string) {
 	switch {
 	case o.CursorParam == "":
 		return "cursor_param", requiredFor(PageCursor)
-	case o.NextCursorPath == "":
-		return "next_cursor_path", requiredFor(PageCursor)
+	case o.NextCursorPath == "" && o.NextCursorHeader == "":
+		return "next_cursor_path", requiredFor(PageCursor) + " (or next_cursor_header, to read the cursor from a response header)"
+	case o.NextCursorPath != "" && o.NextCursorHeader != "":
+		return "next_cursor_header", "takes the place of next_cursor_path; set one of them"
 	case o.PageSize < 0:
 		return "page_size", fmt.Sprintf("must not be negative, got %d", o.PageSize)
 	}
@@ -62,7 +68,9 @@ func (o *NextURLOptions) paginator(d *Definition) Paginator {
 // sent as its exact JSON text.
 //
 // It stops when the token is absent, null or "", or when has_more_path is
-// set, present in the body and false.
+// set, present in the body and false. With next_cursor_header the token is
+// that response header's value, and an absent or empty header ends the
+// walk.
 type cursorPaginator struct {
 	name string
 	p    CursorOptions
@@ -83,6 +91,13 @@ func (c cursorPaginator) Next(last Request, resp *Response) (Request, bool, erro
 				return Request{}, false, nil
 			}
 		}
+	}
+	if h := c.p.NextCursorHeader; h != "" {
+		token := strings.TrimSpace(resp.Header.Get(h))
+		if token == "" {
+			return Request{}, false, nil
+		}
+		return withParams(last, c.p.CursorParam, token), true, nil
 	}
 	v, found := Lookup(resp.Body, c.p.NextCursorPath)
 	if !found || v == nil {

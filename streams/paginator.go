@@ -14,6 +14,9 @@ type Request struct {
 	URL    string
 	Query  url.Values
 	Body   []byte // JSON body of a POST, nil for GET
+	// Header holds the pagination values injected as headers
+	// (pagination.inject "header"); nil for most requests.
+	Header http.Header
 }
 
 // Response is the decoded answer to a Request.

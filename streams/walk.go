@@ -342,7 +342,7 @@ func writeLen(h *maphash.Hash, n int) {
 
 // requestHash identifies a request by everything that is sent: method
 // (case-insensitive), URL, query (nil and empty alike, parameters in any
-// order) and body. A field added to Request must be added here.
+// order), body and headers. A field added to Request must be added here.
 func (g *guard) requestHash(r Request) uint64 {
 	var h maphash.Hash
 	h.SetSeed(g.seed)
@@ -366,6 +366,16 @@ func (g *guard) requestHash(r Request) uint64 {
 	}
 	writeLen(&h, len(r.Body))
 	h.Write(r.Body)
+	writeLen(&h, len(r.Header))
+	for _, k := range slices.Sorted(maps.Keys(r.Header)) {
+		writeLen(&h, len(k))
+		h.WriteString(k)
+		writeLen(&h, len(r.Header[k]))
+		for _, v := range r.Header[k] {
+			writeLen(&h, len(v))
+			h.WriteString(v)
+		}
+	}
 	return h.Sum64()
 }
 

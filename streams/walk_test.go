@@ -216,6 +216,8 @@ func TestRequestHashCoversEveryField(t *testing.T) {
 			f.Set(reflect.ValueOf(query("a", "2")))
 		case []byte:
 			f.SetBytes([]byte(`{"b":1}`))
+		case http.Header:
+			f.Set(reflect.ValueOf(http.Header{"Cursor": {"2"}}))
 		default:
 			t.Fatalf("Request.%s has type %s, which this test (and requestHash) does not know", rt.Field(i).Name, f.Type())
 		}

@@ -53,6 +53,16 @@ func (e *engine) walk(ctx context.Context, n *node, first streams.Request, part 
 	if e.full(n) {
 		return nil
 	}
+	if err := e.walkFormat(ctx, n, first, part); err != errNotStreamed {
+		if errors.Is(err, errIgnored) {
+			n.ignored.Add(1)
+			return nil
+		}
+		if errors.Is(err, errRecordLimit) {
+			return nil
+		}
+		return err
+	}
 	p, err := streams.NewPaginator(n.def)
 	if err != nil {
 		return err
@@ -93,13 +103,21 @@ func (e *engine) walk(ctx context.Context, n *node, first streams.Request, part 
 // back the same on every attempt: it fails the request at once.
 func (e *engine) fetcher(n *node) streams.Fetch {
 	d := n.def
+	dec, derr := e.decoder(n, d.BodyFormat())
 	return func(ctx context.Context, req streams.Request) (*streams.Response, error) {
+		if derr != nil {
+			return nil, derr
+		}
 		var body any
 		var records []any
-		resp, err := e.client.Do(ctx, client.Request{
-			Stream: d.Name, Method: req.Method, URL: req.URL, Query: req.Query, Body: req.Body,
+		creq := client.Request{
+			Stream: d.Name, Method: req.Method, URL: req.URL, Query: req.Query, Body: req.Body, Header: req.Header,
 			IgnoreStatuses: d.IgnoreStatuses,
 			Check: func(b []byte) error {
+				b, err := gunzipJSON(b)
+				if err != nil {
+					return err
+				}
 				v, err := codec.Decode(b)
 				if err != nil {
 					if cutShort(b) {
@@ -118,7 +136,12 @@ func (e *engine) fetcher(n *node) streams.Fetch {
 				body, records = v, recs
 				return nil
 			},
-		})
+		}
+		if dec.Format() != streams.FormatJSON {
+			creq.Check, creq.Consume = nil, pageConsumer(dec, &records)
+			creq.Header = withAccept(req.Header, dec.Format())
+		}
+		resp, err := e.client.Do(ctx, creq)
 		if err != nil {
 			return nil, err
 		}

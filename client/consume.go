@@ -1,0 +1,48 @@
+package client
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+)
+
+// consume hands a 2xx body to Request.Consume as it arrives and classifies
+// the attempt by what came of it.
+func (cs *call) consume(resp *http.Response) outcome {
+	o := outcome{status: resp.StatusCode, header: resp.Header, v: vOK}
+	body := &watchedBody{r: resp.Body}
+	err := cs.req.Consume(body, resp.Header)
+	if err == nil {
+		return o
+	}
+	if cerr := cs.ctx.Err(); cerr != nil {
+		return outcome{v: vCanceled, err: cerr}
+	}
+	if body.err != nil {
+		// The body broke while it was read: the read error, whatever
+		// the consumer made of it, says why.
+		return cs.classifyResponse(resp, nil, body.err)
+	}
+	o.err = err
+	o.v = vPermanent
+	if IsTransient(err) {
+		o.v = vRetry
+	} else if ct := resp.Header.Get("Content-Type"); ct != "" {
+		o.err = fmt.Errorf("%w (Content-Type %q)", err, ct)
+	}
+	return o
+}
+
+// watchedBody remembers the first error reading a body, other than EOF.
+type watchedBody struct {
+	r   io.Reader
+	err error
+}
+
+func (b *watchedBody) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	if err != nil && err != io.EOF && b.err == nil {
+		b.err = err
+	}
+	return n, err
+}

@@ -1,0 +1,41 @@
+package streams
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/tap-dev/tap/codec"
+)
+
+// jsonReader reads a json body: one document, decoded whole, whose
+// records are at records_path (as Extract finds them).
+type jsonReader struct {
+	dec  *Decoder
+	body io.Reader
+	recs []any
+	done bool
+}
+
+func (r *jsonReader) Read() (any, error) {
+	if !r.done {
+		r.done = true
+		b, err := io.ReadAll(r.body)
+		if err != nil {
+			return nil, err
+		}
+		v, err := codec.Decode(b)
+		if err != nil {
+			return nil, fmt.Errorf("stream %q: the body is not JSON: %w", r.dec.stream, err)
+		}
+		d := Definition{Name: r.dec.stream, RecordsPath: r.dec.recordsPath}
+		if r.recs, err = d.Extract(v); err != nil {
+			return nil, err
+		}
+	}
+	if len(r.recs) == 0 {
+		return nil, io.EOF
+	}
+	rec := r.recs[0]
+	r.recs = r.recs[1:]
+	return rec, nil
+}

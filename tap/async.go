@@ -1,0 +1,235 @@
+package tap
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/tap-dev/tap/client"
+	"github.com/tap-dev/tap/codec"
+	"github.com/tap-dev/tap/streams"
+)
+
+// errNotStreamed: the stream is walked page by page, not by walkFormat.
+var errNotStreamed = errors.New("not a streamed stream")
+
+// walkFormat reads the streams that are not walked page by page: an async
+// report, or one unpaged body of jsonl, csv or xml read as it arrives.
+func (e *engine) walkFormat(ctx context.Context, n *node, first streams.Request, part streams.Partition) error {
+	d := n.def
+	switch {
+	case d.Async != nil:
+		return e.runAsync(ctx, n, first, part)
+	case d.Streamed():
+		dec, err := e.decoder(n, d.BodyFormat())
+		if err != nil {
+			return err
+		}
+		return e.streamBody(ctx, n, first, part, dec)
+	}
+	return errNotStreamed
+}
+
+// keyAsyncJob is the bookmark field holding the report job in progress.
+const keyAsyncJob = "async_job"
+
+// AsyncJob returns the id of the report job a stream has in progress.
+func (st *State) AsyncJob(stream string) string {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if job, ok := st.bookmarks[stream][keyAsyncJob].(map[string]any); ok {
+		id, _ := job["id"].(string)
+		return id
+	}
+	return ""
+}
+
+// SetAsyncJob records the report job a stream has in progress; "" clears it.
+func (st *State) SetAsyncJob(stream, id string, created time.Time) {
+	st.update(stream, func(b map[string]any) {
+		if id == "" {
+			delete(b, keyAsyncJob)
+			return
+		}
+		b[keyAsyncJob] = map[string]any{"id": id, "created_at": created.UTC().Format(time.RFC3339)}
+	})
+}
+
+// runAsync drives a report stream: create a job (or take up the one the
+// state names), poll it until it is done, then read its files. The job id
+// is checkpointed as soon as it is known, so a run that stops while the
+// job is pending (killed, or out of poll.timeout_s: exit 75) polls the
+// same job when it runs again, and never creates a second one.
+func (e *engine) runAsync(ctx context.Context, n *node, first streams.Request, part streams.Partition) error {
+	d, a := n.def, n.def.Async
+	id := e.state.AsyncJob(d.Name)
+	resumed := id != ""
+	if resumed {
+		e.log.Info("polling the report job of the last run", "stream", d.Name, "job_id", id)
+	} else {
+		var err error
+		if id, err = e.createJob(ctx, n, first); err != nil {
+			return err
+		}
+	}
+	body, pollURL, err := e.pollJob(ctx, n, id)
+	var se *client.StatusError
+	if resumed && errors.As(err, &se) && (se.Status == http.StatusNotFound || se.Status == http.StatusGone) {
+		// The job of an earlier run has expired upstream.
+		e.log.Warn("the report job of the last run is gone; creating a new one", "stream", d.Name, "job_id", id, "status", se.Status)
+		if id, err = e.createJob(ctx, n, first); err != nil {
+			return err
+		}
+		body, pollURL, err = e.pollJob(ctx, n, id)
+	}
+	if err != nil {
+		return err
+	}
+	urls, err := a.DownloadURLs(d.Name, body, pollURL)
+	if err != nil {
+		return err
+	}
+	dec, err := e.decoder(n, a.DownloadFormat(d))
+	if err != nil {
+		return err
+	}
+	e.log.Info("report job done; downloading", "stream", d.Name, "job_id", id, "files", len(urls))
+	for _, u := range urls {
+		if err := e.streamBody(ctx, n, streams.Request{Method: "GET", URL: u}, part, dec); err != nil {
+			return err
+		}
+	}
+	// Read whole: the next run starts a new job. The bookmark that moves
+	// with the records goes out in the stream's final STATE.
+	e.state.SetAsyncJob(d.Name, "", time.Time{})
+	return nil
+}
+
+// createJob sends the create request and checkpoints the job id.
+func (e *engine) createJob(ctx context.Context, n *node, first streams.Request) (string, error) {
+	d, a := n.def, n.def.Async
+	req := first
+	if a.Create.Path != "" {
+		req.URL = a.Create.Path
+	}
+	req.Method = strings.ToUpper(a.Create.Method)
+	if req.Method == "" {
+		req.Method = "POST"
+	}
+	if b := strings.TrimSpace(string(a.Create.Body)); b != "" && b != "null" {
+		req.Body = []byte(b)
+	} else if b := strings.TrimSpace(string(d.Body)); req.Method == "POST" && b != "" && b != "null" {
+		req.Body = []byte(b)
+	}
+	if req.Method == "GET" {
+		req.Body = nil
+	}
+	for k, v := range a.Create.Params {
+		req = req.WithParam(k, v)
+	}
+	body, _, err := e.getJSON(ctx, n, req)
+	if err != nil {
+		return "", err
+	}
+	id, err := a.JobID(d.Name, body)
+	if err != nil {
+		return "", err
+	}
+	e.state.SetAsyncJob(d.Name, id, e.now())
+	e.log.Info("report job created", "stream", d.Name, "job_id", id)
+	if n.selected {
+		if err := e.checkpoint(n); err != nil {
+			return "", err
+		}
+	}
+	return id, nil
+}
+
+// pollJob polls job id every poll.interval_s until it is done, and returns
+// the answer that said so with its URL. A failed job is an error carrying
+// the API's message (and is forgotten: the next run creates a new one);
+// a job still pending after poll.timeout_s defers the run (exit 75) with
+// the job id in STATE.
+func (e *engine) pollJob(ctx context.Context, n *node, id string) (any, *url.URL, error) {
+	d, a := n.def, n.def.Async
+	req, err := a.PollRequest(d.Name, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	interval, timeout := a.Poll.Interval(), a.Poll.Timeout()
+	start := e.now()
+	for polls := 1; ; polls++ {
+		body, u, err := e.getJSON(ctx, n, req)
+		if err != nil {
+			return nil, nil, err
+		}
+		state, status, msg, err := a.Status(d.Name, body)
+		if err != nil {
+			return nil, nil, err
+		}
+		switch state {
+		case streams.JobDone:
+			return body, u, nil
+		case streams.JobFailed:
+			e.state.SetAsyncJob(d.Name, "", time.Time{})
+			if n.selected {
+				err = e.checkpoint(n)
+			}
+			if msg == "" {
+				msg = "the API gave no message"
+			}
+			return nil, nil, errors.Join(fmt.Errorf("stream %q: report job %s failed (status %q): %s", d.Name, id, status, e.redact.Redact(msg)), err)
+		}
+		now := e.now()
+		if now.Sub(start)+interval > timeout {
+			return nil, nil, &client.DeferError{
+				Stream:  d.Name,
+				Reason:  fmt.Sprintf("report job %s is still %q after %d polls in %s (async.poll.timeout_s); the next run polls it again", id, status, polls, now.Sub(start).Round(time.Millisecond)),
+				RetryAt: now.Add(interval),
+			}
+		}
+		if err := waitCtx(ctx, interval); err != nil {
+			return nil, nil, fmt.Errorf("stream %q: waiting for report job %s: %w", d.Name, id, err)
+		}
+	}
+}
+
+// getJSON sends req and decodes its JSON answer.
+func (e *engine) getJSON(ctx context.Context, n *node, req streams.Request) (any, *url.URL, error) {
+	var body any
+	resp, err := e.client.Do(ctx, client.Request{
+		Stream: n.def.Name, Method: req.Method, URL: req.URL, Query: req.Query, Body: req.Body,
+		Check: func(b []byte) error {
+			v, err := codec.Decode(b)
+			if err != nil {
+				if cutShort(b) {
+					return client.Transient(fmt.Errorf("response body is cut short: %w", err))
+				}
+				return fmt.Errorf("response body is not JSON: %w", err)
+			}
+			body = v
+			return nil
+		},
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return body, resp.URL, nil
+}
+
+// acceptHeader asks for a download in its format.
+func acceptHeader(format string) http.Header {
+	accept := map[string]string{
+		streams.FormatJSONL: "application/x-ndjson, application/json;q=0.9, */*;q=0.5",
+		streams.FormatCSV:   "text/csv, */*;q=0.5",
+		streams.FormatXML:   "application/xml, text/xml;q=0.9, */*;q=0.5",
+	}[format]
+	if accept == "" {
+		return nil
+	}
+	return http.Header{"Accept": {accept}}
+}
