@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"math"
 	"math/rand/v2"
 	"net/http"
@@ -403,5 +404,35 @@ func TestWaitsByStreamAndKind(t *testing.T) {
 	}
 	if st.Waits != (Waits{WaitBucket: 3 * q}) {
 		t.Errorf("totals %+v, want 750ms of bucket wait only", st.Waits)
+	}
+}
+
+// A wait for an in-flight slot is counted as a slot wait, for the stream
+// that waited, not as a bucket wait.
+func TestSlotWaitAttributed(t *testing.T) {
+	clock := newFakeClock()
+	started := make(chan struct{}, 1)
+	now := func() time.Time {
+		select {
+		case started <- struct{}{}:
+		default:
+		}
+		return clock.Now()
+	}
+	st := newStats()
+	l := newLimiter(&Config{MaxInFlight: 1, Now: now, Sleep: clock.Sleep}, st, slog.New(slog.DiscardHandler))
+	l.slots <- struct{}{} // another request holds the only slot
+	ctx := context.WithValue(context.Background(), callKey{}, &call{req: Request{Stream: "b"}})
+	done := make(chan error)
+	go func() { done <- l.waitSlot(ctx) }()
+	<-started // the waiter has read its start time
+	clock.Sleep(context.Background(), 3*time.Second)
+	<-l.slots // the other request ends
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	got := st.snapshot()
+	if want := (Waits{WaitSlot: 3 * time.Second}); got.Waits != want || got.ByStream["b"] != want {
+		t.Errorf("waits %+v, by stream %+v; want 3s of slot wait for b", got.Waits, got.ByStream)
 	}
 }
