@@ -1,12 +1,12 @@
 package records
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/tap-dev/tap/codec"
 )
 
 // Flattening as the Meltano SDK does it (singer_sdk/helpers/_flattening):
@@ -174,26 +174,16 @@ func flattenInto(out, node map[string]any, parents []string, level int, flatProp
 		}
 		switch v.(type) {
 		case map[string]any, []any:
-			s, err := compactJSON(v)
+			// The SDK writes flattened values compactly; <, > and &
+			// stay as they are.
+			b, err := codec.Marshal(v)
 			if err != nil {
 				return fmt.Errorf("property %q: %w", key, err)
 			}
-			out[key] = s
+			out[key] = string(b)
 		default:
 			out[key] = v
 		}
 	}
 	return nil
-}
-
-// compactJSON is the JSON text of a value without spaces, as the SDK
-// writes flattened values; <, > and & stay as they are.
-func compactJSON(v any) (string, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return "", err
-	}
-	return string(bytes.TrimSuffix(b.Bytes(), []byte("\n"))), nil
 }
