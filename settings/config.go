@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/tap-dev/tap/demoapi"
+	"github.com/tap-dev/tap/records"
 	"github.com/tap-dev/tap/streams"
 )
 
@@ -281,9 +282,9 @@ func checkWritable(path string) error {
 	return nil
 }
 
-// Schema-violation policies.
+// Schema-violation policies, as package records names them.
 const (
-	ViolationFail       = "fail"
-	ViolationDeadLetter = "dead_letter"
-	ViolationEmit       = "emit"
+	ViolationFail       = string(records.Fail)
+	ViolationDeadLetter = string(records.DeadLetter)
+	ViolationEmit       = string(records.Emit)
 )
