@@ -29,6 +29,10 @@
 //     config for N/10 and N records (the N run is the throughput run). The
 //     tap must stream: the larger run may use at most 1.2 times the memory
 //     of the smaller, and neither more than 64 MiB.
+//   - stream maps: the throughput config with a Meltano SDK stream map of
+//     three expressions on every event (md5 of a property, arithmetic, a
+//     removal), N records, beside the throughput scenario's unmapped run.
+//     The ratio mapped/unmapped (records/s) says what the maps cost.
 //   - quota: the demo enforces 10 requests per second (fixed one-second
 //     windows), answers 8% of requests with 503 and adds 50 ms to every
 //     answer; the tap is configured at 9 requests/s, burst 1, and syncs five
@@ -131,6 +135,9 @@ func run(records int, quick bool) int {
 	}
 	if err := b.memory(ctx, rep, n/10, n, large); err != nil {
 		fail("memory", err)
+	}
+	if err := b.streamMaps(ctx, rep, n, large); err != nil {
+		fail("stream maps", err)
 	}
 	if err := b.quota(ctx, rep, pages); err != nil {
 		fail("quota", err)

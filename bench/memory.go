@@ -14,14 +14,14 @@ const maxRSSMiB = 64
 func (b *bench) memory(ctx context.Context, rep *report, small, large int, largeRun *tapRun) error {
 	const sc = "memory"
 	progress(fmt.Sprintf("memory: tap on %s events", thousands(int64(small))))
-	s, err := b.runEvents(ctx, small)
+	s, err := b.runEvents(ctx, small, nil)
 	if err != nil {
 		return err
 	}
 	l := largeRun
 	if l == nil {
 		progress(fmt.Sprintf("memory: tap on %s events", thousands(int64(large))))
-		if l, err = b.runEvents(ctx, large); err != nil {
+		if l, err = b.runEvents(ctx, large, nil); err != nil {
 			return err
 		}
 	}

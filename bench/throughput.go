@@ -24,9 +24,10 @@ func eventsDemo(n int) demoapi.Config {
 }
 
 // eventsConfig is the tap config of the throughput and memory scenarios:
-// the events stream only, validated, unthrottled, one request at a time.
-func (b *bench) eventsConfig(name, baseURL string) (string, error) {
-	return b.writeConfig(name, map[string]any{
+// the events stream only, validated, unthrottled, one request at a time;
+// with streamMaps when not nil.
+func (b *bench) eventsConfig(name, baseURL string, streamMaps map[string]any) (string, error) {
+	cfg := map[string]any{
 		"base_url":             baseURL,
 		"rate_limit":           map[string]any{"requests_per_second": 0, "max_in_flight": 1},
 		"max_parallel_streams": 1,
@@ -34,18 +35,26 @@ func (b *bench) eventsConfig(name, baseURL string) (string, error) {
 		"on_schema_violation":  "dead_letter",
 		"dead_letter_path":     filepath.Join(b.dir, name+".dead_letter.jsonl"),
 		"streams":              []any{b.stream("events", pageSize)},
-	})
+	}
+	if streamMaps != nil {
+		cfg["stream_maps"] = streamMaps
+	}
+	return b.writeConfig(name, cfg)
 }
 
 // runEvents runs the pinned tap on n events against a fresh demo and
 // checks that it emitted every record.
-func (b *bench) runEvents(ctx context.Context, n int) (*tapRun, error) {
+func (b *bench) runEvents(ctx context.Context, n int, streamMaps map[string]any) (*tapRun, error) {
 	srv, url, err := startDemo(eventsDemo(n))
 	if err != nil {
 		return nil, err
 	}
 	defer srv.Close()
-	cfg, err := b.eventsConfig(fmt.Sprintf("events_%d.json", n), url)
+	name := fmt.Sprintf("events_%d.json", n)
+	if streamMaps != nil {
+		name = fmt.Sprintf("events_%d_mapped.json", n)
+	}
+	cfg, err := b.eventsConfig(name, url, streamMaps)
 	if err != nil {
 		return nil, err
 	}
@@ -70,7 +79,7 @@ func (b *bench) runEvents(ctx context.Context, n int) (*tapRun, error) {
 func (b *bench) throughput(ctx context.Context, rep *report, n int) (*tapRun, error) {
 	const sc = "throughput"
 	progress(fmt.Sprintf("throughput: tap on %s events", thousands(int64(n))))
-	t, err := b.runEvents(ctx, n)
+	t, err := b.runEvents(ctx, n, nil)
 	if err != nil {
 		return nil, err
 	}

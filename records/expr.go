@@ -147,7 +147,9 @@ func firstLine(s string) string {
 // code may call. Built-ins of expr are disabled: generated code never
 // uses them, and a user cannot reach them.
 func exprOptions() []expr.Option {
-	opts := []expr.Option{expr.DisableAllBuiltins(), expr.AllowUndefinedVariables()}
+	// The environment is a map (rec, cfg, stream, p0, p1…), which expr
+	// reads without reflection.
+	opts := []expr.Option{expr.Env(map[string]any{}), expr.DisableAllBuiltins(), expr.AllowUndefinedVariables()}
 	for _, name := range slices.Sorted(maps.Keys(pyFuncs)) {
 		opts = append(opts, expr.Function(name, pyFuncs[name]))
 	}

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -425,7 +426,7 @@ func pyRepr(v any) string {
 		}
 		return "[" + strings.Join(parts, ", ") + "]"
 	case map[string]any:
-		keys := slices.Sorted(mapsKeys(v))
+		keys := slices.Sorted(maps.Keys(v))
 		parts := make([]string, len(keys))
 		for i, k := range keys {
 			parts[i] = pyRepr(k) + ": " + pyRepr(v[k])
@@ -433,16 +434,6 @@ func pyRepr(v any) string {
 		return "{" + strings.Join(parts, ", ") + "}"
 	default:
 		return pyStr(v)
-	}
-}
-
-func mapsKeys(m map[string]any) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
 	}
 }
 
@@ -585,7 +576,7 @@ func appendPyJSON(b *strings.Builder, v any) error {
 		b.WriteByte(']')
 	case map[string]any:
 		b.WriteByte('{')
-		for i, k := range slices.Sorted(mapsKeys(v)) {
+		for i, k := range slices.Sorted(maps.Keys(v)) {
 			if i > 0 {
 				b.WriteString(", ")
 			}

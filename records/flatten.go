@@ -164,6 +164,11 @@ func flattenInto(out, node map[string]any, parents []string, level int, flatProp
 		if len(parents) > 0 || len(k) >= maxKeyLength {
 			key = flattenKey(k, parents)
 		}
+		if v == nil && level < maxDepth && flattened(key, flatProps) {
+			// A null object whose properties were spread: its children
+			// are absent, and no property of its own name exists.
+			continue
+		}
 		if m, ok := v.(map[string]any); ok && level < maxDepth {
 			if _, declared := flatProps[key]; !declared {
 				if err := flattenInto(out, m, slices.Concat(parents, []string{k}), level+1, flatProps, maxDepth); err != nil {
@@ -186,4 +191,18 @@ func flattenInto(out, node map[string]any, parents []string, level int, flatProp
 		}
 	}
 	return nil
+}
+
+// flattened reports whether key is an object spread into key__child
+// properties rather than a property itself.
+func flattened(key string, flatProps map[string]any) bool {
+	if _, declared := flatProps[key]; declared {
+		return false
+	}
+	for k := range flatProps {
+		if strings.HasPrefix(k, key+flattenSeparator) {
+			return true
+		}
+	}
+	return false
 }

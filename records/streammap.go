@@ -8,6 +8,7 @@ import (
 	"math"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/expr-lang/expr/vm"
@@ -56,11 +57,14 @@ type Output struct {
 	keys        []string // kept when __else__ is null
 	filter      *compiledExpr
 	props       []propMap
-	vars        map[string]string
+	vars        []envVar // the record properties the expressions read
 	config      map[string]any
 	flatDepth   int
 	flatProps   map[string]any
 }
+
+// envVar is a record property an expression reads, and its variable.
+type envVar struct{ prop, name string }
 
 type propMap struct {
 	name   string
@@ -374,7 +378,9 @@ func compileOutput(mapKey, name, source string, def map[string]any, src StreamSc
 		o.flatProps = flat["properties"].(map[string]any)
 	}
 	o.Schema = schema
-	o.vars = sc.vars
+	for _, prop := range slices.Sorted(maps.Keys(sc.vars)) {
+		o.vars = append(o.vars, envVar{prop, sc.vars[prop]})
+	}
 	o.passthrough = o.includeAll && o.filter == nil && len(o.props) == 0 && depth == 0
 	return o, nil
 }
@@ -425,6 +431,7 @@ type Transformer struct {
 	o       *Output
 	env     map[string]any
 	machine vm.VM
+	results []any // the values of the properties of the record in hand
 }
 
 // Transformer returns a new Transformer for o.
@@ -437,13 +444,23 @@ func (o *Output) Transformer() *Transformer {
 // is not modified; the result may be the input itself when the map
 // changes nothing.
 func (t *Transformer) Transform(rec map[string]any) (map[string]any, error) {
+	return t.transform(rec, false)
+}
+
+// TransformInPlace is Transform for a caller that no longer needs rec: it
+// may change rec and return it, which spares copying the record.
+func (t *Transformer) TransformInPlace(rec map[string]any) (map[string]any, error) {
+	return t.transform(rec, true)
+}
+
+func (t *Transformer) transform(rec map[string]any, inPlace bool) (map[string]any, error) {
 	o := t.o
 	if o.passthrough {
 		return rec, nil
 	}
 	t.env["rec"] = rec
-	for name, v := range o.vars {
-		t.env[v] = normalize(rec[name])
+	for _, v := range o.vars {
+		t.env[v.name] = normalize(rec[v.prop])
 	}
 	if o.filter != nil {
 		keep, err := t.machine.Run(o.filter.program, t.env)
@@ -454,31 +471,47 @@ func (t *Transformer) Transform(rec map[string]any) (map[string]any, error) {
 			return nil, nil
 		}
 	}
-	var out map[string]any
-	if o.includeAll {
-		out = maps.Clone(rec)
-	} else {
+	// Every expression sees the record as it came: all are evaluated
+	// before any property changes.
+	t.results = t.results[:0]
+	for _, p := range o.props {
+		var v any
+		if !p.remove {
+			var err error
+			v, err = t.machine.Run(p.expr.program, t.env)
+			if err == nil {
+				v, err = outValue(v)
+			}
+			if err != nil {
+				return nil, fmt.Errorf("stream map %q, property %q: %q: %w", o.Name, p.name, p.expr.src, cleanErr(err))
+			}
+		}
+		t.results = append(t.results, v)
+	}
+	out := rec
+	switch {
+	case !o.includeAll:
 		out = make(map[string]any, len(o.keys)+len(o.props))
 		for _, k := range o.keys {
 			if v, ok := rec[k]; ok {
 				out[k] = v
 			}
 		}
+	case !inPlace:
+		// Sized for the new properties too: growing a map is costly.
+		out = make(map[string]any, len(rec)+len(o.props))
+		for k, v := range rec {
+			out[k] = v
+		}
 	}
-	for _, p := range o.props {
+	for i, p := range o.props {
 		if p.remove {
 			delete(out, p.name)
-			continue
+		} else {
+			out[p.name] = t.results[i]
 		}
-		v, err := t.machine.Run(p.expr.program, t.env)
-		if err == nil {
-			v, err = outValue(v)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("stream map %q, property %q: %q: %w", o.Name, p.name, p.expr.src, cleanErr(err))
-		}
-		out[p.name] = v
 	}
+	clear(t.results) // keep no record values alive
 	if o.flatDepth > 0 {
 		flat, err := flattenRecord(out, o.flatProps, o.flatDepth)
 		if err != nil {
@@ -500,7 +533,7 @@ func cleanErr(err error) error {
 func outValue(v any) (any, error) {
 	switch v := v.(type) {
 	case int:
-		return json.Number(fmt.Sprint(v)), nil
+		return json.Number(strconv.Itoa(v)), nil
 	case float64:
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return nil, fmt.Errorf("result %s is not a JSON number", pyFloatRepr(v))

@@ -44,6 +44,13 @@ type Config struct {
 	MetricsLogLevel    string               `json:"metrics_log_level"`
 	Demo               demoapi.Config       `json:"demo"`
 
+	// Stream maps and flattening, as the Meltano SDK reads them; package
+	// records compiles and checks them.
+	StreamMaps         map[string]any `json:"stream_maps"`
+	StreamMapConfig    map[string]any `json:"stream_map_config"`
+	FlatteningEnabled  bool           `json:"flattening_enabled"`
+	FlatteningMaxDepth *int           `json:"flattening_max_depth"`
+
 	// Path is the file the config was read from; relative paths in it
 	// resolve against its directory.
 	Path string `json:"-"`

@@ -42,8 +42,16 @@ func newConfigRedactor(tree map[string]any) *Redactor {
 			continue
 		}
 		if parent, key, _ := parentOf(tree, s.Name); parent != nil {
-			v, _ := parent[key].(string)
-			r.Add(v)
+			switch v := parent[key].(type) {
+			case string:
+				r.Add(v)
+			case map[string]any: // stream_map_config: every string it holds
+				for _, e := range v {
+					if e, ok := e.(string); ok {
+						r.Add(e)
+					}
+				}
+			}
 		}
 	}
 	if auth, _ := tree["auth"].(map[string]any); auth["type"] == "basic" {

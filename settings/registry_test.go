@@ -179,6 +179,7 @@ func TestLoadAppliesRegistryDefaults(t *testing.T) {
 		"request_timeout_s": cfg.RequestTimeoutS, "max_parallel_streams": cfg.MaxParallelStreams, "max_pages": cfg.MaxPages,
 		"on_schema_violation": cfg.OnSchemaViolation, "dead_letter_path": filepath.Base(cfg.DeadLetterPath),
 		"log_level": cfg.LogLevel, "metrics_log_level": cfg.MetricsLogLevel,
+		"flattening_enabled": cfg.FlatteningEnabled,
 	}
 	for _, s := range Settings() {
 		if s.Default == nil {

@@ -52,7 +52,7 @@ func loadAirbyteConfig(cmd string, f Files, aw *AirbyteWriter) (*Config, error) 
 	if f.Config == "" {
 		return nil, &UsageError{Msg: cmd + " needs --config"}
 	}
-	cfg, err := settings.Load(f.Config)
+	cfg, err := loadConfig(f.Config)
 	if err != nil {
 		return nil, err
 	}

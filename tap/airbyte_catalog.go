@@ -103,12 +103,13 @@ func parseConfiguredCatalog(tree any, cfg *Config) (*airbyteSelection, error) {
 		return nil, errors.New(`streams: expected the configured catalog's "streams" array`)
 	}
 	out := &airbyteSelection{sel: &Selection{streams: map[string]*streamSelection{}}}
+	resolve := catalogStreams(cfg)
 	for i, cs := range cat.Streams {
 		name := cs.Stream.Name
 		if name == "" {
 			return nil, fmt.Errorf("streams[%d].stream.name: is required", i)
 		}
-		d := cfg.Stream(name)
+		d := resolve(name)
 		if d == nil {
 			return nil, fmt.Errorf("streams[%d].stream.name: unknown stream %q (the config defines %s)", i, name, streamNames(cfg))
 		}
@@ -125,12 +126,12 @@ func parseConfiguredCatalog(tree any, cfg *Config) (*airbyteSelection, error) {
 			}
 		case SyncFullRefresh, "": // the protocol's default
 			if d.ReplicationKey != "" {
-				out.fullRefresh = append(out.fullRefresh, name)
+				out.fullRefresh = append(out.fullRefresh, d.Name)
 			}
 		default:
 			return nil, fmt.Errorf("streams[%d].sync_mode: expected full_refresh or incremental, got %q", i, cs.SyncMode)
 		}
-		out.sel.streams[name] = &streamSelection{dropped: droppedColumns(d, cfg.Schemas[name], cs.Stream.JSONSchema)}
+		out.sel.streams[name] = &streamSelection{dropped: droppedColumns(d, catalogSchema(cfg, name), cs.Stream.JSONSchema)}
 	}
 	return out, nil
 }

@@ -83,7 +83,7 @@ func Discover(cfg *Config) *Catalog {
 			Metadata:          md,
 		})
 	}
-	return cat
+	return mapCatalog(cfg, cat)
 }
 
 // automatic reports whether a property must always be synced: the keys
@@ -155,12 +155,13 @@ func LoadCatalog(path string, cfg *Config) (*Selection, error) {
 		return nil, inputErr(path, errors.New(`streams: expected the catalog's "streams" array`))
 	}
 	sel := &Selection{streams: map[string]*streamSelection{}}
+	resolve := catalogStreams(cfg)
 	for i, e := range cat.Streams {
 		name := e.TapStreamID
 		if name == "" {
 			name = e.Stream
 		}
-		d := cfg.Stream(name)
+		d := resolve(name)
 		if d == nil {
 			return nil, inputErr(path, fmt.Errorf("streams[%d].tap_stream_id: unknown stream %q (the config defines %s)", i, name, streamNames(cfg)))
 		}

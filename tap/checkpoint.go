@@ -31,6 +31,9 @@ func (e *engine) schema(n *node) error {
 		return nil
 	}
 	n.schemaSent = true
+	if n.outs != nil {
+		return e.schemaMapped(n)
+	}
 	return e.out.Schema(n.def.Name, n.outputSchema(e.cfg.Schemas[n.def.Name]), n.def.PrimaryKey, bookmarkKeys(n.def))
 }
 
@@ -38,7 +41,12 @@ func (e *engine) activateVersion(n *node) error {
 	if err := e.schema(n); err != nil {
 		return err
 	}
-	return e.out.ActivateVersion(n.def.Name, n.version)
+	for _, name := range n.selectedOutputs() {
+		if err := e.out.ActivateVersion(name, n.version); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (n *node) outputSchema(schema map[string]any) map[string]any {

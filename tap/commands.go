@@ -25,7 +25,7 @@ func (f Files) load() (*Config, *State, *Selection, error) {
 	if f.Config == "" {
 		return nil, nil, nil, &UsageError{Msg: "--config is required"}
 	}
-	cfg, err := settings.Load(f.Config)
+	cfg, err := loadConfig(f.Config)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -58,7 +58,7 @@ func SingerSync(ctx context.Context, f Files, stdout, stderr io.Writer) error {
 
 // SingerDiscover is `tap --config C --discover`.
 func SingerDiscover(f Files, stdout io.Writer) error {
-	cfg, err := settings.Load(f.Config)
+	cfg, err := loadConfig(f.Config)
 	if err != nil {
 		return err
 	}

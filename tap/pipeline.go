@@ -71,6 +71,9 @@ func (e *engine) emit(n *node, m map[string]any, extracted time.Time, part strea
 			return err
 		}
 	}
+	if n.outs != nil {
+		return e.emitMapped(n, m, extracted)
+	}
 	b, err := n.encode(m)
 	if err != nil {
 		return fmt.Errorf("stream %q: %w", d.Name, err)

@@ -28,6 +28,10 @@ type node struct {
 	check     *records.Validator
 	plan      *streams.Plan // this run's plan, made when the stream starts
 
+	// outs are, with stream maps, the streams the node is written as
+	// (nil: itself).
+	outs []*mappedOutput
+
 	// seen holds the primary keys emitted in this run by an offset stream,
 	// whose pages repeat rows when the source shifts under them.
 	seen    map[string]struct{}
@@ -73,6 +77,10 @@ func newEngine(cfg *Config, sel *Selection, st *State, out Writer, log *slog.Log
 		return nil, err
 	}
 	e.dead = records.NewDeadLetters(cfg.DeadLetterPath, run, e.redact)
+	maps, err := compileMaps(cfg)
+	if err != nil {
+		return nil, err
+	}
 	byName := map[string]*node{}
 	e.byName = byName
 	for i := range cfg.Streams {
@@ -88,6 +96,7 @@ func newEngine(cfg *Config, sel *Selection, st *State, out Writer, log *slog.Log
 			return nil, err
 		}
 		n.check = v
+		attachMaps(n, maps, sel)
 		byName[d.Name] = n
 		e.nodes = append(e.nodes, n)
 	}
@@ -207,8 +216,10 @@ func (e *engine) syncTree(ctx context.Context, root *node) error {
 }
 
 func (e *engine) status(n *node, s string) {
-	if err := e.out.StreamStatus(n.def.Name, s); err != nil {
-		e.log.Warn("cannot write stream status", "stream", n.def.Name, "error", err)
+	for _, name := range n.selectedOutputs() {
+		if err := e.out.StreamStatus(name, s); err != nil {
+			e.log.Warn("cannot write stream status", "stream", name, "error", err)
+		}
 	}
 }
 

@@ -1,0 +1,258 @@
+package tap
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/tap-dev/tap/codec"
+	"github.com/tap-dev/tap/records"
+	"github.com/tap-dev/tap/settings"
+	"github.com/tap-dev/tap/streams"
+)
+
+// Stream maps and flattening (package records) sit between validation and
+// the writer: a record is checked against its API schema, then written as
+// each stream its maps make of it. State stays keyed by the source stream,
+// whose bookmark the records move. The catalog describes the mapped
+// streams, so a catalog's stream names are the names the maps write.
+
+// compileMaps compiles the config's stream maps; nil when the config has
+// none (and no flattening).
+func compileMaps(cfg *Config) (*records.Mapper, error) {
+	if len(cfg.StreamMaps) == 0 && !cfg.FlatteningEnabled {
+		return nil, nil
+	}
+	srcs := make(map[string]records.StreamSchema, len(cfg.Streams))
+	for i := range cfg.Streams {
+		d := &cfg.Streams[i]
+		srcs[d.Name] = records.StreamSchema{Schema: cfg.Schemas[d.Name], KeyProperties: d.PrimaryKey}
+	}
+	m, err := records.NewMapper(records.MapConfig{
+		StreamMaps:         cfg.StreamMaps,
+		StreamMapConfig:    cfg.StreamMapConfig,
+		FlatteningEnabled:  cfg.FlatteningEnabled,
+		FlatteningMaxDepth: cfg.FlatteningMaxDepth,
+	}, srcs)
+	if err != nil {
+		return nil, &InputError{File: cfg.Path, Err: err}
+	}
+	if !m.Active() {
+		return nil, nil
+	}
+	return m, nil
+}
+
+// loadConfig is settings.Load with the stream maps compiled: a map that
+// does not compile is a bad config, reported before anything is sent.
+func loadConfig(path string) (*Config, error) {
+	cfg, err := settings.Load(path)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := compileMaps(cfg); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// catalogStreams resolves a catalog's stream names: the config's streams,
+// or with stream maps the streams the maps write, each to the definition
+// of the stream it is read from.
+func catalogStreams(cfg *Config) func(name string) *streams.Definition {
+	m, err := compileMaps(cfg)
+	if err != nil || m == nil {
+		return cfg.Stream
+	}
+	byOutput := map[string]*streams.Definition{}
+	for i := range cfg.Streams {
+		d := &cfg.Streams[i]
+		for _, o := range m.Outputs(d.Name) {
+			byOutput[o.Name] = d
+		}
+	}
+	return func(name string) *streams.Definition { return byOutput[name] }
+}
+
+// catalogSchema is the schema of a catalog's stream: mapped when maps
+// write it.
+func catalogSchema(cfg *Config, name string) map[string]any {
+	if m, err := compileMaps(cfg); err == nil && m != nil {
+		for i := range cfg.Streams {
+			for _, o := range m.Outputs(cfg.Streams[i].Name) {
+				if o.Name == name {
+					return o.Schema
+				}
+			}
+		}
+	}
+	return cfg.Schemas[name]
+}
+
+// mapCatalog replaces each stream of a discovered catalog by the streams
+// its maps write, with their schemas and keys.
+func mapCatalog(cfg *Config, cat *Catalog) *Catalog {
+	m, err := compileMaps(cfg)
+	if err != nil || m == nil {
+		return cat // the config was checked when it was loaded
+	}
+	out := &Catalog{Streams: []CatalogEntry{}}
+	for _, e := range cat.Streams {
+		d := cfg.Stream(e.TapStreamID)
+		for _, o := range m.Outputs(d.Name) {
+			me := e
+			me.TapStreamID, me.Stream, me.Schema = o.Name, o.Name, o.Schema
+			me.KeyProperties = append([]string{}, o.KeyProperties...)
+			props, _ := o.Schema["properties"].(map[string]any)
+			if _, ok := props[me.ReplicationKey]; !ok {
+				me.ReplicationKey = ""
+			}
+			validKeys := []string{}
+			if me.ReplicationKey != "" {
+				validKeys = []string{me.ReplicationKey}
+			}
+			top := map[string]any{}
+			for k, v := range e.Metadata[0].Metadata {
+				top[k] = v
+			}
+			top["table-key-properties"] = me.KeyProperties
+			top["valid-replication-keys"] = validKeys
+			me.Metadata = []Metadata{{Breadcrumb: []string{}, Metadata: top}}
+			for _, p := range slices.Sorted(maps.Keys(props)) {
+				inclusion := "available"
+				if p == me.ReplicationKey || slices.Contains(me.KeyProperties, p) || d.Parent != nil && p == d.Parent.As {
+					inclusion = "automatic"
+				}
+				me.Metadata = append(me.Metadata, Metadata{
+					Breadcrumb: []string{"properties", p},
+					Metadata:   map[string]any{"inclusion": inclusion, "selected-by-default": true},
+				})
+			}
+			out.Streams = append(out.Streams, me)
+		}
+	}
+	return out
+}
+
+// mappedOutput is one stream a mapped node writes.
+type mappedOutput struct {
+	o            *records.Output
+	tr           *records.Transformer
+	selected     bool
+	sole         bool // the only selected output: it may take the record
+	dropped      map[string]bool
+	bookmarkKeys []string
+
+	buf  []byte
+	keys []string
+}
+
+// attachMaps gives a node the streams its maps write; the node is
+// selected when one of them is.
+func attachMaps(n *node, m *records.Mapper, sel *Selection) {
+	if m == nil {
+		return
+	}
+	n.outs = []*mappedOutput{}
+	n.selected = false
+	rk := n.def.ReplicationKey
+	for _, o := range m.Outputs(n.def.Name) {
+		mo := &mappedOutput{o: o, tr: o.Transformer(), selected: sel.Selected(o.Name), dropped: sel.Dropped(o.Name)}
+		if props, _ := o.Schema["properties"].(map[string]any); rk != "" && props[rk] != nil {
+			mo.bookmarkKeys = []string{rk}
+		}
+		if mo.selected {
+			n.selected = true
+			n.fullTable = n.fullTable || sel.FullTable(o.Name)
+		}
+		n.outs = append(n.outs, mo)
+	}
+	if len(n.selectedOutputs()) == 1 {
+		for _, mo := range n.outs {
+			mo.sole = mo.selected
+		}
+	}
+}
+
+// emitMapped writes a validated record as each selected stream its maps
+// make of it.
+func (e *engine) emitMapped(n *node, m map[string]any, extracted time.Time) error {
+	if err := e.schema(n); err != nil {
+		return err
+	}
+	wrote := false
+	for _, mo := range n.outs {
+		if !mo.selected {
+			continue
+		}
+		var rec map[string]any
+		var err error
+		if mo.sole && len(n.children) == 0 {
+			// Nothing reads the record after its one output: map it
+			// in place rather than copy it.
+			rec, err = mo.tr.TransformInPlace(m)
+		} else {
+			rec, err = mo.tr.Transform(m)
+		}
+		if err != nil {
+			// Config values are compiled into the expressions: the
+			// message is scrubbed of secrets like any other.
+			return fmt.Errorf("stream %q: %s", n.def.Name, e.redact.Redact(err.Error()))
+		}
+		if rec == nil {
+			continue
+		}
+		if len(mo.dropped) > 0 {
+			kept := make(map[string]any, len(rec))
+			for k, v := range rec {
+				if !mo.dropped[k] {
+					kept[k] = v
+				}
+			}
+			rec = kept
+		}
+		if mo.buf, err = codec.AppendObject(mo.buf[:0], rec, &mo.keys); err != nil {
+			return fmt.Errorf("stream %q: %w", mo.o.Name, err)
+		}
+		if err := e.out.Record(mo.o.Name, mo.buf, extracted, n.version); err != nil {
+			return err
+		}
+		wrote = true
+	}
+	if wrote {
+		n.records.Add(1)
+	}
+	return nil
+}
+
+// schemaMapped writes the SCHEMA of each selected stream a node's maps
+// write.
+func (e *engine) schemaMapped(n *node) error {
+	for _, mo := range n.outs {
+		if !mo.selected {
+			continue
+		}
+		schema := (&node{dropped: mo.dropped}).outputSchema(mo.o.Schema)
+		keys := append([]string{}, mo.o.KeyProperties...)
+		if err := e.out.Schema(mo.o.Name, schema, keys, mo.bookmarkKeys); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// selectedOutputs lists the names of the streams a node writes: its own,
+// or with maps the selected streams they write.
+func (n *node) selectedOutputs() []string {
+	if n.outs == nil {
+		return []string{n.def.Name}
+	}
+	var names []string
+	for _, mo := range n.outs {
+		if mo.selected {
+			names = append(names, mo.o.Name)
+		}
+	}
+	return names
+}
