@@ -42,6 +42,8 @@ type Server struct {
 	byPath   map[string]int
 	served   int
 
+	reports map[string]*report // report jobs by id, guarded by mu
+
 	srvMu sync.Mutex
 	srv   *http.Server
 }
@@ -210,6 +212,9 @@ func (s *Server) route(r *http.Request) route {
 		if strings.HasPrefix(p, "/v1/orders/") && strings.HasSuffix(p, "/items") {
 			return route{"order_items", http.MethodGet, (*Server).orderItems}
 		}
+		if rt, ok := s.reportRoute(p); ok {
+			return rt
+		}
 	}
 	return route{fn: func(_ *Server, _ http.ResponseWriter, r *http.Request, _ []byte) ([]byte, error) {
 		return nil, &apiError{status: http.StatusNotFound, msg: "not found: " + r.URL.Path}
@@ -285,6 +290,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, err := rt.fn(s, w, r, (*bp)[:0])
 	if cap(body) > cap(*bp) {
 		*bp = body[:0]
+	}
+	if err == errWritten {
+		return
 	}
 	if err != nil {
 		var ae *apiError
