@@ -2,6 +2,7 @@ package demoapi
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -107,37 +109,40 @@ func TestRateLimitHeadersOnRefusals(t *testing.T) {
 	}
 }
 
-// TestRateLimitRealClock runs the window on the wall clock: a burst of 2×limit
-// requests inside one second gets limit 200s.
+// TestRateLimitRealClock runs the window on the server's default clock,
+// time.Now: a burst of 2×limit requests inside one second gets limit 200s
+// and limit 429s that name the next second as the reset; the next second
+// admits requests again. In the synctest bubble the clock starts on a
+// second boundary and stands still while the burst runs.
 func TestRateLimitRealClock(t *testing.T) {
-	// A loaded machine may stretch the burst over a window boundary; then
-	// the counts mean nothing and the burst is tried again.
-	for attempt := 0; attempt < 4; attempt++ {
-		_, base := start(t, Config{RequestsPerSecond: 5})
-		// Start just after a second boundary so the burst fits in one window.
-		time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(time.Second + 20*time.Millisecond)))
+	synctest.Test(t, func(t *testing.T) {
+		s, err := New(Config{RequestsPerSecond: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
 		sec := time.Now().Unix()
 		ok, limited := 0, 0
 		for range 10 {
-			switch a := get(t, base+"/v1/tickets?per_page=1"); a.status {
+			rec := httptest.NewRecorder()
+			s.ServeHTTP(rec, httptest.NewRequest("GET", "/v1/tickets?per_page=1", nil))
+			switch rec.Code {
 			case 200:
 				ok++
 			case 429:
 				limited++
-				if reset := a.header.Get("X-RateLimit-Reset"); reset != fmt.Sprint(sec+1) && time.Now().Unix() == sec {
+				if reset := rec.Header().Get("X-RateLimit-Reset"); reset != fmt.Sprint(sec+1) {
 					t.Errorf("X-RateLimit-Reset %s in second %d", reset, sec)
 				}
 			}
 		}
-		if time.Now().Unix() != sec {
-			continue
-		}
 		if ok != 5 || limited != 5 {
 			t.Errorf("%d ok, %d limited; want 5 and 5", ok, limited)
 		}
-		return
-	}
-	t.Fatal("4 bursts of 10 loopback requests each straddled a second boundary; the wall-clock window could not be observed")
+		time.Sleep(time.Second)
+		if got := statuses(s, 1, "/v1/tickets?per_page=1"); got[200] != 1 {
+			t.Errorf("the next second: %v, want a 200", got)
+		}
+	})
 }
 
 // statuses sends n sequential requests to path straight into the handler.
@@ -233,32 +238,37 @@ func TestReset(t *testing.T) {
 	}
 }
 
+// A slow answer ends when the client gives up, not when the slow delay
+// is over; latency delays every answer by exactly its amount. Timed on the
+// synctest clock, so a loaded machine cannot stretch or shrink it.
 func TestSlowAndLatency(t *testing.T) {
-	s, base := start(t, Config{SlowRate: 1, SlowMS: 10000})
-	client := &http.Client{Timeout: 150 * time.Millisecond}
-	t0 := time.Now()
-	if resp, err := client.Get(base + "/v1/tickets"); err == nil {
-		resp.Body.Close()
-		t.Fatal("slow request answered within the client timeout")
-	}
-	if d := time.Since(t0); d > 2*time.Second {
-		t.Errorf("client waited %v", d)
-	}
-	// The handler stops sleeping once the client is gone.
-	deadline := time.Now().Add(5 * time.Second)
-	for s.Stats().ByStatus[0] != 1 {
-		if time.Now().After(deadline) {
-			t.Fatalf("handler still sleeping: %+v", s.Stats())
+	synctest.Test(t, func(t *testing.T) {
+		s, err := New(Config{SlowRate: 1, SlowMS: 10000})
+		if err != nil {
+			t.Fatal(err)
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		ctx, cancel := context.WithTimeout(t.Context(), 150*time.Millisecond)
+		defer cancel()
+		t0 := time.Now()
+		s.ServeHTTP(httptest.NewRecorder(), httptest.NewRequestWithContext(ctx, "GET", "/v1/tickets", nil))
+		if d := time.Since(t0); d != 150*time.Millisecond {
+			t.Errorf("the slow handler returned after %v, want when the client gave up (150ms)", d)
+		}
+		if st := s.Stats(); st.ByStatus[0] != 1 {
+			t.Errorf("stats %+v, want one request without an answer", st)
+		}
 
-	_, base = start(t, Config{LatencyMS: 60})
-	t0 = time.Now()
-	mustGet(t, base+"/v1/tickets")
-	if d := time.Since(t0); d < 60*time.Millisecond {
-		t.Errorf("latency 60 ms, answered in %v", d)
-	}
+		s, err = New(Config{LatencyMS: 60})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t0 = time.Now()
+		rec := httptest.NewRecorder()
+		s.ServeHTTP(rec, httptest.NewRequest("GET", "/v1/tickets", nil))
+		if d := time.Since(t0); d != 60*time.Millisecond || rec.Code != 200 {
+			t.Errorf("latency 60 ms: status %d after %v", rec.Code, d)
+		}
+	})
 }
 
 func TestAfterLimits(t *testing.T) {
