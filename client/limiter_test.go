@@ -14,6 +14,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -134,11 +135,11 @@ func TestMaxInFlight(t *testing.T) {
 	}
 }
 
-// quotaAPI is a fake API on the fake clock that allows limit requests per
-// window, answers 429 beyond, and sends rate-limit headers.
+// quotaAPI is a fake API that allows limit requests per window of its
+// clock, answers 429 beyond, and sends rate-limit headers.
 type quotaAPI struct {
 	mu       sync.Mutex
-	clock    *fakeClock
+	now      func() time.Time
 	limit    int
 	window   time.Duration
 	epoch    bool // Reset as a Unix time instead of delay-seconds
@@ -150,7 +151,7 @@ type quotaAPI struct {
 func (q *quotaAPI) RoundTrip(r *http.Request) (*http.Response, error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	now := q.clock.Now()
+	now := q.now()
 	for !now.Before(q.winStart.Add(q.window)) {
 		q.winStart = q.winStart.Add(q.window)
 		q.used = 0
@@ -179,57 +180,61 @@ func (q *quotaAPI) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 // Rate-limit headers slow the bucket down so that a quota is used up
-// without a single 429.
+// without a single 429. The workers wait concurrently, which a clock that
+// adds up every Sleep cannot model: the test runs on the synctest clock
+// with the client's real Now and Sleep.
 func TestRateLimitHeadersNo429(t *testing.T) {
 	for _, epoch := range []bool{false, true} {
 		for _, workers := range []int{1, 4} {
 			t.Run(fmt.Sprintf("epoch=%v/workers=%d", epoch, workers), func(t *testing.T) {
-				clock := newFakeClock()
-				api := &quotaAPI{clock: clock, limit: 10, window: time.Minute, epoch: epoch, winStart: t0}
-				e := newEnv(t, "http://api.test", func(c *Config) {
-					c.Transport = api
-					c.Now, c.Sleep = clock.Now, clock.Sleep
-					c.RequestsPerSecond = 5
-					c.Burst = 3
-					c.MaxInFlight = 4
-				})
-				e.clock = clock
-				var slowest rate.Limit = rate.Inf
-				var mu sync.Mutex
-				var wg sync.WaitGroup
-				jobs := make(chan int)
-				for range workers {
-					wg.Go(func() {
-						for range jobs {
-							if _, err := e.c.Do(context.Background(), Request{URL: "/x"}); err != nil {
-								t.Error(err)
-							}
-							mu.Lock()
-							slowest = min(slowest, e.c.lim.bucket.Limit())
-							mu.Unlock()
-						}
-					})
-				}
-				for i := range 35 {
-					jobs <- i
-				}
-				close(jobs)
-				wg.Wait()
-				if api.too != 0 || api.ok != 35 {
-					t.Errorf("API answered %d × 200 and %d × 429, want 35 and 0", api.ok, api.too)
-				}
-				if slowest >= 5 || slowest < minSlowRate {
-					t.Errorf("slowest bucket rate %v, want in [0.1, 5)", slowest)
-				}
-				st := e.c.Stats()
-				if st.WaitBucket < 2*time.Minute || st.Retries != 0 {
-					t.Errorf("stats %+v: want about 3 windows of bucket waits and no retry", st)
-				}
-				if !strings.Contains(e.log.String(), "rate limit: slowing down") {
-					t.Errorf("no slowdown logged:\n%s", e.log.String())
-				}
+				synctest.Test(t, func(t *testing.T) { rateLimitHeadersNo429(t, epoch, workers) })
 			})
 		}
+	}
+}
+
+func rateLimitHeadersNo429(t *testing.T, epoch bool, workers int) {
+	api := &quotaAPI{now: time.Now, limit: 10, window: time.Minute, epoch: epoch, winStart: time.Now()}
+	e := newEnv(t, "http://api.test", func(c *Config) {
+		c.Transport = api
+		c.Now, c.Sleep = nil, nil // the bubble's clock
+		c.RequestsPerSecond = 5
+		c.Burst = 3
+		c.MaxInFlight = 4
+	})
+	var slowest rate.Limit = rate.Inf
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	jobs := make(chan int)
+	for range workers {
+		wg.Go(func() {
+			for range jobs {
+				if _, err := e.c.Do(context.Background(), Request{URL: "/x"}); err != nil {
+					t.Error(err)
+				}
+				mu.Lock()
+				slowest = min(slowest, e.c.lim.bucket.Limit())
+				mu.Unlock()
+			}
+		})
+	}
+	for i := range 35 {
+		jobs <- i
+	}
+	close(jobs)
+	wg.Wait()
+	if api.too != 0 || api.ok != 35 {
+		t.Errorf("API answered %d × 200 and %d × 429, want 35 and 0", api.ok, api.too)
+	}
+	if slowest >= 5 || slowest < minSlowRate {
+		t.Errorf("slowest bucket rate %v, want in [0.1, 5)", slowest)
+	}
+	st := e.c.Stats()
+	if st.WaitBucket < 2*time.Minute || st.Retries != 0 {
+		t.Errorf("stats %+v: want about 3 windows of bucket waits and no retry", st)
+	}
+	if !strings.Contains(e.log.String(), "rate limit: slowing down") {
+		t.Errorf("no slowdown logged:\n%s", e.log.String())
 	}
 }
 
