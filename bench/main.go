@@ -25,14 +25,17 @@
 //     seen) and copying the bodies to the same kind of counter. The ratio
 //     tap/baseline (records/s) says how much of the raw fetch rate the tap
 //     keeps while it parses, validates and writes Singer messages.
+//
 //   - memory: peak RSS (getrusage ru_maxrss) of the tap on the throughput
 //     config for N/10 and N records (the N run is the throughput run). The
 //     tap must stream: the larger run may use at most 1.2 times the memory
 //     of the smaller, and neither more than 64 MiB.
+//
 //   - stream maps: the throughput config with a Meltano SDK stream map of
 //     three expressions on every event (md5 of a property, arithmetic, a
 //     removal), N records, beside the throughput scenario's unmapped run.
 //     The ratio mapped/unmapped (records/s) says what the maps cost.
+//
 //   - quota: the demo enforces 10 requests per second (fixed one-second
 //     windows), answers 8% of requests with 503 and adds 50 ms to every
 //     answer; the tap is configured at 9 requests/s, burst 1, and syncs five
@@ -42,6 +45,12 @@
 //     tap that keeps its bucket busy and wastes nothing on 429s finishes
 //     close to it. Requests per page counts retries (503s are expected:
 //     ~1/0.92 ≈ 1.09); 429s must be 0.
+//
+//   - formats: the same N invoices read as JSON pages (offset, 1,000 a
+//     page), as one CSV body and as one JSON Lines body, validated, one
+//     core: records/s of each and the ratios to JSON. Then the tap's peak
+//     RSS on a CSV body of N rows against one of N/10: a body is decoded
+//     as it arrives, so the ratio must be at most 1.2.
 //
 // The header gives the Go version, the CPUs, how the tap was pinned and the
 // load average: the machine is not reserved, so compare throughput figures
@@ -141,6 +150,9 @@ func run(records int, quick bool) int {
 	}
 	if err := b.quota(ctx, rep, pages); err != nil {
 		fail("quota", err)
+	}
+	if err := b.formats(ctx, rep, n); err != nil {
+		fail("formats", err)
 	}
 
 	fmt.Printf("tap benchmark  %s  %s/%s  %d CPUs  %s\n", runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), time.Now().UTC().Format(time.RFC3339))

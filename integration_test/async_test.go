@@ -168,3 +168,24 @@ func TestAsyncPollTimeout(t *testing.T) {
 		t.Errorf("%d jobs created over two runs, want 1", n)
 	}
 }
+
+// TestAsyncJobGone: a job id in the state that the API no longer knows
+// (404 on its poll) is replaced by a new job, with a WARN.
+func TestAsyncJobGone(t *testing.T) {
+	t.Parallel()
+	srv, base := startDemo(t, demoBase())
+	d := newTapDir(t, asyncConfig(t, base, 1, false, 0.01, 60))
+	l := newLoader(t)
+	l.state = json.RawMessage(`{"bookmarks": {"invoices_report": {"async_job": {"id": "rep_77", "created_at": "2026-01-01T00:00:00Z"}}}}`)
+	r := d.sync(l, time.Minute)
+	if r.code != 0 {
+		t.Fatalf("exit %d, want 0; stderr:\n%s", r.code, r.stderr)
+	}
+	if !strings.Contains(string(r.stderr), "the report job of the last run is gone; creating a new one") {
+		t.Errorf("no WARN about the lost job:\n%s", r.stderr)
+	}
+	if n := srv.Stats().ByPath["reports_create"]; n != 1 {
+		t.Errorf("%d jobs created, want 1", n)
+	}
+	assertTable(t, l, "invoices_report", []string{"id"}, source(t, srv, "invoices"))
+}
