@@ -432,6 +432,7 @@ type Transformer struct {
 	env     map[string]any
 	machine vm.VM
 	results []any // the values of the properties of the record in hand
+	added   []int // the properties new to it
 }
 
 // Transformer returns a new Transformer for o.
@@ -504,12 +505,27 @@ func (t *Transformer) transform(rec map[string]any, inPlace bool) (map[string]an
 			out[k] = v
 		}
 	}
-	for i, p := range o.props {
+	// Removals, then replacements, then new properties: growing a map is
+	// the costliest step here, and a full small map grows on any
+	// assignment, even to a key it holds.
+	for _, p := range o.props {
 		if p.remove {
 			delete(out, p.name)
-		} else {
-			out[p.name] = t.results[i]
 		}
+	}
+	t.added = t.added[:0]
+	for i, p := range o.props {
+		if p.remove {
+			continue
+		}
+		if _, ok := out[p.name]; ok {
+			out[p.name] = t.results[i]
+		} else {
+			t.added = append(t.added, i)
+		}
+	}
+	for _, i := range t.added {
+		out[o.props[i].name] = t.results[i]
 	}
 	clear(t.results) // keep no record values alive
 	if o.flatDepth > 0 {
