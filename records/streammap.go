@@ -49,8 +49,6 @@ type Output struct {
 	Source        string
 	Schema        map[string]any
 	KeyProperties []string
-	// Primary is the source's own map (not a __source__ copy).
-	Primary bool
 
 	passthrough bool // no filter, no properties, no flattening
 	includeAll  bool
@@ -199,7 +197,6 @@ func NewMapper(cfg MapConfig, streams map[string]StreamSchema) (*Mapper, error) 
 			if primary, err = compileOutput(key, alias, s, def, src, cfg.StreamMapConfig, depth); err != nil {
 				return nil, err
 			}
-			primary.Primary = true
 		}
 		outs := extra
 		if primary != nil {
