@@ -177,3 +177,23 @@ func TestFormatCSVSchemaViolation(t *testing.T) {
 		t.Errorf("summary does not count 50 dead letters:\n%s", r.stderr)
 	}
 }
+
+// TestFormatsCheck: Airbyte check reads the first record of a streamed
+// export, not the export, and creates no report job.
+func TestFormatsCheck(t *testing.T) {
+	t.Parallel()
+	srv, base := startDemo(t, demoBase())
+	all := reportStreams(t)
+	d := newTapDir(t, tapConfig(base, []any{all["invoices_csv"], all["invoices_report"]}))
+	r := runTap(t, d.dir, time.Minute, nil, "check", "--config", "config.json")
+	if r.code != 0 || !bytes.Contains(r.stdout, []byte(`"status":"SUCCEEDED"`)) {
+		t.Fatalf("check: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if !bytes.Contains(r.stdout, []byte("check: async stream not checked: it would create a report job stream=invoices_report")) {
+		t.Errorf("check does not say it skipped the async stream:\n%s", r.stdout)
+	}
+	st := srv.Stats().ByPath
+	if st["reports_create"] != 0 || st["export"] != 1 {
+		t.Errorf("check sent %d creates and %d export requests; want 0 and 1", st["reports_create"], st["export"])
+	}
+}

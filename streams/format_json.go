@@ -7,6 +7,10 @@ import (
 	"github.com/tap-dev/tap/codec"
 )
 
+// maxJSONBody bounds a json body, which is one document and is decoded
+// whole (the HTTP client bounds a JSON page the same).
+const maxJSONBody = 256 << 20
+
 // jsonReader reads a json body: one document, decoded whole, whose
 // records are at records_path (as Extract finds them).
 type jsonReader struct {
@@ -19,9 +23,12 @@ type jsonReader struct {
 func (r *jsonReader) Read() (any, error) {
 	if !r.done {
 		r.done = true
-		b, err := io.ReadAll(r.body)
+		b, err := io.ReadAll(io.LimitReader(r.body, maxJSONBody+1))
 		if err != nil {
 			return nil, err
+		}
+		if len(b) > maxJSONBody {
+			return nil, fmt.Errorf("stream %q: a json body larger than %d MiB; use jsonl for files this large", r.dec.stream, maxJSONBody>>20)
 		}
 		v, err := codec.Decode(b)
 		if err != nil {

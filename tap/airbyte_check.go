@@ -72,6 +72,11 @@ func CheckConnection(ctx context.Context, cfg *Config, log *slog.Logger) error {
 // checkTree checks n, whose plan is made, in partition part, then its
 // children with n's first record.
 func (e *engine) checkTree(ctx context.Context, n *node, part streams.Partition) error {
+	if n.def.Async != nil {
+		// A report job costs the API work, and often quota.
+		e.log.Info("check: async stream not checked: it would create a report job", "stream", n.def.Name)
+		return nil
+	}
 	first, count, err := e.checkStream(ctx, n, part)
 	if err != nil {
 		return err
@@ -106,6 +111,9 @@ func (e *engine) checkStream(ctx context.Context, n *node, part streams.Partitio
 	req, err := n.plan.Request(part, w)
 	if err != nil {
 		return nil, 0, err
+	}
+	if n.def.Streamed() {
+		return e.checkFormat(ctx, n, req)
 	}
 	p, err := streams.NewPaginator(n.def)
 	if err != nil {

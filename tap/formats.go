@@ -168,3 +168,39 @@ func withAccept(h http.Header, format string) http.Header {
 	out["Accept"] = a["Accept"]
 	return out
 }
+
+// errEnough stops a body once check has its first record.
+var errEnough = errors.New("first record read")
+
+// checkFormat is check for a streamed body: only its first record is
+// read, not the whole export.
+func (e *engine) checkFormat(ctx context.Context, n *node, req streams.Request) (map[string]any, int, error) {
+	d := n.def
+	dec, err := e.decoder(n, d.BodyFormat())
+	if err != nil {
+		return nil, 0, err
+	}
+	var first any
+	resp, err := e.client.Do(ctx, client.Request{
+		Stream: d.Name, Method: req.Method, URL: req.URL, Query: req.Query, Body: req.Body, Header: withAccept(req.Header, dec.Format()),
+		IgnoreStatuses: d.IgnoreStatuses,
+		Consume: func(body io.Reader, h http.Header) error {
+			err := eachRecord(dec, body, h, func(rec any) error {
+				first = rec
+				return errEnough
+			})
+			if errors.Is(err, errEnough) {
+				return nil
+			}
+			return err
+		},
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	if resp.Ignored || first == nil {
+		return nil, 0, nil
+	}
+	m, _ := first.(map[string]any)
+	return m, 1, nil
+}
