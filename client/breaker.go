@@ -30,6 +30,7 @@ type breaker struct {
 	sleep       func(context.Context, time.Duration) error
 	log         *slog.Logger
 	stats       *stats
+	onChange    func(state string, openings int)
 
 	mu       sync.Mutex
 	state    breakerState
@@ -64,6 +65,7 @@ func newBreaker(cfg *Config, st *stats, log *slog.Logger) *breaker {
 		sleep:       cfg.Sleep,
 		log:         log,
 		stats:       st,
+		onChange:    cfg.OnBreaker,
 		changed:     make(chan struct{}),
 	}
 }
@@ -201,6 +203,9 @@ func (b *breaker) setLocked(s breakerState) {
 	b.state = s
 	b.epoch++
 	b.notifyLocked()
+	if b.onChange != nil {
+		b.onChange(s.String(), b.openings)
+	}
 }
 
 func (b *breaker) notifyLocked() {

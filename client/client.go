@@ -36,7 +36,6 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/url"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -64,16 +63,28 @@ type Config struct {
 	RequestsPerSecond float64           // token bucket rate; 0 = unlimited
 	Burst             int               // bucket size [1]
 	MaxInFlight       int               // concurrent requests cap [4]
-	DailyQuota        int               // 0 = off; attempts counted in this run (retries included); when reached → DeferError
+	DailyQuota        int               // 0 = off; attempts per UTC day (retries included), QuotaUsed included; when reached → DeferError
+	QuotaDay          string            // the UTC date (2026-11-30) QuotaUsed counts; another day than today counts nothing [today]
+	QuotaUsed         int               // attempts earlier runs made on QuotaDay
+	WeightPerMinute   int               // 0 = off; Request.Weight spent per UTC minute at most
+	UsedWeightHeader  string            // response header reporting the weight used in the current minute (e.g. X-MBX-USED-WEIGHT-1M)
+	Cost              CostBudget        // GraphQL cost budget; Points 0 = off
 	MaxAttempts       int               // [6] attempts per request including the first
 	BaseDelay         time.Duration     // [500ms]
 	MaxDelay          time.Duration     // [30s]
 	MaxRetryAfter     time.Duration     // [300s] a Retry-After beyond this → DeferError
+	MaxRetryTime      time.Duration     // 0 = no cap; a request whose next retry would end later than this after its first attempt fails
 	Timeout           time.Duration     // per attempt, headers+body [30s]
 
 	BreakerThreshold   int           // consecutive transient failures across the client that open the circuit [10]
 	BreakerCooldown    time.Duration // [30s]
 	BreakerMaxOpenings int           // the circuit opening this many times in one run is final: ErrCircuitOpen [5]
+
+	// OnBreaker, if set, is called on every change of the circuit
+	// breaker's state ("closed", "open", "half-open", "open for good")
+	// with the openings so far. It is called with the breaker locked: it
+	// must not call the Client.
+	OnBreaker func(state string, openings int)
 
 	// Redactor masks secret values in errors and logs [none: only
 	// credential-like query parameters are masked].
@@ -103,7 +114,7 @@ type Client struct {
 	cfg   Config
 	base  *url.URL
 	hc    *http.Client
-	lim   *limiter
+	lim   rateLimiter
 	brk   *breaker
 	red   *redactor
 	stats *stats
@@ -204,8 +215,24 @@ func normalize(cfg *Config) error {
 			return fmt.Errorf("client: Config.%s must be >= 1, got %d", f.name, *f.v)
 		}
 	}
-	if cfg.DailyQuota < 0 {
-		return fmt.Errorf("client: Config.DailyQuota must be >= 0, got %d", cfg.DailyQuota)
+	for _, f := range []struct {
+		v    int
+		name string
+	}{{cfg.DailyQuota, "DailyQuota"}, {cfg.QuotaUsed, "QuotaUsed"}, {cfg.WeightPerMinute, "WeightPerMinute"}} {
+		if f.v < 0 {
+			return fmt.Errorf("client: Config.%s must be >= 0, got %d", f.name, f.v)
+		}
+	}
+	if cfg.QuotaDay != "" {
+		if _, err := time.Parse(time.DateOnly, cfg.QuotaDay); err != nil {
+			return fmt.Errorf("client: Config.QuotaDay must be a date such as 2026-11-30, got %q", cfg.QuotaDay)
+		}
+	}
+	if b := cfg.Cost; b.Points < 0 || b.RestorePerS < 0 || math.IsNaN(b.Points) || math.IsNaN(b.RestorePerS) {
+		return fmt.Errorf("client: Config.Cost must have Points and RestorePerS >= 0, got %+v", b)
+	}
+	if cfg.MaxRetryTime < 0 {
+		return fmt.Errorf("client: Config.MaxRetryTime must be >= 0, got %s", cfg.MaxRetryTime)
 	}
 	durs := []struct {
 		v    *time.Duration
@@ -292,7 +319,46 @@ type Request struct {
 	// IgnoreStatuses: such a status is not an error: Do returns a Response
 	// with Ignored=true, without retrying.
 	IgnoreStatuses []int
+
+	// OnStatus overrides the classification of a status: StatusRetry
+	// (transient, Retry-After honoured), StatusIgnore (as IgnoreStatuses)
+	// or StatusFail (permanent). It wins over IgnoreStatuses.
+	OnStatus map[int]StatusRule
+
+	// Weight is the tokens the request spends from the bucket and the
+	// weight budget on every attempt [1].
+	Weight int
+
+	// Cost > 0 marks a request billed by a GraphQL cost budget
+	// (Config.Cost): it is the estimate reserved before the first attempt
+	// of its stream has told the actual cost (the page size asked for).
+	Cost float64
 }
+
+// StatusRule is what a status listed in Request.OnStatus means.
+type StatusRule string
+
+// Status rules.
+const (
+	StatusRetry  StatusRule = "retry"
+	StatusIgnore StatusRule = "ignore"
+	StatusFail   StatusRule = "fail"
+)
+
+// CostBudget is a GraphQL cost budget (Shopify's, GitHub's): Points at
+// most, restored at RestorePerS a second; a response's ActualPath and
+// RemainingPath (dotted JSON paths) true the local count up.
+type CostBudget struct {
+	Points        float64
+	RestorePerS   float64
+	ActualPath    string
+	RemainingPath string
+}
+
+// QuotaUsage returns the UTC day and the attempts counted against the
+// daily quota on it, earlier runs' Config.QuotaUsed included: what STATE
+// carries so that the next run the same day goes on counting.
+func (c *Client) QuotaUsage() (day string, used int) { return c.lim.quotaUsage() }
 
 // Response is the accepted (or ignored) answer to a Request.
 type Response struct {
@@ -322,6 +388,13 @@ type call struct {
 	wait       time.Duration
 	waitRA     bool
 	prepareErr error
+	start      time.Time // of the first attempt
+	capped     bool      // retries stopped by MaxRetryTime
+}
+
+// spend is what each attempt of the call costs the limiter.
+func (cs *call) spend() spend {
+	return spend{stream: cs.req.Stream, weight: max(cs.req.Weight, 1), cost: cs.req.Cost}
 }
 
 type callKey struct{}
@@ -343,7 +416,7 @@ func (c *Client) Do(ctx context.Context, req Request) (*Response, error) {
 	if err != nil {
 		return nil, fmt.Errorf("stream %q: %s: %w", req.Stream, method, err)
 	}
-	cs := &call{c: c, ctx: ctx, req: req, method: method, path: c.red.pathQuery(u), logURL: c.red.url(u)}
+	cs := &call{c: c, ctx: ctx, req: req, method: method, path: c.red.pathQuery(u), logURL: c.red.url(u), start: c.now()}
 	if err := ctx.Err(); err != nil {
 		return nil, cs.wrap(err)
 	}
@@ -483,11 +556,13 @@ func (cs *call) handle(resp *http.Response) error {
 		resp.Body.Close()
 		resp.Body = io.NopCloser(bytes.NewReader(nil))
 	}()
-	if cs.req.Consume != nil && resp.StatusCode >= 200 && resp.StatusCode <= 299 && !slices.Contains(cs.req.IgnoreStatuses, resp.StatusCode) {
+	if cs.req.Consume != nil && resp.StatusCode >= 200 && resp.StatusCode <= 299 && cs.rule(resp.StatusCode) == "" {
 		cs.last = cs.consume(resp)
+		cs.c.lim.trueUpCost(cs.spend(), nil)
 	} else {
 		body, rerr := io.ReadAll(io.LimitReader(resp.Body, maxBodyBytes+1))
 		cs.last = cs.classifyResponse(resp, body, rerr)
+		cs.c.lim.trueUpCost(cs.spend(), body)
 	}
 	if a := cs.attempt; a != nil {
 		a.resolve(cs.last.health()) // before Close, which would judge by status
@@ -531,6 +606,9 @@ func (cs *call) failure() error {
 			Stream: cs.req.Stream, Method: cs.method, Path: cs.path,
 			Status: o.status, Attempts: cs.attempts, Err: o.err,
 		}
+		if cs.capped {
+			e.RetryTime = cs.c.cfg.MaxRetryTime
+		}
 		switch {
 		case o.err != nil:
 			e.Message = clip(cs.c.red.scrub(o.err.Error()))
@@ -565,7 +643,7 @@ func (c *Client) quotaError(cs *call) error {
 	}
 	return &DeferError{
 		Stream:  stream,
-		Reason:  fmt.Sprintf("daily quota of %d requests reached (rate_limit.daily_quota)", c.cfg.DailyQuota),
+		Reason:  fmt.Sprintf("daily quota of %d requests for today (UTC) reached (rate_limit.daily_quota); it renews at midnight UTC", c.cfg.DailyQuota),
 		RetryAt: nextUTCMidnight(c.now()),
 	}
 }

@@ -33,13 +33,20 @@ type StatusError struct {
 	Message  string
 	Attempts int
 	Err      error // the underlying error, if any (transport error, Check error)
+	// RetryTime is Config.MaxRetryTime when that cap, not the attempts,
+	// ended the retries.
+	RetryTime time.Duration
 }
 
 func (e *StatusError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "stream %q: %s %s: ", e.Stream, e.Method, e.Path)
 	if e.exhausted() {
-		fmt.Fprintf(&b, "gave up after %d %s: ", e.Attempts, plural(e.Attempts, "attempt", "attempts"))
+		fmt.Fprintf(&b, "gave up after %d %s", e.Attempts, plural(e.Attempts, "attempt", "attempts"))
+		if e.RetryTime > 0 {
+			fmt.Fprintf(&b, " (the next retry would pass retry.max_total_s, %s)", e.RetryTime)
+		}
+		b.WriteString(": ")
 		if e.Status == 0 {
 			b.WriteString("last error: ")
 		} else {

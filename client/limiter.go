@@ -15,64 +15,127 @@ import (
 	"golang.org/x/time/rate"
 )
 
-// minSlowRate is the slowest the rate-limit headers can make the bucket;
-// at that pace the remaining budget is soon 0, and the limiter then waits
-// for the window to reset instead.
+// minSlowRate is the slowest the limiter ever makes the bucket; at that
+// pace the API's remaining budget is soon 0, and the limiter then waits for
+// the window to reset instead.
 const minSlowRate = rate.Limit(0.1)
+
+// AIMD constants: a 429 multiplies the bucket's ceiling by decrease; after
+// cleanRun responses in a row without a 429 the ceiling grows by the
+// configured rate ÷ increaseSteps, up to the configured rate.
+const (
+	decrease      = 0.8
+	cleanRun      = 20
+	increaseSteps = 10
+)
 
 // errQuotaReached is turned into a *DeferError by the transport.
 var errQuotaReached = errors.New("daily quota reached")
 
-// limiter decides when an attempt may leave. Every attempt, retries and
-// redirects included, goes through acquire:
+// spend is what one attempt costs the limiter.
+type spend struct {
+	stream string
+	weight int     // tokens of the bucket and of the weight budget [1]
+	cost   float64 // GraphQL cost estimate; 0 for a request not billed by cost
+}
+
+// reply is what the limiter learns from an attempt's response.
+type reply struct {
+	header http.Header // nil: no response
+	status int
+}
+
+// limiter decides when an attempt may leave and learns from the answers.
+// Every attempt, retries and redirects included, goes through acquire, and
+// reports its response with settle.
 //
-//  1. If the API's remaining budget (see below) is used up, wait until its
-//     window resets.
-//  2. Take an in-flight slot (a buffered channel of MaxInFlight), held until
-//     the response body has been read.
-//  3. Take a token from the bucket: one rate.Limiter shared by every
-//     goroutine, RequestsPerSecond tokens a second, Burst at most. The
-//     reservation is made on the injectable clock and waited out with the
-//     injectable Sleep: rate.Limiter.Wait with testable time. The token
-//     comes after the slot so that it is spent the moment it is granted:
-//     tokens granted to goroutines then queued for a slot would leave
-//     together, faster than the rate.
-//  4. Check the API's budget again (a response may have used it up
-//     meanwhile; then give the slot back and start over), and count the
-//     attempt against the daily quota.
+// The model, in the style of golang.org/x/time/rate:
 //
-// The API's budget comes from rate-limit response headers
-// (X-RateLimit-Remaining / -Reset / -Limit, or the unprefixed RateLimit-*
-// of the IETF draft). A Reset above 10^9 is a Unix time (above 10^12, in
-// milliseconds), else delay-seconds. Within one window the smallest
-// Remaining seen is the API's latest count: every attempt it had answered
-// before is in it, so only the attempts still awaiting their response may
-// be missing, and they are subtracted. The budget left is thus never
-// overestimated, whatever order the API handled concurrent attempts in.
+// The bucket. One rate.Limiter shared by every stream refills at r tokens
+// a second and holds at most burst. An attempt of a stream with weight N
+// spends N tokens (taken one after the other, so a weight above the burst
+// is spaced rather than refused). r starts at requests_per_second and never
+// goes above it.
 //
-// The budget also slows the bucket down: when what is left, spread over the
-// time until the reset, is below the configured rate, the bucket runs at
-// left/seconds-until-reset (never faster than configured, never slower than
-// 0.1/s, burst 1) until the reset, then goes back to the configured rate.
-// With nothing left, attempts wait for the reset (step 1).
+// 429. A 429 pauses the bucket for every stream: no attempt of any stream
+// leaves before its Retry-After has passed (a Retry-After beyond
+// retry.max_retry_after_s defers the run instead). It also lowers the
+// ceiling of r multiplicatively (× 0.8, down to 0.1/s). Every 20 answers in
+// a row without a 429 raise the ceiling additively by a tenth of
+// requests_per_second, never above it (AIMD, as TCP does). With
+// requests_per_second 0 (unlimited) there is no rate to lower: a 429 only
+// pauses.
+//
+// Rate-limit headers. X-RateLimit-Remaining / -Reset / -Limit (or the
+// unprefixed RateLimit-* of the IETF draft) describe the API's window. A
+// Reset above 10^9 is a Unix time (above 10^12, in milliseconds), else
+// delay-seconds. Within one window the smallest Remaining seen is the API's
+// latest count; the attempts still awaiting their response are subtracted,
+// so the budget left is never overestimated. When it is used up, attempts
+// wait for the reset; when what is left, spread over the time to the reset,
+// is below the ceiling, r runs at that pace (burst 1) until the reset.
+//
+// Weight budget. With weight_per_minute W, the weights spent in one UTC
+// minute stay under W; an attempt that would pass it waits for the next
+// minute. used_weight_header (X-MBX-USED-WEIGHT-1M) trues the minute's
+// count up to what the API reports (never down: attempts in flight may not
+// be in it yet).
+//
+// Cost budget. With cost {points P, restore_per_s R}, a budget of P points
+// refills at R a second. A GraphQL query reserves its estimate (the last
+// actual cost of its stream, else the page size asked for) before it
+// leaves, waiting until the budget holds it; the response's actual cost
+// refunds or charges the difference, and its remaining points (less the
+// estimates of the queries still in flight) replace the local count.
+//
+// Daily quota. With daily_quota Q, at most Q attempts leave per UTC day,
+// counting those of earlier runs the same day (carried in STATE); the
+// next attempt fails with errQuotaReached (the run defers until midnight
+// UTC).
+//
+// In-flight slots. At most max_in_flight attempts are out at once; a slot
+// is held until the response body is read.
+//
+// Order of one acquire: wait out what is known to block (pause, API window,
+// weight minute, cost); take a slot; take the tokens; then, under the lock,
+// check again (another stream may have used the budget meanwhile: give
+// the slot back and start over) and commit the spend. Tokens come after
+// the slot so that they are spent the moment they are granted.
+//
+// All waits use the injectable clock and Sleep, so the model is tested
+// without wall-clock time.
 type limiter struct {
 	bucket *rate.Limiter
 	rate   rate.Limit // configured
 	burst  int        // configured
 	slots  chan struct{}
 	quota  int
+	wpm    int    // weight per minute, 0 = off
+	wHdr   string // used-weight header
+	cost   CostBudget
+	pause  time.Duration // the longest Retry-After that pauses; longer defers
 	now    func() time.Time
 	sleep  func(context.Context, time.Duration) error
 	log    *slog.Logger
 	stats  *stats
 
 	mu          sync.Mutex
-	sent        int       // attempts that passed acquire, for the daily quota
-	outstanding int       // attempts sent whose response headers are not in
-	slowUntil   time.Time // non-zero while the headers slowed the bucket
-	budget      budget    // the API's last word on its window
-	gen         uint64    // incremented when budget changes
-	loggedGen   uint64    // the budget whose exhaustion was logged
+	ceiling     rate.Limit // AIMD ceiling of the bucket's rate
+	clean       int        // answers without a 429 since the last change of ceiling
+	pausedUntil time.Time  // a 429's Retry-After, for every stream
+	quotaDay    string     // UTC date of quotaUsed
+	quotaUsed   int        // attempts sent on quotaDay, earlier runs included
+	outstanding int        // attempts sent whose response headers are not in
+	slowUntil   time.Time  // non-zero while the headers slowed the bucket
+	budget      budget     // the API's last word on its window
+	gen         uint64     // incremented when budget changes
+	loggedGen   uint64     // the budget whose exhaustion was logged
+	wMinute     time.Time  // the UTC minute wUsed counts
+	wUsed       float64    // weight spent in wMinute
+	cAvail      float64    // cost points available at cAt
+	cAt         time.Time
+	cOut        float64            // estimates of cost-billed attempts in flight
+	cLast       map[string]float64 // last actual cost by stream
 }
 
 // budget is what the API said of its current window.
@@ -88,15 +151,42 @@ func newLimiter(cfg *Config, st *stats, log *slog.Logger) *limiter {
 		r = rate.Limit(cfg.RequestsPerSecond)
 	}
 	return &limiter{
-		bucket: rate.NewLimiter(r, cfg.Burst),
-		rate:   r,
-		burst:  cfg.Burst,
-		slots:  make(chan struct{}, cfg.MaxInFlight),
-		quota:  cfg.DailyQuota,
-		now:    cfg.Now,
-		sleep:  cfg.Sleep,
-		log:    log,
-		stats:  st,
+		bucket:    rate.NewLimiter(r, cfg.Burst),
+		rate:      r,
+		burst:     cfg.Burst,
+		slots:     make(chan struct{}, cfg.MaxInFlight),
+		quota:     cfg.DailyQuota,
+		wpm:       cfg.WeightPerMinute,
+		wHdr:      cfg.UsedWeightHeader,
+		cost:      cfg.Cost,
+		pause:     cfg.MaxRetryAfter,
+		now:       cfg.Now,
+		sleep:     cfg.Sleep,
+		log:       log,
+		stats:     st,
+		ceiling:   r,
+		quotaDay:  cfg.QuotaDay,
+		quotaUsed: cfg.QuotaUsed,
+		cAvail:    cfg.Cost.Points,
+		cLast:     map[string]float64{},
+	}
+}
+
+// quotaUsage returns the UTC day and the attempts counted against the
+// daily quota on it.
+func (l *limiter) quotaUsage() (day string, used int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.rollDayLocked(l.now())
+	return l.quotaDay, l.quotaUsed
+}
+
+func (l *limiter) rollDayLocked(now time.Time) {
+	switch d := utcDay(now); {
+	case l.quotaDay == "": // QuotaUsed is today's
+		l.quotaDay = d
+	case d != l.quotaDay:
+		l.quotaDay, l.quotaUsed = d, 0
 	}
 }
 
@@ -107,109 +197,182 @@ func (l *limiter) quotaReached() bool {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.sent >= l.quota
+	l.rollDayLocked(l.now())
+	return l.quotaUsed >= l.quota
 }
 
 // acquire waits until an attempt may be sent. On success the attempt holds
 // an in-flight slot, to give back with release, and must report its
 // response headers (or failure) with settle.
-func (l *limiter) acquire(ctx context.Context) (release func(), err error) {
+func (l *limiter) acquire(ctx context.Context, sp spend) (release func(), err error) {
 	release = func() { <-l.slots }
-	// A round that finds the budget used up again (other attempts took it
-	// while this one waited for its slot) starts over, waiting for the next
-	// reset. Each round waits for a reset or ends, so rounds are few; the
-	// bound is only a guard against an API whose budget never refills.
+	if sp.weight < 1 {
+		sp.weight = 1
+	}
+	// A round that finds a budget used up again (other attempts took it
+	// while this one waited for its slot) starts over. Each round waits
+	// for something to reset or ends, so rounds are few; the bound is only
+	// a guard against an API whose budget never refills.
 	const rounds = 1000
 	for round := 1; round <= rounds; round++ {
-		if err := l.waitWindow(ctx); err != nil {
+		if err := l.waitBlocked(ctx, sp); err != nil {
 			return nil, err
 		}
 		if err := l.waitSlot(ctx); err != nil {
 			return nil, err
 		}
-		if err := l.waitToken(ctx); err != nil {
+		if err := l.waitTokens(ctx, sp.weight); err != nil {
 			release()
 			return nil, err
 		}
 		l.mu.Lock()
-		if !l.blockedUntilLocked(l.now()).IsZero() {
+		now := l.now()
+		if _, _, blocked := l.blockedLocked(now, sp); blocked {
 			l.mu.Unlock()
 			release()
 			continue
 		}
-		if l.quota > 0 && l.sent >= l.quota {
-			l.mu.Unlock()
-			release()
-			return nil, errQuotaReached
+		if l.quota > 0 {
+			l.rollDayLocked(now)
+			if l.quotaUsed >= l.quota {
+				l.mu.Unlock()
+				release()
+				return nil, errQuotaReached
+			}
 		}
-		l.sent++
+		l.quotaUsed++
 		l.outstanding++
+		if l.wpm > 0 {
+			l.wUsed += float64(sp.weight)
+		}
+		if sp.cost > 0 && l.cost.Points > 0 {
+			e := l.estimateLocked(sp)
+			l.cAvail -= e
+			l.cOut += e
+		}
 		l.mu.Unlock()
 		return release, nil
 	}
 	return nil, fmt.Errorf("rate limiter: the API's rate-limit budget stayed used up for %d windows", rounds)
 }
 
-// leftLocked is the API's budget left for new attempts.
-func (l *limiter) leftLocked() float64 {
-	return l.budget.remaining - float64(l.outstanding)
+// estimateLocked is the cost a query reserves: the last actual cost of its
+// stream, else the caller's estimate (the page size), within the budget.
+func (l *limiter) estimateLocked(sp spend) float64 {
+	e := sp.cost
+	if last, ok := l.cLast[sp.stream]; ok {
+		e = last
+	}
+	return min(e, l.cost.Points)
 }
 
-// blockedUntilLocked is the API's window reset if its budget is used up.
-func (l *limiter) blockedUntilLocked(now time.Time) time.Time {
-	b := l.budget
-	if !b.valid || !now.Before(b.resetAt) || l.leftLocked() >= 1 {
-		return time.Time{}
+// blockedLocked says what, if anything, keeps an attempt from leaving at
+// now, and until when: a 429's pause, the API's window, the weight minute
+// or the cost budget. why is for the log and the wait's kind.
+func (l *limiter) blockedLocked(now time.Time, sp spend) (until time.Time, why string, blocked bool) {
+	if now.Before(l.pausedUntil) {
+		return l.pausedUntil, "429", true
 	}
-	return b.resetAt
+	if t := l.windowBlockedLocked(now); !t.IsZero() {
+		return t, "window", true
+	}
+	if l.wpm > 0 {
+		m := now.UTC().Truncate(time.Minute)
+		if !m.Equal(l.wMinute) {
+			l.wMinute, l.wUsed = m, 0
+		}
+		if l.wUsed > 0 && l.wUsed+float64(sp.weight) > float64(l.wpm) {
+			return m.Add(time.Minute), "weight", true
+		}
+	}
+	if sp.cost > 0 && l.cost.Points > 0 {
+		l.restoreCostLocked(now)
+		need := l.estimateLocked(sp)
+		if l.cAvail < need {
+			if l.cost.RestorePerS <= 0 {
+				return now.Add(time.Second), "cost", true
+			}
+			d := time.Duration((need - l.cAvail) / l.cost.RestorePerS * float64(time.Second))
+			return now.Add(max(d, time.Millisecond)), "cost", true
+		}
+	}
+	return time.Time{}, "", false
 }
 
-// waitWindow waits, if the API's budget is used up, until its window
-// resets. The budget is then forgotten (whatever the clock says), so that
-// a clock that does not move cannot block for ever.
-func (l *limiter) waitWindow(ctx context.Context) error {
-	l.mu.Lock()
-	now := l.now()
-	until := l.blockedUntilLocked(now)
-	gen := l.gen
-	if !until.IsZero() && l.loggedGen != gen {
-		l.loggedGen = gen
-		l.log.Info("rate limit: budget used up, waiting for the window to reset",
-			"reset_in", until.Sub(now).Round(time.Millisecond).String())
+func (l *limiter) restoreCostLocked(now time.Time) {
+	if dt := now.Sub(l.cAt); dt > 0 && !l.cAt.IsZero() {
+		l.cAvail = min(l.cost.Points, l.cAvail+dt.Seconds()*l.cost.RestorePerS)
 	}
-	l.mu.Unlock()
-	if until.IsZero() {
-		return nil
-	}
-	d := until.Sub(now)
-	if err := l.sleep(ctx, d); err != nil {
-		return err
-	}
-	l.stats.wait(ctx, bucketWait, d)
-	l.mu.Lock()
-	if l.gen == gen {
-		l.budget.valid = false
-		l.gen++
-	}
-	l.mu.Unlock()
-	return nil
+	l.cAt = now
 }
 
-func (l *limiter) waitToken(ctx context.Context) error {
+// waitBlocked sleeps until nothing known blocks the attempt. The API's
+// window is forgotten once waited for (whatever the clock says), so that a
+// clock that does not move cannot block for ever.
+func (l *limiter) waitBlocked(ctx context.Context, sp spend) error {
+	for range 1000 {
+		l.mu.Lock()
+		now := l.now()
+		until, why, blocked := l.blockedLocked(now, sp)
+		gen := l.gen
+		if why == "window" && l.loggedGen != gen {
+			l.loggedGen = gen
+			l.log.Info("rate limit: budget used up, waiting for the window to reset",
+				"reset_in", until.Sub(now).Round(time.Millisecond).String())
+		}
+		l.mu.Unlock()
+		if !blocked {
+			return nil
+		}
+		d := until.Sub(now)
+		if err := l.sleep(ctx, d); err != nil {
+			return err
+		}
+		kind := bucketWait
+		if why == "429" {
+			kind = retryAfterWait
+		}
+		l.stats.wait(ctx, kind, d)
+		if why == "window" {
+			l.mu.Lock()
+			if l.gen == gen {
+				l.budget.valid = false
+				l.gen++
+			}
+			l.mu.Unlock()
+		}
+	}
+	return errors.New("rate limiter: still blocked after 1000 waits")
+}
+
+// waitTokens takes n tokens from the bucket, one reservation each, and
+// waits until the last is granted.
+func (l *limiter) waitTokens(ctx context.Context, n int) error {
 	now := l.now()
 	l.mu.Lock()
 	l.restoreLocked(now)
 	l.mu.Unlock()
-	r := l.bucket.ReserveN(now, 1)
-	if !r.OK() {
-		return fmt.Errorf("rate limiter: cannot take a token (burst %d)", l.bucket.Burst())
+	var d time.Duration
+	rs := make([]*rate.Reservation, 0, n)
+	for range n {
+		r := l.bucket.ReserveN(now, 1)
+		if !r.OK() {
+			for _, r := range rs {
+				r.CancelAt(now)
+			}
+			return fmt.Errorf("rate limiter: cannot take a token (burst %d)", l.bucket.Burst())
+		}
+		rs = append(rs, r)
+		d = max(d, r.DelayFrom(now))
 	}
-	d := r.DelayFrom(now)
 	if d <= 0 {
 		return nil
 	}
 	if err := l.sleep(ctx, d); err != nil {
-		r.CancelAt(l.now())
+		at := l.now()
+		for _, r := range rs {
+			r.CancelAt(at)
+		}
 		return err
 	}
 	l.stats.wait(ctx, bucketWait, d)
@@ -232,31 +395,94 @@ func (l *limiter) waitSlot(ctx context.Context) error {
 	}
 }
 
-// restoreLocked puts the configured rate back once the window the headers
-// spoke of has reset.
+// restoreLocked puts the ceiling back once the window the headers spoke of
+// has reset.
 func (l *limiter) restoreLocked(now time.Time) {
 	if l.slowUntil.IsZero() || now.Before(l.slowUntil) {
 		return
 	}
-	l.bucket.SetLimitAt(now, l.rate)
+	l.bucket.SetLimitAt(now, l.ceiling)
 	l.bucket.SetBurstAt(now, l.burst)
 	l.slowUntil = time.Time{}
-	l.log.Info("rate limit: back to the configured rate", "requests_per_second", rateString(l.rate))
+	l.log.Info("rate limit: back to the configured rate", "requests_per_second", rateString(l.ceiling))
 }
 
-// settle ends an attempt that acquire let go, with the headers of its
-// response (nil if it got none), and applies its rate-limit headers.
-func (l *limiter) settle(h http.Header) {
+// settle ends an attempt that acquire let go, with its response (header
+// nil if it got none): a 429's pause and decrease, the AIMD recovery, the
+// rate-limit and used-weight headers.
+func (l *limiter) settle(sp spend, rp reply) {
 	now := l.now()
-	w, ok := parseWindow(h, now)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.outstanding--
+	if rp.header == nil {
+		if sp.cost > 0 && l.cost.Points > 0 {
+			// No answer: the API billed nothing we can learn of; keep the
+			// reservation spent, but it is no longer in flight.
+			l.cOut = max(l.cOut-l.estimateLocked(sp), 0)
+		}
+		return
+	}
+	l.aimdLocked(now, sp, rp)
+	if l.wpm > 0 && l.wHdr != "" {
+		if v, ok := headerNumber(rp.header, l.wHdr); ok {
+			if m := now.UTC().Truncate(time.Minute); m.Equal(l.wMinute) {
+				l.wUsed = max(l.wUsed, v)
+			} else {
+				l.wMinute, l.wUsed = m, v
+			}
+		}
+	}
+	l.windowLocked(now, rp.header)
+}
+
+// aimdLocked applies a 429 (pause for every stream, ceiling × 0.8) or
+// counts a clean answer towards the ceiling's recovery.
+func (l *limiter) aimdLocked(now time.Time, sp spend, rp reply) {
+	if rp.status != http.StatusTooManyRequests {
+		if rp.status >= 500 || l.ceiling >= l.rate {
+			return
+		}
+		if l.clean++; l.clean >= cleanRun {
+			l.clean = 0
+			l.ceiling = min(l.rate, l.ceiling+l.rate/increaseSteps)
+			l.applyCeilingLocked(now)
+			l.log.Info("rate limit: raising the rate after clean answers", "requests_per_second", rateString(l.ceiling))
+		}
+		return
+	}
+	l.clean = 0
+	var args []any
+	if d, ok := ParseRetryAfter(rp.header.Get("Retry-After"), now); ok && d > 0 && d <= l.pause {
+		if until := now.Add(d); until.After(l.pausedUntil) {
+			l.pausedUntil = until
+			args = append(args, "pause", d.String())
+		}
+	}
+	if l.rate != rate.Inf {
+		l.ceiling = max(l.ceiling*decrease, minSlowRate)
+		l.applyCeilingLocked(now)
+		args = append(args, "requests_per_second", rateString(l.ceiling))
+	}
+	l.log.Warn("rate limit: 429 answered; every stream waits and the rate drops", append([]any{"stream", sp.stream}, args...)...)
+}
+
+// applyCeilingLocked caps the bucket's current rate at the ceiling.
+func (l *limiter) applyCeilingLocked(now time.Time) {
+	if !l.slowUntil.IsZero() && l.bucket.Limit() < l.ceiling {
+		return // the headers hold it lower until their reset
+	}
+	l.bucket.SetLimitAt(now, l.ceiling)
+}
+
+// windowLocked applies a response's rate-limit headers.
+func (l *limiter) windowLocked(now time.Time, h http.Header) {
+	w, ok := parseWindow(h, now)
 	b := &l.budget
 	switch {
 	case !ok:
 		// No word from the API's limiter: the attempt probably counted.
-		if b.valid && h != nil {
+		if b.valid {
 			b.remaining = max(b.remaining-1, 0)
 		}
 		return
@@ -279,6 +505,44 @@ func (l *limiter) settle(h http.Header) {
 	l.adjustLocked(now, w.limit)
 }
 
+// trueUpCost applies a cost-billed answer's actual cost and remaining
+// points; body is nil when the response had none to read.
+func (l *limiter) trueUpCost(sp spend, body []byte) {
+	if sp.cost <= 0 || l.cost.Points <= 0 {
+		return
+	}
+	actual, okA := jsonNumberAt(body, l.cost.ActualPath)
+	remaining, okR := jsonNumberAt(body, l.cost.RemainingPath)
+	now := l.now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	e := l.estimateLocked(sp)
+	l.cOut = max(l.cOut-e, 0)
+	l.restoreCostLocked(now)
+	if okA {
+		l.cAvail += e - actual
+		l.cLast[sp.stream] = actual
+	}
+	if okR {
+		l.cAvail = remaining - l.cOut
+	}
+	l.cAvail = min(l.cAvail, l.cost.Points)
+}
+
+// windowBlockedLocked is the API's window reset if its budget is used up.
+func (l *limiter) windowBlockedLocked(now time.Time) time.Time {
+	b := l.budget
+	if !b.valid || !now.Before(b.resetAt) || l.leftLocked() >= 1 {
+		return time.Time{}
+	}
+	return b.resetAt
+}
+
+// leftLocked is the API's budget left for new attempts.
+func (l *limiter) leftLocked() float64 {
+	return l.budget.remaining - float64(l.outstanding)
+}
+
 // adjustLocked sets the bucket's rate from the budget left.
 func (l *limiter) adjustLocked(now time.Time, limit float64) {
 	b := l.budget
@@ -288,7 +552,7 @@ func (l *limiter) adjustLocked(now time.Time, limit float64) {
 		return // acquire waits for the reset
 	}
 	perSec := rate.Limit(left / until.Seconds())
-	if l.rate != rate.Inf && perSec >= l.rate {
+	if l.ceiling != rate.Inf && perSec >= l.ceiling {
 		if !l.slowUntil.IsZero() { // plenty left again
 			l.slowUntil = now
 			l.restoreLocked(now)
@@ -296,8 +560,8 @@ func (l *limiter) adjustLocked(now time.Time, limit float64) {
 		return
 	}
 	r := max(perSec, minSlowRate)
-	if l.rate != rate.Inf {
-		r = min(r, l.rate)
+	if l.ceiling != rate.Inf {
+		r = min(r, l.ceiling)
 	}
 	prev := l.bucket.Limit()
 	wasSlow := !l.slowUntil.IsZero()
@@ -373,7 +637,10 @@ func rateString(r rate.Limit) string {
 	return strconv.FormatFloat(float64(r), 'g', 4, 64)
 }
 
-// nextUTCMidnight is when a daily quota is assumed to renew.
+// utcDay is the UTC date of t, the day a daily quota counts.
+func utcDay(t time.Time) string { return t.UTC().Format(time.DateOnly) }
+
+// nextUTCMidnight is when a daily quota renews.
 func nextUTCMidnight(now time.Time) time.Time {
 	return now.UTC().Truncate(24 * time.Hour).Add(24 * time.Hour)
 }

@@ -213,7 +213,7 @@ func rateLimitHeadersNo429(t *testing.T, epoch bool, workers int) {
 					t.Error(err)
 				}
 				mu.Lock()
-				slowest = min(slowest, e.c.lim.bucket.Limit())
+				slowest = min(slowest, e.c.lim.(*limiter).bucket.Limit())
 				mu.Unlock()
 			}
 		})
@@ -267,12 +267,12 @@ func TestObserveRate(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newEnv(t, "http://api.test", func(c *Config) { c.RequestsPerSecond = tt.configRPS })
-			l := e.c.lim
+			l := e.c.lim.(*limiter)
 			l.outstanding = 1 + tt.inFlight // the observed attempt and the others
 			h := http.Header{}
 			h.Set("X-RateLimit-Remaining", tt.remaining)
 			h.Set("RateLimit-Reset", tt.reset(t0))
-			l.settle(h)
+			l.settle(spend{}, reply{header: h, status: 200})
 			want := tt.wantRate
 			if tt.configRPS == 0 && want == 0 {
 				want = rate.Inf
@@ -280,12 +280,12 @@ func TestObserveRate(t *testing.T) {
 			if got := l.bucket.Limit(); math.Abs(float64(got-want)) > 1e-9 && !(got == rate.Inf && want == rate.Inf) {
 				t.Errorf("rate %v, want %v", got, want)
 			}
-			if paused := !l.blockedUntilLocked(t0).IsZero(); paused != tt.wantPause {
+			if paused := !l.windowBlockedLocked(t0).IsZero(); paused != tt.wantPause {
 				t.Errorf("paused %v, want %v", paused, tt.wantPause)
 			}
 			// After the reset the configured rate is back.
 			e.clock.Sleep(context.Background(), 2*time.Hour)
-			if err := l.waitToken(context.Background()); err != nil {
+			if err := l.waitTokens(context.Background(), 1); err != nil {
 				t.Fatal(err)
 			}
 			wantBack := rate.Limit(tt.configRPS)

@@ -19,6 +19,7 @@ import (
 // Classification. Every attempt ends in one verdict; the retry loop of
 // go-retryablehttp asks CheckRetry, which answers from the verdict.
 //
+//	Request.OnStatus rules                  first: retry, ignore or fail
 //	2xx (Check passed), IgnoreStatuses      done
 //	500 502 503 504 (and other 5xx except 501 505 511), 408 425 429,
 //	transport errors, timeouts, a body cut short, Check → Transient
@@ -124,11 +125,18 @@ func (cs *call) classifyResponse(resp *http.Response, body []byte, rerr error) o
 		return o
 	}
 	code := resp.StatusCode
-	if slices.Contains(cs.req.IgnoreStatuses, code) {
+	now := c.now()
+	switch cs.rule(code) {
+	case StatusIgnore:
 		o.v = vIgnored
 		return o
+	case StatusFail:
+		o.v = vPermanent
+		return o
+	case StatusRetry:
+		o.v = vRetry
+		return cs.retryAfter(o, resp, now)
 	}
-	now := c.now()
 	switch {
 	case code >= 200 && code <= 299:
 		o.v = vOK
@@ -152,22 +160,45 @@ func (cs *call) classifyResponse(resp *http.Response, body []byte, rerr error) o
 	case retryableStatus(code):
 		o.v = vRetry
 		if code == http.StatusTooManyRequests || code == http.StatusServiceUnavailable {
-			if d, ok := ParseRetryAfter(resp.Header.Get("Retry-After"), now); ok {
-				if d > c.cfg.MaxRetryAfter {
-					o.v, o.err = vDefer, &DeferError{
-						Stream: cs.req.Stream,
-						Reason: fmt.Sprintf("API answered %s with Retry-After %s, more than retry.max_retry_after_s (%s)",
-							statusText(code), d, c.cfg.MaxRetryAfter),
-						RetryAt: now.Add(d),
-					}
-					return o
-				}
-				o.retryAfter, o.hasRetryAfter = d, true
-			}
+			return cs.retryAfter(o, resp, now)
 		}
 	default:
 		o.v = vPermanent
 	}
+	return o
+}
+
+// rule is the caller's rule for a status: Request.OnStatus, else ignore
+// for a status in Request.IgnoreStatuses, else none ("").
+func (cs *call) rule(code int) StatusRule {
+	if r, ok := cs.req.OnStatus[code]; ok {
+		return r
+	}
+	if slices.Contains(cs.req.IgnoreStatuses, code) {
+		return StatusIgnore
+	}
+	return ""
+}
+
+// retryAfter applies a retried answer's Retry-After: the wait before the
+// next attempt, or a DeferError when it is longer than MaxRetryAfter.
+func (cs *call) retryAfter(o outcome, resp *http.Response, now time.Time) outcome {
+	c := cs.c
+	code := resp.StatusCode
+	d, ok := ParseRetryAfter(resp.Header.Get("Retry-After"), now)
+	if !ok {
+		return o
+	}
+	if d > c.cfg.MaxRetryAfter {
+		o.v, o.err = vDefer, &DeferError{
+			Stream: cs.req.Stream,
+			Reason: fmt.Sprintf("API answered %s with Retry-After %s, more than retry.max_retry_after_s (%s)",
+				statusText(code), d, c.cfg.MaxRetryAfter),
+			RetryAt: now.Add(d),
+		}
+		return o
+	}
+	o.retryAfter, o.hasRetryAfter = d, true
 	return o
 }
 
@@ -228,6 +259,14 @@ func (cs *call) checkRetry(ctx context.Context, resp *http.Response, err error) 
 	}
 	switch cs.last.v {
 	case vRetry:
+		if cs.attempts >= cs.c.cfg.MaxAttempts {
+			return true, nil // go-retryablehttp stops on its count
+		}
+		cs.chooseWait()
+		if m := cs.c.cfg.MaxRetryTime; m > 0 && cs.c.now().Add(cs.wait).Sub(cs.start) > m {
+			cs.capped = true
+			return false, errStop
+		}
 		return true, nil
 	case vOK, vIgnored:
 		return false, nil
@@ -239,18 +278,26 @@ func (cs *call) checkRetry(ctx context.Context, resp *http.Response, err error) 
 // built by cs.failure.
 var errStop = errors.New("client: stop")
 
-// backoff is the go-retryablehttp Backoff hook: it decides the wait before
-// the next attempt and returns 0, because the waiting is done by
-// cs.prepareRetry with the context and the injectable Sleep.
-func (cs *call) backoff(_, _ time.Duration, attempt int, _ *http.Response) time.Duration {
+// chooseWait decides the wait before the next attempt: Retry-After when
+// the answer gave one, else the jittered backoff.
+func (cs *call) chooseWait() {
 	c := cs.c
 	o := cs.last
 	cs.waitRA = o.hasRetryAfter
 	if o.hasRetryAfter {
 		cs.wait = o.retryAfter
 	} else {
-		cs.wait = Backoff(c.cfg.BaseDelay, c.cfg.MaxDelay, attempt, c.rand())
+		cs.wait = Backoff(c.cfg.BaseDelay, c.cfg.MaxDelay, cs.attempts-1, c.rand())
 	}
+}
+
+// backoff is the go-retryablehttp Backoff hook, called once checkRetry
+// has chosen the wait: it logs the retry and returns 0, because the
+// waiting is done by cs.prepareRetry with the context and the injectable
+// Sleep.
+func (cs *call) backoff(_, _ time.Duration, _ int, _ *http.Response) time.Duration {
+	c := cs.c
+	o := cs.last
 	c.stats.retried()
 	args := []any{"stream", cs.req.Stream, "method", cs.method, "url", cs.logURL,
 		"attempt", cs.attempts, "max_attempts", c.cfg.MaxAttempts, "wait", cs.wait.String()}

@@ -11,6 +11,24 @@ import (
 	"time"
 )
 
+// rateLimiter is what the transport asks before every attempt and tells
+// after it (see limiter for the model). *limiter keeps its state in the
+// process; a limiter shared by several processes implements the same.
+type rateLimiter interface {
+	// acquire waits until an attempt spending sp may leave; it holds an
+	// in-flight slot until release. It fails with ctx's error or
+	// errQuotaReached.
+	acquire(ctx context.Context, sp spend) (release func(), err error)
+	// settle reports the response of an attempt that acquire let go.
+	settle(sp spend, rp reply)
+	// trueUpCost reports the body of a cost-billed attempt (nil if none).
+	trueUpCost(sp spend, body []byte)
+	// quotaReached reports whether the daily quota is used up.
+	quotaReached() bool
+	// quotaUsage is the UTC day and the attempts counted on it.
+	quotaUsage() (day string, used int)
+}
+
 // transport is the http.RoundTripper under go-retryablehttp's retry loop,
 // so every attempt (retries and redirect hops included) passes through it.
 // In order, an attempt:
@@ -60,7 +78,11 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return fail(err)
 	}
-	release, err := c.lim.acquire(ctx)
+	sp := spend{weight: 1}
+	if cs != nil {
+		sp = cs.spend()
+	}
+	release, err := c.lim.acquire(ctx, sp)
 	if err != nil {
 		tk.done(neutral)
 		if errors.Is(err, errQuotaReached) {
@@ -85,7 +107,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 
 	resp, err := t.base.RoundTrip(out)
 	if err != nil {
-		c.lim.settle(nil)
+		c.lim.settle(sp, reply{})
 		switch {
 		case ctx.Err() != nil:
 			tk.done(neutral)
@@ -105,7 +127,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		resp.Body = http.NoBody
 	}
 	c.stats.status(resp.StatusCode)
-	c.lim.settle(resp.Header)
+	c.lim.settle(sp, reply{header: resp.Header, status: resp.StatusCode})
 	a.status = resp.StatusCode
 	resp.Request = req // not out: it carries the credentials
 	resp.Body = &attemptBody{rc: resp.Body, a: a}

@@ -35,6 +35,8 @@ type Config struct {
 	StreamsFile        string               `json:"streams_file"`
 	RateLimit          RateLimit            `json:"rate_limit"`
 	Retry              Retry                `json:"retry"`
+	OnStatus           map[string]string    `json:"on_status"`
+	CircuitBreaker     CircuitBreaker       `json:"circuit_breaker"`
 	RequestTimeoutS    float64              `json:"request_timeout_s"`
 	MaxParallelStreams int                  `json:"max_parallel_streams"`
 	MaxPages           int                  `json:"max_pages"`
@@ -80,14 +82,33 @@ type RateLimit struct {
 	Burst             int     `json:"burst"`
 	MaxInFlight       int     `json:"max_in_flight"`
 	DailyQuota        int     `json:"daily_quota"`
+	WeightPerMinute   int     `json:"weight_per_minute"`
+	UsedWeightHeader  string  `json:"used_weight_header"`
+	Cost              Cost    `json:"cost"`
+}
+
+// Cost is the rate_limit.cost block: a GraphQL cost budget.
+type Cost struct {
+	Points        float64 `json:"points"`
+	RestorePerS   float64 `json:"restore_per_s"`
+	ActualPath    string  `json:"actual_path"`
+	RemainingPath string  `json:"remaining_path"`
+}
+
+// CircuitBreaker is the circuit_breaker block.
+type CircuitBreaker struct {
+	Threshold   int     `json:"threshold"`
+	CooldownS   float64 `json:"cooldown_s"`
+	MaxOpenings int     `json:"max_openings"`
 }
 
 // Retry is the retry block.
 type Retry struct {
-	MaxAttempts    int `json:"max_attempts"`
-	BaseDelayMS    int `json:"base_delay_ms"`
-	MaxDelayMS     int `json:"max_delay_ms"`
-	MaxRetryAfterS int `json:"max_retry_after_s"`
+	MaxAttempts    int     `json:"max_attempts"`
+	BaseDelayMS    int     `json:"base_delay_ms"`
+	MaxDelayMS     int     `json:"max_delay_ms"`
+	MaxRetryAfterS int     `json:"max_retry_after_s"`
+	MaxTotalS      float64 `json:"max_total_s"`
 }
 
 // Stream returns the definition named name.
@@ -198,6 +219,9 @@ func (c *Config) check() error {
 		}
 		c.Start = t.UTC()
 	}
+	if err := c.checkThrottling(); err != nil {
+		return err
+	}
 	if r := c.Retry; r.MaxDelayMS < r.BaseDelayMS {
 		return fmt.Errorf("retry.max_delay_ms: must be >= retry.base_delay_ms (%d), got %d", r.BaseDelayMS, r.MaxDelayMS)
 	}
@@ -295,3 +319,32 @@ const (
 	ViolationDeadLetter = string(records.DeadLetter)
 	ViolationEmit       = string(records.Emit)
 )
+
+// checkThrottling checks the settings of the rate limits and the status
+// rules that the registry cannot: rules between settings and the keys of
+// on_status.
+func (c *Config) checkThrottling() error {
+	if _, err := streams.ParseOnStatus(c.OnStatus); err != nil {
+		return fmt.Errorf("on_status.%w", err)
+	}
+	r := c.RateLimit
+	if r.Cost.Points > 0 && r.Cost.RestorePerS <= 0 {
+		return errors.New("rate_limit.cost.restore_per_s: must be > 0 when rate_limit.cost.points is set")
+	}
+	if h := r.UsedWeightHeader; h != "" {
+		if !validHeaderName(h) {
+			return fmt.Errorf("rate_limit.used_weight_header: %q is not a valid header name", h)
+		}
+		if r.WeightPerMinute == 0 {
+			return errors.New("rate_limit.used_weight_header: needs rate_limit.weight_per_minute")
+		}
+	}
+	if r.WeightPerMinute > 0 {
+		for _, d := range c.Streams {
+			if d.Weight > r.WeightPerMinute {
+				return fmt.Errorf("stream %q: weight: must be at most rate_limit.weight_per_minute (%d), got %d", d.Name, r.WeightPerMinute, d.Weight)
+			}
+		}
+	}
+	return nil
+}

@@ -179,7 +179,12 @@ func TestLoadAppliesRegistryDefaults(t *testing.T) {
 		"request_timeout_s": cfg.RequestTimeoutS, "max_parallel_streams": cfg.MaxParallelStreams, "max_pages": cfg.MaxPages,
 		"on_schema_violation": cfg.OnSchemaViolation, "dead_letter_path": filepath.Base(cfg.DeadLetterPath),
 		"log_level": cfg.LogLevel, "metrics_log_level": cfg.MetricsLogLevel,
-		"flattening_enabled": cfg.FlatteningEnabled,
+		"flattening_enabled":           cfg.FlatteningEnabled,
+		"rate_limit.weight_per_minute": cfg.RateLimit.WeightPerMinute, "rate_limit.cost.points": cfg.RateLimit.Cost.Points,
+		"rate_limit.cost.restore_per_s": cfg.RateLimit.Cost.RestorePerS, "rate_limit.cost.actual_path": cfg.RateLimit.Cost.ActualPath,
+		"rate_limit.cost.remaining_path": cfg.RateLimit.Cost.RemainingPath, "retry.max_total_s": cfg.Retry.MaxTotalS,
+		"circuit_breaker.threshold": cfg.CircuitBreaker.Threshold, "circuit_breaker.cooldown_s": cfg.CircuitBreaker.CooldownS,
+		"circuit_breaker.max_openings": cfg.CircuitBreaker.MaxOpenings,
 	}
 	for _, s := range Settings() {
 		if s.Default == nil {

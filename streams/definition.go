@@ -28,6 +28,8 @@ type Definition struct {
 	GraphQL             *GraphQL          `json:"graphql"`
 	Parent              *Parent           `json:"parent"`
 	IgnoreStatuses      []int             `json:"ignore_statuses"`
+	OnStatus            map[string]string `json:"on_status"` // {"409": "retry"}: see ParseOnStatus
+	Weight              int               `json:"weight"`    // tokens each request spends from the rate limits [1]
 	FullTableVersioning bool              `json:"full_table_versioning"`
 	OnUnsorted          string            `json:"on_unsorted"` // a sorted stream's key going down: "fail" (default) or "demote" to unsorted
 	// Format of the page bodies: json (default), jsonl, csv or xml.
@@ -230,6 +232,12 @@ func (d *Definition) Check() error {
 		if s < 100 || s > 599 {
 			return bad("ignore_statuses", "must hold HTTP statuses (100-599), got %d", s)
 		}
+	}
+	if _, err := ParseOnStatus(d.OnStatus); err != nil {
+		return bad("on_status", "%v", err)
+	}
+	if d.Weight < 0 || d.Weight > 1_000_000 {
+		return bad("weight", "must be an integer from 1 to 1000000 (0 or absent = 1), got %d", d.Weight)
 	}
 	return nil
 }

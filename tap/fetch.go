@@ -141,7 +141,7 @@ func (e *engine) fetcher(n *node) streams.Fetch {
 			creq.Check, creq.Consume = nil, pageConsumer(dec, &records)
 			creq.Header = withAccept(req.Header, dec.Format())
 		}
-		resp, err := e.client.Do(ctx, creq)
+		resp, err := e.client.Do(ctx, e.withLimits(d, creq))
 		if err != nil {
 			return nil, err
 		}

@@ -90,7 +90,7 @@ func gunzipJSON(b []byte) ([]byte, error) {
 func (e *engine) streamBody(ctx context.Context, n *node, req streams.Request, part streams.Partition, dec *streams.Decoder) error {
 	d := n.def
 	var pipeErr error
-	resp, err := e.client.Do(ctx, client.Request{
+	resp, err := e.client.Do(ctx, e.withLimits(d, client.Request{
 		Stream: d.Name, Method: req.Method, URL: req.URL, Query: req.Query, Body: req.Body, Header: withAccept(req.Header, dec.Format()),
 		IgnoreStatuses: d.IgnoreStatuses,
 		Consume: func(body io.Reader, h http.Header) error {
@@ -112,7 +112,7 @@ func (e *engine) streamBody(ctx context.Context, n *node, req streams.Request, p
 				return nil
 			})
 		},
-	})
+	}))
 	if pipeErr != nil {
 		return pipeErr
 	}

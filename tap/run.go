@@ -44,9 +44,14 @@ func Sync(ctx context.Context, o Options) error {
 		return err
 	}
 	e.recordLimit = o.RecordLimit
-	if e.client, err = newClient(o.Config, base, o.Log, e.requestMetric); err != nil {
+	opts, err := e.clientOptions(o.State)
+	if err != nil {
 		return err
 	}
+	if e.client, err = newClient(o.Config, base, o.Log, e.requestMetric, opts...); err != nil {
+		return err
+	}
+	e.trackQuota(o.State)
 	defer e.dead.Close()
 	every := o.ProgressEvery
 	if every == 0 {
@@ -106,9 +111,10 @@ func startAPI(cfg *Config, log *slog.Logger) (*url.URL, func(), error) {
 	return u, func() { srv.Close() }, err
 }
 
-func newClient(cfg *Config, base *url.URL, log *slog.Logger, onAttempt func(stream, method, path string, status int, d time.Duration)) (*client.Client, error) {
+func newClient(cfg *Config, base *url.URL, log *slog.Logger, onAttempt func(stream, method, path string, status int, d time.Duration), opts ...func(*client.Config)) (*client.Client, error) {
 	r := cfg.Retry
-	c, err := client.New(client.Config{
+	rl := cfg.RateLimit
+	cc := client.Config{
 		BaseURL: base,
 		Auth: client.Auth{Type: cfg.Auth.Type, Token: cfg.Auth.Token, Username: cfg.Auth.Username, Password: cfg.Auth.Password,
 			Name: cfg.Auth.Name, Value: cfg.Auth.Value, In: cfg.Auth.In},
@@ -116,16 +122,28 @@ func newClient(cfg *Config, base *url.URL, log *slog.Logger, onAttempt func(stre
 		RequestsPerSecond: cfg.RateLimit.RequestsPerSecond,
 		Burst:             cfg.RateLimit.Burst,
 		MaxInFlight:       cfg.RateLimit.MaxInFlight,
-		DailyQuota:        cfg.RateLimit.DailyQuota,
-		MaxAttempts:       r.MaxAttempts,
-		BaseDelay:         time.Duration(r.BaseDelayMS) * time.Millisecond,
-		MaxDelay:          time.Duration(r.MaxDelayMS) * time.Millisecond,
-		MaxRetryAfter:     time.Duration(r.MaxRetryAfterS) * time.Second,
-		Timeout:           time.Duration(cfg.RequestTimeoutS * float64(time.Second)),
-		Redactor:          cfg.Redactor,
-		Logger:            log,
-		OnAttempt:         onAttempt,
-	})
+		DailyQuota:        rl.DailyQuota,
+		WeightPerMinute:   rl.WeightPerMinute,
+		UsedWeightHeader:  rl.UsedWeightHeader,
+		Cost: client.CostBudget{Points: rl.Cost.Points, RestorePerS: rl.Cost.RestorePerS,
+			ActualPath: rl.Cost.ActualPath, RemainingPath: rl.Cost.RemainingPath},
+		MaxAttempts:        r.MaxAttempts,
+		BaseDelay:          time.Duration(r.BaseDelayMS) * time.Millisecond,
+		MaxDelay:           time.Duration(r.MaxDelayMS) * time.Millisecond,
+		MaxRetryAfter:      time.Duration(r.MaxRetryAfterS) * time.Second,
+		MaxRetryTime:       time.Duration(r.MaxTotalS * float64(time.Second)),
+		Timeout:            time.Duration(cfg.RequestTimeoutS * float64(time.Second)),
+		BreakerThreshold:   cfg.CircuitBreaker.Threshold,
+		BreakerCooldown:    time.Duration(cfg.CircuitBreaker.CooldownS * float64(time.Second)),
+		BreakerMaxOpenings: cfg.CircuitBreaker.MaxOpenings,
+		Redactor:           cfg.Redactor,
+		Logger:             log,
+		OnAttempt:          onAttempt,
+	}
+	for _, o := range opts {
+		o(&cc)
+	}
+	c, err := client.New(cc)
 	if err != nil {
 		return nil, &InputError{File: cfg.Path, Err: err}
 	}

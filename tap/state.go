@@ -25,6 +25,9 @@ type State struct {
 	bookmarks        map[string]map[string]any
 	other            map[string]any // top-level keys other than bookmarks and currently_syncing
 	currentlySyncing string
+	// quota, when set, gives the daily quota count every snapshot carries
+	// (see trackQuota).
+	quota func() (day string, used int)
 	// redact masks secrets in what is written: a resume cursor or URL may
 	// echo a credential.
 	redact *settings.Redactor
@@ -128,6 +131,12 @@ func (st *State) readAirbyte(msgs []any) error {
 				return fmt.Errorf("[%d].stream.stream_descriptor.name: expected the stream name", i)
 			}
 			if ss, ok := s["stream_state"].(map[string]any); ok {
+				// Each stream's state carries a copy of the daily quota
+				// count: the latest one is the run's.
+				if q, ok := ss[quotaKey]; ok {
+					st.other[quotaKey] = mergeQuota(st.other[quotaKey], q)
+					delete(ss, quotaKey)
+				}
 				st.bookmarks[name] = ss
 			}
 		case "LEGACY", nil:
@@ -241,6 +250,9 @@ func (st *State) MarshalJSON() ([]byte, error) {
 	out := make(map[string]any, len(st.other)+2)
 	maps.Copy(out, st.other)
 	out["bookmarks"] = st.bookmarks
+	if q := st.quotaLocked(); q != nil {
+		out[quotaKey] = q
+	}
 	if !st.redact.Empty() {
 		bookmarks := make(map[string]any, len(st.bookmarks))
 		for k, v := range st.bookmarks {
@@ -264,6 +276,10 @@ func (st *State) StreamJSON(stream string) ([]byte, error) {
 	b := st.bookmarks[stream]
 	if b == nil {
 		b = map[string]any{}
+	}
+	if q := st.quotaLocked(); q != nil {
+		b = maps.Clone(b)
+		b[quotaKey] = q
 	}
 	if !st.redact.Empty() {
 		return json.Marshal(st.redact.Value(b))

@@ -1,0 +1,55 @@
+package streams
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+)
+
+// Rules of on_status: what a status means for a request.
+const (
+	StatusRetry      = "retry"       // transient: retried with backoff (Retry-After honoured)
+	StatusIgnore     = "ignore"      // no error: the walk of that request ends, as ignore_statuses
+	StatusFail       = "fail"        // permanent: the run fails
+	StatusDeadLetter = "dead_letter" // refused until request dead letters exist
+)
+
+// ParseOnStatus checks an on_status object ({"409": "retry"}) and returns
+// its rules by status. The error names the status key and what was
+// expected.
+func ParseOnStatus(m map[string]string) (map[int]string, error) {
+	out := make(map[int]string, len(m))
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		code, err := strconv.Atoi(k)
+		if err != nil || code < 400 || code > 599 {
+			return nil, fmt.Errorf("%q: expected an HTTP error status (400-599) as the key", k)
+		}
+		switch r := m[k]; r {
+		case StatusRetry, StatusIgnore, StatusFail:
+			out[code] = r
+		case StatusDeadLetter:
+			return nil, fmt.Errorf("%q: dead_letter is not available yet (it comes with request dead letters, on_request_failure); use retry, ignore or fail", k)
+		default:
+			return nil, fmt.Errorf("%q: expected retry, ignore or fail, got %q", k, r)
+		}
+	}
+	return out, nil
+}
+
+// StatusRules merges the rules of a stream: the config's on_status, the
+// stream's ignore_statuses (as ignore) and the stream's on_status, each
+// winning over the one before. The inputs have been checked.
+func StatusRules(config map[string]string, d *Definition) map[int]string {
+	out := map[int]string{}
+	if r, err := ParseOnStatus(config); err == nil {
+		maps.Copy(out, r)
+	}
+	for _, s := range d.IgnoreStatuses {
+		out[s] = StatusIgnore
+	}
+	if r, err := ParseOnStatus(d.OnStatus); err == nil {
+		maps.Copy(out, r)
+	}
+	return out
+}
