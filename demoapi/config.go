@@ -65,6 +65,13 @@ type Config struct {
 	RetryAfterS       int     `json:"retry_after_s"`       // [0 = seconds until the window resets, at least 1] Retry-After on 429
 	Token             string  `json:"token"`               // [""] when set, requests must carry "Authorization: Bearer <token>" or api_key=<token>
 	MaxPageSize       int     `json:"max_page_size"`       // [1000] page-size parameters are clamped to this
+	// Throttling knobs; see limits.go.
+	Throttle429At   int            `json:"throttle_429_at"`    // [0 = off] the request with this number (from 1) gets 429 with Retry-After
+	Throttle429S    int            `json:"throttle_429_s"`     // [3] its Retry-After, seconds
+	WeightPerMinute int            `json:"weight_per_minute"`  // [0 = off] request weight allowed per UTC minute
+	Weights         map[string]int `json:"weights"`            // [1 each] weight by route name ("bars": 5)
+	CostPoints      float64        `json:"cost_points"`        // [0 = off] GraphQL cost budget
+	CostRestorePerS float64        `json:"cost_restore_per_s"` // its restore rate, points a second
 }
 
 // Defaults of the fields whose zero value does not mean "off".
@@ -172,6 +179,9 @@ func (c Config) resolve() (settings, error) {
 		if *f.v == 0 {
 			*f.v = f.def
 		}
+	}
+	if err := c.checkLimits(); err != nil {
+		return settings{}, err
 	}
 	if math.IsNaN(c.RequestsPerSecond) || math.IsInf(c.RequestsPerSecond, 0) || c.RequestsPerSecond < 0 {
 		return settings{}, bad("requests_per_second", "must be a number >= 0 (0 = no limit), got %s", fmtFloat(c.RequestsPerSecond))

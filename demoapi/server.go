@@ -44,6 +44,8 @@ type Server struct {
 
 	reports map[string]*report // report jobs by id, guarded by mu
 
+	lim limits // throttling knobs, limits.go
+
 	srvMu sync.Mutex
 	srv   *http.Server
 }
@@ -207,7 +209,7 @@ func (s *Server) route(r *http.Request) route {
 	case "/v1/bars":
 		return route{"bars", http.MethodGet, (*Server).bars}
 	case "/graphql":
-		return route{"graphql", http.MethodPost, (*Server).graphql}
+		return route{"graphql", http.MethodPost, (*Server).graphqlBilled}
 	default:
 		if strings.HasPrefix(p, "/v1/orders/") && strings.HasSuffix(p, "/items") {
 			return route{"order_items", http.MethodGet, (*Server).orderItems}
@@ -227,6 +229,7 @@ func (s *Server) route(r *http.Request) route {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rt := s.route(r)
 	n := s.requests.Add(1)
+	s.logArrival(s.clock())
 	ctx := r.Context()
 	c := &s.cfg
 	if c.LatencyMS > 0 && !sleep(ctx, time.Duration(c.LatencyMS)*time.Millisecond) {
@@ -251,6 +254,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			s.writeError(w, rt.name, http.StatusTooManyRequests, "rate limit exceeded", false)
 			return
 		}
+	}
+	if status == 0 && s.throttled(w, rt.name, n) {
+		return
 	}
 	if status != 0 {
 		s.writeError(w, rt.name, status, msg, false)
