@@ -57,7 +57,9 @@ type Stats struct {
 	// no answer (connection reset, or the client gave up first).
 	ByStatus map[int]int
 	// ByPath counts requests by route name: "customers", "orders",
-	// "order_items", "events", "invoices", "tickets", "bars", "graphql".
+	// "order_items", "events", "invoices", "tickets", "bars", "graphql",
+	// and the report endpoints: "export", "search", "reports_create",
+	// "reports_poll", "reports_file".
 	// Requests to unknown paths are only in Requests and ByStatus.
 	ByPath map[string]int
 }
