@@ -3,10 +3,12 @@ package tap
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // recordingWriter keeps every Write call apart.
@@ -123,4 +125,18 @@ func TestLineWriterParallel(t *testing.T) {
 	if len(seen) != 4*2000 {
 		t.Fatalf("%d distinct lines, want %d", len(seen), 4*2000)
 	}
+}
+
+// BenchmarkSingerRecord is the RECORD write path: a record of ~300 bytes
+// wrapped, batched and written.
+func BenchmarkSingerRecord(b *testing.B) {
+	w := NewSingerWriter(io.Discard)
+	rec := []byte(`{"actor_id":42,"id":123456,"ip":"10.1.2.3","occurred_at":"2026-10-02T10:11:12Z","payload":{"bytes":56789,"duration_ms":1234,"ok":true,"path":"/pricing"},"source":"web","type":"page_view","user_agent":"Mozilla/5.0 (X11; Linux x86_64)"}`)
+	extracted := time.Date(2026, 11, 30, 18, 0, 0, 0, time.UTC)
+	for b.Loop() {
+		if err := w.Record("events", rec, extracted, 0); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.SetBytes(int64(len(rec)))
 }
