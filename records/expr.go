@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -816,6 +817,11 @@ func constant(c any) (val, error) {
 		return val{code: "nil", kind: kindNull}, nil
 	}
 	n := normalize(c)
+	// A config read without json.Number holds 3 as 3.0; Python's json
+	// reads it as an int.
+	if f, ok := n.(float64); ok && f == math.Trunc(f) && math.Abs(f) < 1<<53 {
+		n = int(f)
+	}
 	switch n := n.(type) {
 	case int:
 		return val{code: "(" + strconv.Itoa(n) + ")", kind: kindInteger, cval: n}, nil

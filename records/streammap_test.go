@@ -169,6 +169,26 @@ func TestStreamMaps(t *testing.T) {
 	}
 }
 
+// The tap's settings decode stream_map_config without json.Number: 2
+// arrives as float64(2) and must stay the integer Python reads.
+func TestConfigFloatThatIsAnInteger(t *testing.T) {
+	m, err := NewMapper(MapConfig{
+		StreamMaps:      map[string]any{"s": map[string]any{"y": "x * config['factor']"}},
+		StreamMapConfig: map[string]any{"factor": float64(2)},
+	}, map[string]StreamSchema{"s": {Schema: map[string]any{"properties": map[string]any{"x": map[string]any{"type": "integer"}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := m.Outputs("s")[0]
+	out, err := o.Transformer().Transform(map[string]any{"x": json.Number("21")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := o.Schema["properties"].(map[string]any)["y"]; !cmp.Equal(got, map[string]any{"type": []any{"integer", "null"}}) || out["y"] != json.Number("42") {
+		t.Errorf("schema %v, y = %v; want an integer 42", got, out["y"])
+	}
+}
+
 func TestFlattenRecord(t *testing.T) {
 	for _, tc := range loadTable(t).FlattenRecord {
 		t.Run(tc.Name, func(t *testing.T) {
