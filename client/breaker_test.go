@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -104,62 +105,54 @@ func TestBreakerMaxOpenings(t *testing.T) {
 }
 
 // While half-open exactly one probe is out; the others wait, then go once
-// it succeeded.
+// it succeeded. In the synctest bubble, synctest.Wait says when every
+// request that can go has gone, instead of a sleep.
 func TestBreakerSingleProbe(t *testing.T) {
-	release := make(chan struct{})
-	var cur, peak atomic.Int32
-	srv := newServer(t, func(n int, w http.ResponseWriter, r *http.Request) {
-		if n == 1 {
-			w.WriteHeader(500)
-			return
-		}
-		v := cur.Add(1)
-		defer cur.Add(-1)
-		for p := peak.Load(); v > p && !peak.CompareAndSwap(p, v); p = peak.Load() {
-		}
-		if n == 2 {
-			select {
-			case <-release:
-			case <-time.After(2 * time.Second):
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		var hits atomic.Int32
+		rt := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			switch hits.Add(1) {
+			case 1:
+				return jsonResponse(r, 500, nil, "{}"), nil
+			case 2: // the probe
+				<-release
 			}
-		}
-		io.WriteString(w, "{}")
-	})
-	e := newEnv(t, srv.URL, func(c *Config) {
-		c.BreakerThreshold = 1
-		c.MaxAttempts = 1
-		c.MaxInFlight = 8
-	})
-	if _, err := e.c.Do(context.Background(), Request{URL: "/x"}); err == nil {
-		t.Fatal("want the first request to fail")
-	}
-	var wg sync.WaitGroup
-	for range 5 {
-		wg.Go(func() {
-			if _, err := e.c.Do(context.Background(), Request{URL: "/x"}); err != nil {
-				t.Error(err)
-			}
+			return jsonResponse(r, 200, nil, "{}"), nil
 		})
-	}
-	deadline := time.Now().Add(2 * time.Second)
-	for srv.Hits() < 2 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
-	time.Sleep(50 * time.Millisecond)
-	if h := srv.Hits(); h != 2 {
-		t.Errorf("hits %d while the probe is out, want 2", h)
-	}
-	close(release)
-	wg.Wait()
-	if srv.Hits() != 6 || peak.Load() < 1 {
-		t.Errorf("hits %d", srv.Hits())
-	}
-	if e.c.brk.state != stateClosed {
-		t.Errorf("breaker %s", e.c.brk.state)
-	}
-	if st := e.c.Stats(); st.BreakerOpenings != 1 {
-		t.Errorf("stats %+v", st)
-	}
+		e := newEnv(t, "http://api.test", func(c *Config) {
+			c.Transport = rt
+			c.BreakerThreshold = 1
+			c.MaxAttempts = 1
+			c.MaxInFlight = 8
+		})
+		if _, err := e.c.Do(t.Context(), Request{URL: "/x"}); err == nil {
+			t.Fatal("want the first request to fail")
+		}
+		var wg sync.WaitGroup
+		for range 5 {
+			wg.Go(func() {
+				if _, err := e.c.Do(t.Context(), Request{URL: "/x"}); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		synctest.Wait()
+		if h := hits.Load(); h != 2 {
+			t.Errorf("hits %d while the probe is out, want 2", h)
+		}
+		close(release)
+		wg.Wait()
+		if h := hits.Load(); h != 6 {
+			t.Errorf("hits %d, want 6", h)
+		}
+		if e.c.brk.state != stateClosed {
+			t.Errorf("breaker %s", e.c.brk.state)
+		}
+		if st := e.c.Stats(); st.BreakerOpenings != 1 {
+			t.Errorf("stats %+v", st)
+		}
+	})
 }
 
 // Cancelling the context while the breaker cools down returns promptly.

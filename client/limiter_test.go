@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"math"
 	"math/rand/v2"
@@ -22,59 +21,52 @@ import (
 )
 
 // 16 goroutines race on a bucket of 4 tokens refilled very slowly: exactly
-// 4 go, the others wait until cancelled.
+// 4 go, the others wait until cancelled. synctest.Wait says when every
+// request that can go has gone.
 func TestBucketBurst(t *testing.T) {
-	var sent atomic.Int32
-	rt := roundTripFunc(func(r *http.Request) (*http.Response, error) {
-		sent.Add(1)
-		return jsonResponse(r, 200, nil, "{}"), nil
-	})
-	c, err := New(Config{
-		BaseURL: mustURL(t, "http://api.test"), Transport: rt,
-		RequestsPerSecond: 0.001, Burst: 4, MaxInFlight: 16,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var wg sync.WaitGroup
-	var ok, canceled atomic.Int32
-	for range 16 {
-		wg.Go(func() {
-			_, err := c.Do(ctx, Request{Stream: "s", URL: "/x"})
-			switch {
-			case err == nil:
-				ok.Add(1)
-			case errors.Is(err, context.Canceled):
-				canceled.Add(1)
-			default:
-				t.Error(err)
-			}
+	synctest.Test(t, func(t *testing.T) {
+		var sent atomic.Int32
+		rt := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			sent.Add(1)
+			return jsonResponse(r, 200, nil, "{}"), nil
 		})
-	}
-	deadline := time.Now().Add(2 * time.Second)
-	for ok.Load() < 4 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
-	time.Sleep(50 * time.Millisecond) // the others are still waiting
-	if n := sent.Load(); n != 4 {
-		t.Errorf("%d requests sent at once, want 4", n)
-	}
-	cancel()
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(2 * time.Second):
-		t.Fatal("waiters did not return after cancel")
-	}
-	if ok.Load() != 4 || canceled.Load() != 12 {
-		t.Errorf("ok %d, canceled %d; want 4, 12", ok.Load(), canceled.Load())
-	}
-	if st := c.Stats(); st.Requests != 4 {
-		t.Errorf("stats %+v", st)
-	}
+		c, err := New(Config{
+			BaseURL: mustURL(t, "http://api.test"), Transport: rt,
+			RequestsPerSecond: 0.001, Burst: 4, MaxInFlight: 16,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		var wg sync.WaitGroup
+		var ok, canceled atomic.Int32
+		for range 16 {
+			wg.Go(func() {
+				_, err := c.Do(ctx, Request{Stream: "s", URL: "/x"})
+				switch {
+				case err == nil:
+					ok.Add(1)
+				case errors.Is(err, context.Canceled):
+					canceled.Add(1)
+				default:
+					t.Error(err)
+				}
+			})
+		}
+		synctest.Wait()
+		if n := sent.Load(); n != 4 || ok.Load() != 4 {
+			t.Errorf("%d requests sent, %d done before the others gave up; want 4 and 4", n, ok.Load())
+		}
+		cancel()
+		wg.Wait()
+		if ok.Load() != 4 || canceled.Load() != 12 {
+			t.Errorf("ok %d, canceled %d; want 4, 12", ok.Load(), canceled.Load())
+		}
+		if st := c.Stats(); st.Requests != 4 {
+			t.Errorf("stats %+v", st)
+		}
+	})
 }
 
 // The bucket spaces attempts at the configured rate (fake clock).
@@ -102,37 +94,40 @@ func TestBucketSpacing(t *testing.T) {
 	}
 }
 
-// The in-flight cap holds with many goroutines.
+// The in-flight cap holds with many goroutines, and is reached: each
+// request takes 15 ms of the synctest clock, so all 3 slots fill.
 func TestMaxInFlight(t *testing.T) {
-	var cur, peak atomic.Int32
-	srv := newServer(t, func(n int, w http.ResponseWriter, r *http.Request) {
-		v := cur.Add(1)
-		for {
-			p := peak.Load()
-			if v <= p || peak.CompareAndSwap(p, v) {
-				break
+	synctest.Test(t, func(t *testing.T) {
+		var cur, peak atomic.Int32
+		rt := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			v := cur.Add(1)
+			for p := peak.Load(); v > p && !peak.CompareAndSwap(p, v); p = peak.Load() {
 			}
-		}
-		time.Sleep(15 * time.Millisecond)
-		cur.Add(-1)
-		io.WriteString(w, "{}")
-	})
-	c, err := New(Config{BaseURL: mustURL(t, srv.URL), MaxInFlight: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	for range 12 {
-		wg.Go(func() {
-			if _, err := c.Do(context.Background(), Request{URL: "/x"}); err != nil {
-				t.Error(err)
-			}
+			time.Sleep(15 * time.Millisecond)
+			cur.Add(-1)
+			return jsonResponse(r, 200, nil, "{}"), nil
 		})
-	}
-	wg.Wait()
-	if p := peak.Load(); p > 3 || p < 2 {
-		t.Errorf("peak concurrency %d, want <= 3 (and reached)", p)
-	}
+		c, err := New(Config{BaseURL: mustURL(t, "http://api.test"), Transport: rt, MaxInFlight: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		var wg sync.WaitGroup
+		for range 12 {
+			wg.Go(func() {
+				if _, err := c.Do(t.Context(), Request{URL: "/x"}); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+		if p := peak.Load(); p != 3 {
+			t.Errorf("peak concurrency %d, want 3", p)
+		}
+		if d := time.Since(start); d != 4*15*time.Millisecond {
+			t.Errorf("12 requests of 15 ms, 3 at a time, took %v; want 60ms", d)
+		}
+	})
 }
 
 // quotaAPI is a fake API that allows limit requests per window of its
