@@ -155,24 +155,32 @@ func TestBreakerSingleProbe(t *testing.T) {
 	})
 }
 
-// Cancelling the context while the breaker cools down returns promptly.
+// Cancelling the context while the breaker cools down returns at once, on
+// the synctest clock: after the 30 ms of the context, not the hour of the
+// cooldown.
 func TestBreakerCancelDuringCooldown(t *testing.T) {
-	srv := newServer(t, func(n int, w http.ResponseWriter, r *http.Request) { w.WriteHeader(500) })
-	c, err := New(Config{BaseURL: mustURL(t, srv.URL), BreakerThreshold: 1, MaxAttempts: 1, BreakerCooldown: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.Do(context.Background(), Request{URL: "/x"})
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
-	defer cancel()
-	start := time.Now()
-	_, err = c.Do(ctx, Request{URL: "/x"})
-	if !errors.Is(err, context.DeadlineExceeded) || time.Since(start) > time.Second {
-		t.Errorf("err %v after %s", err, time.Since(start))
-	}
-	if srv.Hits() != 1 {
-		t.Errorf("hits %d", srv.Hits())
-	}
+	synctest.Test(t, func(t *testing.T) {
+		var hits atomic.Int32
+		rt := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			hits.Add(1)
+			return jsonResponse(r, 500, nil, "{}"), nil
+		})
+		c, err := New(Config{BaseURL: mustURL(t, "http://api.test"), Transport: rt, BreakerThreshold: 1, MaxAttempts: 1, BreakerCooldown: time.Hour})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Do(t.Context(), Request{URL: "/x"})
+		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Millisecond)
+		defer cancel()
+		start := time.Now()
+		_, err = c.Do(ctx, Request{URL: "/x"})
+		if d := time.Since(start); !errors.Is(err, context.DeadlineExceeded) || d != 30*time.Millisecond {
+			t.Errorf("err %v after %s, want the context's deadline after 30ms", err, d)
+		}
+		if h := hits.Load(); h != 1 {
+			t.Errorf("hits %d", h)
+		}
+	})
 }
 
 func equalDurations(a, b []time.Duration) bool {

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -417,29 +418,31 @@ func TestTransportGivesUp(t *testing.T) {
 }
 
 // A long Retry-After is cut short by cancelling the context.
+// Cancelling the context during a Retry-After wait of 200 s returns when
+// the context ends (30 ms on the synctest clock), with the real sleep.
 func TestCancelDuringRetryAfter(t *testing.T) {
-	srv := newServer(t, func(n int, w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Retry-After", "200")
-		w.WriteHeader(429)
+	synctest.Test(t, func(t *testing.T) {
+		rt := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			return jsonResponse(r, 429, http.Header{"Retry-After": {"200"}}, "{}"), nil
+		})
+		c, err := New(Config{BaseURL: mustURL(t, "http://api.test"), Transport: rt}) // real clock and sleep
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(t.Context())
+		time.AfterFunc(30*time.Millisecond, cancel)
+		start := time.Now()
+		_, err = c.Do(ctx, Request{Stream: "orders", URL: "/v1/orders"})
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("err = %v, want context.Canceled", err)
+		}
+		if d := time.Since(start); d != 30*time.Millisecond {
+			t.Errorf("Do returned after %s, want 30ms", d)
+		}
+		if !strings.HasPrefix(err.Error(), `stream "orders": GET /v1/orders: `) {
+			t.Errorf("err = %v", err)
+		}
 	})
-	u := srv.URL
-	c, err := New(Config{BaseURL: mustURL(t, u)}) // real clock and sleep
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(30*time.Millisecond, cancel)
-	start := time.Now()
-	_, err = c.Do(ctx, Request{Stream: "orders", URL: "/v1/orders"})
-	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("err = %v, want context.Canceled", err)
-	}
-	if d := time.Since(start); d > time.Second {
-		t.Errorf("Do returned after %s", d)
-	}
-	if !strings.HasPrefix(err.Error(), `stream "orders": GET /v1/orders: `) {
-		t.Errorf("err = %v", err)
-	}
 }
 
 func TestStatusErrorFormat(t *testing.T) {
