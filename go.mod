@@ -7,6 +7,7 @@ require (
 	github.com/google/go-cmp v0.7.0
 	github.com/hashicorp/go-retryablehttp v0.7.8
 	github.com/santhosh-tekuri/jsonschema/v5 v5.3.1
+	golang.org/x/oauth2 v0.38.0
 	golang.org/x/time v0.16.0
 )
 

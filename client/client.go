@@ -48,11 +48,12 @@ const maxBodyBytes = 256 << 20
 
 // Auth is how requests to BaseURL authenticate.
 type Auth struct {
-	Type               string // "", "none", "bearer", "basic", "api_key"
+	Type               string // "", "none", "bearer", "basic", "api_key", "oauth2", "jwt"
 	Token              string // bearer
 	Username, Password string // basic
 	Name, Value        string // api_key
 	In                 string // api_key: "header" (default) or "query"
+	OAuth              OAuth  // oauth2, jwt: Bearer access tokens from OAuth.TokenURL
 }
 
 // Config configures a Client. Zero values take the default in brackets.
@@ -117,6 +118,7 @@ type Client struct {
 	lim   rateLimiter
 	brk   *breaker
 	red   *redactor
+	auth  *tokens // nil unless Auth.Type is oauth2 or jwt
 	stats *stats
 	log   *slog.Logger
 	now   func() time.Time
@@ -156,6 +158,12 @@ func New(cfg Config) (*Client, error) {
 	// CloseIdleConnections calls go-retryablehttp makes after every failed
 	// request do not tear down the connections other streams are using.
 	c.hc = &http.Client{Transport: &transport{c: c, base: rt}}
+	if t := cfg.Auth.Type; t == "oauth2" || t == "jwt" {
+		var err error
+		if c.auth, err = newTokens(c, cfg.Auth.OAuth); err != nil {
+			return nil, err
+		}
+	}
 	return c, nil
 }
 
@@ -182,7 +190,7 @@ func normalize(cfg *Config) error {
 	switch a.Type {
 	case "":
 		a.Type = "none"
-	case "none", "bearer", "basic":
+	case "none", "bearer", "basic", "oauth2", "jwt":
 	case "api_key":
 		if a.In == "" {
 			a.In = "header"
@@ -191,7 +199,7 @@ func normalize(cfg *Config) error {
 			return fmt.Errorf("client: Config.Auth.In must be header or query, got %q", a.In)
 		}
 	default:
-		return fmt.Errorf("client: Config.Auth.Type must be none, bearer, basic or api_key, got %q", a.Type)
+		return fmt.Errorf("client: Config.Auth.Type must be none, bearer, basic, api_key, oauth2 or jwt, got %q", a.Type)
 	}
 	if r := cfg.RequestsPerSecond; r < 0 || math.IsNaN(r) || math.IsInf(r, 0) {
 		return fmt.Errorf("client: Config.RequestsPerSecond must be >= 0, got %v", r)
@@ -390,6 +398,8 @@ type call struct {
 	prepareErr error
 	start      time.Time // of the first attempt
 	capped     bool      // retries stopped by MaxRetryTime
+	token      string    // the access token the current attempt carried
+	reauthed   bool      // a 401 dropped the access token once already
 }
 
 // spend is what each attempt of the call costs the limiter.

@@ -189,7 +189,7 @@ func TestNewValidation(t *testing.T) {
 		{Config{BaseURL: base, BaseDelay: time.Minute}, "client: Config.MaxDelay (30s) must be >= Config.BaseDelay"},
 		{Config{BaseURL: base, MaxRetryAfter: -1}, "client: Config.MaxRetryAfter must be > 0"},
 		{Config{BaseURL: base, Timeout: -1}, "client: Config.Timeout must be > 0"},
-		{Config{BaseURL: base, Auth: Auth{Type: "oauth"}}, `client: Config.Auth.Type must be none, bearer, basic or api_key, got "oauth"`},
+		{Config{BaseURL: base, Auth: Auth{Type: "oauth"}}, `client: Config.Auth.Type must be none, bearer, basic, api_key, oauth2 or jwt, got "oauth"`},
 		{Config{BaseURL: base, Auth: Auth{Type: "api_key", Name: "k", Value: "v", In: "body"}}, "client: Config.Auth.In must be header or query"},
 		{Config{BaseURL: base}, ""},
 		{Config{BaseURL: base, Auth: Auth{Type: "none"}, Burst: 3}, ""},

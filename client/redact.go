@@ -99,3 +99,11 @@ func (r *redactor) scrub(s string) string {
 	}
 	return r.values.Redact(s)
 }
+
+// add makes the Redactor mask secret from now on, when it can learn
+// secrets (the tap's can): an access token, a rotated refresh token.
+func (r *redactor) add(secret string) {
+	if a, ok := r.values.(interface{ Add(string) }); ok {
+		a.Add(secret)
+	}
+}

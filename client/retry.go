@@ -68,7 +68,7 @@ func (o outcome) health() health {
 	case vOK, vIgnored, vPermanent:
 		return healthy
 	case vRetry:
-		if o.status == http.StatusTooManyRequests {
+		if o.status == http.StatusTooManyRequests || o.status == http.StatusUnauthorized {
 			return neutral
 		}
 		return failing
@@ -125,6 +125,15 @@ func (cs *call) classifyResponse(resp *http.Response, body []byte, rerr error) o
 		return o
 	}
 	code := resp.StatusCode
+	if code == http.StatusUnauthorized && cs.token != "" && !cs.reauthed {
+		// The access token was refused before it expired (revoked,
+		// rotated server-side): drop it and retry once with a new one.
+		cs.reauthed = true
+		c.auth.invalidate(cs.token)
+		o.v, o.hasRetryAfter = vRetry, true
+		o.err = Transient(errors.New("access token refused (401); getting a new one"))
+		return o
+	}
 	now := c.now()
 	switch cs.rule(code) {
 	case StatusIgnore:
@@ -208,6 +217,9 @@ func (cs *call) classifyTransport(err error) outcome {
 	switch {
 	case errors.As(err, &de):
 		return outcome{v: vDefer, err: de}
+	case errors.As(err, new(*TokenError)):
+		// The token request had its own retries: no retry storm here.
+		return outcome{v: vFatal, err: unwrapURLError(err)}
 	case errors.Is(err, ErrCircuitOpen):
 		return outcome{v: vFatal, err: unwrapURLError(err)}
 	case cs.ctx.Err() != nil:

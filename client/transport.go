@@ -71,7 +71,20 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		return nil, err
 	}
-	if c.lim.quotaReached() {
+	// A token request goes outside the API's rate limit and quota unless
+	// it goes to the API's origin; it carries what x/oauth2 put in it.
+	tokenCall := isTokenCall(ctx)
+	limited := !tokenCall || sameOrigin(req.URL, c.base)
+	// The access token comes before any slot is taken: fetching it may
+	// need one.
+	var token string
+	if c.auth != nil && !tokenCall && sameOrigin(req.URL, c.base) {
+		var err error
+		if token, err = c.auth.token(ctx); err != nil {
+			return fail(err)
+		}
+	}
+	if limited && c.lim.quotaReached() {
 		return fail(c.quotaError(cs))
 	}
 	tk, err := c.brk.acquire(ctx)
@@ -82,24 +95,32 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if cs != nil {
 		sp = cs.spend()
 	}
-	release, err := c.lim.acquire(ctx, sp)
-	if err != nil {
-		tk.done(neutral)
-		if errors.Is(err, errQuotaReached) {
-			err = c.quotaError(cs)
+	release := func() {}
+	if limited {
+		if release, err = c.lim.acquire(ctx, sp); err != nil {
+			tk.done(neutral)
+			if errors.Is(err, errQuotaReached) {
+				err = c.quotaError(cs)
+			}
+			return fail(err)
 		}
-		return fail(err)
 	}
 
 	actx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
 	out := req.Clone(actx)
-	c.authorize(out)
+	if !tokenCall {
+		c.authorize(out)
+	}
+	if token != "" {
+		out.Header.Set("Authorization", "Bearer "+token)
+	}
 	a := &attempt{
 		c: c, cs: cs, parent: ctx, ctx: actx, cancel: cancel, release: release, ticket: tk,
 		start: c.now(), path: c.red.scrub(req.URL.EscapedPath()),
 	}
 	if cs != nil {
 		cs.attempt = a
+		cs.token = token
 		u := *req.URL
 		cs.finalURL = &u
 	}
@@ -107,7 +128,9 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 
 	resp, err := t.base.RoundTrip(out)
 	if err != nil {
-		c.lim.settle(sp, reply{})
+		if limited {
+			c.lim.settle(sp, reply{})
+		}
 		switch {
 		case ctx.Err() != nil:
 			tk.done(neutral)
@@ -127,7 +150,9 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		resp.Body = http.NoBody
 	}
 	c.stats.status(resp.StatusCode)
-	c.lim.settle(sp, reply{header: resp.Header, status: resp.StatusCode})
+	if limited {
+		c.lim.settle(sp, reply{header: resp.Header, status: resp.StatusCode})
+	}
 	a.status = resp.StatusCode
 	resp.Request = req // not out: it carries the credentials
 	resp.Body = &attemptBody{rc: resp.Body, a: a}

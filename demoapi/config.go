@@ -72,6 +72,9 @@ type Config struct {
 	Weights         map[string]int `json:"weights"`            // [1 each] weight by route name ("bars": 5)
 	CostPoints      float64        `json:"cost_points"`        // [0 = off] GraphQL cost budget
 	CostRestorePerS float64        `json:"cost_restore_per_s"` // its restore rate, points a second
+	// OAuth, when set, serves /oauth/token and makes the data endpoints
+	// want its access tokens (or Token, when set too).
+	OAuth *OAuth `json:"oauth"`
 }
 
 // Defaults of the fields whose zero value does not mean "off".
@@ -204,6 +207,13 @@ func (c Config) resolve() (settings, error) {
 	}
 	if y := end.UTC().Year(); y < 1900 || y > 9000 {
 		return settings{}, bad("data_end", "must lie between the years 1900 and 9000, got %q", c.DataEnd)
+	}
+	if c.OAuth != nil {
+		o := *c.OAuth
+		if _, err := o.resolve(); err != nil {
+			return settings{}, err
+		}
+		c.OAuth = &o
 	}
 	s := settings{Config: c, dataEnd: end.Unix()}
 	s.span = int64(c.SpanDays * 86400)

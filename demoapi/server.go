@@ -46,6 +46,8 @@ type Server struct {
 
 	lim limits // throttling knobs, limits.go
 
+	oauth *oauthState // nil unless cfg.OAuth is set
+
 	srvMu sync.Mutex
 	srv   *http.Server
 }
@@ -86,6 +88,10 @@ func New(cfg Config) (*Server, error) {
 		rng:      rand.New(rand.NewPCG(uint64(c.Seed), 0x5eed_fa17)),
 		byStatus: map[int]int{},
 		byPath:   map[string]int{},
+	}
+	if c.OAuth != nil {
+		pub, _ := c.OAuth.resolve() // checked by cfg.resolve
+		s.oauth = &oauthState{used: map[string]bool{}, pub: pub}
 	}
 	s.bufs.New = func() any {
 		b := make([]byte, 0, 64<<10)
@@ -229,6 +235,10 @@ func (s *Server) route(r *http.Request) route {
 // auth/token → unauthorized_after → teapot_after → rate limit → reset →
 // slow → fail_rate → error body → normal answer (maybe truncated).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.oauth != nil && r.URL.Path == tokenPath {
+		s.token(w, r)
+		return
+	}
 	rt := s.route(r)
 	n := s.requests.Add(1)
 	s.logArrival(s.clock())
@@ -243,7 +253,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	status, msg := 0, ""
 	switch {
-	case c.Token != "" && !s.authorized(r):
+	case (c.Token != "" || s.oauth != nil) && !s.authorized(r):
 		status, msg = http.StatusUnauthorized, "invalid credentials"
 	case c.UnauthorizedAfter > 0 && n > int64(c.UnauthorizedAfter):
 		status, msg = http.StatusUnauthorized, "token expired"
@@ -337,8 +347,15 @@ func (s *Server) writeError(w http.ResponseWriter, route string, status int, msg
 	s.write(w, route, status, b)
 }
 
-// authorized checks "Authorization: Bearer <token>" or ?api_key=<token>.
+// authorized checks "Authorization: Bearer <token>" or ?api_key=<token>,
+// or an access token of the OAuth endpoint.
 func (s *Server) authorized(r *http.Request) bool {
+	if s.oauth != nil && s.accessTokenValid(r) {
+		return true
+	}
+	if s.cfg.Token == "" {
+		return false
+	}
 	want := []byte(s.cfg.Token)
 	if a := r.Header.Get("Authorization"); len(a) > 7 && strings.EqualFold(a[:7], "bearer ") {
 		if subtle.ConstantTimeCompare([]byte(strings.TrimSpace(a[7:])), want) == 1 {

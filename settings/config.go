@@ -74,6 +74,22 @@ type Auth struct {
 	Name     string `json:"name"`
 	Value    string `json:"value"`
 	In       string `json:"in"`
+
+	// oauth2 and jwt. ClientSecret, RefreshToken and PrivateKey are
+	// secrets.
+	TokenURL     string            `json:"token_url"`
+	GrantType    string            `json:"grant_type"`
+	ClientID     string            `json:"client_id"`
+	ClientSecret string            `json:"client_secret"`
+	RefreshToken string            `json:"refresh_token"`
+	AuthStyle    string            `json:"auth_style"`
+	Scopes       []string          `json:"scopes"`
+	TokenParams  map[string]string `json:"token_params"`
+	Issuer       string            `json:"issuer"`
+	Subject      string            `json:"subject"`
+	Audience     string            `json:"audience"`
+	PrivateKey   string            `json:"private_key"`
+	KeyID        string            `json:"key_id"`
 }
 
 // RateLimit is the rate_limit block.
@@ -257,6 +273,8 @@ func (c *Config) checkAuth() error {
 		if a.Username == "" {
 			return errors.New("auth.username: is required for auth type basic")
 		}
+	case "oauth2", "jwt":
+		return c.checkOAuth()
 	case "api_key":
 		if a.Name == "" || a.Value == "" {
 			return errors.New("auth: name and value are required for auth type api_key")

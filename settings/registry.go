@@ -38,13 +38,26 @@ var logLevels = []string{"debug", "info", "warn", "error"}
 // the README show them.
 var registry = []Setting{
 	{Name: "base_url", Type: "string", Required: true, Description: `Base URL of the API; "embedded://demo" starts the bundled demo API in-process.`},
-	{Name: "auth.type", Type: "string", Default: "none", Enum: []string{"none", "bearer", "basic", "api_key"}, Description: "How requests to base_url authenticate."},
+	{Name: "auth.type", Type: "string", Default: "none", Enum: []string{"none", "bearer", "basic", "api_key", "oauth2", "jwt"}, Description: "How requests to base_url authenticate."},
 	{Name: "auth.token", Type: "string", Secret: true, Description: "Bearer token (auth.type bearer)."},
 	{Name: "auth.username", Type: "string", Description: "User name (auth.type basic)."},
 	{Name: "auth.password", Type: "string", Secret: true, Description: "Password (auth.type basic)."},
 	{Name: "auth.name", Type: "string", Description: "Header or query parameter name of the API key (auth.type api_key)."},
 	{Name: "auth.value", Type: "string", Secret: true, Description: "API key (auth.type api_key)."},
 	{Name: "auth.in", Type: "string", Default: "header", Enum: []string{"header", "query"}, Description: "Where the API key goes (auth.type api_key)."},
+	{Name: "auth.token_url", Type: "string", Description: `Token endpoint (auth.type oauth2, jwt): an http(s) URL, or a path such as "/oauth/token" on base_url's host.`},
+	{Name: "auth.grant_type", Type: "string", Default: "client_credentials", Enum: []string{"client_credentials", "refresh_token"}, Description: "OAuth2 grant (auth.type oauth2)."},
+	{Name: "auth.client_id", Type: "string", Description: "OAuth2 client id (auth.type oauth2)."},
+	{Name: "auth.client_secret", Type: "string", Secret: true, Description: "OAuth2 client secret (auth.type oauth2)."},
+	{Name: "auth.refresh_token", Type: "string", Secret: true, Description: "OAuth2 refresh token (grant_type refresh_token); a rotated one is written back to the config file (Singer) or sent in a CONTROL message (Airbyte)."},
+	{Name: "auth.auth_style", Type: "string", Default: "header", Enum: []string{"header", "body"}, Description: "How the client id and secret reach the token endpoint: HTTP Basic (header) or form fields (body)."},
+	{Name: "auth.scopes", Type: "array", Description: "Scopes asked for (auth.type oauth2, jwt): an array of strings."},
+	{Name: "auth.token_params", Type: "object", open: true, Description: "Extra form fields of every token request (auth.type oauth2, jwt), such as audience; string values."},
+	{Name: "auth.issuer", Type: "string", Description: "iss claim of the JWT assertion, e.g. the service account's email (auth.type jwt)."},
+	{Name: "auth.subject", Type: "string", Description: "sub claim of the JWT assertion, the user acted for (auth.type jwt); optional."},
+	{Name: "auth.audience", Type: "string", Description: "aud claim of the JWT assertion (auth.type jwt) [the token URL]."},
+	{Name: "auth.private_key", Type: "string", Secret: true, Description: "PEM RSA private key (PKCS #8 or PKCS #1) signing the JWT assertion with RS256 (auth.type jwt)."},
+	{Name: "auth.key_id", Type: "string", Description: "kid header of the JWT assertion (auth.type jwt); optional."},
 	{Name: "headers", Type: "object", open: true, Description: "Extra request headers, e.g. User-Agent. Credentials here (Authorization, Cookie, X-Api-Key, names holding key, token, secret, auth, session, signature or password) are secrets."},
 	{Name: "start_date", Type: "string", Description: "RFC 3339 time: the first bookmark of an incremental stream with no state."},
 	{Name: "streams", Type: "array", Description: "Stream definitions (inline)."},
@@ -81,6 +94,7 @@ var registry = []Setting{
 	{Name: "metrics_log_level", Type: "string", Default: "info", Enum: logLevels, Description: "Level of the METRIC lines; they are written when it is at least log_level."},
 	{Name: "demo", Type: "object", open: true, Description: "Knobs of the embedded demo API (counts, faults); only for embedded://demo."},
 	{Name: "demo.token", Type: "string", Secret: true, Description: `When set, the demo API wants "Authorization: Bearer <token>" or api_key=<token>.`},
+	{Name: "demo.oauth", Type: "object", open: true, Secret: true, Description: "The demo's OAuth2 token endpoint /oauth/token: client_id, client_secret, refresh_token (the first; each use answers a new one), token_ttl_s [300], jwt_public_key, jwt_issuer, jwt_audience. When set, the data endpoints want its access tokens. Its strings are secrets."},
 }
 
 func bound(v float64) *float64 { return &v }

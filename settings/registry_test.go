@@ -36,7 +36,7 @@ func TestLoadChecks(t *testing.T) {
 		{"group of the wrong type", withStreams(`"retry": 3`), "retry: expected an object, got number"},
 		{"base_url missing", `{"streams": [` + customersStream + `]}`, "base_url: is required"},
 		{"base_url with credentials", `{"base_url": "https://me:pw@api.example.com", "streams": [` + customersStream + `]}`, "base_url: must not hold credentials"},
-		{"enum", withStreams(`"auth": {"type": "oauth"}`), `auth.type: expected none, bearer, basic or api_key, got "oauth"`},
+		{"enum", withStreams(`"auth": {"type": "oauth"}`), `auth.type: expected none, bearer, basic, api_key, oauth2 or jwt, got "oauth"`},
 		{"empty enum is the default", withStreams(`"auth": {"type": ""}`), ""},
 		{"integer as exponent", withStreams(`"retry": {"max_attempts": 1e1}`), ""},
 		{"integer with a fraction", withStreams(`"retry": {"max_attempts": 2.5}`), "retry.max_attempts: expected an integer, got number 2.5"},
@@ -172,6 +172,7 @@ func TestLoadAppliesRegistryDefaults(t *testing.T) {
 	}
 	got := map[string]any{
 		"auth.type": cfg.Auth.Type, "auth.in": cfg.Auth.In,
+		"auth.grant_type": cfg.Auth.GrantType, "auth.auth_style": cfg.Auth.AuthStyle,
 		"rate_limit.requests_per_second": cfg.RateLimit.RequestsPerSecond, "rate_limit.burst": cfg.RateLimit.Burst,
 		"rate_limit.max_in_flight": cfg.RateLimit.MaxInFlight, "rate_limit.daily_quota": cfg.RateLimit.DailyQuota,
 		"retry.max_attempts": cfg.Retry.MaxAttempts, "retry.base_delay_ms": cfg.Retry.BaseDelayMS,

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 
+	"github.com/tap-dev/tap/client"
 	"github.com/tap-dev/tap/streams"
 )
 
@@ -23,7 +24,7 @@ func airbyteCheck(ctx context.Context, f Files, aw *AirbyteWriter) error {
 	}
 	log := aw.Logger(f.logLevel(cfg))
 	status := map[string]any{"status": "SUCCEEDED"}
-	if err := CheckConnection(ctx, cfg, log); err != nil {
+	if err := checkConnection(ctx, cfg, log, keepInControl(cfg, aw, log)); err != nil {
 		// One rule for config errors, whatever finds them: a TRACE ERROR
 		// (config_error) and exit 2. CONNECTION_STATUS is for the API.
 		var ie *InputError
@@ -43,6 +44,19 @@ func airbyteCheck(ctx context.Context, f Files, aw *AirbyteWriter) error {
 // page; it is skipped when that page is empty. The first failure is
 // returned; a status listed in a stream's ignore_statuses is no failure.
 func CheckConnection(ctx context.Context, cfg *Config, log *slog.Logger) error {
+	return checkConnection(ctx, cfg, log, keepInFile(cfg, log))
+}
+
+// checkConnection is CheckConnection keeping a rotated refresh token with
+// keep. A failed token request is a config error: the credentials are
+// wrong, not the API.
+func checkConnection(ctx context.Context, cfg *Config, log *slog.Logger, keep keeper) (err error) {
+	defer func() {
+		var te *client.TokenError
+		if errors.As(err, &te) && te.Code != "" {
+			err = &InputError{File: cfg.Path, Err: te}
+		}
+	}()
 	base, stop, err := startAPI(cfg, log)
 	if err != nil {
 		return err
@@ -53,7 +67,7 @@ func CheckConnection(ctx context.Context, cfg *Config, log *slog.Logger) error {
 		return err
 	}
 	defer e.dead.Close()
-	if e.client, err = newClient(cfg, base, log, nil); err != nil {
+	if e.client, err = newClient(cfg, base, log, nil, keepWith(keep)); err != nil {
 		return err
 	}
 	for _, n := range e.nodes {

@@ -2,6 +2,7 @@ package tap
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -247,6 +248,30 @@ func (a *AirbyteWriter) Error(err error) error {
 	})
 }
 
+// ConnectorConfig writes a CONTROL message of type CONNECTOR_CONFIG with
+// config, the whole updated config, and flushes it: the platform stores
+// it for the next run. It holds the config's secrets by design, so it is
+// not scrubbed.
+func (a *AirbyteWriter) ConnectorConfig(config []byte) error {
+	if !json.Valid(config) {
+		return errors.New("the updated config is not JSON")
+	}
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, config); err != nil {
+		return err
+	}
+	return a.writeJSON(true, airbyteMessage{Type: "CONTROL", Control: &airbyteControl{
+		Type: "CONNECTOR_CONFIG", EmittedAt: a.now().UnixMilli(),
+		ConnectorConfig: map[string]json.RawMessage{"config": compact.Bytes()},
+	}})
+}
+
+type airbyteControl struct {
+	Type            string                     `json:"type"`
+	EmittedAt       int64                      `json:"emitted_at"`
+	ConnectorConfig map[string]json.RawMessage `json:"connectorConfig"`
+}
+
 // airbyteMessage is an AirbyteMessage of the kinds written whole with
 // writeJSON (the hot kinds are built by hand); "type" comes first.
 type airbyteMessage struct {
@@ -255,6 +280,7 @@ type airbyteMessage struct {
 	ConnectionStatus map[string]any  `json:"connectionStatus,omitempty"`
 	Catalog          *AirbyteCatalog `json:"catalog,omitempty"`
 	Trace            *airbyteTrace   `json:"trace,omitempty"`
+	Control          *airbyteControl `json:"control,omitempty"`
 }
 
 type airbyteTrace struct {

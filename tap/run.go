@@ -48,6 +48,9 @@ func Sync(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
+	if aw, ok := o.Writer.(*AirbyteWriter); ok {
+		opts = append(opts, keepWith(keepInControl(o.Config, aw, o.Log)))
+	}
 	if e.client, err = newClient(o.Config, base, o.Log, e.requestMetric, opts...); err != nil {
 		return err
 	}
@@ -111,13 +114,15 @@ func startAPI(cfg *Config, log *slog.Logger) (*url.URL, func(), error) {
 	return u, func() { srv.Close() }, err
 }
 
+// newClient builds the run's client. A rotated refresh token is kept in
+// the config file unless an option (keepWith) says otherwise.
 func newClient(cfg *Config, base *url.URL, log *slog.Logger, onAttempt func(stream, method, path string, status int, d time.Duration), opts ...func(*client.Config)) (*client.Client, error) {
 	r := cfg.Retry
 	rl := cfg.RateLimit
 	cc := client.Config{
 		BaseURL: base,
 		Auth: client.Auth{Type: cfg.Auth.Type, Token: cfg.Auth.Token, Username: cfg.Auth.Username, Password: cfg.Auth.Password,
-			Name: cfg.Auth.Name, Value: cfg.Auth.Value, In: cfg.Auth.In},
+			Name: cfg.Auth.Name, Value: cfg.Auth.Value, In: cfg.Auth.In, OAuth: oauthOf(cfg, base, keepInFile(cfg, log))},
 		Headers:           cfg.Headers,
 		RequestsPerSecond: cfg.RateLimit.RequestsPerSecond,
 		Burst:             cfg.RateLimit.Burst,
