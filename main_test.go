@@ -74,7 +74,7 @@ func TestCLI(t *testing.T) {
 	dec.DisallowUnknownFields() // a misspelt key would be an assertion silently dropped
 	var cases []cliCase
 	if err := dec.Decode(&cases); err != nil {
-		t.Fatalf("cli.json: %v", err)
+		t.Fatalf("cli.json: %v (the row format is described at cliCase in main_test.go)", err)
 	}
 	base, err := os.ReadFile(filepath.Join(root, "base_config.json"))
 	if err != nil {
