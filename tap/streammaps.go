@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/tap-dev/tap/codec"
-	"github.com/tap-dev/tap/records"
 	"github.com/tap-dev/tap/settings"
+	"github.com/tap-dev/tap/streammap"
 	"github.com/tap-dev/tap/streams"
 )
 
@@ -20,16 +20,16 @@ import (
 
 // compileMaps compiles the config's stream maps; nil when the config has
 // none (and no flattening).
-func compileMaps(cfg *Config) (*records.Mapper, error) {
+func compileMaps(cfg *Config) (*streammap.Mapper, error) {
 	if len(cfg.StreamMaps) == 0 && !cfg.FlatteningEnabled {
 		return nil, nil
 	}
-	srcs := make(map[string]records.StreamSchema, len(cfg.Streams))
+	srcs := make(map[string]streammap.StreamSchema, len(cfg.Streams))
 	for i := range cfg.Streams {
 		d := &cfg.Streams[i]
-		srcs[d.Name] = records.StreamSchema{Schema: cfg.Schemas[d.Name], KeyProperties: d.PrimaryKey}
+		srcs[d.Name] = streammap.StreamSchema{Schema: cfg.Schemas[d.Name], KeyProperties: d.PrimaryKey}
 	}
-	m, err := records.NewMapper(records.MapConfig{
+	m, err := streammap.NewMapper(streammap.MapConfig{
 		StreamMaps:         cfg.StreamMaps,
 		StreamMapConfig:    cfg.StreamMapConfig,
 		FlatteningEnabled:  cfg.FlatteningEnabled,
@@ -137,8 +137,8 @@ func mapCatalog(cfg *Config, cat *Catalog) *Catalog {
 
 // mappedOutput is one stream a mapped node writes.
 type mappedOutput struct {
-	o            *records.Output
-	tr           *records.Transformer
+	o            *streammap.Output
+	tr           *streammap.Transformer
 	selected     bool
 	sole         bool // the only selected output: it may take the record
 	dropped      map[string]bool
@@ -150,7 +150,7 @@ type mappedOutput struct {
 
 // attachMaps gives a node the streams its maps write; the node is
 // selected when one of them is.
-func attachMaps(n *node, m *records.Mapper, sel *Selection) {
+func attachMaps(n *node, m *streammap.Mapper, sel *Selection) {
 	if m == nil {
 		return
 	}

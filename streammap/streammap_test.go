@@ -1,4 +1,4 @@
-package records
+package streammap
 
 import (
 	"bytes"
@@ -10,9 +10,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-
-	"github.com/tap-dev/tap/codec"
-	"github.com/tap-dev/tap/schemas"
 )
 
 // The cases of testdata/streammaps.json come from the Meltano SDK: its
@@ -212,59 +209,5 @@ func TestFlattenKeyShortensLongNames(t *testing.T) {
 	// The outermost part is shortened to the initials of its words.
 	if want := "vlpnvlpnvlpnvlpnvlpnvlpn__" + long + "__leaf"; got != want {
 		t.Errorf("got %s, want %s", got, want)
-	}
-}
-
-// BenchmarkDecodeValidateMapEncode is BenchmarkDecodeValidateEncode's
-// last stage with and without the bench command's stream map (an md5,
-// arithmetic, a removal) between validation and encoding, mapped in place
-// as the tap does for a stream with one output: the difference is what
-// the map costs per record.
-func BenchmarkDecodeValidateMapEncode(b *testing.B) {
-	page := eventsPage(b)
-	per := len(decodeRecords(b, page))
-	raw, err := schemas.FS.ReadFile("events.json")
-	if err != nil {
-		b.Fatal(err)
-	}
-	s, err := codec.Decode(raw)
-	if err != nil {
-		b.Fatal(err)
-	}
-	m, err := NewMapper(MapConfig{StreamMaps: map[string]any{"events": map[string]any{
-		"ip": "md5(str(ip))", "id_x2": "id * 2", "user_agent": nil}}},
-		map[string]StreamSchema{"events": {Schema: s.(map[string]any), KeyProperties: eventsDef.PrimaryKey}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	for _, mapped := range []bool{false, true} {
-		name := "unmapped"
-		if mapped {
-			name = "mapped"
-		}
-		b.Run(name, func(b *testing.B) {
-			v := eventsValidator(b)
-			tr := m.Outputs("events")[0].Transformer()
-			var buf []byte
-			var keys []string
-			b.ReportAllocs()
-			for b.Loop() {
-				for _, r := range decodeRecords(b, page) {
-					rec := r.(map[string]any)
-					if v.Violations(rec) != nil {
-						b.Fatal("violation")
-					}
-					if mapped {
-						if rec, err = tr.TransformInPlace(rec); err != nil {
-							b.Fatal(err)
-						}
-					}
-					if buf, err = codec.AppendObject(buf[:0], rec, &keys); err != nil {
-						b.Fatal(err)
-					}
-				}
-			}
-			reportRecords(b, per)
-		})
 	}
 }

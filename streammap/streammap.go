@@ -1,4 +1,6 @@
-package records
+// Package streammap applies Meltano SDK inline stream maps and schema
+// flattening to a stream's schema and records.
+package streammap
 
 import (
 	"encoding/json"

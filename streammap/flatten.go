@@ -1,4 +1,4 @@
-package records
+package streammap
 
 import (
 	"fmt"
