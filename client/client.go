@@ -614,7 +614,7 @@ func (cs *call) failure() error {
 	case vRetry, vPermanent:
 		e := &StatusError{
 			Stream: cs.req.Stream, Method: cs.method, Path: cs.path,
-			Status: o.status, Attempts: cs.attempts, Err: o.err,
+			Status: o.status, Attempts: cs.attempts, Err: o.err, retried: o.v == vRetry,
 		}
 		if cs.capped {
 			e.RetryTime = cs.c.cfg.MaxRetryTime

@@ -36,6 +36,9 @@ type StatusError struct {
 	// RetryTime is Config.MaxRetryTime when that cap, not the attempts,
 	// ended the retries.
 	RetryTime time.Duration
+	// retried: the last attempt's verdict was retry (an on_status rule
+	// may make any status one), so the attempts or the time ran out.
+	retried bool
 }
 
 func (e *StatusError) Error() string {
@@ -79,7 +82,7 @@ func (e *StatusError) Unwrap() error { return e.Err }
 // exhausted reports whether the failure is of a retryable kind, which means
 // the request was retried until Attempts ran out.
 func (e *StatusError) exhausted() bool {
-	return retryableStatus(e.Status) || IsTransient(e.Err)
+	return e.retried || retryableStatus(e.Status) || IsTransient(e.Err)
 }
 
 // DeferError says the run must stop now and be resumed later: the API

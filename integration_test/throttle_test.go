@@ -1,0 +1,229 @@
+package integration_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tap-dev/tap/demoapi"
+)
+
+// One 429 with Retry-After: 3, answered mid-run while three streams run:
+// no stream sends anything until the 3 s have passed (the demo logs when
+// every request arrived), and the run then completes every table.
+//
+// One request in flight at a time makes the count exact: the 429 pauses
+// the shared limiter before the slot it held is given back, so a request
+// arriving inside the window could only come from a stream the pause did
+// not hold back.
+func TestShared429PausesEveryStream(t *testing.T) {
+	names := []string{"customers", "orders", "tickets"}
+	dc := demoBase()
+	dc.Throttle429At = 12
+	srv, base := startDemo(t, dc)
+	cfg := tapConfig(base, demoStreams(t, nil, names...))
+	cfg["rate_limit"] = map[string]any{"requests_per_second": 50, "burst": 1, "max_in_flight": 1}
+	cfg["max_parallel_streams"] = 3
+	d := newTapDir(t, cfg)
+	l := newLoader(t)
+	r := d.sync(l, 2*time.Minute)
+	if r.code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
+	}
+	from, to, inside, ok := srv.Throttle429Window()
+	if !ok {
+		t.Fatalf("the demo never answered its 429 (requests: %+v)", srv.Stats())
+	}
+	if inside != 0 {
+		t.Errorf("%d requests arrived inside the 3 s Retry-After window, want 0", inside)
+	}
+	if to.Sub(from) != 3*time.Second {
+		t.Errorf("window %s, want 3s", to.Sub(from))
+	}
+	if !strings.Contains(string(r.stderr), "every stream waits") {
+		t.Errorf("the pause is not logged; stderr:\n%s", r.stderr)
+	}
+	for _, name := range names {
+		assertTable(t, l, name, demoKeys[name], source(t, srv, name))
+	}
+}
+
+// rate_limit.daily_quota counts per UTC day across runs: the STATE of a
+// run deferred at the quota carries {"day", "used"}, a second run the same
+// day sends nothing more, and a count from an earlier day is not held
+// against today.
+func TestDailyQuotaAcrossRuns(t *testing.T) {
+	srv, base := startDemo(t, demoBase())
+	cfg := tapConfig(base, demoStreams(t, nil, "customers"))
+	cfg["rate_limit"].(map[string]any)["daily_quota"] = 4
+	d := newTapDir(t, cfg)
+	l := newLoader(t)
+	day := time.Now().UTC().Format(time.DateOnly)
+
+	r1 := d.sync(l, time.Minute)
+	if r1.code != 75 {
+		t.Fatalf("first run: exit %d, want 75; stderr:\n%s", r1.code, r1.stderr)
+	}
+	midnight := time.Now().UTC().Truncate(24 * time.Hour).Add(24 * time.Hour).Format(time.RFC3339)
+	if !strings.Contains(string(r1.stderr), "retry after "+midnight) {
+		t.Errorf("the deferral does not say %s; stderr:\n%s", midnight, r1.stderr)
+	}
+	if q := stateQuota(t, l.state); q != (quota{day, 4}) {
+		t.Fatalf("STATE quota %+v, want {%s 4}", q, day)
+	}
+	sent := srv.Stats().Requests
+	if sent != 4 {
+		t.Errorf("first run sent %d requests, want the quota, 4", sent)
+	}
+
+	r2 := d.sync(l, time.Minute)
+	if r2.code != 75 {
+		t.Fatalf("second run: exit %d, want 75; stderr:\n%s", r2.code, r2.stderr)
+	}
+	if n := srv.Stats().Requests - sent; n != 0 {
+		t.Errorf("the second run the same day sent %d requests, want 0: today's quota was used", n)
+	}
+	if !strings.Contains(string(r2.stderr), "retry after "+midnight) {
+		t.Errorf("second run: the deferral does not say %s; stderr:\n%s", midnight, r2.stderr)
+	}
+
+	// The count of an earlier day: today starts from 0, and the run
+	// finishes the stream.
+	var st map[string]any
+	json.Unmarshal(l.state, &st)
+	st["quota"] = map[string]any{"day": "2020-01-01", "used": 4}
+	l.state, _ = json.Marshal(st)
+	r3 := d.sync(l, time.Minute)
+	if r3.code != 0 {
+		t.Fatalf("third run: exit %d, want 0; stderr:\n%s", r3.code, r3.stderr)
+	}
+	n := srv.Stats().Requests - sent
+	if n < 1 || n > 4 {
+		t.Errorf("the run after an earlier day's count sent %d requests, want 1 to 4", n)
+	}
+	if q := stateQuota(t, l.state); q != (quota{day, n}) {
+		t.Errorf("STATE quota %+v, want {%s %d}", q, day, n)
+	}
+	assertTable(t, l, "customers", demoKeys["customers"], source(t, srv, "customers"))
+}
+
+type quota struct {
+	Day  string `json:"day"`
+	Used int    `json:"used"`
+}
+
+func stateQuota(t *testing.T, state []byte) quota {
+	t.Helper()
+	var st struct {
+		Quota *quota `json:"quota"`
+	}
+	if err := json.Unmarshal(state, &st); err != nil || st.Quota == nil {
+		t.Fatalf("STATE %s: no quota (%v)", state, err)
+	}
+	return *st.Quota
+}
+
+// on_status rules, per config and per stream, against real statuses of
+// the demo: 404 for an unknown path, 400 for a bad parameter, 503 faults.
+func TestOnStatusRules(t *testing.T) {
+	tests := []struct {
+		name     string
+		use      string // the stream [tickets]
+		demo     func(*demoapi.Config)
+		config   map[string]any // on_status of the config
+		stream   map[string]any // added to the tickets stream
+		exit     int
+		errHas   string
+		statuses map[int]int // answers the demo gave, by status
+	}{
+		{
+			name:     "404 ignored by the stream",
+			stream:   map[string]any{"path": "/v1/gone", "on_status": map[string]any{"404": "ignore"}},
+			statuses: map[int]int{404: 1},
+		},
+		{
+			name:     "the stream's ignore_statuses win over the config's rule",
+			config:   map[string]any{"404": "fail"},
+			stream:   map[string]any{"path": "/v1/gone", "ignore_statuses": []int{404}},
+			statuses: map[int]int{404: 1},
+		},
+		{
+			name:     "404 failed by the config",
+			config:   map[string]any{"404": "fail"},
+			stream:   map[string]any{"path": "/v1/gone"},
+			exit:     1,
+			errHas:   "404",
+			statuses: map[int]int{404: 1},
+		},
+		{
+			name:     "400 retried by the config until the attempts run out",
+			use:      "customers",
+			config:   map[string]any{"400": "retry"},
+			stream:   map[string]any{"params": map[string]any{"per_page": "many"}},
+			exit:     1,
+			errHas:   "gave up after 3 attempts",
+			statuses: map[int]int{400: 3},
+		},
+		{
+			name:     "503 failed at once by the stream",
+			demo:     func(c *demoapi.Config) { c.FailRate = 1 },
+			stream:   map[string]any{"on_status": map[string]any{"503": "fail"}},
+			exit:     1,
+			errHas:   "503",
+			statuses: map[int]int{503: 1},
+		},
+		{
+			name:   "dead_letter is a config error until request dead letters land",
+			stream: map[string]any{"on_status": map[string]any{"400": "dead_letter"}},
+			exit:   2,
+			errHas: `stream "tickets": on_status: "400": dead_letter is not available yet`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dc := demoBase()
+			if tt.demo != nil {
+				tt.demo(&dc)
+			}
+			srv, base := startDemo(t, dc)
+			use := tt.use
+			if use == "" {
+				use = "tickets"
+			}
+			streams := demoStreams(t, nil, use)
+			for k, v := range tt.stream {
+				streams[0].(map[string]any)[k] = v
+			}
+			cfg := tapConfig(base, streams)
+			cfg["retry"].(map[string]any)["max_attempts"] = 3
+			if tt.config != nil {
+				cfg["on_status"] = tt.config
+			}
+			d := newTapDir(t, cfg)
+			r := d.sync(newLoader(t), time.Minute)
+			if r.code != tt.exit {
+				t.Fatalf("exit %d, want %d; stderr:\n%s", r.code, tt.exit, r.stderr)
+			}
+			if !strings.Contains(string(r.stderr), tt.errHas) {
+				t.Errorf("stderr lacks %q:\n%s", tt.errHas, r.stderr)
+			}
+			got := srv.Stats().ByStatus
+			for status, n := range tt.statuses {
+				if got[status] != n {
+					t.Errorf("the demo answered %d × %d, want %d (all: %v)", got[status], status, n, got)
+				}
+			}
+			if tt.exit == 2 {
+				if n := srv.Stats().Requests; n != 0 {
+					t.Errorf("%d requests sent on a config error", n)
+				}
+				if _, err := os.Stat(filepath.Join(d.dir, "dead_letter.jsonl")); err == nil {
+					t.Errorf("a config error left a dead-letter file")
+				}
+			}
+		})
+	}
+}
