@@ -79,6 +79,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -91,11 +92,15 @@ import (
 func main() {
 	records := flag.Int("records", 0, "records in the throughput and memory scenarios [1,000,000; 20,000 with -quick]")
 	quick := flag.Bool("quick", false, "tiny sizes, for a CI smoke run")
+	only := flag.String("only", "", "comma-separated scenarios to run: throughput (with memory and stream maps), quota, pause, cost, formats [all]")
 	flag.Parse()
-	os.Exit(run(*records, *quick))
+	os.Exit(run(*records, *quick, *only))
 }
 
-func run(records int, quick bool) int {
+func run(records int, quick bool, only string) int {
+	want := func(scenario string) bool {
+		return only == "" || slices.Contains(strings.Split(only, ","), scenario)
+	}
 	n, pages := 1_000_000, 300
 	if quick {
 		n, pages = 20_000, 30
@@ -138,21 +143,37 @@ func run(records int, quick bool) int {
 		failed = append(failed, scenario)
 		rep.add(scenario, "error", oneLine(err.Error()), "", "ERROR")
 	}
-	large, err := b.throughput(ctx, rep, n)
-	if err != nil {
-		fail("throughput", err)
+	if want("throughput") {
+		large, err := b.throughput(ctx, rep, n)
+		if err != nil {
+			fail("throughput", err)
+		}
+		if err := b.memory(ctx, rep, n/10, n, large); err != nil {
+			fail("memory", err)
+		}
+		if err := b.streamMaps(ctx, rep, n, large); err != nil {
+			fail("stream maps", err)
+		}
 	}
-	if err := b.memory(ctx, rep, n/10, n, large); err != nil {
-		fail("memory", err)
+	if want("quota") {
+		if err := b.quota(ctx, rep, pages); err != nil {
+			fail("quota", err)
+		}
 	}
-	if err := b.streamMaps(ctx, rep, n, large); err != nil {
-		fail("stream maps", err)
+	if want("pause") {
+		if err := b.pause(ctx, rep, pages); err != nil {
+			fail("pause", err)
+		}
 	}
-	if err := b.quota(ctx, rep, pages); err != nil {
-		fail("quota", err)
+	if want("cost") {
+		if err := b.cost(ctx, rep, quick); err != nil {
+			fail("cost", err)
+		}
 	}
-	if err := b.formats(ctx, rep, n); err != nil {
-		fail("formats", err)
+	if want("formats") {
+		if err := b.formats(ctx, rep, n); err != nil {
+			fail("formats", err)
+		}
 	}
 
 	fmt.Printf("tap benchmark  %s  %s/%s  %d CPUs  %s\n", runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), time.Now().UTC().Format(time.RFC3339))

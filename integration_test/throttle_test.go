@@ -227,3 +227,41 @@ func TestOnStatusRules(t *testing.T) {
 		})
 	}
 }
+
+// circuit_breaker settings reach the breaker, and its changes of state are
+// METRIC lines.
+func TestCircuitBreakerSettingsAndMetrics(t *testing.T) {
+	dc := demoBase()
+	dc.FailRate = 1
+	srv, base := startDemo(t, dc)
+	cfg := tapConfig(base, demoStreams(t, nil, "tickets"))
+	cfg["retry"].(map[string]any)["max_attempts"] = 20
+	cfg["circuit_breaker"] = map[string]any{"threshold": 3, "cooldown_s": 0.05, "max_openings": 2}
+	d := newTapDir(t, cfg)
+	r := d.sync(newLoader(t), time.Minute)
+	if r.code != 1 {
+		t.Fatalf("exit %d, want 1; stderr:\n%s", r.code, r.stderr)
+	}
+	var states []string
+	for _, line := range strings.Split(string(r.stderr), "\n") {
+		_, m, ok := strings.Cut(line, "METRIC: ")
+		if !ok || !strings.Contains(m, "circuit_breaker_state") {
+			continue
+		}
+		var v struct {
+			Tags  struct{ State string } `json:"tags"`
+			Value int                    `json:"value"`
+		}
+		if err := json.Unmarshal([]byte(m), &v); err != nil {
+			t.Fatalf("METRIC line %q: %v", m, err)
+		}
+		states = append(states, v.Tags.State+"/"+itoa(v.Value))
+	}
+	if got := strings.Join(states, " "); got != "open/1 half-open/1 open for good/2" {
+		t.Errorf("breaker metrics %q, want open/1 half-open/1 open for good/2", got)
+	}
+	// threshold 3: 3 failures open it, the probe fails: 4 requests.
+	if n := srv.Stats().Requests; n != 4 {
+		t.Errorf("%d requests, want 4", n)
+	}
+}
