@@ -478,7 +478,7 @@ func (c *Client) Do(ctx context.Context, req Request) (*Response, error) {
 		Ignored:  cs.last.v == vIgnored,
 		Attempts: cs.attempts,
 	}
-	if out.Ignored {
+	if out.Ignored && !isTokenCall(ctx) { // an OAuth error answer is no ignored status
 		c.stats.ignored()
 	}
 	return out, nil

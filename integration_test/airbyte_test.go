@@ -51,6 +51,7 @@ var (
 	abPayloadMemberName = map[string]string{
 		"RECORD": "record", "STATE": "state", "LOG": "log", "SPEC": "spec",
 		"CONNECTION_STATUS": "connectionStatus", "CATALOG": "catalog", "TRACE": "trace",
+		"CONTROL": "control",
 	}
 )
 
@@ -284,6 +285,8 @@ func validateAirbyteLine(line []byte) (map[string]any, error) {
 		c.catalog(m["catalog"])
 	case "SPEC":
 		c.spec(m["spec"])
+	case "CONTROL":
+		c.control(m["control"]) // oauth_test.go
 	}
 	if len(c.errs) > 0 {
 		return m, fmt.Errorf("%s", strings.Join(c.errs, "; "))
