@@ -24,7 +24,7 @@ const usage = `tap — a declarative Singer tap and Airbyte source
 Singer:
   tap --config CONFIG [--state STATE] [--catalog CATALOG | --properties CATALOG]
   tap --config CONFIG --discover
-  tap --about [--format json|markdown]
+  tap --about [--format json|markdown|meltano]
   tap --version
   tap --config CONFIG --test[=all|schema]
   tap --config CONFIG --infer-schema STREAM [--infer-pages N]
@@ -43,7 +43,7 @@ Flags:
   --properties FILE   the old name of --catalog
   --discover          print the catalog of the configured streams
   --about             print name, version, capabilities and settings
-  --format FORMAT     format of --about: json (default) or markdown
+  --format FORMAT     format of --about: json (default), markdown, or meltano (a plugin definition)
   --infer-schema S    walk the first pages of stream S and print a JSON Schema inferred from them
   --infer-pages N     pages read by --infer-schema (default 3)
   --addr ADDR         serve-demo: address to listen on (default 127.0.0.1:8765)

@@ -26,7 +26,7 @@ func AboutInfo() About {
 		Name:         Name,
 		Version:      Version,
 		Description:  "A declarative Singer tap and Airbyte source for any REST or GraphQL API.",
-		Capabilities: []string{"catalog", "state", "discover", "about", "stream-maps", "schema-flattening"},
+		Capabilities: []string{"catalog", "state", "discover", "about", "test", "stream-maps", "schema-flattening"},
 		Settings:     Settings(),
 	}
 }

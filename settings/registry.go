@@ -23,6 +23,7 @@ type Setting struct {
 	Enum        []string `json:"enum,omitempty"` // the allowed values, when there are few
 	Secret      bool     `json:"secret"`
 	Required    bool     `json:"required,omitempty"`
+	Format      string   `json:"format,omitempty"` // "date-time": an RFC 3339 time
 	Description string   `json:"description"`
 
 	// open marks an object whose members are not all settings of the
@@ -59,7 +60,7 @@ var registry = []Setting{
 	{Name: "auth.private_key", Type: "string", Secret: true, Description: "PEM RSA private key (PKCS #8 or PKCS #1) signing the JWT assertion with RS256 (auth.type jwt)."},
 	{Name: "auth.key_id", Type: "string", Description: "kid header of the JWT assertion (auth.type jwt); optional."},
 	{Name: "headers", Type: "object", open: true, Description: "Extra request headers, e.g. User-Agent. Credentials here (Authorization, Cookie, X-Api-Key, names holding key, token, secret, auth, session, signature or password) are secrets."},
-	{Name: "start_date", Type: "string", Description: "RFC 3339 time: the first bookmark of an incremental stream with no state."},
+	{Name: "start_date", Type: "string", Format: "date-time", Description: "RFC 3339 time: the first bookmark of an incremental stream with no state."},
 	{Name: "streams", Type: "array", Description: "Stream definitions (inline)."},
 	{Name: "streams_file", Type: "string", Description: `A file {"streams": [...]}, relative to the config file.`},
 	{Name: "rate_limit.requests_per_second", Type: "number", Default: 10, Minimum: bound(0), Maximum: bound(1e6), Description: "Token bucket rate shared by every stream; 0 = unlimited."},

@@ -65,7 +65,7 @@ func SingerDiscover(f Files, stdout io.Writer) error {
 	return writeIndented(stdout, Discover(cfg))
 }
 
-// PrintAbout is `tap --about [--format json|markdown]`.
+// PrintAbout is `tap --about [--format json|markdown|meltano]`.
 func PrintAbout(format string, stdout io.Writer) error {
 	a := settings.AboutInfo()
 	switch format {
@@ -74,8 +74,11 @@ func PrintAbout(format string, stdout io.Writer) error {
 	case "markdown":
 		_, err := io.WriteString(stdout, a.Markdown())
 		return err
+	case "meltano":
+		_, err := io.WriteString(stdout, a.Meltano())
+		return err
 	}
-	return &UsageError{Msg: fmt.Sprintf("--format: expected json or markdown, got %q", format)}
+	return &UsageError{Msg: fmt.Sprintf("--format: expected json, markdown or meltano, got %q", format)}
 }
 
 // ServeDemo is `tap serve-demo [--addr A] [--config C]`: the demo API alone,
