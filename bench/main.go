@@ -43,8 +43,22 @@
 //     two at a time as in sample_config.json, sized to total 300 pages (30
 //     with -quick). Pages are the 200 answers. The floor is pages ÷ 9 s; a
 //     tap that keeps its bucket busy and wastes nothing on 429s finishes
-//     close to it. Requests per page counts retries (503s are expected:
-//     ~1/0.92 ≈ 1.09); 429s must be 0.
+//     close to it (target ≤ 1.05: the retries of 503s take no bucket token,
+//     so they do not push the pages back). Requests per page counts
+//     retries (503s are expected: ~1/0.92 ≈ 1.09); 429s must be 0.
+//
+//   - pause: three streams at once, four requests in flight, 50 ms latency;
+//     the demo answers one request mid-run 429 with Retry-After: 3. Target:
+//     0 requests of any stream arrive inside those 3 s (the demo's arrival
+//     log).
+//
+//   - cost: the GraphQL issues stream against the demo's cost budget
+//     (1,000 points restoring 50/s, each query costing its page size of
+//     100; 3,500 issues, 1,500 with -quick), the tap given the same budget
+//     and no request rate. Targets: 0 THROTTLED answers, wall ≤ 1.10 × the
+//     budget floor (total cost − 1,000) ÷ 50 s.
+//
+//   - -only quota,pause,cost (or throughput, formats) runs only those.
 //
 //   - formats: the same N invoices read as JSON pages (offset, 1,000 a
 //     page), as one CSV body and as one JSON Lines body, validated, one

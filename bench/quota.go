@@ -16,7 +16,7 @@ const (
 	quotaPageSize  = 10   // records per page on every stream
 	quotaStreams   = 5    // customers, orders, events, invoices, tickets
 	quotaParallel  = 2    // max_parallel_streams, as in sample_config.json
-	maxWallRatio   = 1.10 // wall time ÷ floor
+	maxWallRatio   = 1.05 // wall time ÷ floor
 	maxReqsPerPage = 1.12 // requests sent ÷ pages
 )
 

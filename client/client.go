@@ -398,13 +398,15 @@ type call struct {
 	prepareErr error
 	start      time.Time // of the first attempt
 	capped     bool      // retries stopped by MaxRetryTime
+	prevStatus int       // of the attempt before the current one (0: none, or no response)
 	token      string    // the access token the current attempt carried
 	reauthed   bool      // a 401 dropped the access token once already
 }
 
 // spend is what each attempt of the call costs the limiter.
 func (cs *call) spend() spend {
-	return spend{stream: cs.req.Stream, weight: max(cs.req.Weight, 1), cost: cs.req.Cost}
+	return spend{stream: cs.req.Stream, weight: max(cs.req.Weight, 1), cost: cs.req.Cost,
+		retry: cs.attempts > 1 && cs.prevStatus != http.StatusTooManyRequests}
 }
 
 type callKey struct{}
@@ -553,6 +555,7 @@ func (c *Client) resolve(raw string, q url.Values) (*url.URL, error) {
 func (cs *call) startAttempt(_ retryablehttp.Logger, _ *http.Request, i int) {
 	cs.attempts = i + 1
 	cs.handled = false
+	cs.prevStatus = cs.last.status
 	cs.last = outcome{}
 	cs.attempt = nil
 }

@@ -37,6 +37,7 @@ type spend struct {
 	stream string
 	weight int     // tokens of the bucket and of the weight budget [1]
 	cost   float64 // GraphQL cost estimate; 0 for a request not billed by cost
+	retry  bool    // a retry after a failure other than 429: no bucket tokens
 }
 
 // reply is what the limiter learns from an attempt's response.
@@ -221,9 +222,11 @@ func (l *limiter) acquire(ctx context.Context, sp spend) (release func(), err er
 		if err := l.waitSlot(ctx); err != nil {
 			return nil, err
 		}
-		if err := l.waitTokens(ctx, sp.weight); err != nil {
-			release()
-			return nil, err
+		if !sp.retry {
+			if err := l.waitTokens(ctx, sp.weight); err != nil {
+				release()
+				return nil, err
+			}
 		}
 		l.mu.Lock()
 		now := l.now()

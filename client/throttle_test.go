@@ -378,3 +378,42 @@ func TestBreakerChangesReported(t *testing.T) {
 		t.Errorf("changes %q", got)
 	}
 }
+
+// The bucket paces requests, not retries: a retry after a 503 takes no
+// token (its backoff paces it), a retry after a 429 takes one.
+func TestRetriesAndTokens(t *testing.T) {
+	tests := []struct {
+		first int
+		want  string
+	}{
+		{503, "[0s 50ms 1s]"},    // the retry at its backoff; the next request at the next token
+		{429, "[0s 1.25s 2.5s]"}, // the retry waits for a token, at the rate lowered to 0.8/s
+		{200, "[0s 1s 2s]"},      // three requests: one a second
+	}
+	for _, tt := range tests {
+		synctest.Test(t, func(t *testing.T) {
+			api := &fakeAPI{answer: func(n int, r *http.Request) *http.Response {
+				if n == 1 {
+					return jsonResponse(r, tt.first, nil, "{}")
+				}
+				return jsonResponse(r, 200, nil, "{}")
+			}}
+			c := bubbleClient(t, api, func(c *Config) {
+				c.RequestsPerSecond, c.BaseDelay, c.MaxDelay = 1, 100*time.Millisecond, time.Second
+			})
+			start := time.Now()
+			for len(api.starts) < 3 {
+				if _, err := c.Do(t.Context(), Request{Stream: "s", URL: "/x"}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var got []time.Duration
+			for _, s := range api.starts {
+				got = append(got, s.Sub(start))
+			}
+			if fmt.Sprint(got) != tt.want {
+				t.Errorf("first answer %d: attempts at %v, want %s", tt.first, got, tt.want)
+			}
+		})
+	}
+}
