@@ -31,6 +31,7 @@ type Config struct {
 	Auth               Auth                 `json:"auth"`
 	Headers            map[string]string    `json:"headers"`
 	StartDate          string               `json:"start_date"`
+	EndDate            string               `json:"end_date"`
 	Streams            []streams.Definition `json:"streams"`
 	StreamsFile        string               `json:"streams_file"`
 	RateLimit          RateLimit            `json:"rate_limit"`
@@ -40,6 +41,7 @@ type Config struct {
 	RequestTimeoutS    float64              `json:"request_timeout_s"`
 	MaxParallelStreams int                  `json:"max_parallel_streams"`
 	MaxPages           int                  `json:"max_pages"`
+	MaxPartitions      int                  `json:"max_partitions"`
 	OnSchemaViolation  string               `json:"on_schema_violation"`
 	DeadLetterPath     string               `json:"dead_letter_path"`
 	LogLevel           string               `json:"log_level"`
@@ -58,6 +60,8 @@ type Config struct {
 	Path string `json:"-"`
 	// Start is StartDate parsed (the zero time when unset).
 	Start time.Time `json:"-"`
+	// End is EndDate parsed (the zero time when unset: now).
+	End time.Time `json:"-"`
 	// Schemas holds each stream's decoded schema by stream name.
 	Schemas map[string]map[string]any `json:"-"`
 	// Redactor masks the config's secrets; a run adds the secrets it
@@ -237,6 +241,16 @@ func (c *Config) check() error {
 	}
 	if err := c.checkThrottling(); err != nil {
 		return err
+	}
+	if c.EndDate != "" {
+		t, err := time.Parse(time.RFC3339, c.EndDate)
+		if err != nil {
+			return fmt.Errorf("end_date: expected an RFC 3339 time such as 2025-01-01T00:00:00Z, got %q", c.EndDate)
+		}
+		c.End = t.UTC()
+		if !c.Start.IsZero() && !c.Start.Before(c.End) {
+			return fmt.Errorf("end_date: expected a time after start_date (%s), got %q", c.StartDate, c.EndDate)
+		}
 	}
 	if r := c.Retry; r.MaxDelayMS < r.BaseDelayMS {
 		return fmt.Errorf("retry.max_delay_ms: must be >= retry.base_delay_ms (%d), got %d", r.BaseDelayMS, r.MaxDelayMS)

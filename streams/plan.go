@@ -3,6 +3,9 @@ package streams
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -39,9 +42,14 @@ import (
 // the rows after it may not all have been read — and moves again only at
 // the next Close. So a bookmark never passes a row not yet read.
 //
-// A child stream has one bookmark today, covering every parent read in the
-// run; its order is checked within each partition. Per-partition
-// bookmarks will key a cursor by Partition.ID.
+// A child stream with a replication key keeps one bookmark per partition
+// (per parent record), the Meltano SDK's shape: each partition's walk is
+// filtered by its own bookmark − overlap, so a new parent never inherits
+// another parent's bookmark. A partition's high-water mark becomes its
+// bookmark when its walk ends (ClosePartition). Beyond MaxPartitions the
+// partitions with the smallest bookmarks are folded into a floor, the
+// smallest value dropped, which filters every parent with no entry: more
+// is re-read, nothing is lost.
 //
 // A Plan is used by one goroutine at a time.
 type Plan struct {
@@ -57,7 +65,34 @@ type Plan struct {
 	prevPart string
 	sorted   bool // is_sorted, and not demoted
 	moved    bool // the bookmark changed since the last Checkpoint
+
+	// Per-partition bookmarks of a child stream (perPart).
+	perPart   bool
+	start     time.Time // start_date, for a partition never seen
+	numeric   bool
+	parts     []*partCursor // in the order first seen (state first)
+	partByID  map[string]*partCursor
+	floor     any
+	maxParts  int
+	partMoved bool
 }
+
+// partCursor is one partition's bookmark and high-water mark.
+type partCursor struct {
+	id       string
+	context  map[string]any
+	bookmark any
+	high     any
+}
+
+// PartitionBookmark is one partition's bookmark, as state holds it.
+type PartitionBookmark struct {
+	Context map[string]any
+	Value   any
+}
+
+// DefaultMaxPartitions is max_partitions when the config does not say.
+const DefaultMaxPartitions = 10000
 
 // Bounds are what a Plan starts from.
 type Bounds struct {
@@ -74,6 +109,13 @@ type Bounds struct {
 	// Numeric says the replication key is a number: no start_date, no
 	// windows.
 	Numeric bool
+	// Partitions are the per-partition bookmarks in state of a child
+	// stream, and Floor the value of the partitions folded away; Bookmark
+	// is not used for a child stream.
+	Partitions []PartitionBookmark
+	Floor      any
+	// MaxPartitions bounds how many partitions are kept (0: the default).
+	MaxPartitions int
 	// FullTable reads the whole stream: no filter, no windows, and the
 	// bookmark is neither read nor moved (catalog replication-method
 	// FULL_TABLE, a stream with no replication key, or a parent read only
@@ -97,9 +139,12 @@ func NewPlan(d *Definition, b Bounds) (*Plan, error) {
 	if p.fullTable {
 		return p, nil
 	}
-	p.bookmark, p.closed = b.Bookmark, b.Bookmark
 	p.sorted = d.IsSorted
 	inc := d.Incremental
+	if d.Parent != nil {
+		return p, p.initPartitions(b)
+	}
+	p.bookmark, p.closed = b.Bookmark, b.Bookmark
 	if inc == nil || (b.Bookmark == nil && (b.Numeric || b.StartDate.IsZero())) {
 		p.lower = nil
 	} else {
@@ -124,6 +169,133 @@ func NewPlan(d *Definition, b Bounds) (*Plan, error) {
 		p.windows = []Window{} // chunked, with nothing left to read
 	}
 	return p, nil
+}
+
+func (p *Plan) initPartitions(b Bounds) error {
+	p.perPart, p.start, p.numeric, p.floor = true, b.StartDate, b.Numeric, b.Floor
+	p.maxParts = b.MaxPartitions
+	if p.maxParts <= 0 {
+		p.maxParts = DefaultMaxPartitions
+	}
+	p.partByID = map[string]*partCursor{}
+	check := func(v any) error {
+		if v == nil {
+			return nil
+		}
+		_, err := LowerBound(v, p.def.Incremental, b.StartDate)
+		return err
+	}
+	if err := check(b.Floor); err != nil {
+		return &BookmarkError{fmt.Errorf("floor: %w", err)}
+	}
+	for i, pb := range b.Partitions {
+		if err := check(pb.Value); err != nil {
+			return &BookmarkError{fmt.Errorf("partitions[%d]: %w", i, err)}
+		}
+		id := contextMapID(pb.Context)
+		if c := p.partByID[id]; c != nil {
+			c.bookmark = pb.Value
+			continue
+		}
+		c := &partCursor{id: id, context: pb.Context, bookmark: pb.Value}
+		p.parts = append(p.parts, c)
+		p.partByID[id] = c
+	}
+	return nil
+}
+
+// contextMapID is the ID of a partition read from state: its context's
+// keys in order, each as name=value, the way Partition names its own.
+func contextMapID(ctx map[string]any) string {
+	names := slices.Sorted(maps.Keys(ctx))
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = contextID(n, fmt.Sprint(ctx[n]))
+	}
+	return strings.Join(parts, "&")
+}
+
+// PerPartition reports whether the stream keeps a bookmark per partition.
+func (p *Plan) PerPartition() bool { return p.perPart }
+
+// partLower is the incremental filter of a partition's walk: its
+// bookmark − overlap, else the floor − overlap, else start_date.
+func (p *Plan) partLower(part Partition) (any, error) {
+	v := p.floor
+	if c := p.partByID[part.id]; c != nil && c.bookmark != nil {
+		v = c.bookmark
+	}
+	if v == nil && (p.numeric || p.start.IsZero()) {
+		return nil, nil
+	}
+	return LowerBound(v, p.def.Incremental, p.start)
+}
+
+// ClosePartition says part has been read to its end: its high-water mark
+// becomes its bookmark. Partitions past MaxPartitions are folded into
+// the floor.
+func (p *Plan) ClosePartition(part Partition) error {
+	if !p.perPart {
+		return nil
+	}
+	c := p.partByID[part.id]
+	if c == nil || c.high == nil {
+		return nil
+	}
+	if c.bookmark != nil {
+		cmp, err := CompareKeys(c.high, c.bookmark)
+		if err != nil {
+			return fmt.Errorf("stream %q: partition %s: cannot compare replication key %v with the bookmark in state: %w", p.def.Name, part.id, c.high, err)
+		}
+		if cmp <= 0 {
+			c.high = nil
+			return nil
+		}
+	}
+	c.bookmark, c.high, p.partMoved = c.high, nil, true
+	p.fold()
+	return nil
+}
+
+// fold keeps at most maxParts partitions with a bookmark, dropping those
+// with the smallest ones into the floor.
+func (p *Plan) fold() {
+	var kept []*partCursor
+	for _, c := range p.parts {
+		if c.bookmark != nil {
+			kept = append(kept, c)
+		}
+	}
+	over := len(kept) - p.maxParts
+	if over <= 0 {
+		return
+	}
+	bySize := slices.Clone(kept)
+	slices.SortStableFunc(bySize, func(a, b *partCursor) int {
+		c, _ := CompareKeys(a.bookmark, b.bookmark)
+		return c
+	})
+	for _, c := range bySize[:over] {
+		if p.floor == nil {
+			p.floor = c.bookmark
+		} else if cmp, err := CompareKeys(c.bookmark, p.floor); err == nil && cmp < 0 {
+			p.floor = c.bookmark
+		}
+		delete(p.partByID, c.id)
+	}
+	p.parts = slices.DeleteFunc(p.parts, func(c *partCursor) bool { return p.partByID[c.id] != c })
+}
+
+// Partitions returns the per-partition bookmarks and the floor STATE may
+// hold now, and whether they changed since the last call.
+func (p *Plan) Partitions() (parts []PartitionBookmark, floor any, moved bool) {
+	moved, p.partMoved = p.partMoved, false
+	for _, c := range p.parts {
+		if c.bookmark != nil {
+			parts = append(parts, PartitionBookmark{Context: c.context, Value: c.bookmark})
+		}
+	}
+	return parts, p.floor, moved
 }
 
 // FullTable reports whether the stream is read whole, with no filter.
@@ -172,7 +344,13 @@ func (p *Plan) Partition(parent map[string]any) (Partition, error) {
 		vars[par.As] = text
 		name = par.As
 	}
-	return Partition{Context: map[string]any{name: key}, Key: key, vars: vars, id: contextID(name, text)}, nil
+	pt := Partition{Context: map[string]any{name: key}, Key: key, vars: vars, id: contextID(name, text)}
+	if p.perPart && p.partByID[pt.id] == nil {
+		c := &partCursor{id: pt.id, context: pt.Context}
+		p.parts = append(p.parts, c)
+		p.partByID[pt.id] = c
+	}
+	return pt, nil
 }
 
 func contextID(name, text string) string {
@@ -194,6 +372,11 @@ func (p *Plan) Request(part Partition, w *Window) (Request, error) {
 	lower := p.lower
 	if w != nil {
 		lower = w.Start
+	}
+	if p.perPart && inc != nil {
+		if lower, err = p.partLower(part); err != nil {
+			return req, streamErr(d.Name, "partition %s: %v", part.id, err)
+		}
 	}
 	if inc == nil || lower == nil || p.fullTable {
 		return req, nil
@@ -249,6 +432,9 @@ func (p *Plan) Observe(part Partition, key any) (Observation, error) {
 	if key == nil {
 		return NullKey, nil
 	}
+	if p.perPart {
+		return p.observePart(part, key)
+	}
 	high, err := MaxKey(p.high, key)
 	if err != nil {
 		return Uncomparable, err
@@ -273,6 +459,37 @@ func (p *Plan) Observe(part Partition, key any) (Observation, error) {
 	return Observed, nil
 }
 
+func (p *Plan) observePart(part Partition, key any) (Observation, error) {
+	c := p.partByID[part.id]
+	if c == nil {
+		c = &partCursor{id: part.id, context: part.Context}
+		p.parts = append(p.parts, c)
+		p.partByID[part.id] = c
+	}
+	high, err := MaxKey(c.high, key)
+	if err != nil {
+		return Uncomparable, err
+	}
+	if part.id != p.prevPart {
+		p.prev, p.prevPart = nil, part.id
+	}
+	if p.sorted && p.prev != nil {
+		if cmp, err := CompareKeys(key, p.prev); err == nil && cmp < 0 {
+			ue := &UnsortedError{Stream: p.def.Name, Key: p.def.ReplicationKey, Prev: p.prev, Value: key}
+			if p.def.OnUnsorted == UnsortedDemote {
+				// A partition's bookmark moves only when its walk ends.
+				p.sorted = false
+				ue.Demoted = true
+				c.high, p.prev = high, key
+				return Demoted, ue
+			}
+			return Unsorted, ue
+		}
+	}
+	c.high, p.prev = high, key
+	return Observed, nil
+}
+
 // fallBack returns the bookmark to its value at the last Close.
 func (p *Plan) fallBack() {
 	if !sameKey(p.bookmark, p.closed) {
@@ -293,7 +510,7 @@ func (p *Plan) Page() error {
 // high-water mark becomes the bookmark, and the value a disorder falls
 // back to.
 func (p *Plan) Close() error {
-	if p.fullTable {
+	if p.fullTable || p.perPart {
 		return nil
 	}
 	if err := p.advance(); err != nil {

@@ -234,7 +234,7 @@ func TestPlanBookmark(t *testing.T) {
 			{op: "key", key: json.Number("5"), obs: Uncomparable},
 			{op: "close", check: true, bm: k(3), moved: true},
 		}},
-		"child: order checked within a partition, moved only at close": {incDef(child), Bounds{}, []readStep{
+		"child: order checked within a partition; no stream-wide bookmark": {incDef(child), Bounds{}, []readStep{
 			{op: "key", part: "id=1", key: k(5)}, {op: "key", part: "id=1", key: k(6)},
 			{op: "page", check: true, bm: nil},
 			{op: "key", part: "id=2", key: k(2)}, {op: "key", part: "id=2", key: k(3)},
@@ -289,5 +289,62 @@ func TestUnsortedErrorNamesBoth(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("err = %v, want it to name %s", err, want)
 		}
+	}
+}
+
+func TestPlanPartitionBookmarks(t *testing.T) {
+	d := incDef(func(d *Definition) {
+		d.Parent = &Parent{Stream: "orders", Key: "id", As: "order_id"}
+		d.Incremental.OverlapS = 0
+	})
+	// A Meltano SDK state, read as it is: number contexts stay numbers.
+	b := Bounds{StartDate: day(1), Now: day(10), MaxPartitions: 2, Partitions: []PartitionBookmark{
+		{Context: map[string]any{"order_id": json.Number("1")}, Value: "2026-01-08T00:00:00Z"},
+		{Context: map[string]any{"order_id": json.Number("2")}, Value: "2026-01-06T00:00:00Z"},
+	}}
+	p, err := NewPlan(d, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	since := func(id any) string {
+		t.Helper()
+		part, err := p.Partition(map[string]any{"id": id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		req, err := p.Request(part, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return req.Query.Get("since")
+	}
+	if got := since(json.Number("1")); got != "2026-01-08T00:00:00Z" {
+		t.Errorf("parent 1: since = %s", got)
+	}
+	if got := since(json.Number("3")); got != "2026-01-01T00:00:00Z" {
+		t.Errorf("a parent never seen: since = %s, want start_date", got)
+	}
+	// Parent 3's child: a third partition folds the smallest (parent 2,
+	// day 6) into the floor.
+	part3, _ := p.Partition(map[string]any{"id": json.Number("3")})
+	if obs, err := p.Observe(part3, "2026-01-07T00:00:00Z"); obs != Observed || err != nil {
+		t.Fatalf("observe: %v %v", obs, err)
+	}
+	if _, _, moved := p.Partitions(); moved {
+		t.Error("moved before the partition closed")
+	}
+	if err := p.ClosePartition(part3); err != nil {
+		t.Fatal(err)
+	}
+	parts, floor, moved := p.Partitions()
+	want := []PartitionBookmark{
+		{Context: map[string]any{"order_id": json.Number("1")}, Value: "2026-01-08T00:00:00Z"},
+		{Context: map[string]any{"order_id": json.Number("3")}, Value: "2026-01-07T00:00:00Z"},
+	}
+	if diff := cmp.Diff(want, parts); diff != "" || floor != "2026-01-06T00:00:00Z" || !moved {
+		t.Errorf("partitions (-want +got):\n%s floor = %v moved = %v", diff, floor, moved)
+	}
+	if got := since(json.Number("2")); got != "2026-01-06T00:00:00Z" {
+		t.Errorf("a folded parent: since = %s, want the floor", got)
 	}
 }

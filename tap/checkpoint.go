@@ -7,6 +7,13 @@ import (
 // commit copies the plan's bookmark into the state when it changed and
 // reports whether it did. Callers checkpoint after the records it covers.
 func (e *engine) commit(n *node) bool {
+	if n.plan.PerPartition() {
+		parts, floor, moved := n.plan.Partitions()
+		if moved {
+			e.state.SetPartitions(n.def.Name, n.def.ReplicationKey, parts, floor)
+		}
+		return moved
+	}
 	v, moved := n.plan.Checkpoint()
 	if moved {
 		e.state.SetValue(n.def.Name, n.def.ReplicationKey, v)

@@ -110,7 +110,11 @@ func (s *source) fetch(n *node) streams.Fetch {
 			}
 		}
 		var rows []any
-		for _, r := range s.rows[d.Name] {
+		all, ok := s.rows[req.URL] // a child's rows, by its filled path
+		if !ok {
+			all = s.rows[d.Name]
+		}
+		for _, r := range all {
 			if inRange(r, req.Query) {
 				rows = append(rows, r)
 			}
@@ -170,13 +174,18 @@ func key(day int) string { return time.Date(2026, 1, day, 0, 0, 0, 0, time.UTC).
 
 // engineCase is one in-process run of the engine over a fake source.
 type engineCase struct {
-	name    string
-	stream  map[string]any // extra fields of the stream "s"
-	rows    []map[string]any
-	state   string // incoming state JSON ("" = none)
-	sel     func() *Selection
-	fail    func(ctx context.CancelFunc) func(n int) error
-	shift   bool
+	name   string
+	stream map[string]any // extra fields of the stream "s"
+	rows   []map[string]any
+	state  string // incoming state JSON ("" = none)
+	sel    func() *Selection
+	fail   func(ctx context.CancelFunc) func(n int) error
+	shift  bool
+	// more are other streams' definitions, and srcRows rows by stream name
+	// or by a child's filled path.
+	more    []map[string]any
+	srcRows map[string][]map[string]any
+	cfg     map[string]any // extra config keys
 	wantErr string
 	check   func(t *testing.T, r *recorder, src *source, logs string)
 }
@@ -198,10 +207,18 @@ func runEngineCase(t *testing.T, c engineCase) {
 			def[k] = v
 		}
 	}
-	path := writeConfig(t, t.TempDir(), "config.json", map[string]any{
+	defs := []any{def}
+	for _, m := range c.more {
+		defs = append(defs, m)
+	}
+	conf := map[string]any{
 		"base_url": "http://127.0.0.1:9", "start_date": key(1),
-		"streams": []any{def}, "dead_letter_path": t.TempDir() + "/dead.jsonl",
-	})
+		"streams": defs, "dead_letter_path": t.TempDir() + "/dead.jsonl",
+	}
+	for k, v := range c.cfg {
+		conf[k] = v
+	}
+	path := writeConfig(t, t.TempDir(), "config.json", conf)
 	cfg, err := settings.Load(path)
 	if err != nil {
 		t.Fatal(err)
@@ -234,6 +251,9 @@ func runEngineCase(t *testing.T, c engineCase) {
 	}
 	e.now = func() time.Time { return time.Date(2026, 1, 11, 0, 0, 0, 0, time.UTC) }
 	src := &source{rows: map[string][]map[string]any{"s": c.rows}, pageSize: 2}
+	for k, v := range c.srcRows {
+		src.rows[k] = v
+	}
 	if c.shift {
 		src.shift = map[string]struct{}{"s": {}}
 	}
@@ -477,4 +497,122 @@ func TestEngine(t *testing.T) {
 	}} {
 		t.Run(c.name, func(t *testing.T) { runEngineCase(t, c) })
 	}
+}
+
+// childCase is a parent "s" read whole and a child "c" at /c/{id} with a
+// replication key: one run over parents and children's rows by path.
+func childCase(name, state string, parents []map[string]any, children map[string][]map[string]any, cfg map[string]any, check func(*testing.T, *recorder, *source, string)) engineCase {
+	return engineCase{
+		name:   name,
+		stream: map[string]any{"replication_key": nil, "incremental": nil, "pagination": map[string]any{"type": "none"}},
+		rows:   parents,
+		more: []map[string]any{{
+			"name": "c", "path": "/c/{id}", "records_path": "data", "primary_key": []string{"id"},
+			"parent":          map[string]any{"stream": "s", "key": "id", "as": "order_id"},
+			"replication_key": "updated_at",
+			"incremental":     map[string]any{"param": "since", "format": "rfc3339"},
+			"pagination":      map[string]any{"type": "none"},
+			"schema": map[string]any{"type": "object", "properties": map[string]any{
+				"id": map[string]any{"type": "integer"}, "order_id": map[string]any{"type": "integer"},
+				"updated_at": map[string]any{"type": "string", "format": "date-time"}}},
+		}},
+		srcRows: children, state: state, cfg: cfg, check: check,
+	}
+}
+
+// lastState is the state of the last STATE message, as JSON.
+func lastState(t *testing.T, r *recorder) string {
+	t.Helper()
+	for i := len(r.msgs) - 1; i >= 0; i-- {
+		if r.msgs[i].Type == "STATE" {
+			b, err := json.Marshal(r.msgs[i].State)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return string(b)
+		}
+	}
+	t.Fatal("no STATE")
+	return ""
+}
+
+func streamIDs(r *recorder, stream string) []int {
+	var out []int
+	for _, m := range r.msgs {
+		if m.Type == "RECORD" && m.Stream == stream {
+			n, _ := m.Record["id"].(float64)
+			out = append(out, int(n))
+		}
+	}
+	return out
+}
+
+// partitionsOf reads the child's partitions out of a state, as
+// "context value" lines, and its floor.
+func partitionsOf(t *testing.T, state string) (parts []string, floor any) {
+	t.Helper()
+	var st struct {
+		Bookmarks map[string]struct {
+			Partitions []struct {
+				Context map[string]any `json:"context"`
+				Key     string         `json:"replication_key"`
+				Value   any            `json:"replication_key_value"`
+			} `json:"partitions"`
+			Floor any `json:"floor"`
+		} `json:"bookmarks"`
+	}
+	if err := json.Unmarshal([]byte(state), &st); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range st.Bookmarks["c"].Partitions {
+		parts = append(parts, fmt.Sprint(p.Context, " ", p.Key, " ", p.Value))
+	}
+	return parts, st.Bookmarks["c"].Floor
+}
+
+// The loss the per-parent bookmarks fix: parent 3 appears after parent 1's
+// children were read up to day 8; parent 3's child, updated on day 5, is
+// read, since parent 3 is filtered by its own (absent) bookmark.
+func TestEnginePerPartitionBookmarks(t *testing.T) {
+	child1 := map[string][]map[string]any{"/c/1": {row(10, 8)}}
+	both := map[string][]map[string]any{"/c/1": {row(10, 8)}, "/c/3": {row(30, 5)}}
+	var first string
+	runEngineCase(t, childCase("first run: parent 1", "", []map[string]any{row(1, 2)}, child1, nil,
+		func(t *testing.T, r *recorder, _ *source, _ string) {
+			equal(t, "child ids", streamIDs(r, "c"), []int{10})
+			first = lastState(t, r)
+			parts, _ := partitionsOf(t, first)
+			equal(t, "partitions", parts, []string{"map[order_id:1] updated_at " + key(8)})
+		}))
+	runEngineCase(t, childCase("second run: new parent 3 with an older child", first, []map[string]any{row(1, 2), row(3, 2)}, both, nil,
+		func(t *testing.T, r *recorder, src *source, _ string) {
+			equal(t, "child ids", streamIDs(r, "c"), []int{10, 30})
+			equal(t, "requests", src.requests, []string{"s?", "c?since=" + url.QueryEscape(key(8)), "c?since=" + url.QueryEscape(key(1))})
+			parts, floor := partitionsOf(t, lastState(t, r))
+			equal(t, "partitions", parts, []string{"map[order_id:1] updated_at " + key(8), "map[order_id:3] updated_at " + key(5)})
+			if floor != nil {
+				t.Errorf("floor = %v, want none", floor)
+			}
+		}))
+}
+
+// Past max_partitions, the smallest bookmarks fold into the floor, which
+// filters a parent with no entry.
+func TestEngineMaxPartitionsFloor(t *testing.T) {
+	children := map[string][]map[string]any{"/c/1": {row(10, 8)}, "/c/3": {row(30, 5)}, "/c/4": {row(40, 6), row(41, 4)}}
+	var first string
+	runEngineCase(t, childCase("two parents, room for one", "", []map[string]any{row(1, 2), row(3, 2)}, children, map[string]any{"max_partitions": 1},
+		func(t *testing.T, r *recorder, _ *source, _ string) {
+			first = lastState(t, r)
+			parts, floor := partitionsOf(t, first)
+			equal(t, "partitions", parts, []string{"map[order_id:1] updated_at " + key(8)})
+			if floor != key(5) {
+				t.Errorf("floor = %v, want %s", floor, key(5))
+			}
+		}))
+	runEngineCase(t, childCase("a parent with no entry reads from the floor", first, []map[string]any{row(4, 2)}, children, map[string]any{"max_partitions": 1},
+		func(t *testing.T, r *recorder, src *source, _ string) {
+			equal(t, "requests", src.requests, []string{"s?", "c?since=" + url.QueryEscape(key(5))})
+			equal(t, "child ids", streamIDs(r, "c"), []int{40})
+		}))
 }

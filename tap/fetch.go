@@ -26,6 +26,8 @@ func (e *engine) plan(n *node) error {
 	b := streams.Bounds{StartDate: e.cfg.Start, Now: e.now().UTC(), Numeric: n.numeric, FullTable: !n.selected || n.fullTable}
 	if !b.FullTable && e.state != nil {
 		b.Bookmark = e.state.Value(d.Name)
+		b.Partitions, b.Floor = e.state.Partitions(d.Name)
+		b.MaxPartitions = e.cfg.MaxPartitions
 		if s, _, ok := e.state.Window(d.Name); ok {
 			t, err := time.Parse(time.RFC3339, s)
 			if err != nil {
@@ -166,7 +168,17 @@ func (e *engine) walkChild(ctx context.Context, c *node, parent map[string]any) 
 	if err != nil {
 		return err
 	}
-	return e.walk(ctx, c, req, part)
+	if err := e.walk(ctx, c, req, part); err != nil {
+		return err
+	}
+	// The partition's own bookmark is safe once its walk has ended.
+	if err := c.plan.ClosePartition(part); err != nil {
+		return err
+	}
+	if e.commit(c) && c.selected {
+		return e.checkpoint(c)
+	}
+	return nil
 }
 
 // cutShort reports whether a body that failed to decode ends in the middle

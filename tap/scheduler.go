@@ -201,7 +201,7 @@ func (e *engine) syncTree(ctx context.Context, root *node) error {
 		}
 		e.state.SetSyncing(n.def.Name, false)
 		if n != root {
-			// A child's bookmark covers every parent walked in this run.
+			// A child's partitions were checkpointed as each ended.
 			e.endStream(n)
 			if cerr := n.plan.Close(); cerr != nil {
 				err = errors.Join(err, cerr)

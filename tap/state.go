@@ -40,6 +40,9 @@ const (
 	keyWindow         = "window"
 	keyVersion        = "version"
 	keyLastRecords    = "last_run_records"
+	keyPartitions     = "partitions"
+	keyContext        = "context"
+	keyFloor          = "floor"
 )
 
 // NewState returns an empty state.
@@ -174,6 +177,42 @@ func (st *State) Window(stream string) (start, end string, ok bool) {
 	start, _ = w["start"].(string)
 	end, _ = w["end"].(string)
 	return start, end, start != ""
+}
+
+// Partitions returns the per-partition bookmarks of a child stream and its
+// floor, in the Meltano SDK's shape.
+func (st *State) Partitions(stream string) (parts []streams.PartitionBookmark, floor any) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	b := st.bookmarks[stream]
+	list, _ := b[keyPartitions].([]any)
+	for _, e := range list {
+		m, _ := e.(map[string]any)
+		ctx, _ := m[keyContext].(map[string]any)
+		if ctx == nil || m[keyValue] == nil {
+			continue
+		}
+		parts = append(parts, streams.PartitionBookmark{Context: ctx, Value: m[keyValue]})
+	}
+	return parts, b[keyFloor]
+}
+
+// SetPartitions records a child stream's per-partition bookmarks and
+// floor. The stream-wide value, which covered every parent at once, is
+// dropped: a reader must not take it for a bookmark of each parent.
+func (st *State) SetPartitions(stream, key string, parts []streams.PartitionBookmark, floor any) {
+	st.update(stream, func(b map[string]any) {
+		list := make([]any, len(parts))
+		for i, p := range parts {
+			list[i] = map[string]any{keyContext: p.Context, keyReplicationKey: key, keyValue: p.Value}
+		}
+		b[keyPartitions] = list
+		delete(b, keyValue)
+		delete(b, keyReplicationKey)
+		if floor != nil {
+			b[keyFloor] = floor
+		}
+	})
 }
 
 // SetValue moves the stream's bookmark.
@@ -312,6 +351,9 @@ func (st *State) check(cfg *Config) error {
 				}
 			}
 		}
+		if err := checkPartitions(field, b, keyKind(cfg.Schemas[d.Name], d.ReplicationKey)); err != nil {
+			return err
+		}
 		if w, ok := b[keyWindow]; ok {
 			wm, _ := w.(map[string]any)
 			if wm == nil {
@@ -322,6 +364,50 @@ func (st *State) check(cfg *Config) error {
 				if _, err := time.Parse(time.RFC3339, s); err != nil {
 					return fmt.Errorf("%s.%s.%s: expected an RFC 3339 time, got %s", field, keyWindow, edge, jsonText(wm[edge]))
 				}
+			}
+		}
+	}
+	return nil
+}
+
+// checkPartitions holds a child stream's partitions and floor to the shape
+// the Meltano SDK writes and to the type of the replication key.
+func checkPartitions(field string, b map[string]any, kind string) error {
+	checkValue := func(where string, v any) error {
+		switch kind {
+		case "time":
+			if _, ok := streams.ParseTimeKey(v); !ok {
+				return fmt.Errorf("%s: expected an RFC 3339 time, got %s", where, jsonText(v))
+			}
+		case "number":
+			if _, ok := v.(json.Number); !ok {
+				return fmt.Errorf("%s: expected a number, got %s", where, jsonText(v))
+			}
+		}
+		return nil
+	}
+	if v, ok := b[keyFloor]; ok && v != nil {
+		if err := checkValue(field+"."+keyFloor, v); err != nil {
+			return err
+		}
+	}
+	raw, ok := b[keyPartitions]
+	if !ok {
+		return nil
+	}
+	list, ok := raw.([]any)
+	if !ok {
+		return fmt.Errorf("%s.%s: expected an array of {\"context\", \"replication_key_value\"}", field, keyPartitions)
+	}
+	for i, e := range list {
+		where := fmt.Sprintf("%s.%s[%d]", field, keyPartitions, i)
+		m, _ := e.(map[string]any)
+		if _, ok := m[keyContext].(map[string]any); !ok {
+			return fmt.Errorf("%s.%s: expected an object such as {\"order_id\": 3}", where, keyContext)
+		}
+		if v := m[keyValue]; v != nil {
+			if err := checkValue(where+"."+keyValue, v); err != nil {
+				return err
 			}
 		}
 	}
