@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,7 +19,8 @@ var ErrNotLiteral = errors.New("the value is not a string written in the file")
 
 // SetString returns the JSON document raw with the string at the dotted
 // path (auth.refresh_token) replaced by value. Every other byte is kept:
-// the keys, their order, the spacing. raw must hold the path.
+// the keys, their order, the spacing. A key given twice is replaced
+// twice, since a decoder may read either. raw must hold the path.
 func SetString(raw []byte, path, value string) ([]byte, error) {
 	want := strings.Split(path, ".")
 	type frame struct {
@@ -39,10 +39,12 @@ func SetString(raw []byte, path, value string) ([]byte, error) {
 		}
 		return true
 	}
+	type span struct{ from, to int }
+	var spans []span
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
-	for {
-		start := dec.InputOffset()
+	for first := true; first || len(stack) > 0; first = false {
+		start := int(dec.InputOffset())
 		if n := len(stack); n > 0 && stack[n-1].obj && stack[n-1].wantKey {
 			tok, err := dec.Token()
 			if err != nil {
@@ -50,10 +52,9 @@ func SetString(raw []byte, path, value string) ([]byte, error) {
 			}
 			if d, ok := tok.(json.Delim); ok && d == '}' {
 				stack = stack[:n-1]
-				if len(stack) == 0 {
-					return nil, fmt.Errorf("%s: not in the file", path)
+				if len(stack) > 0 {
+					stack[len(stack)-1].wantKey = true
 				}
-				stack[len(stack)-1].wantKey = true
 				continue
 			}
 			stack[n-1].key, _ = tok.(string)
@@ -62,9 +63,6 @@ func SetString(raw []byte, path, value string) ([]byte, error) {
 		}
 		target := at()
 		tok, err := dec.Token()
-		if err == io.EOF {
-			return nil, fmt.Errorf("%s: not in the file", path)
-		}
 		if err != nil {
 			return nil, err
 		}
@@ -72,21 +70,13 @@ func SetString(raw []byte, path, value string) ([]byte, error) {
 			if _, ok := tok.(string); !ok {
 				return nil, fmt.Errorf("%s: %w", path, ErrNotLiteral)
 			}
-			end := dec.InputOffset()
-			// start is where the previous token ended: skip the ':' and
-			// spaces before the string.
-			i := int(start)
-			for i < int(end) && raw[i] != '"' {
-				i++
-			}
-			v, err := codec.Marshal(value)
-			if err != nil {
-				return nil, err
-			}
-			out := make([]byte, 0, len(raw)+len(v))
-			out = append(out, raw[:i]...)
-			out = append(out, v...)
-			return append(out, raw[end:]...), nil
+			// start is where the previous token ended: the string starts
+			// after the ':' and the spaces.
+			end := int(dec.InputOffset())
+			from := bytes.IndexByte(raw[start:end], '"')
+			spans = append(spans, span{start + from, end})
+			stack[len(stack)-1].wantKey = true
+			continue
 		}
 		switch d, _ := tok.(json.Delim); d {
 		case '{':
@@ -101,10 +91,22 @@ func SetString(raw []byte, path, value string) ([]byte, error) {
 		if n := len(stack); n > 0 && stack[n-1].obj {
 			stack[n-1].wantKey = true
 		}
-		if len(stack) == 0 {
-			return nil, fmt.Errorf("%s: not in the file", path)
-		}
 	}
+	if len(spans) == 0 {
+		return nil, fmt.Errorf("%s: not in the file", path)
+	}
+	v, err := codec.Marshal(value)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, 0, len(raw)+len(spans)*len(v))
+	prev := 0
+	for _, sp := range spans {
+		out = append(out, raw[prev:sp.from]...)
+		out = append(out, v...)
+		prev = sp.to
+	}
+	return append(out, raw[prev:]...), nil
 }
 
 // WriteFileAtomic replaces the file at path (a symbolic link is followed)

@@ -17,6 +17,8 @@ func TestSetString(t *testing.T) {
 			"{\n  \"z\": [1, {\"refresh_token\": \"no\"}],\n  \"auth\" :  {\"type\": \"oauth2\", \"refresh_token\"\t:\t\"n\\\"e<w\", \"x\": {}},\n  \"a\": \"refresh_token\"\n}\n", nil},
 		{"escaped old value", `{"auth":{"refresh_token":"a\"b\u00e9"},"b":1}`, `{"auth":{"refresh_token":"n\"e<w"},"b":1}`, nil},
 		{"nested deeper first", `{"x":{"auth":{"refresh_token":"no"}},"auth":{"scopes":[[],{}],"refresh_token":"old"}}`, `{"x":{"auth":{"refresh_token":"no"}},"auth":{"scopes":[[],{}],"refresh_token":"n\"e<w"}}`, nil},
+		{"a key twice", `{"auth":{"refresh_token":"a","refresh_token":"b"}}`, `{"auth":{"refresh_token":"n\"e<w","refresh_token":"n\"e<w"}}`, nil},
+		{"not an object", `[1,2]`, "", nil},
 		{"env reference", `{"auth":{"refresh_token":{"env":"RT"}}}`, "", ErrNotLiteral},
 		{"absent", `{"auth":{"type":"oauth2"},"refresh_token":"x"}`, "", nil},
 	}

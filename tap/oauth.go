@@ -27,6 +27,9 @@ func keepWith(keep keeper) func(*client.Config) {
 // a path is on base's host (so embedded://demo can serve it).
 func oauthOf(cfg *Config, base *url.URL, keep keeper) client.OAuth {
 	a := cfg.Auth
+	if a.Type != "oauth2" && a.Type != "jwt" {
+		return client.OAuth{}
+	}
 	tokenURL := a.TokenURL
 	if u, err := url.Parse(tokenURL); err == nil && !u.IsAbs() {
 		tokenURL = base.ResolveReference(u).String()
