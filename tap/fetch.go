@@ -73,10 +73,8 @@ func (e *engine) walk(ctx context.Context, n *node, first streams.Request, part 
 		n.pages.Add(1)
 		n.received.Add(int64(len(resp.Records)))
 		extracted := e.now()
-		for _, rec := range resp.Records {
-			if err := e.handle(ctx, n, rec, extracted, part); err != nil {
-				return err
-			}
+		if err := e.handlePage(ctx, n, resp, extracted, part); err != nil {
+			return err
 		}
 		// Records of a sorted stream arrive in key order, so once a page
 		// is written the largest key on it is safe to checkpoint.
@@ -106,6 +104,7 @@ func (e *engine) walk(ctx context.Context, n *node, first streams.Request, part 
 func (e *engine) fetcher(n *node) streams.Fetch {
 	d := n.def
 	dec, derr := e.decoder(n, d.BodyFormat())
+	splice := e.newSplicer(n)
 	return func(ctx context.Context, req streams.Request) (*streams.Response, error) {
 		if derr != nil {
 			return nil, derr
@@ -119,6 +118,12 @@ func (e *engine) fetcher(n *node) streams.Fetch {
 				b, err := gunzipJSON(b)
 				if err != nil {
 					return err
+				}
+				if splice != nil {
+					if p, ok := splice.scan(b); ok {
+						body, records = p, p.keys
+						return nil
+					}
 				}
 				v, err := codec.Decode(b)
 				if err != nil {

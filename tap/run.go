@@ -25,6 +25,10 @@ type Options struct {
 	// RecordLimit > 0 stops each stream after that many records and
 	// writes no STATE: a test run (--test) must not move a bookmark.
 	RecordLimit int64
+	// Tree sends every record through the tree path (decode, validate,
+	// encode), none spliced from the page's bytes: the splice path's
+	// reference in tests.
+	Tree bool
 }
 
 // Sync runs one sync: every selected stream, records then STATE, through
@@ -44,6 +48,7 @@ func Sync(ctx context.Context, o Options) error {
 		return err
 	}
 	e.recordLimit = o.RecordLimit
+	e.tree = o.Tree
 	opts, err := e.clientOptions(o.State)
 	if err != nil {
 		return err

@@ -67,6 +67,7 @@ type engine struct {
 	byName map[string]*node
 
 	recordLimit int64 // Options.RecordLimit
+	tree        bool  // Options.Tree
 }
 
 func newEngine(cfg *Config, sel *Selection, st *State, out Writer, log *slog.Logger) (*engine, error) {
