@@ -2,6 +2,7 @@ package integration_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -263,5 +264,69 @@ func TestCircuitBreakerSettingsAndMetrics(t *testing.T) {
 	// threshold 3: 3 failures open it, the probe fails: 4 requests.
 	if n := srv.Stats().Requests; n != 4 {
 		t.Errorf("%d requests, want 4", n)
+	}
+}
+
+// The GraphQL cost budget through the binary: each query reserves its
+// page size before it is sent, so the demo's budget (20 points restoring
+// 20/s, each query costing its 10 edges) never answers THROTTLED.
+func TestGraphQLCostBudget(t *testing.T) {
+	dc := demoBase()
+	dc.CostPoints, dc.CostRestorePerS = 20, 20
+	srv, base := startDemo(t, dc)
+	streams := demoStreams(t, nil, "issues")
+	streams[0].(map[string]any)["error_path"] = "errors" // THROTTLED would be retried
+	cfg := tapConfig(base, streams)
+	cfg["rate_limit"].(map[string]any)["cost"] = map[string]any{"points": 20, "restore_per_s": 20}
+	d := newTapDir(t, cfg)
+	l := newLoader(t)
+	r := d.sync(l, time.Minute)
+	if r.code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
+	}
+	if n := srv.Throttled(); n != 0 {
+		t.Errorf("%d queries answered THROTTLED, want 0", n)
+	}
+	if n := srv.Stats().ByPath["graphql"]; n < 4 {
+		t.Errorf("%d queries, want the 4 pages of 10 at least", n)
+	}
+	assertTable(t, l, "issues", demoKeys["issues"], source(t, srv, "issues"))
+}
+
+// In Airbyte mode each stream's stream_state carries a copy of the daily
+// quota count; given back as --state, the next read the same day goes on
+// counting from it.
+func TestDailyQuotaAirbyte(t *testing.T) {
+	dir := abDir(t)
+	var cfg map[string]any
+	readJSON(t, filepath.Join(dir, "config.json"), &cfg)
+	cfg["rate_limit"] = map[string]any{"requests_per_second": 0, "daily_quota": 3}
+	b, _ := json.Marshal(cfg)
+	writeFile(t, filepath.Join(dir, "config.json"), b)
+	read := []string{"read", "--config", "config.json", "--catalog", "configured_catalog.json"}
+	day := time.Now().UTC().Format(time.DateOnly)
+
+	first := runAirbyte(t, dir, read...)
+	if first.code != 75 {
+		t.Fatalf("first read: exit %d, want 75: %v", first.code, first.errorTrace())
+	}
+	states := first.lastStates()
+	if len(states) == 0 {
+		t.Fatal("no STATE before the deferral")
+	}
+	for _, s := range states {
+		q, _ := abGet(s, "stream", "stream_state", "quota").(map[string]any)
+		if q["day"] != day || fmt.Sprint(q["used"]) != "3" {
+			t.Errorf("stream_state quota %v, want {day %s, used 3}", q, day)
+		}
+	}
+	b, _ = json.Marshal(states)
+	writeFile(t, filepath.Join(dir, "state.json"), b)
+	second := runAirbyte(t, dir, append(read, "--state", "state.json")...)
+	if second.code != 75 {
+		t.Fatalf("second read: exit %d, want 75: %v", second.code, second.errorTrace())
+	}
+	if n := len(second.of("RECORD")); n != 0 {
+		t.Errorf("the second read the same day emitted %d records, want 0: the quota was used", n)
 	}
 }
