@@ -169,7 +169,14 @@ func (t *tokens) invalidate(access string) {
 // handed to OnRotate before the access token is returned.
 func (t *tokens) fetch(ctx context.Context) (*oauth2.Token, error) {
 	o := t.o
-	ctx = context.WithValue(ctx, oauth2.HTTPClient, t.hc)
+	// A token request in flight when the run is interrupted gets one
+	// Timeout more to finish: the server may have rotated the refresh
+	// token already, and the answer is the only place the new one is.
+	fctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancel()
+	stop := context.AfterFunc(ctx, func() { time.AfterFunc(t.c.cfg.Timeout, cancel) })
+	defer stop()
+	ctx = context.WithValue(fctx, oauth2.HTTPClient, t.hc)
 	style := oauth2.AuthStyleInHeader
 	if o.AuthStyle == "body" {
 		style = oauth2.AuthStyleInParams

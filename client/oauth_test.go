@@ -382,3 +382,35 @@ func TestJWTBearer(t *testing.T) {
 		t.Errorf("requests (-want +got):\n%s", diff)
 	}
 }
+
+// A run interrupted while the token endpoint is answering still keeps the
+// rotated refresh token: the server may have voided the old one already.
+func TestOAuthRotationKeptWhenInterrupted(t *testing.T) {
+	arrived, release := make(chan struct{}), make(chan struct{})
+	o := newOAuthServer(t, func(int, map[string]string) (int, string) {
+		close(arrived)
+		<-release
+		return 200, tokenAnswer("at", 3600, "rt-new")
+	})
+	var kept []string
+	e := oauthEnv(t, o, OAuth{GrantType: "refresh_token", RefreshToken: "rt-old",
+		OnRotate: func(_ context.Context, rt string) error { kept = append(kept, rt); return nil }}, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() {
+		_, err := e.c.Do(ctx, Request{URL: "/data"})
+		done <- err
+	}()
+	<-arrived
+	cancel()
+	close(release)
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Errorf("err = %v, want the run's cancellation", err)
+	}
+	if diff := cmp.Diff([]string{"rt-new"}, kept); diff != "" {
+		t.Errorf("kept (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"token"}, o.events()); diff != "" {
+		t.Errorf("requests (-want +got):\n%s", diff)
+	}
+}
