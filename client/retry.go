@@ -310,7 +310,7 @@ func (cs *call) chooseWait() {
 func (cs *call) backoff(_, _ time.Duration, _ int, _ *http.Response) time.Duration {
 	c := cs.c
 	o := cs.last
-	c.stats.retried()
+	c.stats.retried(cs.req.Stream)
 	args := []any{"stream", cs.req.Stream, "method", cs.method, "url", cs.logURL,
 		"attempt", cs.attempts, "max_attempts", c.cfg.MaxAttempts, "wait", cs.wait.String()}
 	if o.status != 0 {

@@ -12,7 +12,9 @@ type Stats struct {
 	Requests int         // attempts sent (retries and redirects included)
 	ByStatus map[int]int // responses by status; transport errors under 0
 	Retries  int         // retries scheduled
-	Ignored  int         // responses with a status in Request.IgnoreStatuses
+	// RetriesByStream holds the retries of each Request.Stream.
+	RetriesByStream map[string]int
+	Ignored         int // responses with a status in Request.IgnoreStatuses
 
 	// Waits are the totals over every request. Requests of streams that
 	// run in parallel wait at the same time, so a total may exceed the
@@ -49,7 +51,7 @@ type stats struct {
 }
 
 func newStats() *stats {
-	return &stats{s: Stats{ByStatus: map[int]int{}, ByStream: map[string]Waits{}}}
+	return &stats{s: Stats{ByStatus: map[int]int{}, ByStream: map[string]Waits{}, RetriesByStream: map[string]int{}}}
 }
 
 func (s *stats) snapshot() Stats {
@@ -58,6 +60,7 @@ func (s *stats) snapshot() Stats {
 	out := s.s
 	out.ByStatus = maps.Clone(s.s.ByStatus)
 	out.ByStream = maps.Clone(s.s.ByStream)
+	out.RetriesByStream = maps.Clone(s.s.RetriesByStream)
 	return out
 }
 
@@ -69,9 +72,11 @@ func (s *stats) update(f func(*Stats)) {
 
 func (s *stats) sent()           { s.update(func(t *Stats) { t.Requests++ }) }
 func (s *stats) status(code int) { s.update(func(t *Stats) { t.ByStatus[code]++ }) }
-func (s *stats) retried()        { s.update(func(t *Stats) { t.Retries++ }) }
-func (s *stats) ignored()        { s.update(func(t *Stats) { t.Ignored++ }) }
-func (s *stats) opened()         { s.update(func(t *Stats) { t.BreakerOpenings++ }) }
+func (s *stats) retried(stream string) {
+	s.update(func(t *Stats) { t.Retries++; t.RetriesByStream[stream]++ })
+}
+func (s *stats) ignored() { s.update(func(t *Stats) { t.Ignored++ }) }
+func (s *stats) opened()  { s.update(func(t *Stats) { t.BreakerOpenings++ }) }
 
 // wait adds d to one kind of wait, in the totals and in the waits of the
 // stream whose request ctx carries (none outside Client.Do).

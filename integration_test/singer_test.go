@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -170,6 +171,13 @@ func TestSingerRunOfEveryDemoStream(t *testing.T) {
 	}
 	if !bytes.Contains(r.stderr, []byte("INFO METRIC: {")) || !bytes.Contains(r.stderr, []byte("run summary")) {
 		t.Errorf("stderr lacks metric lines or the run summary:\n%s", r.stderr)
+	}
+	// The table a person reads: a row per stream, counting what stdout carries.
+	table := summaryTable(t, r.stderr)
+	for s, n := range counts {
+		if got := table[s]["records"]; got != strconv.Itoa(n) {
+			t.Errorf("summary table: stream %s has records %q, stdout %d", s, got, n)
+		}
 	}
 }
 

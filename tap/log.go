@@ -26,7 +26,11 @@ type lineHandler struct {
 // the secrets red knows masked.
 func NewStderrLogger(w io.Writer, level slog.Level, red *settings.Redactor) *slog.Logger {
 	return slog.New(&lineHandler{mu: &sync.Mutex{}, level: level, redact: red, emit: func(l slog.Level, line string) {
-		fmt.Fprintf(w, "%s %s\n", levelName(l), line)
+		// Each line of a message of several (the summary table) carries
+		// the level, so that every line of stderr reads as singer-python's.
+		for _, part := range strings.Split(line, "\n") {
+			fmt.Fprintf(w, "%s %s\n", levelName(l), part)
+		}
 	}})
 }
 

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"log/slog"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/tap-dev/tap/client"
 	"github.com/tap-dev/tap/codec"
 	"github.com/tap-dev/tap/settings"
 )
@@ -18,6 +20,7 @@ import (
 func (e *engine) requestMetric(stream, method, path string, status int, d time.Duration) {
 	if n := e.byName[stream]; n != nil {
 		n.requests.Add(1)
+		n.byClass[statusClass(status)].Add(1)
 	}
 	if !e.log.Enabled(context.Background(), slog.LevelDebug) {
 		return
@@ -72,10 +75,11 @@ func (e *engine) streamMetrics(n *node) {
 
 func seconds(d time.Duration) string { return fmt.Sprintf("%.1f", d.Seconds()) }
 
-// summary logs what the run did: the client's requests and waits, and
-// the drift of every stream. The waits are totals over the streams, which
-// wait at the same time when they run in parallel; each stream's own are
-// on its "stream done" line.
+// summary logs what the run did: the client's requests and waits as one
+// key=value line for machines, the drift of every stream, then a table
+// per stream for a person. The line's waits are totals over the streams,
+// which wait at the same time when they run in parallel; the table's are
+// each stream's own.
 func (e *engine) summary(elapsed time.Duration) {
 	st := e.client.Stats()
 	var total int64
@@ -103,15 +107,124 @@ func (e *engine) summary(elapsed time.Duration) {
 		"wait_retry_after_s", seconds(st.WaitRetryAfter), "wait_backoff_s", seconds(st.WaitBackoff),
 		"wait_breaker_s", seconds(st.WaitBreaker),
 		"dead_letters", e.dead.Count())
+	var rows []streamRow
 	for _, n := range e.nodes {
 		if !n.selected {
 			continue
 		}
-		for _, d := range n.check.Drift().Report(e.log) {
+		drift := n.check.Drift().Report(e.log)
+		for _, d := range drift {
 			e.metric(e.metricsLevel(), "counter", "schema_drift", d.Count, map[string]any{"endpoint": n.def.Name, "kind": d.Kind, "field": d.Field})
 		}
+		r := streamRow{stream: n.def.Name, records: n.records.Load(), pages: n.pages.Load(), requests: n.requests.Load(),
+			retries: st.RetriesByStream[n.def.Name], waits: st.ByStream[n.def.Name], deadLetters: n.deadLetters.Load(), drift: len(drift)}
+		for i := range r.byClass {
+			r.byClass[i] = n.byClass[i].Load()
+		}
+		rows = append(rows, r)
 	}
+	// One message: Singer's stderr writes it a line each, Airbyte one LOG.
+	e.log.Info("run summary by stream:\n" + summaryTable(rows))
 }
+
+// statusClass is the index of a status in node.byClass: 2 for 2xx, 0 for
+// no response (a transport error).
+func statusClass(status int) int {
+	if status < 100 || status > 599 {
+		return 0
+	}
+	return status / 100
+}
+
+// streamRow is what one stream did, for the summary table.
+type streamRow struct {
+	stream                   string
+	records, pages, requests int64
+	byClass                  [6]int64 // attempts by status class, as node.byClass
+	retries                  int
+	waits                    client.Waits
+	deadLetters              int64
+	drift                    int // findings of the drift report
+}
+
+// summaryTable renders rows as a table a person reads: a column per
+// count, right-aligned; the attempts by status class only for the classes
+// seen; the waits in seconds; a total row when there are several streams.
+func summaryTable(rows []streamRow) string {
+	classes := []string{"no_response", "1xx", "2xx", "3xx", "4xx", "5xx"}
+	var seen []int
+	for i := range classes {
+		for _, r := range rows {
+			if r.byClass[i] > 0 {
+				seen = append(seen, i)
+				break
+			}
+		}
+	}
+	header := []string{"stream", "records", "pages", "requests"}
+	for _, i := range seen {
+		header = append(header, classes[i])
+	}
+	header = append(header, "retries", "slot_s", "bucket_s", "retry_after_s", "backoff_s", "breaker_s", "dead_letters", "drift")
+	cells := [][]string{header}
+	var total streamRow
+	total.stream = "total"
+	for _, r := range rows {
+		cells = append(cells, r.cells(seen))
+		total.records += r.records
+		total.pages += r.pages
+		total.requests += r.requests
+		for i, c := range r.byClass {
+			total.byClass[i] += c
+		}
+		total.retries += r.retries
+		total.waits.WaitSlot += r.waits.WaitSlot
+		total.waits.WaitBucket += r.waits.WaitBucket
+		total.waits.WaitRetryAfter += r.waits.WaitRetryAfter
+		total.waits.WaitBackoff += r.waits.WaitBackoff
+		total.waits.WaitBreaker += r.waits.WaitBreaker
+		total.deadLetters += r.deadLetters
+		total.drift += r.drift
+	}
+	if len(rows) > 1 {
+		cells = append(cells, total.cells(seen))
+	}
+	width := make([]int, len(header))
+	for _, row := range cells {
+		for i, c := range row {
+			width[i] = max(width[i], len(c))
+		}
+	}
+	var b strings.Builder
+	for j, row := range cells {
+		if j > 0 {
+			b.WriteByte('\n')
+		}
+		for i, c := range row {
+			pad := strings.Repeat(" ", width[i]-len(c))
+			switch {
+			case i == 0:
+				b.WriteString(c + pad) // names left, numbers right
+			default:
+				b.WriteString("  " + pad + c)
+			}
+		}
+	}
+	return b.String()
+}
+
+func (r streamRow) cells(classes []int) []string {
+	out := []string{r.stream, itoa(r.records), itoa(r.pages), itoa(r.requests)}
+	for _, i := range classes {
+		out = append(out, itoa(r.byClass[i]))
+	}
+	return append(out, itoa(int64(r.retries)),
+		seconds(r.waits.WaitSlot), seconds(r.waits.WaitBucket), seconds(r.waits.WaitRetryAfter),
+		seconds(r.waits.WaitBackoff), seconds(r.waits.WaitBreaker),
+		itoa(r.deadLetters), itoa(int64(r.drift)))
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
 func (e *engine) logStreamEnd(n *node) {
 	attrs := []any{"stream", n.def.Name, "records", n.records.Load(), "pages", n.pages.Load()}

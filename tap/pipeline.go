@@ -64,6 +64,9 @@ func (e *engine) emit(n *node, m map[string]any, extracted time.Time, part strea
 	d := n.def
 	ok, err := n.check.Check(m, extracted)
 	if err != nil || !ok {
+		if err == nil { // not emitted, not failed: dead-lettered
+			n.deadLetters.Add(1)
+		}
 		return err
 	}
 	if rk := d.ReplicationKey; rk != "" {

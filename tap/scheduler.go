@@ -43,6 +43,8 @@ type node struct {
 	// validation; records, those written.
 	received, records, pages, requests, dupes, nullKeys, badKeys, ignored atomic.Int64
 	running                                                               atomic.Bool
+	deadLetters                                                           atomic.Int64
+	byClass                                                               [6]atomic.Int64 // attempts by status class: [0] no response, [2] 2xx … [5] 5xx
 	started                                                               time.Time
 
 	buf  []byte   // the record being encoded
