@@ -414,3 +414,20 @@ func TestOAuthRotationKeptWhenInterrupted(t *testing.T) {
 		t.Errorf("requests (-want +got):\n%s", diff)
 	}
 }
+
+// A token URL on the API's origin shares its daily quota.
+func TestOAuthTokenOnAPIOriginInQuota(t *testing.T) {
+	o := newOAuthServer(t, func(int, map[string]string) (int, string) { return 200, tokenAnswer("at", 3600, "") })
+	e := oauthEnv(t, o, OAuth{ClientID: "id"}, func(c *Config) { c.DailyQuota = 2 })
+	if _, err := e.c.Do(context.Background(), Request{URL: "/data"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := e.c.Do(context.Background(), Request{URL: "/data"})
+	var de *DeferError
+	if !errors.As(err, &de) {
+		t.Fatalf("third request of the quota: err = %v, want the quota's DeferError", err)
+	}
+	if diff := cmp.Diff([]string{"token", "data at"}, o.events()); diff != "" {
+		t.Errorf("requests (-want +got):\n%s", diff)
+	}
+}
