@@ -16,13 +16,14 @@ import (
 	"syscall"
 
 	"github.com/tap-dev/tap/settings"
+	"github.com/tap-dev/tap/streams"
 	"github.com/tap-dev/tap/tap"
 )
 
 const usage = `tap — a declarative Singer tap and Airbyte source
 
 Singer:
-  tap --config CONFIG [--state STATE] [--catalog CATALOG | --properties CATALOG]
+  tap --config CONFIG [--state STATE] [--catalog CATALOG | --properties CATALOG] [--shard I/N]
   tap --config CONFIG --discover
   tap --about [--format json|markdown|meltano]
   tap --version
@@ -34,7 +35,7 @@ Airbyte:
   tap spec
   tap check    --config CONFIG
   tap discover --config CONFIG
-  tap read     --config CONFIG --catalog CONFIGURED_CATALOG [--state STATE]
+  tap read     --config CONFIG --catalog CONFIGURED_CATALOG [--state STATE] [--shard I/N]
 
 Flags:
   --config FILE       the config (base_url, auth, streams, limits)
@@ -50,6 +51,8 @@ Flags:
   --test[=MODE]       Meltano's connection test, writing no STATE: all (the default) syncs
                       one record per stream, whatever the catalog selects; schema writes
                       only the SCHEMA messages
+  --shard I/N         read only the chunk windows whose index is I modulo N of each chunked
+                      stream, and the other streams only when I is 0; one state file per shard
   --version           print "tap VERSION"
   --log-level LEVEL   debug, info, warn or error (default: the config's log_level, info)
   --help              this text
@@ -84,7 +87,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("tap", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	var f tap.Files
-	var properties, format, addr, infer string
+	var properties, format, addr, infer, shard string
 	var inferPages int
 	var discover, about, version bool
 	var test testFlag
@@ -100,6 +103,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&inferPages, "infer-pages", 3, "")
 	fs.BoolVar(&version, "version", false, "")
 	fs.Var(&test, "test", "")
+	fs.StringVar(&shard, "shard", "", "")
 	args = slices.Clone(args)
 	for i, a := range args {
 		if a == "--test" || a == "-test" {
@@ -119,6 +123,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if err := tap.CheckLogLevel(f.LogLevel); err != nil {
 		return badUsage(cmd, stdout, stderr, err.Error())
+	}
+	if shard != "" {
+		s, err := streams.ParseShard(shard)
+		if err != nil {
+			return badUsage(cmd, stdout, stderr, "--shard: "+err.Error())
+		}
+		f.Shard = s
 	}
 	if properties != "" {
 		if f.Catalog != "" {

@@ -77,6 +77,12 @@ type Config struct {
 	MaxRetryTime      time.Duration     // 0 = no cap; a request whose next retry would end later than this after its first attempt fails
 	Timeout           time.Duration     // per attempt, headers+body [30s]
 
+	// Shared, if set, keeps the bucket (RequestsPerSecond, Burst, the
+	// weights) and the daily quota in Redis, shared with every process
+	// using the same key (see reserveScript); QuotaDay and QuotaUsed are
+	// then ignored. The Client closes it.
+	Shared *Shared
+
 	BreakerThreshold   int           // consecutive transient failures across the client that open the circuit [10]
 	BreakerCooldown    time.Duration // [30s]
 	BreakerMaxOpenings int           // the circuit opening this many times in one run is final: ErrCircuitOpen [5]
@@ -148,7 +154,13 @@ func New(cfg Config) (*Client, error) {
 		now:   cfg.Now,
 		sleep: cfg.Sleep,
 	}
-	c.lim = newLimiter(&cfg, c.stats, log)
+	if cfg.Shared != nil {
+		local := cfg
+		local.RequestsPerSecond, local.DailyQuota = 0, 0
+		c.lim = newSharedLimiter(&cfg, c.stats, newLimiter(&local, c.stats, log))
+	} else {
+		c.lim = newLimiter(&cfg, c.stats, log)
+	}
 	c.brk = newBreaker(&cfg, c.stats, log)
 	rt := cfg.Transport
 	if rt == nil {
@@ -361,6 +373,14 @@ type CostBudget struct {
 	RestorePerS   float64
 	ActualPath    string
 	RemainingPath string
+}
+
+// Close lets go of the shared limiter's connections, if any.
+func (c *Client) Close() error {
+	if c.cfg.Shared != nil {
+		return c.cfg.Shared.Close()
+	}
+	return nil
 }
 
 // QuotaUsage returns the UTC day and the attempts counted against the

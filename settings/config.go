@@ -105,6 +105,14 @@ type RateLimit struct {
 	WeightPerMinute   int     `json:"weight_per_minute"`
 	UsedWeightHeader  string  `json:"used_weight_header"`
 	Cost              Cost    `json:"cost"`
+	Shared            Shared  `json:"shared"`
+}
+
+// Shared is the rate_limit.shared block: a rate limit kept in Redis.
+// RedisURL is a secret (its password, at least).
+type Shared struct {
+	RedisURL string `json:"redis_url"`
+	Key      string `json:"key"`
 }
 
 // Cost is the rate_limit.cost block: a GraphQL cost budget.
@@ -360,6 +368,17 @@ func (c *Config) checkThrottling() error {
 		return fmt.Errorf("on_status.%w", err)
 	}
 	r := c.RateLimit
+	if sh := r.Shared; sh.RedisURL != "" || sh.Key != "" {
+		u, err := url.Parse(sh.RedisURL)
+		switch {
+		case sh.RedisURL == "":
+			return errors.New("rate_limit.shared.redis_url: is required when rate_limit.shared.key is set")
+		case err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") || u.Host == "":
+			return errors.New("rate_limit.shared.redis_url: want redis://[:password@]host:port[/db] or rediss://...")
+		case sh.Key == "":
+			return errors.New("rate_limit.shared.key: is required when rate_limit.shared.redis_url is set")
+		}
+	}
 	if r.Cost.Points > 0 && r.Cost.RestorePerS <= 0 {
 		return errors.New("rate_limit.cost.restore_per_s: must be > 0 when rate_limit.cost.points is set")
 	}

@@ -44,7 +44,7 @@ func newConfigRedactor(tree map[string]any) *Redactor {
 		if parent, key, _ := parentOf(tree, s.Name); parent != nil {
 			switch v := parent[key].(type) {
 			case string:
-				r.Add(v)
+				r.addSecret(v)
 			case map[string]any: // stream_map_config: every string it holds
 				for _, e := range v {
 					if e, ok := e.(string); ok {
@@ -68,6 +68,22 @@ func newConfigRedactor(tree map[string]any) *Redactor {
 		}
 	}
 	return r
+}
+
+// addSecret adds a secret setting's value; of a URL with a password
+// (rate_limit.shared.redis_url) only the password, so that messages still
+// say which host they are about.
+func (r *Redactor) addSecret(v string) {
+	if u, err := url.Parse(v); err == nil && u.Scheme != "" && u.Host != "" {
+		if p, ok := u.User.Password(); ok && p != "" {
+			r.Add(p)
+			return
+		}
+		if u.User == nil {
+			return // nothing secret in it
+		}
+	}
+	r.Add(v)
 }
 
 // SensitiveHeader reports whether a request header carries a credential:

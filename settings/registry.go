@@ -74,6 +74,8 @@ var registry = []Setting{
 	{Name: "rate_limit.cost.restore_per_s", Type: "number", Default: 0, Minimum: bound(0), Maximum: bound(1e12), Description: "GraphQL cost budget: points restored per second; > 0 when points is set."},
 	{Name: "rate_limit.cost.actual_path", Type: "string", Default: "extensions.cost.actualQueryCost", Description: "Dotted path of a response's actual query cost."},
 	{Name: "rate_limit.cost.remaining_path", Type: "string", Default: "extensions.cost.throttleStatus.currentlyAvailable", Description: "Dotted path of a response's points still available."},
+	{Name: "rate_limit.shared.redis_url", Type: "string", Secret: true, Description: `Redis URL (redis:// or rediss://) of a rate limit shared by every process naming the same rate_limit.shared.key: requests_per_second, burst, the weights and daily_quota are counted there. Unreachable at start → exit 2. Its password is masked wherever the tap shows text.`},
+	{Name: "rate_limit.shared.key", Type: "string", Description: `Redis key prefix of the shared rate limit, e.g. "tap:acme"; every process naming it shares one quota. Required with rate_limit.shared.redis_url.`},
 	{Name: "retry.max_attempts", Type: "integer", Default: 6, Minimum: bound(1), Maximum: bound(100), Description: "Attempts per request, the first included."},
 	{Name: "retry.base_delay_ms", Type: "integer", Default: 500, Minimum: bound(1), Maximum: bound(3_600_000), Description: "Base of the full-jitter exponential backoff."},
 	{Name: "retry.max_delay_ms", Type: "integer", Default: 30000, Minimum: bound(1), Maximum: bound(3_600_000), Description: "Cap of one backoff delay; at least retry.base_delay_ms."},

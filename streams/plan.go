@@ -116,6 +116,9 @@ type Bounds struct {
 	Floor      any
 	// MaxPartitions bounds how many partitions are kept (0: the default).
 	MaxPartitions int
+	// Shard keeps the chunk windows of one shard (--shard I/N), indexed
+	// from StartDate (or the stream's start when there is none).
+	Shard Shard
 	// FullTable reads the whole stream: no filter, no windows, and the
 	// bookmark is neither read nor moved (catalog replication-method
 	// FULL_TABLE, a stream with no replication key, or a parent read only
@@ -165,6 +168,13 @@ func NewPlan(d *Definition, b Bounds) (*Plan, error) {
 		return nil, ErrNoWindowStart
 	}
 	p.windows = PlanWindows(start, b.Now, inc.ChunkDays)
+	if b.Shard.On() {
+		origin := b.StartDate
+		if origin.IsZero() || origin.After(start) {
+			origin = start
+		}
+		p.windows = b.Shard.windows(origin, start, b.Now, inc.ChunkDays)
+	}
 	if p.windows == nil {
 		p.windows = []Window{} // chunked, with nothing left to read
 	}

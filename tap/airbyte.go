@@ -95,5 +95,5 @@ func airbyteRead(ctx context.Context, f Files, aw *AirbyteWriter) error {
 	if err := checkBackfills(cfg, st, sel); err != nil {
 		return err
 	}
-	return Sync(ctx, Options{Config: cfg, Selection: sel, State: st, Writer: aw, Log: aw.Logger(f.logLevel(cfg))})
+	return Sync(ctx, Options{Config: cfg, Selection: sel, State: st, Writer: aw, Log: aw.Logger(f.logLevel(cfg)), Shard: f.Shard})
 }

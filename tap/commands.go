@@ -11,12 +11,14 @@ import (
 
 	"github.com/tap-dev/tap/demoapi"
 	"github.com/tap-dev/tap/settings"
+	"github.com/tap-dev/tap/streams"
 )
 
 // Files are the paths given on the command line; empty means not given.
 type Files struct {
 	Config, State, Catalog string
-	LogLevel               string // --log-level: debug, info, warn or error; "" = the config's log_level
+	LogLevel               string        // --log-level: debug, info, warn or error; "" = the config's log_level
+	Shard                  streams.Shard // --shard I/N: this process's part of the chunked backfills
 }
 
 // load reads the config, then the state and the catalog, so that every
@@ -53,7 +55,7 @@ func SingerSync(ctx context.Context, f Files, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	return Sync(ctx, Options{Config: cfg, Selection: sel, State: st, Writer: NewSingerWriter(stdout), Log: NewStderrLogger(stderr, f.logLevel(cfg), cfg.Redactor)})
+	return Sync(ctx, Options{Config: cfg, Selection: sel, State: st, Writer: NewSingerWriter(stdout), Log: NewStderrLogger(stderr, f.logLevel(cfg), cfg.Redactor), Shard: f.Shard})
 }
 
 // SingerDiscover is `tap --config C --discover`.

@@ -23,7 +23,7 @@ var errIgnored = errors.New("status ignored")
 // filter and keeps its bookmark untouched.
 func (e *engine) plan(n *node) error {
 	d := n.def
-	b := streams.Bounds{StartDate: e.cfg.Start, Now: e.now().UTC(), Numeric: n.numeric, FullTable: !n.selected || n.fullTable}
+	b := streams.Bounds{StartDate: e.cfg.Start, Now: e.now().UTC(), Numeric: n.numeric, FullTable: !n.selected || n.fullTable, Shard: e.shard}
 	if !b.FullTable && e.state != nil {
 		b.Bookmark = e.state.Value(d.Name)
 		b.Partitions, b.Floor = e.state.Partitions(d.Name)

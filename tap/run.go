@@ -11,6 +11,7 @@ import (
 	"github.com/tap-dev/tap/client"
 	"github.com/tap-dev/tap/demoapi"
 	"github.com/tap-dev/tap/settings"
+	"github.com/tap-dev/tap/streams"
 )
 
 // Options of one sync.
@@ -20,6 +21,9 @@ type Options struct {
 	State     *State
 	Writer    Writer
 	Log       *slog.Logger
+	// Shard reads one shard of the chunked streams' windows, and the
+	// streams that are not chunked only in shard 0 (--shard I/N).
+	Shard streams.Shard
 	// ProgressEvery is the period of progress lines [10s].
 	ProgressEvery time.Duration
 	// RecordLimit > 0 stops each stream after that many records and
@@ -38,17 +42,31 @@ func Sync(ctx context.Context, o Options) error {
 		o.State = NewState()
 	}
 	o.State.redact = o.Config.Redactor
-	base, stop, err := startAPI(o.Config, o.Log)
+	// Redis first: a shared limit that cannot be reached is bad input,
+	// found before anything starts.
+	sh, err := dialShared(o.Config)
 	if err != nil {
 		return err
 	}
+	var opts0 []func(*client.Config)
+	base, stop, err := startAPI(o.Config, o.Log)
+	if err != nil {
+		if sh != nil {
+			sh.Close()
+		}
+		return err
+	}
 	defer stop()
+	if sh != nil {
+		opts0 = append(opts0, func(c *client.Config) { c.Shared = sh })
+	}
 	e, err := newEngine(o.Config, o.Selection, o.State, o.Writer, o.Log)
 	if err != nil {
 		return err
 	}
 	e.recordLimit = o.RecordLimit
 	e.tree = o.Tree
+	e.shard = o.Shard
 	opts, err := e.clientOptions(o.State)
 	if err != nil {
 		return err
@@ -56,9 +74,10 @@ func Sync(ctx context.Context, o Options) error {
 	if aw, ok := o.Writer.(*AirbyteWriter); ok {
 		opts = append(opts, keepWith(keepInControl(o.Config, aw, o.Log)))
 	}
-	if e.client, err = newClient(o.Config, base, o.Log, e.requestMetric, opts...); err != nil {
+	if e.client, err = newClient(o.Config, base, o.Log, e.requestMetric, append(opts0, opts...)...); err != nil {
 		return err
 	}
+	defer e.client.Close()
 	e.trackQuota(o.State)
 	defer e.dead.Close()
 	every := o.ProgressEvery
@@ -119,6 +138,20 @@ func startAPI(cfg *Config, log *slog.Logger) (*url.URL, func(), error) {
 	return u, func() { srv.Close() }, err
 }
 
+// dialShared connects to the Redis of rate_limit.shared, if set; nil
+// without it. Unreachable is an *InputError naming the setting.
+func dialShared(cfg *Config) (*client.Shared, error) {
+	sh := cfg.RateLimit.Shared
+	if sh.RedisURL == "" {
+		return nil, nil
+	}
+	s, err := client.DialShared(context.Background(), sh.RedisURL, sh.Key)
+	if err != nil {
+		return nil, &InputError{File: cfg.Path, Err: fmt.Errorf("rate_limit.shared.redis_url: cannot reach Redis at %s: %w", client.RedactURL(sh.RedisURL), err)}
+	}
+	return s, nil
+}
+
 // newClient builds the run's client. A rotated refresh token is kept in
 // the config file unless an option (keepWith) says otherwise.
 func newClient(cfg *Config, base *url.URL, log *slog.Logger, onAttempt func(stream, method, path string, status int, d time.Duration), opts ...func(*client.Config)) (*client.Client, error) {
@@ -153,8 +186,18 @@ func newClient(cfg *Config, base *url.URL, log *slog.Logger, onAttempt func(stre
 	for _, o := range opts {
 		o(&cc)
 	}
+	if cc.Shared == nil {
+		s, err := dialShared(cfg)
+		if err != nil {
+			return nil, err
+		}
+		cc.Shared = s
+	}
 	c, err := client.New(cc)
 	if err != nil {
+		if cc.Shared != nil {
+			cc.Shared.Close()
+		}
 		return nil, &InputError{File: cfg.Path, Err: err}
 	}
 	return c, nil

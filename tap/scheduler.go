@@ -68,8 +68,9 @@ type engine struct {
 	fetch  func(*node) streams.Fetch
 	byName map[string]*node
 
-	recordLimit int64 // Options.RecordLimit
-	tree        bool  // Options.Tree
+	recordLimit int64         // Options.RecordLimit
+	tree        bool          // Options.Tree
+	shard       streams.Shard // Options.Shard
 }
 
 func newEngine(cfg *Config, sel *Selection, st *State, out Writer, log *slog.Logger) (*engine, error) {
@@ -229,6 +230,9 @@ func (e *engine) status(n *node, s string) {
 // syncStream walks a top-level stream once, in chunk windows when asked.
 func (e *engine) syncStream(ctx context.Context, n *node) error {
 	d, p := n.def, n.plan
+	if e.shard.I != 0 && p.Windows() == nil {
+		return nil // shard 0 reads the streams that are not chunked
+	}
 	if n.selected && d.FullTableVersioning && p.FullTable() && e.recordLimit == 0 {
 		n.version = e.now().UnixMilli()
 		if err := e.activateVersion(n); err != nil {

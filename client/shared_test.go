@@ -1,0 +1,136 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tap-dev/tap/internal/redistest"
+)
+
+// sleeps records the waits asked of a limiter instead of sleeping.
+type sleeps struct {
+	mu sync.Mutex
+	d  []time.Duration
+}
+
+func (s *sleeps) sleep(_ context.Context, d time.Duration) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.d = append(s.d, d)
+	return nil
+}
+
+// newTestShared is a shared limiter on the real Redis at url under key.
+func newTestShared(t *testing.T, url, key string, rps float64, burst, quota int, sl *sleeps) *sharedLimiter {
+	t.Helper()
+	s, err := DialShared(context.Background(), url, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	cfg := Config{RequestsPerSecond: rps, Burst: burst, DailyQuota: quota, MaxInFlight: 8, Shared: s,
+		Now: time.Now, Sleep: sl.sleep}
+	local := cfg
+	local.RequestsPerSecond, local.DailyQuota = 0, 0
+	st := newStats()
+	return newSharedLimiter(&cfg, st, newLimiter(&local, st, slog.New(slog.DiscardHandler)))
+}
+
+func TestSharedBucketAcrossClients(t *testing.T) {
+	srv := redistest.ForTest(t)
+	var sa, sb sleeps
+	// One token per 1000 s and a burst of 3: three attempts leave at once,
+	// whichever client sends them, and the fourth waits about 1000 s. The
+	// time the test takes (far below a second) cannot change that.
+	a := newTestShared(t, srv.URL(), "t:bucket", 0.001, 3, 0, &sa)
+	b := newTestShared(t, srv.URL(), "t:bucket", 0.001, 3, 0, &sb)
+	other := newTestShared(t, srv.URL(), "t:other", 0.001, 3, 0, &sleeps{})
+	ctx := context.Background()
+	for i, l := range []*sharedLimiter{a, b, a, b, other} {
+		release, err := l.acquire(ctx, spend{weight: 1})
+		if err != nil {
+			t.Fatalf("acquire %d: %v", i, err)
+		}
+		release()
+		l.settle(spend{weight: 1}, reply{})
+	}
+	if len(sa.d) != 0 {
+		t.Errorf("client a waited %v within the burst", sa.d)
+	}
+	if len(sb.d) != 1 || sb.d[0] < 998*time.Second || sb.d[0] > 1000*time.Second {
+		t.Errorf("client b's second attempt (the 4th of the key) waited %v, want about 1000s", sb.d)
+	}
+	// A weight of 2 reserves two tokens: 1000 s more than a weight of 1.
+	if _, err := a.acquire(ctx, spend{weight: 2}); err != nil {
+		t.Fatal(err)
+	}
+	if len(sa.d) != 1 || sa.d[0] < 2998*time.Second || sa.d[0] > 3000*time.Second {
+		t.Errorf("a weight-2 attempt after 4 tokens waited %v, want about 3000s", sa.d)
+	}
+}
+
+func TestSharedDailyQuota(t *testing.T) {
+	srv := redistest.ForTest(t)
+	a := newTestShared(t, srv.URL(), "t:quota", 0, 1, 3, &sleeps{})
+	b := newTestShared(t, srv.URL(), "t:quota", 0, 1, 3, &sleeps{})
+	ctx := context.Background()
+	var errs []error
+	for _, l := range []*sharedLimiter{a, b, a, b, a} {
+		release, err := l.acquire(ctx, spend{weight: 5})
+		if err == nil {
+			release()
+			l.settle(spend{weight: 5}, reply{})
+		}
+		errs = append(errs, err)
+	}
+	for i, err := range errs {
+		if want := i >= 3; errors.Is(err, errQuotaReached) != want || (err != nil && !want) {
+			t.Errorf("attempt %d: %v, want quota reached %v", i, err, want)
+		}
+	}
+	if day, used := b.quotaUsage(); day != utcDay(time.Now()) || used != 3 {
+		t.Errorf("quotaUsage = %s, %d; want today, 3 (the count of both clients)", day, used)
+	}
+	if !a.quotaReached() {
+		t.Error("quotaReached is false after the quota was refused")
+	}
+}
+
+func TestSharedRedisLost(t *testing.T) {
+	srv := redistest.ForTest(t)
+	var sl sleeps
+	l := newTestShared(t, srv.URL(), "t:lost", 10, 1, 0, &sl)
+	srv.Stop()
+	_, err := l.acquire(context.Background(), spend{weight: 1})
+	if err == nil || !strings.Contains(err.Error(), "rate_limit.shared: Redis") {
+		t.Fatalf("acquire with Redis gone: %v", err)
+	}
+	// The in-process part gave back its slot and its attempt in flight.
+	if n := len(l.local.slots); n != 0 {
+		t.Errorf("%d in-flight slots still held", n)
+	}
+	if l.local.outstanding != 0 {
+		t.Errorf("outstanding = %d, want 0", l.local.outstanding)
+	}
+}
+
+func TestDialSharedUnreachable(t *testing.T) {
+	// A port nobody listens on: the one a closed server had.
+	srv := redistest.ForTest(t)
+	srv.Stop()
+	_, err := DialShared(context.Background(), "redis://:hunter2@"+srv.Addr+"/0", "k")
+	if err == nil {
+		t.Fatal("DialShared succeeded with no server")
+	}
+	if strings.Contains(err.Error(), "hunter2") {
+		t.Errorf("the password is in the error: %v", err)
+	}
+	if got := RedactURL("redis://:hunter2@" + srv.Addr + "/0"); strings.Contains(got, "hunter2") {
+		t.Errorf("RedactURL kept the password: %s", got)
+	}
+}
