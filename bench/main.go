@@ -106,7 +106,7 @@ import (
 func main() {
 	records := flag.Int("records", 0, "records in the throughput and memory scenarios [1,000,000; 20,000 with -quick]")
 	quick := flag.Bool("quick", false, "tiny sizes, for a CI smoke run")
-	only := flag.String("only", "", "comma-separated scenarios to run: throughput (with memory and stream maps), quota, pause, cost, formats [all]")
+	only := flag.String("only", "", "comma-separated scenarios to run: throughput (with memory and stream maps), quota, scale-out, pause, cost, formats [all]")
 	flag.Parse()
 	os.Exit(run(*records, *quick, *only))
 }
@@ -172,6 +172,11 @@ func run(records int, quick bool, only string) int {
 	if want("quota") {
 		if err := b.quota(ctx, rep, pages); err != nil {
 			fail("quota", err)
+		}
+	}
+	if want("scale-out") {
+		if err := b.scaleOut(ctx, rep, pages); err != nil {
+			fail("scale-out", err)
 		}
 	}
 	if want("pause") {
