@@ -65,6 +65,13 @@ func TestSharedBucketAcrossClients(t *testing.T) {
 	if len(sb.d) != 1 || sb.d[0] < 998*time.Second || sb.d[0] > 1000*time.Second {
 		t.Errorf("client b's second attempt (the 4th of the key) waited %v, want about 1000s", sb.d)
 	}
+	// A retry after a 5xx takes no token: it leaves at once, bucket full.
+	if _, err := a.acquire(ctx, spend{weight: 1, retry: true}); err != nil {
+		t.Fatal(err)
+	}
+	if len(sa.d) != 0 {
+		t.Errorf("a retry waited %v for the bucket", sa.d)
+	}
 	// A weight of 2 reserves two tokens: 1000 s more than a weight of 1.
 	if _, err := a.acquire(ctx, spend{weight: 2}); err != nil {
 		t.Fatal(err)
