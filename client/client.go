@@ -104,8 +104,10 @@ type Config struct {
 
 	// OnAttempt, if set, is called after every attempt, once its body has
 	// been read, with the redacted URL path (no query), the status (0 on
-	// transport errors) and the attempt's duration. It is called from the
-	// goroutine calling Do, concurrently for concurrent calls.
+	// transport errors) and the attempt's duration. An attempt the
+	// caller's context cancelled before a response is not a request that
+	// failed: it is counted in Stats.Cancelled instead. It is called from
+	// the goroutine calling Do, concurrently for concurrent calls.
 	OnAttempt func(stream, method, path string, status int, d time.Duration)
 
 	// For tests.

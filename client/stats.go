@@ -11,7 +11,10 @@ import (
 type Stats struct {
 	Requests int         // attempts sent (retries and redirects included)
 	ByStatus map[int]int // responses by status; transport errors under 0
-	Retries  int         // retries scheduled
+	// Cancelled counts attempts sent but ended by the caller's context
+	// before a response: not failures, so not in ByStatus.
+	Cancelled int
+	Retries   int // retries scheduled
 	// RetriesByStream holds the retries of each Request.Stream.
 	RetriesByStream map[string]int
 	Ignored         int // responses with a status in Request.IgnoreStatuses
@@ -72,6 +75,7 @@ func (s *stats) update(f func(*Stats)) {
 
 func (s *stats) sent()           { s.update(func(t *Stats) { t.Requests++ }) }
 func (s *stats) status(code int) { s.update(func(t *Stats) { t.ByStatus[code]++ }) }
+func (s *stats) cancelled()      { s.update(func(t *Stats) { t.Cancelled++ }) }
 func (s *stats) retried(stream string) {
 	s.update(func(t *Stats) { t.Retries++; t.RetriesByStream[stream]++ })
 }

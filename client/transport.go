@@ -58,7 +58,11 @@ type attempt struct {
 	start   time.Time
 	path    string // redacted URL path, for OnAttempt
 	status  int
-	once    sync.Once
+	// cancelled: the caller's context ended before a response came. The
+	// caller no longer wanted it (a look-ahead page, a stopped run): not
+	// a failure of the API, so not reported to OnAttempt.
+	cancelled bool
+	once      sync.Once
 }
 
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -142,7 +146,12 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		default:
 			tk.done(failing)
 		}
-		c.stats.status(0)
+		if ctx.Err() != nil {
+			a.cancelled = true
+			c.stats.cancelled()
+		} else {
+			c.stats.status(0)
+		}
 		a.finish()
 		return nil, err
 	}
@@ -172,7 +181,7 @@ func (a *attempt) finish() {
 		}
 		a.release()
 		a.cancel()
-		if f := a.c.cfg.OnAttempt; f != nil {
+		if f := a.c.cfg.OnAttempt; f != nil && !a.cancelled {
 			stream, method := "", ""
 			if a.cs != nil {
 				stream, method = a.cs.req.Stream, a.cs.method

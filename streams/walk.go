@@ -70,6 +70,18 @@ const recentPages = maxStalePages + 1
 // Errors name the stream and, for a request, only its method, path and
 // parameter names: parameter values (tokens, api keys) are never printed.
 func Walk(ctx context.Context, d *Definition, p Paginator, first Request, fetch Fetch, page func(*Response) error) error {
+	return walk(ctx, d, p, first, fetch, page, true)
+}
+
+// WalkInOrder is Walk without the look-ahead: the next page is requested
+// only once page has returned. It suits a walk that likely stops within
+// its first page (a test run's one record per stream), which would
+// otherwise send a request only to cancel it.
+func WalkInOrder(ctx context.Context, d *Definition, p Paginator, first Request, fetch Fetch, page func(*Response) error) error {
+	return walk(ctx, d, p, first, fetch, page, false)
+}
+
+func walk(ctx context.Context, d *Definition, p Paginator, first Request, fetch Fetch, page func(*Response) error, ahead bool) error {
 	ctx, cancel := context.WithCancel(ctx)
 	req := p.First(first)
 	g := newGuard(d)
@@ -99,7 +111,7 @@ func Walk(ctx context.Context, d *Definition, p Paginator, first Request, fetch 
 		if stop == nil && more {
 			stop = g.check(req, next, resp)
 		}
-		if stop == nil && more {
+		if stop == nil && more && ahead {
 			pending = prefetch(ctx, d, fetch, next)
 		}
 		if err := page(resp); err != nil {
@@ -109,6 +121,9 @@ func Walk(ctx context.Context, d *Definition, p Paginator, first Request, fetch 
 			return stop
 		}
 		req = next
+		if pending == nil {
+			pending = prefetch(ctx, d, fetch, next)
+		}
 	}
 }
 

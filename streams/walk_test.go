@@ -138,6 +138,32 @@ func TestWalkPageError(t *testing.T) {
 	}
 }
 
+// TestWalkInOrder: without the look-ahead, a walk whose page handler stops
+// on the first page sends one request, not a second one to cancel; one
+// that goes on walks every page, in order.
+func TestWalkInOrder(t *testing.T) {
+	d := cursorDef(0)
+	first := Request{Method: "GET", URL: "/v1/x"}
+	bodies := []string{`{"data":[1],"next":"a"}`, `{"data":[2],"next":"b"}`, `{"data":[3],"next":null}`}
+	stop := errors.New("one record is enough")
+
+	s := &scripted{d: d, bodies: bodies}
+	err := WalkInOrder(context.Background(), d, mustPaginator(t, d), first, s.fetch(t), func(*Response) error { return stop })
+	if !errors.Is(err, stop) || len(s.sent) != 1 {
+		t.Fatalf("stopping walk: err %v after %d requests; want the page's error after 1", err, len(s.sent))
+	}
+
+	s = &scripted{d: d, bodies: bodies}
+	var got []any
+	err = WalkInOrder(context.Background(), d, mustPaginator(t, d), first, s.fetch(t), func(r *Response) error {
+		got = append(got, r.Records...)
+		return nil
+	})
+	if err != nil || fmt.Sprint(got) != "[1 2 3]" || len(s.sent) != 3 {
+		t.Fatalf("full walk: err %v, records %v, requests %d", err, got, len(s.sent))
+	}
+}
+
 func TestWalkContextCancel(t *testing.T) {
 	d := cursorDef(0)
 	p := mustPaginator(t, d)

@@ -69,7 +69,7 @@ func (e *engine) walk(ctx context.Context, n *node, first streams.Request, part 
 	if err != nil {
 		return err
 	}
-	err = streams.Walk(ctx, n.def, p, first, e.fetch(n), func(resp *streams.Response) error {
+	err = e.walkPages(ctx, n.def, p, first, e.fetch(n), func(resp *streams.Response) error {
 		n.pages.Add(1)
 		n.received.Add(int64(len(resp.Records)))
 		extracted := e.now()

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+
+	"github.com/tap-dev/tap/streams"
 )
 
 // Test modes of `tap --test`, as the Meltano SDK names them.
@@ -42,4 +44,14 @@ func SingerTest(ctx context.Context, f Files, mode string, stdout, stderr io.Wri
 		return Sync(ctx, Options{Config: cfg, State: st, Writer: w, Log: log, RecordLimit: 1})
 	}
 	return &UsageError{Msg: fmt.Sprintf("--test: expected all or schema, got %q", mode)}
+}
+
+// walkPages is streams.Walk, but in order in a test run: a run that stops
+// after RecordLimit records would mostly send a look-ahead request only to
+// cancel it, and a test's requests would depend on timing.
+func (e *engine) walkPages(ctx context.Context, d *streams.Definition, p streams.Paginator, first streams.Request, fetch streams.Fetch, page func(*streams.Response) error) error {
+	if e.recordLimit > 0 {
+		return streams.WalkInOrder(ctx, d, p, first, fetch, page)
+	}
+	return streams.Walk(ctx, d, p, first, fetch, page)
 }
