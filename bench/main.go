@@ -106,8 +106,12 @@ import (
 func main() {
 	records := flag.Int("records", 0, "records in the throughput and memory scenarios [1,000,000; 20,000 with -quick]")
 	quick := flag.Bool("quick", false, "tiny sizes, for a CI smoke run")
-	only := flag.String("only", "", "comma-separated scenarios to run: throughput (with memory and stream maps), quota, scale-out, pause, cost, formats [all]")
+	only := flag.String("only", "", "comma-separated scenarios to run: throughput (with memory and stream maps), limit, quota, scale-out, pause, cost, formats [all]")
+	raw := flag.String("rawcopy", "", "internal: run as the limit scenario's raw copy of the pages at this URL")
 	flag.Parse()
+	if *raw != "" {
+		os.Exit(rawCopy(*raw, *records))
+	}
 	os.Exit(run(*records, *quick, *only))
 }
 
@@ -167,6 +171,11 @@ func run(records int, quick bool, only string) int {
 		}
 		if err := b.streamMaps(ctx, rep, n, large); err != nil {
 			fail("stream maps", err)
+		}
+	}
+	if want("limit") {
+		if err := b.limit(ctx, rep, n); err != nil {
+			fail("limit", err)
 		}
 	}
 	if want("quota") {

@@ -1,0 +1,244 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+// The limit scenario measures the tap against the real limit of its
+// machine: the same pages, pre-generated and served from memory on the
+// bench's cores, read by the pinned tap and, interleaved with it, by a
+// pinned raw copy that writes every body to the same kind of stdout pipe.
+// Medians of limitRuns of each.
+const limitRuns = 3
+
+// memPages holds every events page of one walk, by its since_id ("" for
+// the first), as the demo answered it.
+type memPages map[string][]byte
+
+// fetchPages walks the demo's n events the way the tap does and keeps
+// every body.
+func fetchPages(ctx context.Context, n int) (memPages, error) {
+	srv, url, err := startDemo(eventsDemo(n))
+	if err != nil {
+		return nil, err
+	}
+	defer srv.Close()
+	pages := memPages{}
+	err = walkEvents(ctx, url, n/pageSize+2, func(since string, body []byte) error {
+		pages[since] = bytes.Clone(body)
+		return nil
+	})
+	return pages, err
+}
+
+// walkEvents requests /v1/events?since_id=X&limit=1000, X the last id of
+// the page before, until a short page, calling page with each body (valid
+// until it returns).
+func walkEvents(ctx context.Context, url string, maxPages int, page func(since string, body []byte) error) error {
+	client := &http.Client{Transport: &http.Transport{}, Timeout: time.Minute}
+	defer client.CloseIdleConnections()
+	var body bytes.Buffer
+	idKey := []byte(`{"id":`)
+	since := ""
+	for i := 0; ; i++ {
+		if i >= maxPages {
+			return fmt.Errorf("no short page after %d pages", i)
+		}
+		u := url + "/v1/events?limit=" + strconv.Itoa(pageSize)
+		if since != "" {
+			u = url + "/v1/events?since_id=" + since + "&limit=" + strconv.Itoa(pageSize)
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+		if err != nil {
+			return err
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return err
+		}
+		body.Reset()
+		_, err = io.Copy(&body, resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			return err
+		}
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("GET %s: %s", u, resp.Status)
+		}
+		data := body.Bytes()
+		if err := page(since, data); err != nil {
+			return err
+		}
+		// Every event starts with {"id": (its payload does not).
+		if bytes.Count(data, idKey) < pageSize {
+			return nil
+		}
+		last := data[bytes.LastIndex(data, idKey)+len(idKey):]
+		end := bytes.IndexAny(last, ",}")
+		if end < 0 {
+			return fmt.Errorf("GET %s: cannot find the last id", u)
+		}
+		since = string(last[:end])
+	}
+}
+
+// serve answers /v1/events from memory on loopback.
+func (p memPages) serve() (url string, stop func(), err error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, ok := p[r.URL.Query().Get("since_id")]
+		if r.URL.Path != "/v1/events" || !ok {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+		w.Write(body)
+	})}
+	go srv.Serve(ln)
+	return "http://" + ln.Addr().String(), func() { srv.Close() }, nil
+}
+
+// rawCopy is the bench binary run as the raw copy (-rawcopy URL): it walks
+// the pages and writes each body to stdout, one write per page.
+func rawCopy(url string, n int) int {
+	err := walkEvents(context.Background(), url, n/pageSize+2, func(_ string, body []byte) error {
+		_, err := os.Stdout.Write(body)
+		return err
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench -rawcopy:", err)
+		return 1
+	}
+	return 0
+}
+
+// runPinned runs args on the tap's CPU with stdout counted through a pipe.
+func (b *bench) runPinned(ctx context.Context, args []string, timeout time.Duration) (*tapRun, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	args, env := b.pin.wrap(args, cleanEnv())
+	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
+	cmd.Env, cmd.Dir = env, b.dir
+	r := &tapRun{}
+	stderr := &tail{max: 4 << 10}
+	cmd.Stdout, cmd.Stderr = &r.out, stderr
+	start := time.Now()
+	err := b.pin.offTapCPU(cmd.Run)
+	r.wall = time.Since(start)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v; stderr ends with:\n%s", filepath.Base(args[len(args)-1]), err, stderr.b)
+	}
+	r.user, r.sys = cmd.ProcessState.UserTime(), cmd.ProcessState.SystemTime()
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok && runtime.GOOS == "linux" {
+		r.maxRSSKiB = int64(ru.Maxrss)
+	}
+	return r, nil
+}
+
+// limit runs the scenario on n records, and the tap alone on n/10 for
+// its peak RSS.
+func (b *bench) limit(ctx context.Context, rep *report, n int) error {
+	const sc = "limit"
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	progress(fmt.Sprintf("limit: generating %s events into memory", thousands(int64(n))))
+	pages, err := fetchPages(ctx, n)
+	if err != nil {
+		return err
+	}
+	url, stop, err := pages.serve()
+	if err != nil {
+		return err
+	}
+	defer stop()
+	cfg, err := b.eventsConfig(fmt.Sprintf("limit_%d.json", n), url, nil)
+	if err != nil {
+		return err
+	}
+	timeout := 2*time.Minute + time.Duration(n/10_000)*time.Second
+	var taps, raws []*tapRun
+	for i := range limitRuns {
+		progress(fmt.Sprintf("limit: run %d of %d, tap then raw copy", i+1, limitRuns))
+		t, err := b.runPinned(ctx, []string{b.bin, "--config", cfg}, timeout)
+		if err != nil {
+			return err
+		}
+		if t.out.records != int64(n) {
+			return fmt.Errorf("the tap emitted %d RECORD messages, want %d", t.out.records, n)
+		}
+		r, err := b.runPinned(ctx, []string{self, "-rawcopy", url, "-records", strconv.Itoa(n)}, timeout)
+		if err != nil {
+			return err
+		}
+		taps, raws = append(taps, t), append(raws, r)
+	}
+	tap, raw := median(taps), median(raws)
+	tapRate, rawRate := float64(n)/tap.wall.Seconds(), float64(n)/raw.wall.Seconds()
+	tapCPU := float64(n) / (tap.user + tap.sys).Seconds()
+	rep.add(sc, "runs", fmt.Sprintf("%d of each, interleaved; medians by wall time", limitRuns), "", "")
+	rep.check(sc, "tap records/s (wall)", thousands(int64(tapRate)), ">= 700,000", tapRate >= 700_000)
+	rep.check(sc, "tap records per CPU-second", thousands(int64(tapCPU)), ">= 1,000,000", tapCPU >= 1_000_000)
+	rep.add(sc, "tap CPU user+sys", fmt.Sprintf("%.2f+%.2f s", tap.user.Seconds(), tap.sys.Seconds()), "", "")
+	rep.add(sc, "raw copy records/s (wall)", thousands(int64(rawRate)), "", "")
+	rep.add(sc, "raw copy records per CPU-second", thousands(int64(float64(n)/(raw.user+raw.sys).Seconds())), "", "")
+	rep.check(sc, "tap/raw copy (records/s)", fmt.Sprintf("%.2f", tapRate/rawRate), ">= 0.50", tapRate/rawRate >= 0.5)
+
+	small := n / 10
+	progress(fmt.Sprintf("limit: tap on %s events for its peak RSS", thousands(int64(small))))
+	smallPages, err := fetchPages(ctx, small)
+	if err != nil {
+		return err
+	}
+	surl, sstop, err := smallPages.serve()
+	if err != nil {
+		return err
+	}
+	defer sstop()
+	scfg, err := b.eventsConfig(fmt.Sprintf("limit_%d.json", small), surl, nil)
+	if err != nil {
+		return err
+	}
+	s, err := b.runPinned(ctx, []string{b.bin, "--config", scfg}, timeout)
+	if err != nil {
+		return err
+	}
+	var peak int64
+	for _, t := range taps {
+		peak = max(peak, t.maxRSSKiB)
+	}
+	if peak == 0 || s.maxRSSKiB == 0 {
+		return errors.New("no peak RSS from the operating system")
+	}
+	rep.check(sc, "tap peak RSS, "+thousands(int64(small))+" records", fmt.Sprintf("%.1f MiB", mib(s.maxRSSKiB)), "<= 16 MiB", mib(s.maxRSSKiB) <= 16)
+	rep.check(sc, "tap peak RSS, "+thousands(int64(n))+" records (max of runs)", fmt.Sprintf("%.1f MiB", mib(peak)), "<= 16 MiB", mib(peak) <= 16)
+	ratio := float64(peak) / float64(s.maxRSSKiB)
+	rep.check(sc, "tap peak RSS ratio", fmt.Sprintf("%.2f", ratio), "<= 1.10", ratio <= 1.1)
+	return nil
+}
+
+// median is the run of median wall time.
+func median(runs []*tapRun) *tapRun {
+	s := slices.Clone(runs)
+	slices.SortFunc(s, func(a, b *tapRun) int { return int(a.wall - b.wall) })
+	return s[len(s)/2]
+}
