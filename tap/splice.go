@@ -27,7 +27,16 @@ import (
 type splicer struct {
 	page    *codec.Page
 	capture []string // the Shape's captured properties, in slot order
+	// keys are the key maps of the last keyRing pages, reused: a map per
+	// record was half the cost of a spliced page. The walk reads a page's
+	// records while it handles the page (its paginator and guard keep
+	// values and hashes, not the maps), and at most one page is fetched
+	// ahead, so a ring of keyRing pages is never reused while read.
+	keys [keyRing][]map[string]any
+	next int
 }
+
+const keyRing = 4
 
 // splicedPage is the Body of a spliced page's Response: the records the
 // paginator and the walk's guard see are only their captured keys.
@@ -87,6 +96,9 @@ func (s *splicer) scan(body []byte) (*splicedPage, bool) {
 		return nil, false
 	}
 	p := &splicedPage{recs: append([]codec.Record(nil), recs...), keys: make([]any, len(recs))}
+	maps := s.keys[s.next][:0]
+	s.next = (s.next + 1) % keyRing
+	defer func() { s.keys[(s.next+keyRing-1)%keyRing] = maps }()
 	for i := range p.recs {
 		r := &p.recs[i]
 		if !r.Splicable {
@@ -97,7 +109,15 @@ func (s *splicer) scan(body []byte) (*splicedPage, bool) {
 			p.keys[i] = v
 			continue
 		}
-		m := make(map[string]any, len(s.capture))
+		var m map[string]any
+		if len(maps) < cap(maps) {
+			m = maps[:len(maps)+1][len(maps)]
+		}
+		if m == nil {
+			m = make(map[string]any, len(s.capture))
+		}
+		clear(m)
+		maps = append(maps, m)
 		for slot, name := range s.capture {
 			if raw := r.Captures[slot]; raw != nil {
 				v, err := rawValue(raw)

@@ -3,8 +3,11 @@ package tap
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -83,4 +86,51 @@ func TestSpliceAgainstTree(t *testing.T) {
 	if total == 0 {
 		t.Fatal("no records")
 	}
+}
+
+// BenchmarkSpliceEvents syncs the demo's events stream (the demo API runs
+// in the same process: read the profile for the tap's share).
+func BenchmarkSpliceEvents(b *testing.B) {
+	for b.Loop() {
+		b.StopTimer()
+		_, path := demoConfigB(b)
+		cfg, err := settings.Load(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		log := slog.New(slog.NewTextHandler(io.Discard, nil))
+		if err := Sync(context.Background(), Options{Config: cfg, Writer: NewSingerWriter(io.Discard), Log: log}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func demoConfigB(b *testing.B) (map[string]any, string) {
+	raw, err := os.ReadFile("../sample_config.json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var cfg map[string]any
+	if err := json.Unmarshal(raw, &cfg); err != nil {
+		b.Fatal(err)
+	}
+	cfg["demo"] = map[string]any{"seed": 7, "token": "demo-token", "events": 200000, "max_page_size": 1000}
+	cfg["rate_limit"] = map[string]any{"requests_per_second": 0, "max_in_flight": 1}
+	dir := b.TempDir()
+	cfg["dead_letter_path"] = filepath.Join(dir, "dead_letter.jsonl")
+	var events []any
+	for _, s := range cfg["streams"].([]any) {
+		if s.(map[string]any)["name"] == "events" {
+			s.(map[string]any)["pagination"].(map[string]any)["page_size"] = 1000
+			events = append(events, s)
+		}
+	}
+	cfg["streams"] = events
+	out, _ := json.Marshal(cfg)
+	p := filepath.Join(dir, "config.json")
+	if err := os.WriteFile(p, out, 0o600); err != nil {
+		b.Fatal(err)
+	}
+	return cfg, p
 }
