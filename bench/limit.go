@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -14,6 +15,7 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -116,6 +118,56 @@ func (p memPages) serve() (url string, stop func(), err error) {
 	return "http://" + ln.Addr().String(), func() { srv.Close() }, nil
 }
 
+// servePages is the bench binary run as the page server (-servepages):
+// it generates n events' pages into memory, prints its URL and serves
+// them until its stdin closes. A process of its own, so that the tap's
+// peak RSS is not counted with the pages (a child's ru_maxrss includes
+// its parent's memory before exec).
+func servePages(n int) int {
+	pages, err := fetchPages(context.Background(), n)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench -servepages:", err)
+		return 1
+	}
+	url, stop, err := pages.serve()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench -servepages:", err)
+		return 1
+	}
+	defer stop()
+	fmt.Println(url)
+	io.Copy(io.Discard, os.Stdin)
+	return 0
+}
+
+// startPages starts the page server on the bench's CPUs.
+func (b *bench) startPages(self string, n int) (url string, stop func(), err error) {
+	args := []string{self, "-servepages", "-records", strconv.Itoa(n)}
+	if b.pin.taskset != "" && len(b.pin.cpus) > 1 {
+		args = append([]string{b.pin.taskset, "-c", formatCPUList(b.pin.cpus[1:])}, args...)
+	}
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Env, cmd.Stderr = cleanEnv(), os.Stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return "", nil, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return "", nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return "", nil, err
+	}
+	stop = func() { in.Close(); cmd.Wait() }
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		stop()
+		return "", nil, fmt.Errorf("the page server did not start: %v", err)
+	}
+	return strings.TrimSpace(line), stop, nil
+}
+
 // rawCopy is the bench binary run as the raw copy (-rawcopy URL): it walks
 // the pages and writes each body to stdout, one write per page.
 func rawCopy(url string, n int) int {
@@ -162,11 +214,7 @@ func (b *bench) limit(ctx context.Context, rep *report, n int) error {
 		return err
 	}
 	progress(fmt.Sprintf("limit: generating %s events into memory", thousands(int64(n))))
-	pages, err := fetchPages(ctx, n)
-	if err != nil {
-		return err
-	}
-	url, stop, err := pages.serve()
+	url, stop, err := b.startPages(self, n)
 	if err != nil {
 		return err
 	}
@@ -205,11 +253,7 @@ func (b *bench) limit(ctx context.Context, rep *report, n int) error {
 
 	small := n / 10
 	progress(fmt.Sprintf("limit: tap on %s events for its peak RSS", thousands(int64(small))))
-	smallPages, err := fetchPages(ctx, small)
-	if err != nil {
-		return err
-	}
-	surl, sstop, err := smallPages.serve()
+	surl, sstop, err := b.startPages(self, small)
 	if err != nil {
 		return err
 	}

@@ -108,7 +108,11 @@ func main() {
 	quick := flag.Bool("quick", false, "tiny sizes, for a CI smoke run")
 	only := flag.String("only", "", "comma-separated scenarios to run: throughput (with memory and stream maps), limit, quota, scale-out, pause, cost, formats [all]")
 	raw := flag.String("rawcopy", "", "internal: run as the limit scenario's raw copy of the pages at this URL")
+	serve := flag.Bool("servepages", false, "internal: run as the limit scenario's page server of -records events")
 	flag.Parse()
+	if *serve {
+		os.Exit(servePages(*records))
+	}
 	if *raw != "" {
 		os.Exit(rawCopy(*raw, *records))
 	}
