@@ -595,7 +595,7 @@ func (cs *call) handle(resp *http.Response) error {
 		cs.last = cs.consume(resp)
 		cs.c.lim.trueUpCost(cs.spend(), nil)
 	} else {
-		body, rerr := io.ReadAll(io.LimitReader(resp.Body, maxBodyBytes+1))
+		body, rerr := readBody(resp)
 		cs.last = cs.classifyResponse(resp, body, rerr)
 		cs.c.lim.trueUpCost(cs.spend(), body)
 	}
@@ -606,6 +606,19 @@ func (cs *call) handle(resp *http.Response) error {
 		return nil
 	}
 	return errStop
+}
+
+// readBody reads a whole body, up to maxBodyBytes+1, in one allocation
+// when Content-Length gives its size (io.ReadAll regrows its buffer, and
+// that showed per page).
+func readBody(resp *http.Response) ([]byte, error) {
+	size := int64(bytes.MinRead)
+	if n := resp.ContentLength; n > 0 && n <= maxBodyBytes {
+		size += n
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, size))
+	_, err := buf.ReadFrom(io.LimitReader(resp.Body, maxBodyBytes+1))
+	return buf.Bytes(), err
 }
 
 // errorHandler is the go-retryablehttp ErrorHandler, called when the loop

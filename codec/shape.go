@@ -36,9 +36,13 @@ type Shape struct {
 const MaxCaptures = 4
 
 type shapeNode struct {
-	types    kind
-	props    []shapeProp // sorted by name
-	index    map[string]int
+	types kind
+	props []shapeProp // sorted by name
+	index map[string]int
+	// table is an open-addressing table of props' index+1 by keyHash:
+	// a lookup per key of every record, where a map's hashing showed.
+	table    []uint8
+	mask     uint32
 	reqMask  uint64 // bits of the required properties
 	required []string
 	noExtra  bool
@@ -203,6 +207,20 @@ func (n *shapeNode) finish() error {
 		n.props[i].bit = 1 << uint(i)
 		n.index[n.props[i].name] = i
 	}
+	size := 8
+	for size < 4*len(n.props) {
+		size *= 2
+	}
+	n.table, n.mask = make([]uint8, size), uint32(size-1)
+	for i := range n.props {
+		if name := n.props[i].name; name != "" { // "" is found through the map
+			h := keyHash(name) & n.mask
+			for n.table[h] != 0 {
+				h = (h + 1) & n.mask
+			}
+			n.table[h] = uint8(i + 1)
+		}
+	}
 	n.reqMask = 0
 	for _, r := range n.required {
 		n.reqMask |= n.props[n.index[r]].bit
@@ -210,11 +228,30 @@ func (n *shapeNode) finish() error {
 	return nil
 }
 
-// find looks a key up; string(key) in a map index does not allocate.
+// keyHash is cheap: the length, the first and the last byte.
+func keyHash[S string | []byte](k S) uint32 {
+	return uint32(len(k))*0x9e + uint32(k[0])*3 + uint32(k[len(k)-1])*5
+}
+
+// find looks a key up: a cheap hash, then one comparison.
 func (n *shapeNode) find(key []byte) (*shapeProp, bool) {
-	i, ok := n.index[string(key)]
-	if !ok {
+	if len(n.props) == 0 {
 		return nil, false
 	}
-	return &n.props[i], true
+	if len(key) == 0 {
+		i, ok := n.index[""]
+		if !ok {
+			return nil, false
+		}
+		return &n.props[i], true
+	}
+	for h := keyHash(key) & n.mask; ; h = (h + 1) & n.mask {
+		e := n.table[h]
+		if e == 0 {
+			return nil, false
+		}
+		if p := &n.props[e-1]; p.name == string(key) {
+			return p, true
+		}
+	}
 }
