@@ -30,6 +30,9 @@ type Response struct {
 	Body any
 	// Records are the records of the page, as extracted by Extract.
 	Records []any
+	// Next is, while Walk hands the page over, the request of the page
+	// after it; nil when the walk ends with this page.
+	Next *Request
 }
 
 // A Paginator turns the answer to one page into the request for the next.

@@ -113,6 +113,7 @@ func walk(ctx context.Context, d *Definition, p Paginator, first Request, fetch 
 		}
 		if stop == nil && more && ahead {
 			pending = prefetch(ctx, d, fetch, next)
+			resp.Next = &next
 		}
 		if err := page(resp); err != nil {
 			return err

@@ -21,10 +21,11 @@ import (
 
 // message is one message a recording writer got.
 type message struct {
-	Type   string // SCHEMA, RECORD, STATE, ACTIVATE_VERSION
-	Stream string
-	Record map[string]any
-	State  map[string]any // the whole state, as written
+	Type    string // SCHEMA, RECORD, STATE, ACTIVATE_VERSION
+	Stream  string
+	Record  map[string]any
+	State   map[string]any // the whole state, as written
+	Version int64          // a RECORD's table version
 }
 
 // recorder is a Writer that keeps every message in order.
@@ -44,12 +45,12 @@ func (r *recorder) Schema(stream string, _ map[string]any, _, _ []string) error 
 	return r.add(message{Type: "SCHEMA", Stream: stream})
 }
 
-func (r *recorder) Record(stream string, rec []byte, _ time.Time, _ int64) error {
+func (r *recorder) Record(stream string, rec []byte, _ time.Time, version int64) error {
 	var m map[string]any
 	if err := json.Unmarshal(rec, &m); err != nil {
 		return err
 	}
-	return r.add(message{Type: "RECORD", Stream: stream, Record: m})
+	return r.add(message{Type: "RECORD", Stream: stream, Record: m, Version: version})
 }
 
 func (r *recorder) State(stream string, st *State, _ int64) error {
@@ -186,6 +187,7 @@ type engineCase struct {
 	more    []map[string]any
 	srcRows map[string][]map[string]any
 	cfg     map[string]any // extra config keys
+	now     time.Time      // the run's clock (zero: 2026-01-11)
 	wantErr string
 	check   func(t *testing.T, r *recorder, src *source, logs string)
 }
@@ -249,7 +251,11 @@ func runEngineCase(t *testing.T, c engineCase) {
 	if e.client, err = newClient(cfg, base, log, nil); err != nil {
 		t.Fatal(err)
 	}
-	e.now = func() time.Time { return time.Date(2026, 1, 11, 0, 0, 0, 0, time.UTC) }
+	now := time.Date(2026, 1, 11, 0, 0, 0, 0, time.UTC)
+	if !c.now.IsZero() {
+		now = c.now
+	}
+	e.now = func() time.Time { return now }
 	src := &source{rows: map[string][]map[string]any{"s": c.rows}, pageSize: 2}
 	for k, v := range c.srcRows {
 		src.rows[k] = v
@@ -339,11 +345,11 @@ func TestEngine(t *testing.T) {
 	sortedRows := []map[string]any{row(1, 2), row(2, 3), row(3, 4), row(4, 5), row(5, 6)}
 	outOfOrder := []map[string]any{row(1, 5), row(2, 6), row(3, 3), row(4, 7)}
 	for _, c := range []engineCase{{
-		name: "unsorted: one STATE after every record",
+		name: "unsorted: the bookmark moves once, after every record; a STATE with the resume position after each page",
 		rows: unsorted,
 		check: func(t *testing.T, r *recorder, src *source, _ string) {
 			equal(t, "ids", ids(r), []int{1, 2, 3, 4, 5})
-			equal(t, "states", states(r), []string{key(7)})
+			equal(t, "states", states(r), []string{"-", "-", key(7)})
 			noBookmarkPastUnread(t, r)
 			lastIsState(t, r)
 		},
@@ -365,7 +371,7 @@ func TestEngine(t *testing.T) {
 				t.Errorf("first request %s, want since=%s", src.requests[0], key(4))
 			}
 			equal(t, "ids", ids(r), []int{1, 3, 4, 5})
-			equal(t, "states", states(r), []string{key(7)})
+			equal(t, "states", states(r), []string{key(5), key(5), key(7)})
 		},
 	}, {
 		name: "chunk windows resume at the window in progress",
@@ -437,7 +443,7 @@ func TestEngine(t *testing.T) {
 		wantErr: "interrupted",
 		check: func(t *testing.T, r *recorder, _ *source, _ string) {
 			equal(t, "ids", ids(r), []int{1, 2})
-			equal(t, "states", states(r), []string{"-"})
+			equal(t, "states", states(r), []string{"-", "-"})
 			lastIsState(t, r)
 		},
 	}, {
@@ -474,7 +480,7 @@ func TestEngine(t *testing.T) {
 				t.Errorf("full table sent the filter: %s", src.requests[0])
 			}
 			equal(t, "ids", ids(r), []int{1, 2, 3, 4, 5})
-			equal(t, "states", states(r), []string{key(5)})
+			equal(t, "states", states(r), []string{key(5), key(5), key(5)})
 		},
 	}, {
 		name:  "caught up with records re-read by the overlap: no zero-record warning",
@@ -615,4 +621,115 @@ func TestEngineMaxPartitionsFloor(t *testing.T) {
 			equal(t, "requests", src.requests, []string{"s?", "c?since=" + url.QueryEscape(key(5))})
 			equal(t, "child ids", streamIDs(r, "c"), []int{40})
 		}))
+}
+
+// resumeOf reads the resume object of stream s out of a state.
+func resumeOf(t *testing.T, state string) map[string]any {
+	t.Helper()
+	var st struct {
+		Bookmarks map[string]map[string]any `json:"bookmarks"`
+	}
+	if err := json.Unmarshal([]byte(state), &st); err != nil {
+		t.Fatal(err)
+	}
+	r, _ := st.Bookmarks["s"]["resume"].(map[string]any)
+	return r
+}
+
+// cancelAt cancels the run when request n is sent, as a kill would stop it.
+func cancelAt(n int) func(context.CancelFunc) func(int) error {
+	return func(cancel context.CancelFunc) func(int) error {
+		return func(k int) error {
+			if k == n {
+				cancel()
+				return context.Canceled
+			}
+			return nil
+		}
+	}
+}
+
+// A run stopped on page 3 resumes on page 3 with the filter it began with;
+// the unsorted stream's bookmark counts the largest key of pages 1 and 2.
+func TestEngineResumeInsideAStream(t *testing.T) {
+	rows := []map[string]any{row(1, 9), row(2, 3), row(3, 5), row(4, 6), row(5, 4), row(6, 2)}
+	since := "since=" + url.QueryEscape(key(1))
+	var first string
+	runEngineCase(t, engineCase{name: "stopped on page 3", rows: rows, fail: cancelAt(3), wantErr: "interrupted",
+		check: func(t *testing.T, r *recorder, src *source, _ string) {
+			equal(t, "ids", ids(r), []int{1, 2, 3, 4})
+			first = lastState(t, r)
+			res := resumeOf(t, first)
+			if res == nil {
+				t.Fatalf("no resume in %s", first)
+			}
+			if fmt.Sprint(res["filter"]) != "map[since:"+key(1)+"]" || res["high"] != key(9) {
+				t.Errorf("resume = %v", res)
+			}
+		}})
+	runEngineCase(t, engineCase{name: "resumed", rows: rows, state: first,
+		check: func(t *testing.T, r *recorder, src *source, logs string) {
+			equal(t, "requests", src.requests, []string{"s?page=3&per_page=2&" + since, "s?page=4&per_page=2&" + since})
+			equal(t, "ids", ids(r), []int{5, 6})
+			last := lastState(t, r)
+			if res := resumeOf(t, last); res != nil {
+				t.Errorf("resume left after the walk ended: %v", res)
+			}
+			if got := r.msgs[len(r.msgs)-1].bookmark("s"); got != key(9) {
+				t.Errorf("bookmark = %v, want %s (from a page before the resume)", got, key(9))
+			}
+			if !strings.Contains(logs, "resuming the stream inside its walk") {
+				t.Errorf("no resume log:\n%s", logs)
+			}
+		}})
+}
+
+// A full-table stream with full_table_versioning resumes inside the same
+// version.
+func TestEngineResumeFullTableVersion(t *testing.T) {
+	rows := []map[string]any{row(1, 9), row(2, 3), row(3, 5), row(4, 6), row(5, 4)}
+	full := map[string]any{"replication_key": nil, "incremental": nil, "full_table_versioning": true}
+	var first string
+	var version float64
+	runEngineCase(t, engineCase{name: "stopped on page 2", stream: full, rows: rows, fail: cancelAt(2), wantErr: "interrupted",
+		check: func(t *testing.T, r *recorder, _ *source, _ string) {
+			first = lastState(t, r)
+			version, _ = resumeOf(t, first)["version"].(float64)
+			if version == 0 {
+				t.Fatalf("no version in the resume: %s", first)
+			}
+		}})
+	runEngineCase(t, engineCase{name: "resumed", stream: full, rows: rows, state: first, now: time.Date(2026, 1, 12, 0, 0, 0, 0, time.UTC),
+		check: func(t *testing.T, r *recorder, src *source, _ string) {
+			equal(t, "requests", src.requests, []string{"s?page=2&per_page=2", "s?page=3&per_page=2"})
+			equal(t, "ids", ids(r), []int{3, 4, 5})
+			for _, m := range r.msgs {
+				if m.Type == "RECORD" && float64(m.Version) != version {
+					t.Errorf("RECORD %v in version %d, want the resumed one %v", m.Record, m.Version, version)
+				}
+			}
+		}})
+}
+
+// A resume position the API rejects restarts the walk from the bookmark.
+func TestEngineResumeRejected(t *testing.T) {
+	rows := []map[string]any{row(1, 9), row(2, 3), row(3, 5)}
+	state := `{"bookmarks":{"s":{"resume":{"request":{"method":"GET","url":"/s","query":{"page":["7"],"per_page":["2"]}},"pages":4}}}}`
+	runEngineCase(t, engineCase{name: "expired cursor", rows: rows, state: state,
+		fail: func(context.CancelFunc) func(int) error {
+			return func(n int) error {
+				if n == 1 {
+					return &client.StatusError{Stream: "s", Method: "GET", Path: "/s", Status: 400, Message: "cursor expired"}
+				}
+				return nil
+			}
+		},
+		check: func(t *testing.T, r *recorder, src *source, logs string) {
+			since := "since=" + url.QueryEscape(key(1))
+			equal(t, "requests", src.requests, []string{"s?page=7&per_page=2", "s?page=1&per_page=2&" + since, "s?page=2&per_page=2&" + since})
+			equal(t, "ids", ids(r), []int{1, 2, 3})
+			if !strings.Contains(logs, "WARN") || !strings.Contains(logs, "rejected the resume position") {
+				t.Errorf("no WARN:\n%s", logs)
+			}
+		}})
 }

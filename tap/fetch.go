@@ -47,6 +47,57 @@ func (e *engine) plan(n *node) error {
 		return err
 	}
 	n.plan = p
+	if n.selected && d.Parent == nil && e.state != nil {
+		if t, ok := e.state.Resume(d.Name); ok {
+			r, err := streams.ResumeFromTree(t)
+			if err != nil {
+				return &InputError{File: "state", Err: fmt.Errorf("bookmarks.%s.resume.%v", d.Name, err)}
+			}
+			n.resume = &r
+		}
+	}
+	return nil
+}
+
+// continued is the paginator of a walk that starts past its first page:
+// the request it starts with already holds its page position.
+type continued struct{ streams.Paginator }
+
+func (continued) First(req streams.Request) streams.Request { return req }
+
+// walkTop walks a top-level stream (or one window of it) from first, or,
+// when the last run stopped inside this walk, from the page it had not
+// written, with the filter it began with. A resume position the API
+// rejects (a 4xx) restarts the walk from first, with a WARN. The resume
+// object is removed when the walk ends.
+func (e *engine) walkTop(ctx context.Context, n *node, first streams.Request) error {
+	name := n.def.Name
+	n.walkPages = 0
+	if r := n.resume; r != nil {
+		n.resume = nil
+		n.plan.ResumeHigh(r.High)
+		n.walkPages = r.Pages
+		n.resumed.Add(1)
+		e.log.Info("resuming the stream inside its walk", "stream", name, "pages_already_written", r.Pages)
+		n.continuing = true
+		err := e.walk(ctx, n, r.Next, streams.Partition{})
+		n.continuing = false
+		var se *client.StatusError
+		if !errors.As(err, &se) || se.Status < 400 || se.Status > 499 || se.Status == 429 {
+			if err == nil {
+				e.state.SetResume(name, nil)
+			}
+			return err
+		}
+		e.log.Warn("the API rejected the resume position; restarting the stream from its bookmark",
+			"stream", name, "status", se.Status)
+		e.state.SetResume(name, nil)
+		n.walkPages = 0
+	}
+	if err := e.walk(ctx, n, first, streams.Partition{}); err != nil {
+		return err
+	}
+	e.state.SetResume(name, nil)
 	return nil
 }
 
@@ -69,6 +120,15 @@ func (e *engine) walk(ctx context.Context, n *node, first streams.Request, part 
 	if err != nil {
 		return err
 	}
+	if n.continuing {
+		p = continued{p}
+	}
+	// A selected top-level stream checkpoints where its walk goes on.
+	track := n.selected && n.def.Parent == nil
+	var filter map[string]string
+	if track {
+		filter = n.plan.Filter(first)
+	}
 	err = e.walkPages(ctx, n.def, p, first, e.fetch(n), func(resp *streams.Response) error {
 		n.pages.Add(1)
 		n.received.Add(int64(len(resp.Records)))
@@ -81,7 +141,15 @@ func (e *engine) walk(ctx context.Context, n *node, first streams.Request, part 
 		if err := n.plan.Page(); err != nil {
 			return err
 		}
-		if e.commit(n) && n.selected {
+		moved := e.commit(n)
+		if track && resp.Next != nil {
+			// The next run starts on the page after this one.
+			n.walkPages++
+			r := streams.Resume{Next: *resp.Next, Filter: filter, High: n.plan.High(), Version: n.version, Pages: n.walkPages}
+			e.state.SetResume(n.def.Name, r.Tree())
+			moved = true
+		}
+		if moved && n.selected {
 			return e.checkpoint(n)
 		}
 		return nil

@@ -28,6 +28,13 @@ type node struct {
 	check     *records.Validator
 	plan      *streams.Plan // this run's plan, made when the stream starts
 
+	// resume is where the last run stopped inside this stream's walk
+	// (nil: start afresh); walkPages counts the pages of the walk in
+	// progress written over every run.
+	resume     *streams.Resume
+	walkPages  int64
+	continuing bool // the walk in progress started at a resume position
+
 	// outs are, with stream maps, the streams the node is written as
 	// (nil: itself).
 	outs []*mappedOutput
@@ -46,6 +53,7 @@ type node struct {
 	deadLetters                                                           atomic.Int64
 	byClass                                                               [6]atomic.Int64 // attempts by status class: [0] no response, [2] 2xx … [5] 5xx
 	started                                                               time.Time
+	resumed                                                               atomic.Int64 // walks started at a resume position
 
 	buf  []byte   // the record being encoded
 	keys []string // the sorted keys of the last record encoded
@@ -234,9 +242,14 @@ func (e *engine) syncStream(ctx context.Context, n *node) error {
 		return nil // shard 0 reads the streams that are not chunked
 	}
 	if n.selected && d.FullTableVersioning && p.FullTable() && e.recordLimit == 0 {
-		n.version = e.now().UnixMilli()
-		if err := e.activateVersion(n); err != nil {
-			return err
+		if n.resume != nil && n.resume.Version != 0 {
+			// A resumed walk goes on filling the version it began.
+			n.version = n.resume.Version
+		} else {
+			n.version = e.now().UnixMilli()
+			if err := e.activateVersion(n); err != nil {
+				return err
+			}
 		}
 	}
 	if ws := p.Windows(); ws != nil {
@@ -248,7 +261,7 @@ func (e *engine) syncStream(ctx context.Context, n *node) error {
 		if err != nil {
 			return err
 		}
-		if err := e.walk(ctx, n, req, streams.Partition{}); err != nil {
+		if err := e.walkTop(ctx, n, req); err != nil {
 			return err
 		}
 		if err := p.Close(); err != nil {
@@ -286,7 +299,7 @@ func (e *engine) syncWindows(ctx context.Context, n *node, ws []streams.Window) 
 		if err != nil {
 			return err
 		}
-		if err := e.walk(ctx, n, req, streams.Partition{}); err != nil {
+		if err := e.walkTop(ctx, n, req); err != nil {
 			return err
 		}
 		if err := n.plan.Close(); err != nil {

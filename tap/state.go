@@ -43,6 +43,7 @@ const (
 	keyPartitions     = "partitions"
 	keyContext        = "context"
 	keyFloor          = "floor"
+	keyResume         = "resume"
 )
 
 // NewState returns an empty state.
@@ -215,6 +216,25 @@ func (st *State) SetPartitions(stream, key string, parts []streams.PartitionBook
 	})
 }
 
+// Resume returns the resume object of a stream's walk in progress.
+func (st *State) Resume(stream string) (map[string]any, bool) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	r, ok := st.bookmarks[stream][keyResume].(map[string]any)
+	return r, ok
+}
+
+// SetResume records where a walk in progress goes on; nil removes it.
+func (st *State) SetResume(stream string, r map[string]any) {
+	st.update(stream, func(b map[string]any) {
+		if r == nil {
+			delete(b, keyResume)
+			return
+		}
+		b[keyResume] = r
+	})
+}
+
 // SetValue moves the stream's bookmark.
 func (st *State) SetValue(stream, key string, value any) {
 	st.update(stream, func(b map[string]any) {
@@ -335,10 +355,16 @@ func (st *State) check(cfg *Config) error {
 	for i := range cfg.Streams {
 		d := &cfg.Streams[i]
 		b := st.bookmarks[d.Name]
-		if b == nil || d.ReplicationKey == "" {
+		if b == nil {
 			continue
 		}
 		field := "bookmarks." + d.Name
+		if err := checkResume(field, b); err != nil {
+			return err
+		}
+		if d.ReplicationKey == "" {
+			continue
+		}
 		if v, ok := b[keyValue]; ok && v != nil {
 			switch keyKind(cfg.Schemas[d.Name], d.ReplicationKey) {
 			case "time":
@@ -366,6 +392,21 @@ func (st *State) check(cfg *Config) error {
 				}
 			}
 		}
+	}
+	return nil
+}
+
+func checkResume(field string, b map[string]any) error {
+	raw, ok := b[keyResume]
+	if !ok {
+		return nil
+	}
+	m, ok := raw.(map[string]any)
+	if !ok {
+		return fmt.Errorf("%s.%s: expected an object {\"request\", \"filter\", ...}", field, keyResume)
+	}
+	if _, err := streams.ResumeFromTree(m); err != nil {
+		return fmt.Errorf("%s.%s.%w", field, keyResume, err)
 	}
 	return nil
 }
