@@ -79,6 +79,11 @@ func (l *loader) feed(out []byte, killed bool) {
 	l.states = nil
 	l.maxKey = map[string]any{}
 	l.inBookmarks = bookmarkValues(l.state)
+	// A walk resumed inside a stream carries the largest key its earlier
+	// run emitted (resume.high): its bookmark may reach it.
+	for name, h := range resumeHighs(l.state) {
+		l.maxKey[name] = h
+	}
 
 	lines := bytes.Split(out, []byte("\n"))
 	last := lines[len(lines)-1]
@@ -280,6 +285,23 @@ func bookmarkValues(state json.RawMessage) map[string]any {
 	for name, b := range bms {
 		if bm, ok := b.(map[string]any); ok && bm["replication_key_value"] != nil {
 			out[name] = bm["replication_key_value"]
+		}
+	}
+	return out
+}
+
+// resumeHighs returns bookmarks.<stream>.resume.high of a state value.
+func resumeHighs(state json.RawMessage) map[string]any {
+	out := map[string]any{}
+	if state == nil {
+		return out
+	}
+	v, _ := decodeObject(state)
+	bms, _ := v["bookmarks"].(map[string]any)
+	for name, b := range bms {
+		bm, _ := b.(map[string]any)
+		if r, ok := bm["resume"].(map[string]any); ok && r["high"] != nil {
+			out[name] = r["high"]
 		}
 	}
 	return out

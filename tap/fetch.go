@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/tap-dev/tap/client"
@@ -146,6 +147,9 @@ func (e *engine) walk(ctx context.Context, n *node, first streams.Request, part 
 			// The next run starts on the page after this one.
 			n.walkPages++
 			r := streams.Resume{Next: *resp.Next, Filter: filter, High: n.plan.High(), Version: n.version, Pages: n.walkPages}
+			if rest, ok := strings.CutPrefix(r.Next.URL, e.base); ok && e.base != "" && (rest == "" || strings.ContainsAny(rest[:1], "/?")) {
+				r.Next.URL = "/" + strings.TrimPrefix(rest, "/")
+			}
 			e.state.SetResume(n.def.Name, r.Tree())
 			moved = true
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/tap-dev/tap/client"
@@ -67,6 +68,7 @@ func Sync(ctx context.Context, o Options) error {
 	e.recordLimit = o.RecordLimit
 	e.tree = o.Tree
 	e.shard = o.Shard
+	e.base = strings.TrimRight(base.String(), "/")
 	opts, err := e.clientOptions(o.State)
 	if err != nil {
 		return err

@@ -79,6 +79,10 @@ type engine struct {
 	recordLimit int64         // Options.RecordLimit
 	tree        bool          // Options.Tree
 	shard       streams.Shard // Options.Shard
+
+	// base is the API's base URL, without a final slash: a resume URL
+	// under it is kept relative, so that it outlives a demo API's port.
+	base string
 }
 
 func newEngine(cfg *Config, sel *Selection, st *State, out Writer, log *slog.Logger) (*engine, error) {
