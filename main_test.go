@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/tap-dev/tap/internal/clitest"
 )
 
 // cliCase is one row of integration_test/testdata/cli.json. Adding a case is
@@ -165,51 +167,11 @@ func matches(want, got string) bool {
 	return regexp.MustCompile(`\A` + pattern + `\z`).MatchString(got)
 }
 
-// mergePatch applies an RFC 7386 JSON merge patch.
-func mergePatch(t *testing.T, doc, patch []byte) []byte {
-	t.Helper()
-	var d, p any
-	if err := json.Unmarshal(doc, &d); err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(patch, &p); err != nil {
-		t.Fatal(err)
-	}
-	out, err := json.MarshalIndent(merge(d, p), "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
-func merge(doc, patch any) any {
-	pm, ok := patch.(map[string]any)
-	if !ok {
-		return patch
-	}
-	dm, ok := doc.(map[string]any)
-	if !ok {
-		dm = map[string]any{}
-	}
-	for k, v := range pm {
-		if v == nil {
-			delete(dm, k)
-		} else {
-			dm[k] = merge(dm[k], v)
-		}
-	}
-	return dm
-}
-
-func writeFile(t *testing.T, path string, b []byte) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
+// The config of a row is the base config with a merge patch applied.
+var (
+	mergePatch = clitest.MergePatch
+	writeFile  = clitest.WriteFile
+)
 
 // TestServeDemoLogsTheBoundAddress asks for port 0 and checks that the
 // logged address is the one that answers.

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/tap-dev/tap/demoapi"
+	"github.com/tap-dev/tap/internal/clitest"
 )
 
 // long turns on the long proof suite: go test ./integration_test/ -long
@@ -379,41 +380,11 @@ func lastLine(b []byte) string {
 // sentinel is the secret of base_config.json: it must never be printed.
 const sentinel = "SENTINEL-SECRET-7f3a"
 
-// mergePatch applies an RFC 7386 JSON merge patch.
-func mergePatch(t *testing.T, doc, patch []byte) []byte {
-	t.Helper()
-	var d, p any
-	if err := json.Unmarshal(doc, &d); err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(patch, &p); err != nil {
-		t.Fatal(err)
-	}
-	out, err := json.MarshalIndent(merge(d, p), "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
-func merge(doc, patch any) any {
-	pm, ok := patch.(map[string]any)
-	if !ok {
-		return patch
-	}
-	dm, ok := doc.(map[string]any)
-	if !ok {
-		dm = map[string]any{}
-	}
-	for k, v := range pm {
-		if v == nil {
-			delete(dm, k)
-		} else {
-			dm[k] = merge(dm[k], v)
-		}
-	}
-	return dm
-}
+// The config of a row is the base config with a merge patch applied.
+var (
+	mergePatch = clitest.MergePatch
+	writeFile  = clitest.WriteFile
+)
 
 func readJSON(t *testing.T, path string, v any) {
 	t.Helper()
@@ -423,15 +394,5 @@ func readJSON(t *testing.T, path string, v any) {
 	}
 	if err := json.Unmarshal(b, v); err != nil {
 		t.Fatalf("%s: %v", path, err)
-	}
-}
-
-func writeFile(t *testing.T, path string, b []byte) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
 	}
 }

@@ -53,25 +53,7 @@ func (r redactor) Redact(s string) string {
 	return s
 }
 
-func (r redactor) Value(v any) any {
-	switch v := v.(type) {
-	case string:
-		return r.Redact(v)
-	case map[string]any:
-		out := make(map[string]any, len(v))
-		for k, e := range v {
-			out[r.Redact(k)] = r.Value(e)
-		}
-		return out
-	case []any:
-		out := make([]any, len(v))
-		for i, e := range v {
-			out[i] = r.Value(e)
-		}
-		return out
-	}
-	return v
-}
+func (r redactor) Value(v any) any { return codec.MapStrings(v, r.Redact) }
 
 // record decodes a record as the engine gets it (numbers as json.Number).
 func record(t testing.TB, s string) map[string]any {

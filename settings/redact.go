@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/tap-dev/tap/codec"
 )
 
 // Mask replaces a secret wherever the tap shows text: logs, errors, STATE,
@@ -158,23 +160,7 @@ func (r *Redactor) Value(v any) any {
 	if r == nil {
 		return v
 	}
-	switch v := v.(type) {
-	case string:
-		return r.Redact(v)
-	case map[string]any:
-		out := make(map[string]any, len(v))
-		for k, e := range v {
-			out[r.Redact(k)] = r.Value(e)
-		}
-		return out
-	case []any:
-		out := make([]any, len(v))
-		for i, e := range v {
-			out[i] = r.Value(e)
-		}
-		return out
-	}
-	return v
+	return codec.MapStrings(v, r.Redact)
 }
 
 // Empty reports whether r has no secret to mask.

@@ -126,7 +126,7 @@ func LoadSchema(d *streams.Definition, dir string) (map[string]any, error) {
 	if !ok {
 		return nil, fmt.Errorf("stream %q: %s: expected a JSON Schema object", d.Name, where)
 	}
-	if t, ok := schema["type"]; ok && !typeIncludes(t, "object") {
+	if t, ok := schema["type"]; ok && !TypeIncludes(t, "object") {
 		return nil, fmt.Errorf("stream %q: %s: expected \"type\": \"object\" (a record schema)", d.Name, where)
 	}
 	if p, ok := schema["properties"]; ok {
@@ -142,7 +142,9 @@ func LoadSchema(d *streams.Definition, dir string) (map[string]any, error) {
 	return schema, nil
 }
 
-func typeIncludes(t any, want string) bool {
+// TypeIncludes reports whether a JSON Schema "type" (a name or a list)
+// includes want.
+func TypeIncludes(t any, want string) bool {
 	switch t := t.(type) {
 	case string:
 		return t == want

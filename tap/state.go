@@ -463,7 +463,7 @@ func keyKind(schema map[string]any, key string) string {
 	switch {
 	case p["format"] == "date-time" || p["format"] == "date":
 		return "time"
-	case typeIncludes(p["type"], "integer") || typeIncludes(p["type"], "number"):
+	case settings.TypeIncludes(p["type"], "integer") || settings.TypeIncludes(p["type"], "number"):
 		return "number"
 	}
 	return ""
@@ -494,20 +494,4 @@ func checkBackfills(cfg *Config, st *State, sel *Selection) error {
 		return &InputError{File: cfg.Path, Err: fmt.Errorf("stream %q: incremental.chunk_days: needs start_date in the config (or a bookmark in the state) to know where the backfill begins", d.Name)}
 	}
 	return nil
-}
-
-// typeIncludes reports whether a JSON Schema "type" (a name or a list)
-// includes want.
-func typeIncludes(t any, want string) bool {
-	switch t := t.(type) {
-	case string:
-		return t == want
-	case []any:
-		for _, e := range t {
-			if e == want {
-				return true
-			}
-		}
-	}
-	return false
 }
