@@ -23,14 +23,21 @@ func (cs *call) consume(resp *http.Response) outcome {
 		// the consumer made of it, says why.
 		return cs.classifyResponse(resp, nil, body.err)
 	}
+	o.rejected(err, resp.Header)
+	return o
+}
+
+// rejected makes o the outcome of a 2xx body its checker or consumer
+// rejected with err: retried if err is Transient, else permanent, naming
+// the Content-Type (a body of the wrong kind is the usual cause).
+func (o *outcome) rejected(err error, h http.Header) {
 	o.err = err
 	o.v = vPermanent
 	if IsTransient(err) {
 		o.v = vRetry
-	} else if ct := resp.Header.Get("Content-Type"); ct != "" {
+	} else if ct := h.Get("Content-Type"); ct != "" {
 		o.err = fmt.Errorf("%w (Content-Type %q)", err, ct)
 	}
-	return o
 }
 
 // watchedBody remembers the first error reading a body, other than EOF.

@@ -151,13 +151,7 @@ func (cs *call) classifyResponse(resp *http.Response, body []byte, rerr error) o
 		o.v = vOK
 		if cs.req.Check != nil {
 			if err := cs.req.Check(body); err != nil {
-				o.err = err
-				o.v = vPermanent
-				if IsTransient(err) {
-					o.v = vRetry
-				} else if ct := resp.Header.Get("Content-Type"); ct != "" {
-					o.err = fmt.Errorf("%w (Content-Type %q)", err, ct)
-				}
+				o.rejected(err, resp.Header)
 			}
 		}
 	case code == http.StatusTeapot:
