@@ -6,8 +6,11 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -137,4 +140,86 @@ func demoConfigB(b *testing.B) (map[string]any, string) {
 		b.Fatal(err)
 	}
 	return cfg, p
+}
+
+// TestSpliceMixedPage holds a page of records the walker is sure of and
+// records it is not to the tree path: the same records written, the same
+// dead letters, the same bookmark.
+func TestSpliceMixedPage(t *testing.T) {
+	page := "{\"events\":[" + strings.Join([]string{
+		`{"id":1,"type":"login","occurred_at":"2026-01-01T00:00:00Z"}`,
+		`{"id":2,"type":"x","type":"last wins"}`,        // duplicate key
+		`{"id":3,"type":"caf` + "\xff" + `"}`,           // invalid UTF-8
+		`{"id":4,"type":"a","surprise":{"b":[1,2]}}`,    // drift
+		"{\"id\":5,\n\"type\":\"line break\"}",          // a line break
+		`{"id":"6","type":"wrong type"}`,                // a dead letter
+		`{"id":7,"occurred_at":"2026-02-30T00:00:00Z"}`, // not a date: a dead letter
+		`{"id":8,"actor_id":1e2}`,                       // an exponent
+		`{"\u0069d":9}`,                                 // an escaped key
+		`{"id":10,"payload":{"ok":true,"path":"\ud83d\ude00/\u00e9"}}`,
+	}, ",") + "]}"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, page)
+	}))
+	defer srv.Close()
+	schema, err := os.ReadFile("../schemas/events.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		msgs []message
+		dead []map[string]any
+		raw  [][]byte
+	}
+	run := func(tree bool) result {
+		dir := t.TempDir()
+		def := map[string]any{"name": "events", "path": "/events", "primary_key": []any{"id"}, "replication_key": "id",
+			"records_path": "events", "schema": json.RawMessage(schema), "pagination": map[string]any{"type": "none"}}
+		path := writeConfig(t, dir, "config.json", map[string]any{"base_url": srv.URL, "rate_limit": map[string]any{"requests_per_second": 0},
+			"retry": map[string]any{"max_attempts": 1}, "dead_letter_path": filepath.Join(dir, "dead.jsonl"), "streams": []any{def}})
+		cfg, err := settings.Load(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := &rawRecorder{raw: map[string][][]byte{}}
+		log := slog.New(slog.NewTextHandler(io.Discard, nil))
+		if err := Sync(context.Background(), Options{Config: cfg, Writer: w, Log: log, Tree: tree}); err != nil {
+			t.Fatal(err)
+		}
+		var dead []map[string]any
+		b, _ := os.ReadFile(filepath.Join(dir, "dead.jsonl"))
+		for _, line := range bytes.Split(bytes.TrimSpace(b), []byte("\n")) {
+			var m map[string]any
+			if err := json.Unmarshal(line, &m); err != nil {
+				t.Fatal(err)
+			}
+			for _, k := range []string{"run_id", "run_started_at", "time_extracted"} {
+				delete(m, k)
+			}
+			dead = append(dead, m)
+		}
+		return result{w.msgs, dead, w.raw["events"]}
+	}
+	tree, spliced := run(true), run(false)
+	// Records 1 and 10 are spliced: the API's key order, not sorted.
+	if want := `{"id":1,"type":"login","occurred_at":"2026-01-01T00:00:00Z"}`; string(spliced.raw[0]) != want {
+		t.Errorf("record 1 written as %s, want it spliced as %s", spliced.raw[0], want)
+	}
+	tree.raw, spliced.raw = nil, nil
+	if d := cmp.Diff(tree, spliced, cmp.AllowUnexported(message{}, result{})); d != "" {
+		t.Errorf("(-tree +spliced):\n%s", d)
+	}
+	if len(tree.dead) != 2 {
+		t.Errorf("%d dead letters, want 2", len(tree.dead))
+	}
+	var records int
+	for _, m := range tree.msgs {
+		if m.Type == "RECORD" {
+			records++
+		}
+	}
+	if records != 8 {
+		t.Errorf("%d records, want 8", records)
+	}
 }
