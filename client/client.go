@@ -653,6 +653,7 @@ func (cs *call) failure() error {
 		e := &StatusError{
 			Stream: cs.req.Stream, Method: cs.method, Path: cs.path,
 			Status: o.status, Attempts: cs.attempts, Err: o.err, retried: o.v == vRetry,
+			URL: cs.logURL, Body: cs.c.red.scrub(bodyPrefix(o.body)),
 		}
 		if cs.capped {
 			e.RetryTime = cs.c.cfg.MaxRetryTime

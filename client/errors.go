@@ -39,7 +39,21 @@ type StatusError struct {
 	// retried: the last attempt's verdict was retry (an on_status rule
 	// may make any status one), so the attempts or the time ran out.
 	retried bool
+	// URL is the absolute URL of the last attempt with credentials masked,
+	// and Body the start of its response body (at most MaxBodyPrefix
+	// bytes, credentials masked): what a dead letter keeps of the answer.
+	URL  string
+	Body string
 }
+
+// MaxBodyPrefix bounds StatusError.Body.
+const MaxBodyPrefix = 4 << 10
+
+// Transient reports whether the request failed for a reason that may pass
+// (a 503, a timeout) and was retried until its attempts ran out, rather
+// than for one another attempt would repeat (a 404, a body of the wrong
+// kind).
+func (e *StatusError) Transient() bool { return e.exhausted() }
 
 func (e *StatusError) Error() string {
 	var b strings.Builder
@@ -194,6 +208,24 @@ func jsonMessage(v map[string]any) string {
 		}
 	}
 	return ""
+}
+
+// bodyPrefix is the start of a response body, at most MaxBodyPrefix bytes
+// and cut on a rune boundary, as valid UTF-8.
+func bodyPrefix(b []byte) string {
+	if len(b) > MaxBodyPrefix {
+		b = b[:MaxBodyPrefix]
+		// Drop a rune the cut split in two.
+		for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax; i-- {
+			if utf8.RuneStart(b[i]) {
+				if !utf8.FullRune(b[i:]) {
+					b = b[:i]
+				}
+				break
+			}
+		}
+	}
+	return strings.ToValidUTF8(string(b), "\uFFFD")
 }
 
 // clip makes s valid UTF-8 on one line and cuts it to maxMessageRunes.

@@ -507,3 +507,22 @@ func TestCancelDuringAttempt(t *testing.T) {
 			st.Requests, st.Cancelled, st.ByStatus, attempts.Load())
 	}
 }
+
+func TestBodyPrefix(t *testing.T) {
+	long := strings.Repeat("a", MaxBodyPrefix-1) + "é" + "tail"
+	tests := []struct {
+		in   string
+		want string
+	}{
+		{"", ""},
+		{`{"error":"x"}`, `{"error":"x"}`},
+		{strings.Repeat("b", MaxBodyPrefix+10), strings.Repeat("b", MaxBodyPrefix)},
+		{long, strings.Repeat("a", MaxBodyPrefix-1)}, // é would be split: dropped
+		{"bad \xff byte", "bad \uFFFD byte"},
+	}
+	for _, tt := range tests {
+		if got := bodyPrefix([]byte(tt.in)); got != tt.want {
+			t.Errorf("bodyPrefix(%.20q…) = %.20q… (%d bytes), want %d bytes", tt.in, got, len(got), len(tt.want))
+		}
+	}
+}

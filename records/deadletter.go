@@ -54,7 +54,7 @@ func ulid(b [16]byte) string {
 
 // letter is one line of the dead-letter file.
 type letter struct {
-	Kind          string         `json:"kind"` // "record"; DESIGN.md reserves "request"
+	Kind          string         `json:"kind"` // "record"; a request's letter is a requestLetter
 	RunID         string         `json:"run_id"`
 	RunStartedAt  string         `json:"run_started_at"`
 	Stream        string         `json:"stream"`
@@ -74,6 +74,7 @@ type DeadLetters struct {
 	redact Redactor
 	f      *os.File
 	count  int
+	depth  map[Depth]int
 }
 
 // NewDeadLetters writes to path, marking each line with run; redact
@@ -96,6 +97,11 @@ func (d *DeadLetters) write(l letter) error {
 	for i := range l.Errors {
 		l.Errors[i].Message = d.redact.Redact(l.Errors[i].Message)
 	}
+	return d.append(l.Stream, l.Kind, l)
+}
+
+// append writes one line, opening the file on the first.
+func (d *DeadLetters) append(stream, kind string, l any) error {
 	b, err := codec.Marshal(l)
 	if err != nil {
 		return err
@@ -117,6 +123,10 @@ func (d *DeadLetters) write(l letter) error {
 		return fmt.Errorf("dead_letter_path: writing %s: %w", d.path, err)
 	}
 	d.count++
+	if d.depth == nil {
+		d.depth = map[Depth]int{}
+	}
+	d.depth[Depth{Stream: stream, Kind: kind}]++
 	return nil
 }
 

@@ -44,6 +44,7 @@ type Config struct {
 	MaxPartitions      int                  `json:"max_partitions"`
 	OnSchemaViolation  string               `json:"on_schema_violation"`
 	DeadLetterPath     string               `json:"dead_letter_path"`
+	DeadLetterAlert    int                  `json:"dead_letter_alert"`
 	LogLevel           string               `json:"log_level"`
 	MetricsLogLevel    string               `json:"metrics_log_level"`
 	Demo               demoapi.Config       `json:"demo"`
@@ -266,7 +267,7 @@ func (c *Config) check() error {
 	if !filepath.IsAbs(c.DeadLetterPath) {
 		c.DeadLetterPath = filepath.Join(filepath.Dir(c.Path), c.DeadLetterPath)
 	}
-	if c.OnSchemaViolation == ViolationDeadLetter {
+	if c.OnSchemaViolation == ViolationDeadLetter || c.requestDeadLetters() {
 		if err := checkWritable(c.DeadLetterPath); err != nil {
 			return fmt.Errorf("dead_letter_path: %w", err)
 		}
@@ -277,6 +278,21 @@ func (c *Config) check() error {
 		}
 	}
 	return nil
+}
+
+// requestDeadLetters reports whether a request may become a dead letter:
+// a stream has on_request_failure dead_letter, or an on_status rule says
+// dead_letter.
+func (c *Config) requestDeadLetters() bool {
+	if slices.Contains(slices.Collect(maps.Values(c.OnStatus)), streams.StatusDeadLetter) {
+		return true
+	}
+	for _, d := range c.Streams {
+		if d.OnRequestFailure == streams.RequestFailureDeadLetter || slices.Contains(slices.Collect(maps.Values(d.OnStatus)), streams.StatusDeadLetter) {
+			return true
+		}
+	}
+	return false
 }
 
 // checkAuth checks that the auth block holds what its type needs, in a

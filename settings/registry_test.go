@@ -178,7 +178,7 @@ func TestLoadAppliesRegistryDefaults(t *testing.T) {
 		"retry.max_attempts": cfg.Retry.MaxAttempts, "retry.base_delay_ms": cfg.Retry.BaseDelayMS,
 		"retry.max_delay_ms": cfg.Retry.MaxDelayMS, "retry.max_retry_after_s": cfg.Retry.MaxRetryAfterS,
 		"request_timeout_s": cfg.RequestTimeoutS, "max_parallel_streams": cfg.MaxParallelStreams, "max_pages": cfg.MaxPages, "max_partitions": cfg.MaxPartitions,
-		"on_schema_violation": cfg.OnSchemaViolation, "dead_letter_path": filepath.Base(cfg.DeadLetterPath),
+		"on_schema_violation": cfg.OnSchemaViolation, "dead_letter_path": filepath.Base(cfg.DeadLetterPath), "dead_letter_alert": cfg.DeadLetterAlert,
 		"log_level": cfg.LogLevel, "metrics_log_level": cfg.MetricsLogLevel,
 		"flattening_enabled":           cfg.FlatteningEnabled,
 		"rate_limit.weight_per_minute": cfg.RateLimit.WeightPerMinute, "rate_limit.cost.points": cfg.RateLimit.Cost.Points,

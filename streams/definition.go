@@ -32,6 +32,10 @@ type Definition struct {
 	Weight              int               `json:"weight"`    // tokens each request spends from the rate limits [1]
 	FullTableVersioning bool              `json:"full_table_versioning"`
 	OnUnsorted          string            `json:"on_unsorted"` // a sorted stream's key going down: "fail" (default) or "demote" to unsorted
+	// OnRequestFailure is what a request that failed for good (retries
+	// exhausted, or a permanent error) does: "fail" the run (default) or
+	// become a "dead_letter" while the run goes on.
+	OnRequestFailure string `json:"on_request_failure"`
 	// Format of the page bodies: json (default), jsonl, csv or xml.
 	Format string      `json:"format"`
 	CSV    *CSVOptions `json:"csv"`
@@ -216,6 +220,11 @@ func (d *Definition) Check() error {
 	case "", UnsortedFail, UnsortedDemote:
 	default:
 		return bad("on_unsorted", "must be \"fail\" or \"demote\", got %q", d.OnUnsorted)
+	}
+	switch d.OnRequestFailure {
+	case "", RequestFailureFail, RequestFailureDeadLetter:
+	default:
+		return bad("on_request_failure", "must be \"fail\" or \"dead_letter\", got %q", d.OnRequestFailure)
 	}
 	if par := d.Parent; par != nil {
 		if par.Stream == "" || par.Key == "" {

@@ -12,7 +12,13 @@ const (
 	StatusRetry      = "retry"       // transient: retried with backoff (Retry-After honoured)
 	StatusIgnore     = "ignore"      // no error: the walk of that request ends, as ignore_statuses
 	StatusFail       = "fail"        // permanent: the run fails
-	StatusDeadLetter = "dead_letter" // refused until request dead letters exist
+	StatusDeadLetter = "dead_letter" // permanent, but written as a request dead letter and the run goes on
+)
+
+// Values of on_request_failure.
+const (
+	RequestFailureFail       = "fail"        // the run fails (default)
+	RequestFailureDeadLetter = "dead_letter" // the request becomes a dead letter; the run goes on
 )
 
 // ParseOnStatus checks an on_status object ({"409": "retry"}) and returns
@@ -26,12 +32,10 @@ func ParseOnStatus(m map[string]string) (map[int]string, error) {
 			return nil, fmt.Errorf("%q: expected an HTTP error status (400-599) as the key", k)
 		}
 		switch r := m[k]; r {
-		case StatusRetry, StatusIgnore, StatusFail:
+		case StatusRetry, StatusIgnore, StatusFail, StatusDeadLetter:
 			out[code] = r
-		case StatusDeadLetter:
-			return nil, fmt.Errorf("%q: dead_letter is not available yet (it comes with request dead letters, on_request_failure); use retry, ignore or fail", k)
 		default:
-			return nil, fmt.Errorf("%q: expected retry, ignore or fail, got %q", k, r)
+			return nil, fmt.Errorf("%q: expected retry, ignore, fail or dead_letter, got %q", k, r)
 		}
 	}
 	return out, nil

@@ -115,7 +115,7 @@ func (e *engine) walk(ctx context.Context, n *node, first streams.Request, part 
 		if errors.Is(err, errRecordLimit) {
 			return nil
 		}
-		return err
+		return e.deadLetter(n, first, part, err)
 	}
 	p, err := streams.NewPaginator(n.def)
 	if err != nil {
@@ -165,7 +165,7 @@ func (e *engine) walk(ctx context.Context, n *node, first streams.Request, part 
 	if errors.Is(err, errRecordLimit) {
 		return nil
 	}
-	return err
+	return e.deadLetter(n, first, part, err)
 }
 
 // fetcher sends a page request through the client; the body is decoded

@@ -114,6 +114,7 @@ func (e *engine) sync(ctx context.Context, every time.Duration) error {
 		err = errors.New("interrupted; the last STATE written is where the next run resumes")
 	}
 	e.summary(time.Since(start))
+	e.reportDeadLetters()
 	if ferr := e.out.Flush(); ferr != nil && err == nil {
 		err = ferr
 	}

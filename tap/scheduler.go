@@ -55,6 +55,9 @@ type node struct {
 	started                                                               time.Time
 	resumed                                                               atomic.Int64 // walks started at a resume position
 
+	held   atomic.Bool     // a request was dead-lettered: the bookmark stays (requestfailure.go)
+	window *streams.Window // the chunk window being walked, for its dead letter
+
 	buf  []byte   // the record being encoded
 	keys []string // the sorted keys of the last record encoded
 }
@@ -82,7 +85,8 @@ type engine struct {
 
 	// base is the API's base URL, without a final slash: a resume URL
 	// under it is kept relative, so that it outlives a demo API's port.
-	base string
+	base      string
+	replaying bool // tap replay: every failed request becomes a dead letter
 }
 
 func newEngine(cfg *Config, sel *Selection, st *State, out Writer, log *slog.Logger) (*engine, error) {
@@ -303,7 +307,10 @@ func (e *engine) syncWindows(ctx context.Context, n *node, ws []streams.Window) 
 		if err != nil {
 			return err
 		}
-		if err := e.walkTop(ctx, n, req); err != nil {
+		n.window = &w
+		err = e.walkTop(ctx, n, req)
+		n.window = nil
+		if err != nil {
 			return err
 		}
 		if err := n.plan.Close(); err != nil {

@@ -17,7 +17,7 @@ func (e *engine) withLimits(d *streams.Definition, r client.Request) client.Requ
 	if rules := streams.StatusRules(e.cfg.OnStatus, d); len(rules) > 0 {
 		r.OnStatus = make(map[int]client.StatusRule, len(rules))
 		for code, rule := range rules {
-			r.OnStatus[code] = client.StatusRule(rule)
+			r.OnStatus[code] = clientRule(rule)
 		}
 		r.IgnoreStatuses = nil // in the rules
 	}

@@ -1,0 +1,90 @@
+package tap
+
+import (
+	"context"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/tap-dev/tap/client"
+)
+
+func TestRequestDeadLetters(t *testing.T) {
+	unsorted := []map[string]any{row(1, 5), row(2, 3), row(3, 7), row(4, 6), row(5, 4)}
+	failOn := func(want int, status int) func(context.CancelFunc) func(int) error {
+		return func(context.CancelFunc) func(int) error {
+			return func(n int) error {
+				if n == want {
+					return &client.StatusError{Stream: "s", Method: "GET", Path: "/s?page=2", Status: status, Attempts: 6, Body: `{"error":"boom"}`}
+				}
+				return nil
+			}
+		}
+	}
+	windows := map[string]any{"incremental": map[string]any{"param": "from", "end_param": "to", "chunk_days": 3, "format": "rfc3339"},
+		"pagination": map[string]any{"type": "none"}}
+	state := `{"bookmarks":{"s":{"replication_key":"updated_at","replication_key_value":"` + key(2) + `"}}}`
+	for _, c := range []engineCase{{
+		name:    "fail (default): the run fails",
+		rows:    unsorted,
+		fail:    failOn(2, 503),
+		wantErr: "503",
+		check:   func(t *testing.T, r *recorder, _ *source, _ string) {},
+	}, {
+		name:   "unsorted, a page dead-lettered: the run goes on, the bookmark does not move",
+		stream: map[string]any{"on_request_failure": "dead_letter"},
+		rows:   unsorted, state: state,
+		fail: failOn(2, 503),
+		check: func(t *testing.T, r *recorder, _ *source, logs string) {
+			equal(t, "ids", ids(r), []int{1, 2})
+			equal(t, "states", states(r), []string{key(2)})
+			if !strings.Contains(logs, "request dead-lettered") || !strings.Contains(logs, `kind=request count=1`) {
+				t.Errorf("logs lack the dead letter:\n%s", logs)
+			}
+			lastIsState(t, r)
+		},
+	}, {
+		name:   "a window dead-lettered: the next windows are read, the bookmark stays",
+		stream: with(windows, "on_request_failure", "dead_letter"), rows: unsorted, state: state,
+		fail: failOn(1, 500),
+		check: func(t *testing.T, r *recorder, src *source, logs string) {
+			if len(src.requests) == 0 || !strings.Contains(src.requests[0], "from="+url.QueryEscape(key(2))) {
+				t.Fatalf("requests %v", src.requests)
+			}
+			equal(t, "ids", ids(r), []int{1, 3, 4})
+			for _, s := range states(r) {
+				if s != key(2) {
+					t.Errorf("a STATE moved the bookmark to %s past a dead-lettered window", s)
+				}
+			}
+		},
+	}, {
+		name:   "on_status dead_letter without on_request_failure",
+		stream: map[string]any{"on_status": map[string]any{"404": "dead_letter"}},
+		rows:   unsorted,
+		fail:   failOn(1, 404),
+		check: func(t *testing.T, r *recorder, _ *source, logs string) {
+			equal(t, "ids", ids(r), nil)
+			if !strings.Contains(logs, "request dead-lettered") {
+				t.Errorf("logs lack the dead letter:\n%s", logs)
+			}
+		},
+	}, {
+		name:    "on_status dead_letter does not cover another status",
+		stream:  map[string]any{"on_status": map[string]any{"404": "dead_letter"}},
+		rows:    unsorted,
+		fail:    failOn(1, 400),
+		wantErr: "400",
+		check:   func(t *testing.T, r *recorder, _ *source, _ string) {},
+	}} {
+		t.Run(c.name, func(t *testing.T) { runEngineCase(t, c) })
+	}
+}
+
+func with(m map[string]any, k string, v any) map[string]any {
+	out := map[string]any{k: v}
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
