@@ -30,6 +30,7 @@ Singer:
   tap --config CONFIG --test[=all|schema]
   tap --config CONFIG --infer-schema STREAM [--infer-pages N]
   tap serve-demo [--addr 127.0.0.1:8765] [--config CONFIG]
+  tap replay --config CONFIG --dead-letters FILE [--state STATE]
 
 Airbyte:
   tap spec
@@ -48,6 +49,10 @@ Flags:
   --infer-schema S    walk the first pages of stream S and print a JSON Schema inferred from them
   --infer-pages N     pages read by --infer-schema (default 3)
   --addr ADDR         serve-demo: address to listen on (default 127.0.0.1:8765)
+  --dead-letters FILE replay: re-sends the failed requests of FILE and re-validates its
+                      records against today's schemas, writes what passes as Singer
+                      messages (one STATE at the end: --state unchanged, {} without it)
+                      and leaves the rest in FILE. Singer only: Airbyte mode has no replay
   --test[=MODE]       Meltano's connection test, writing no STATE: all (the default) syncs
                       one record per stream, whatever the catalog selects; schema writes
                       only the SCHEMA messages
@@ -81,14 +86,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	cmd := ""
 	if len(args) > 0 {
 		switch args[0] {
-		case "serve-demo", "spec", "check", "discover", "read":
+		case "serve-demo", "replay", "spec", "check", "discover", "read":
 			cmd, args = args[0], args[1:]
 		}
 	}
 	fs := flag.NewFlagSet("tap", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	var f tap.Files
-	var properties, format, addr, infer, shard string
+	var properties, format, addr, infer, shard, deadLetters string
 	var inferPages int
 	var discover, about, version bool
 	var test testFlag
@@ -100,6 +105,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&about, "about", false, "")
 	fs.StringVar(&format, "format", "", "")
 	fs.StringVar(&addr, "addr", "127.0.0.1:8765", "")
+	fs.StringVar(&deadLetters, "dead-letters", "", "")
 	fs.StringVar(&infer, "infer-schema", "", "")
 	fs.IntVar(&inferPages, "infer-pages", 3, "")
 	fs.BoolVar(&version, "version", false, "")
@@ -142,6 +148,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	switch {
 	case cmd == "serve-demo":
 		err = tap.ServeDemo(ctx, addr, f.Config, stderr)
+	case cmd == "replay":
+		err = tap.Replay(ctx, f, deadLetters, stdout, stderr)
 	case cmd != "":
 		err = tap.Airbyte(ctx, cmd, f, stdout)
 		return tap.ExitCode(err) // Airbyte reports errors on stdout as TRACE messages
@@ -169,7 +177,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // Airbyte command, which must keep stderr free, else as one line on stderr.
 func badUsage(cmd string, stdout, stderr io.Writer, msg string) int {
 	err := &tap.UsageError{Msg: msg}
-	if cmd != "" && cmd != "serve-demo" {
+	if cmd != "" && cmd != "serve-demo" && cmd != "replay" {
 		return tap.ExitCode(tap.AirbyteFail(stdout, err))
 	}
 	return fail(stderr, err)

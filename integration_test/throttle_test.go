@@ -177,10 +177,10 @@ func TestOnStatusRules(t *testing.T) {
 			statuses: map[int]int{503: 1},
 		},
 		{
-			name:   "dead_letter is a config error until request dead letters land",
-			stream: map[string]any{"on_status": map[string]any{"400": "dead_letter"}},
+			name:   "an unknown rule is a config error",
+			stream: map[string]any{"on_status": map[string]any{"400": "skip"}},
 			exit:   2,
-			errHas: `stream "tickets": on_status: "400": dead_letter is not available yet`,
+			errHas: `stream "tickets": on_status: "400": expected retry, ignore, fail or dead_letter, got "skip"`,
 		},
 	}
 	for _, tt := range tests {
