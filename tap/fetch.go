@@ -248,6 +248,9 @@ func (e *engine) walkChild(ctx context.Context, c *node, parent map[string]any) 
 	if err := e.walk(ctx, c, req, part); err != nil {
 		return err
 	}
+	if c.held1[part.ID()] {
+		return nil // dead-lettered: the partition keeps its bookmark
+	}
 	// The partition's own bookmark is safe once its walk has ended.
 	if err := c.plan.ClosePartition(part); err != nil {
 		return err

@@ -15,9 +15,10 @@ import (
 // on_status rule dead_letter for the last status — and returns nil so that
 // the run goes on. Any other error is returned as is.
 //
-// Once a request of n is dead-lettered, n's bookmark stays where it was
-// for the rest of the run: the rows that request would have read are below
-// every bookmark the run could write.
+// Once a request of n is dead-lettered, n's bookmark (with per-partition
+// bookmarks, that partition's) stays where it was for the rest of the
+// run: the rows that request would have read are below every bookmark the
+// run could write.
 func (e *engine) deadLetter(n *node, first streams.Request, part streams.Partition, err error) error {
 	se, ok := e.letterFor(n, err)
 	if !ok {
@@ -41,7 +42,14 @@ func (e *engine) deadLetter(n *node, first streams.Request, part streams.Partiti
 	if werr := e.dead.Request(l); werr != nil {
 		return errors.Join(err, werr)
 	}
-	n.held.Store(true)
+	if n.plan.PerPartition() && part.ID() != "" {
+		if n.held1 == nil {
+			n.held1 = map[string]bool{}
+		}
+		n.held1[part.ID()] = true // the other partitions move on
+	} else {
+		n.held.Store(true)
+	}
 	e.log.Warn("request dead-lettered; the run goes on", "stream", n.def.Name, "status", se.Status,
 		"attempts", se.Attempts, "error", se.Error())
 	return nil

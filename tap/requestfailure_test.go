@@ -88,3 +88,31 @@ func with(m map[string]any, k string, v any) map[string]any {
 	}
 	return out
 }
+
+// A child's dead-lettered partition keeps its bookmark; the other
+// partitions move on.
+func TestRequestDeadLetterPartition(t *testing.T) {
+	children := map[string][]map[string]any{"/c/1": {row(10, 8)}, "/c/3": {row(30, 5)}}
+	state := `{"bookmarks":{"c":{"replication_key":"updated_at","partitions":[` +
+		`{"context":{"order_id":1},"replication_key_value":"` + key(2) + `"},` +
+		`{"context":{"order_id":3},"replication_key_value":"` + key(3) + `"}]}}}`
+	c := childCase("parent 3's child fails", state, []map[string]any{row(1, 2), row(3, 2)}, children, nil,
+		func(t *testing.T, r *recorder, _ *source, logs string) {
+			equal(t, "child ids", streamIDs(r, "c"), []int{10})
+			parts, _ := partitionsOf(t, lastState(t, r))
+			equal(t, "partitions", parts, []string{"map[order_id:1] updated_at " + key(8), "map[order_id:3] updated_at " + key(3)})
+			if !strings.Contains(logs, "request dead-lettered") {
+				t.Errorf("logs lack the dead letter:\n%s", logs)
+			}
+		})
+	c.more[0]["on_request_failure"] = "dead_letter"
+	c.fail = func(context.CancelFunc) func(int) error {
+		return func(n int) error {
+			if n == 3 {
+				return &client.StatusError{Stream: "c", Method: "GET", Path: "/c/3", Status: 500, Attempts: 6}
+			}
+			return nil
+		}
+	}
+	runEngineCase(t, c)
+}

@@ -56,6 +56,7 @@ type node struct {
 	resumed                                                               atomic.Int64 // walks started at a resume position
 
 	held   atomic.Bool     // a request was dead-lettered: the bookmark stays (requestfailure.go)
+	held1  map[string]bool // per-partition: the partitions whose walk was dead-lettered
 	window *streams.Window // the chunk window being walked, for its dead letter
 
 	buf  []byte   // the record being encoded
