@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -140,6 +141,9 @@ func TestReplayRequestLetter(t *testing.T) {
 		fmt.Sprint(l["context"]) != "map[user_id:2]" || resp["status"] != 500.0 ||
 		!strings.Contains(fmt.Sprint(req["url"]), "/users/2/orders") || !strings.Contains(fmt.Sprint(resp["body"]), "are down") {
 		t.Errorf("letter %v", l)
+	}
+	if !regexp.MustCompile(`(?m)^INFO orders( +[0-9.]+){11} +1 +0$`).Match(r.stderr) {
+		t.Errorf("the summary table's orders row lacks the dead letter; stderr:\n%s", r.stderr)
 	}
 	if !bytes.Contains(r.stderr, []byte(`{"metric":"dead_letters","tags":{"endpoint":"orders","kind":"request"},"type":"counter","value":1}`)) {
 		t.Errorf("no dead_letters METRIC line; stderr:\n%s", r.stderr)

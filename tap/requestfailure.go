@@ -42,6 +42,7 @@ func (e *engine) deadLetter(n *node, first streams.Request, part streams.Partiti
 	if werr := e.dead.Request(l); werr != nil {
 		return errors.Join(err, werr)
 	}
+	n.deadLetters.Add(1) // the summary table's column
 	if n.plan.PerPartition() && part.ID() != "" {
 		if n.held1 == nil {
 			n.held1 = map[string]bool{}
