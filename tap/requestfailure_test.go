@@ -37,7 +37,11 @@ func TestRequestDeadLetters(t *testing.T) {
 		fail: failOn(2, 503),
 		check: func(t *testing.T, r *recorder, _ *source, logs string) {
 			equal(t, "ids", ids(r), []int{1, 2})
-			equal(t, "states", states(r), []string{key(2)})
+			for _, s := range states(r) {
+				if s != key(2) {
+					t.Errorf("a STATE moved the bookmark to %s past a dead-lettered page", s)
+				}
+			}
 			if !strings.Contains(logs, "request dead-lettered") || !strings.Contains(logs, `kind=request count=1`) {
 				t.Errorf("logs lack the dead letter:\n%s", logs)
 			}
