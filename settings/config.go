@@ -345,6 +345,21 @@ func validHeaderName(s string) bool {
 // checkWritable checks that records can be appended to the file at path,
 // without leaving a file behind that was not there.
 func checkWritable(path string) error {
+	// Another process checking the same file (shards, or runs sharing a
+	// dead-letter file) may remove its probe between our two opens: then
+	// the file is absent again and the check starts over.
+	for range 3 {
+		err := probeWritable(path)
+		if !errors.Is(err, errProbeRemoved) {
+			return err
+		}
+	}
+	return probeWritable(path)
+}
+
+var errProbeRemoved = errors.New("removed by another process's check")
+
+func probeWritable(path string) error {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|os.O_EXCL, 0o644)
 	if err == nil {
 		f.Close()
@@ -357,6 +372,9 @@ func checkWritable(path string) error {
 		return fmt.Errorf("%s is not a regular file", path)
 	}
 	f, err = os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("cannot write %s: %w", path, errProbeRemoved)
+	}
 	if err != nil {
 		return fmt.Errorf("cannot write %s: %v", path, unwrapPathError(err))
 	}

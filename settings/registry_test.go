@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -202,5 +203,30 @@ func TestLoadAppliesRegistryDefaults(t *testing.T) {
 		if v != s.Default {
 			t.Errorf("%s = %v, want the default %v", s.Name, v, s.Default)
 		}
+	}
+}
+
+// Processes that share a dead-letter file (shards, say) check it at the
+// same time; one's probe file must not make another's check fail.
+func TestCheckWritableConcurrently(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "dead_letter.jsonl")
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 300 {
+				if err := checkWritable(path); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
 	}
 }
