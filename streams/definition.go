@@ -65,6 +65,11 @@ type Incremental struct {
 	EndParam string `json:"end_param"`
 	// ChunkDays > 0 splits [start, now) into windows of that many days.
 	ChunkDays int `json:"chunk_days"`
+	// EndInclusive sends the last instant a window includes as EndParam,
+	// for an API whose upper bound is inclusive: the window's end less
+	// one unit of Format (a day for date, a second for rfc3339 and unix,
+	// a millisecond for unix_ms).
+	EndInclusive bool `json:"end_inclusive"`
 }
 
 // Pagination is a tagged variant: Type selects the one option set that

@@ -104,7 +104,8 @@ type Bounds struct {
 	// StartDate is the config's start_date (zero when none): the lower
 	// bound of a time-keyed stream with no bookmark.
 	StartDate time.Time
-	// Now ends the last chunk window.
+	// Now ends the last chunk window: the config's end_date, or the
+	// run's clock.
 	Now time.Time
 	// Numeric says the replication key is a number: no start_date, no
 	// windows.
@@ -403,7 +404,11 @@ func (p *Plan) Request(part Partition, w *Window) (Request, error) {
 		return req, err
 	}
 	if w != nil {
-		if err := set(inc.EndParam, FormatBound(w.End, inc.Format)); err != nil {
+		end := w.End
+		if inc.EndInclusive {
+			end = InclusiveEnd(end, inc.Format)
+		}
+		if err := set(inc.EndParam, FormatBound(end, inc.Format)); err != nil {
 			return req, err
 		}
 	}

@@ -164,3 +164,16 @@ func FormatBound(v any, format string) string {
 	}
 	return fmt.Sprint(v)
 }
+
+// InclusiveEnd is the last instant of a window ending (exclusively) at
+// end, in the unit of format: end − 1 day for "date", − 1 ms for
+// "unix_ms", − 1 s otherwise (rfc3339, unix, a layout of whole seconds).
+func InclusiveEnd(end time.Time, format string) time.Time {
+	switch format {
+	case "date":
+		return end.AddDate(0, 0, -1)
+	case "unix_ms":
+		return end.Add(-time.Millisecond)
+	}
+	return end.Add(-time.Second)
+}

@@ -156,3 +156,15 @@ func TestWindowBordersAgree(t *testing.T) {
 		}
 	}
 }
+
+func TestInclusiveEnd(t *testing.T) {
+	end := time.Date(2026, 1, 4, 0, 0, 0, 0, time.UTC)
+	for format, want := range map[string]string{
+		"date": "2026-01-03", "rfc3339": "2026-01-03T23:59:59Z", "": "2026-01-03T23:59:59Z",
+		"unix": "1767484799", "unix_ms": "1767484799999",
+	} {
+		if got := FormatBound(InclusiveEnd(end, format), format); got != want {
+			t.Errorf("%q: %s, want %s", format, got, want)
+		}
+	}
+}

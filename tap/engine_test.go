@@ -733,3 +733,21 @@ func TestEngineResumeRejected(t *testing.T) {
 			}
 		}})
 }
+
+// end_date bounds a backfill (exclusive); end_inclusive sends each
+// window's last included second as end_param.
+func TestEngineEndDateInclusive(t *testing.T) {
+	rows := []map[string]any{row(1, 5), row(2, 3), row(3, 7), row(4, 6), row(5, 4)}
+	runEngineCase(t, engineCase{name: "end_date and end_inclusive", rows: rows, cfg: map[string]any{"end_date": key(7)},
+		stream: map[string]any{"incremental": map[string]any{"param": "from", "end_param": "to", "chunk_days": 3, "format": "rfc3339", "end_inclusive": true},
+			"pagination": map[string]any{"type": "none"}},
+		check: func(t *testing.T, r *recorder, src *source, _ string) {
+			q := url.QueryEscape
+			equal(t, "requests", src.requests, []string{
+				"s?from=" + q(key(1)) + "&to=" + q("2026-01-03T23:59:59Z"),
+				"s?from=" + q(key(4)) + "&to=" + q("2026-01-06T23:59:59Z"),
+			})
+			// Nothing at or after end_date (day 7: id 3) is read.
+			equal(t, "ids", ids(r), []int{2, 1, 4, 5})
+		}})
+}

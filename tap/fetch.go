@@ -24,7 +24,11 @@ var errIgnored = errors.New("status ignored")
 // filter and keeps its bookmark untouched.
 func (e *engine) plan(n *node) error {
 	d := n.def
-	b := streams.Bounds{StartDate: e.cfg.Start, Now: e.now().UTC(), Numeric: n.numeric, FullTable: !n.selected || n.fullTable, Shard: e.shard}
+	end := e.now().UTC()
+	if !e.cfg.End.IsZero() {
+		end = e.cfg.End // exclusive: nothing at or after it is requested
+	}
+	b := streams.Bounds{StartDate: e.cfg.Start, Now: end, Numeric: n.numeric, FullTable: !n.selected || n.fullTable, Shard: e.shard}
 	if !b.FullTable && e.state != nil {
 		b.Bookmark = e.state.Value(d.Name)
 		b.Partitions, b.Floor = e.state.Partitions(d.Name)
