@@ -2,6 +2,7 @@ package integration_test
 
 import (
 	"math/rand/v2"
+	"net/url"
 	"testing"
 	"time"
 
@@ -206,4 +207,71 @@ func TestCrashCutLine(t *testing.T) {
 		t.Fatalf("second run: exit %d; stderr:\n%s", r.code, r.stderr)
 	}
 	assertTable(t, l, "invoices", demoKeys["invoices"], source(t, srv, "invoices"))
+}
+
+// TestCrashFullTableResumesAtItsPage kills the tap inside a full-table
+// stream and checks that the next run starts on the page after the last
+// one its STATE covers, not on page 1: the first request of run 2 is the
+// state's resume request, and both runs together send at most two pages
+// more than an uninterrupted walk (the page being written at the kill,
+// and the one prefetched behind it).
+func TestCrashFullTableResumesAtItsPage(t *testing.T) {
+	t.Parallel()
+	dc := demoBase()
+	dc.Invoices, dc.LatencyMS = 1000, 20
+	srv, err := demoapi.New(dc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := &reqLog{run: 1}
+	base := serve(t, log.wrap(srv))
+	d := newTapDir(t, tapConfig(base, demoStreams(t, map[string]int{"invoices": 50}, "invoices")))
+	l := newLoader(t)
+	r := d.syncKill(l, log.after(1, 8), 0, time.Minute, nil)
+	if !r.killed {
+		t.Fatalf("the run was not killed (exit %d)", r.code)
+	}
+	resume, _ := l.stateBookmark("invoices")["resume"].(map[string]any)
+	if resume == nil {
+		t.Fatalf("the last STATE has no resume object: %v", l.stateBookmark("invoices"))
+	}
+	req, _ := resume["request"].(map[string]any)
+	want := url.Values{}
+	q, _ := req["query"].(map[string]any)
+	for k, vs := range q {
+		for _, v := range vs.([]any) {
+			want.Add(k, v.(string))
+		}
+	}
+	log.setRun(2)
+	if r := d.sync(l, time.Minute); r.code != 0 {
+		t.Fatalf("second run: exit %d; stderr:\n%s", r.code, r.stderr)
+	}
+	assertTable(t, l, "invoices", demoKeys["invoices"], source(t, srv, "invoices"))
+	var run1, run2 int
+	var first *loggedReq
+	for _, q := range log.all() {
+		if q.Path != "/v1/invoices" {
+			continue
+		}
+		if q.Run == 1 {
+			run1++
+		} else {
+			if first == nil {
+				first = &q
+			}
+			run2++
+		}
+	}
+	if first == nil || want.Get("offset") == "" {
+		t.Fatalf("resume %v, first request of run 2 %v", resume, first)
+	}
+	if first.Query.Encode() != want.Encode() {
+		t.Errorf("run 2 began with %v, want the resume position %v", first.Query, want)
+	}
+	pages := 1000/50 + 1 // the last, empty page ends the walk
+	t.Logf("killed after %d requests; resumed at %s; %d + %d requests for a %d-page walk", run1, want, run1, run2, pages)
+	if run1+run2 > pages+2 {
+		t.Errorf("%d + %d requests, more than two pages beyond the %d of an uninterrupted walk", run1, run2, pages)
+	}
 }
