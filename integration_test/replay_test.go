@@ -24,6 +24,10 @@ import (
 type replayAPI struct {
 	broken atomic.Bool
 	status atomic.Int32
+	// While hang is set, arrived gets a value as the orders of user 2 are
+	// asked for, and the answer waits until the request's context ends.
+	hang    atomic.Bool
+	arrived chan struct{}
 }
 
 func (a *replayAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -33,6 +37,11 @@ func (a *replayAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, `{"data":[{"id":1},{"id":2},{"id":3}]}`)
 	case strings.HasPrefix(r.URL.Path, "/users/") && strings.HasSuffix(r.URL.Path, "/orders"):
 		id := strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, "/users/"), "/orders")
+		if id == "2" && a.hang.Load() {
+			a.arrived <- struct{}{}
+			<-r.Context().Done() // the client went away
+			return
+		}
 		if id == "2" && a.broken.Load() {
 			w.WriteHeader(cmp.Or(int(a.status.Load()), http.StatusInternalServerError))
 			fmt.Fprintf(w, `{"error":"orders of user 2 are down (key %s)"}`, r.URL.Query().Get("key"))
@@ -229,6 +238,44 @@ func TestReplayRecordLetters(t *testing.T) {
 	}
 	if ls := letters(t, d); len(ls) != 0 {
 		t.Errorf("letters left: %v", ls)
+	}
+}
+
+// TestReplayKilledMidRequest kills a replay (SIGKILL) while it waits for
+// the answer to the request of its letter: the file is the old one, whole.
+func TestReplayKilledMidRequest(t *testing.T) {
+	api := &replayAPI{arrived: make(chan struct{}, 1)}
+	api.broken.Store(true)
+	d := newTapDir(t, replayConfig(serve(t, api), "string"))
+	if r := runTap(t, d.dir, time.Minute, nil, "--config", "config.json"); r.code != 0 {
+		t.Fatalf("run exit %d; stderr:\n%s", r.code, r.stderr)
+	}
+	path := filepath.Join(d.dir, "dead_letter.jsonl")
+	old, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	api.hang.Store(true)
+	cmd := exec.Command(tapBin, "replay", "--config", "config.json", "--dead-letters", "dead_letter.jsonl")
+	cmd.Dir = d.dir
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-api.arrived:
+	case <-time.After(time.Minute):
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatal("the replay never sent the letter's request")
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	now, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(now, old) {
+		t.Errorf("after a kill midway the file changed:\nwas %s\nis  %s", old, now)
 	}
 }
 
