@@ -454,24 +454,37 @@ func (p *Plan) Observe(part Partition, key any) (Observation, error) {
 	if err != nil {
 		return Uncomparable, err
 	}
-	if part.id != p.prevPart {
-		p.prev, p.prevPart = nil, part.id
-	}
-	if p.sorted && p.prev != nil {
-		if c, err := CompareKeys(key, p.prev); err == nil && c < 0 {
-			ue := &UnsortedError{Stream: p.def.Name, Key: p.def.ReplicationKey, Prev: p.prev, Value: key}
-			p.fallBack()
-			if p.def.OnUnsorted == UnsortedDemote {
-				p.sorted = false
-				ue.Demoted = true
-				p.high, p.prev = high, key
-				return Demoted, ue
-			}
-			return Unsorted, ue
+	if ue := p.outOfOrder(part, key); ue != nil {
+		p.fallBack()
+		if ue.Demoted {
+			p.high, p.prev = high, key
+			return Demoted, ue
 		}
+		return Unsorted, ue
 	}
 	p.high, p.prev = high, key
 	return Observed, nil
+}
+
+// outOfOrder reports a key below the previous key of the same partition on
+// a sorted stream; with on_unsorted "demote" the stream is read as unsorted
+// from now on and the error says so.
+func (p *Plan) outOfOrder(part Partition, key any) *UnsortedError {
+	if part.id != p.prevPart {
+		p.prev, p.prevPart = nil, part.id
+	}
+	if !p.sorted || p.prev == nil {
+		return nil
+	}
+	if c, err := CompareKeys(key, p.prev); err != nil || c >= 0 {
+		return nil
+	}
+	ue := &UnsortedError{Stream: p.def.Name, Key: p.def.ReplicationKey, Prev: p.prev, Value: key}
+	if p.def.OnUnsorted == UnsortedDemote {
+		p.sorted = false
+		ue.Demoted = true
+	}
+	return ue
 }
 
 func (p *Plan) observePart(part Partition, key any) (Observation, error) {
@@ -485,21 +498,13 @@ func (p *Plan) observePart(part Partition, key any) (Observation, error) {
 	if err != nil {
 		return Uncomparable, err
 	}
-	if part.id != p.prevPart {
-		p.prev, p.prevPart = nil, part.id
-	}
-	if p.sorted && p.prev != nil {
-		if cmp, err := CompareKeys(key, p.prev); err == nil && cmp < 0 {
-			ue := &UnsortedError{Stream: p.def.Name, Key: p.def.ReplicationKey, Prev: p.prev, Value: key}
-			if p.def.OnUnsorted == UnsortedDemote {
-				// A partition's bookmark moves only when its walk ends.
-				p.sorted = false
-				ue.Demoted = true
-				c.high, p.prev = high, key
-				return Demoted, ue
-			}
-			return Unsorted, ue
+	if ue := p.outOfOrder(part, key); ue != nil {
+		if ue.Demoted {
+			// A partition's bookmark moves only when its walk ends.
+			c.high, p.prev = high, key
+			return Demoted, ue
 		}
+		return Unsorted, ue
 	}
 	c.high, p.prev = high, key
 	return Observed, nil

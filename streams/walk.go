@@ -356,6 +356,21 @@ func writeLen(h *maphash.Hash, n int) {
 	h.Write(b[:])
 }
 
+// writeValues writes a multi-valued map (query or headers) to h with its
+// keys in order, so the same values hash alike whatever the map's order.
+func writeValues(h *maphash.Hash, m map[string][]string) {
+	writeLen(h, len(m))
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		writeLen(h, len(k))
+		h.WriteString(k)
+		writeLen(h, len(m[k]))
+		for _, v := range m[k] {
+			writeLen(h, len(v))
+			h.WriteString(v)
+		}
+	}
+}
+
 // requestHash identifies a request by everything that is sent: method
 // (case-insensitive), URL, query (nil and empty alike, parameters in any
 // order), body and headers. A field added to Request must be added here.
@@ -370,28 +385,10 @@ func (g *guard) requestHash(r Request) uint64 {
 	h.WriteString(method)
 	writeLen(&h, len(r.URL))
 	h.WriteString(r.URL)
-	writeLen(&h, len(r.Query))
-	for _, k := range slices.Sorted(maps.Keys(r.Query)) {
-		writeLen(&h, len(k))
-		h.WriteString(k)
-		writeLen(&h, len(r.Query[k]))
-		for _, v := range r.Query[k] {
-			writeLen(&h, len(v))
-			h.WriteString(v)
-		}
-	}
+	writeValues(&h, r.Query)
 	writeLen(&h, len(r.Body))
 	h.Write(r.Body)
-	writeLen(&h, len(r.Header))
-	for _, k := range slices.Sorted(maps.Keys(r.Header)) {
-		writeLen(&h, len(k))
-		h.WriteString(k)
-		writeLen(&h, len(r.Header[k]))
-		for _, v := range r.Header[k] {
-			writeLen(&h, len(v))
-			h.WriteString(v)
-		}
-	}
+	writeValues(&h, r.Header)
 	return h.Sum64()
 }
 
