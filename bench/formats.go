@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"time"
 
 	"github.com/tap-dev/tap/demoapi"
 )
@@ -53,19 +52,7 @@ func (b *bench) runFormat(ctx context.Context, format string, rows int) (*tapRun
 	if err != nil {
 		return nil, err
 	}
-	timeout := 2*time.Minute + time.Duration(rows/10_000)*time.Second
-	var r *tapRun
-	err = b.pin.offTapCPU(func() error {
-		r, err = b.runTap(ctx, cfg, true, timeout)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	if r.out.records != int64(rows) {
-		return nil, fmt.Errorf("%s: the tap emitted %d RECORD messages, want %d", format, r.out.records, rows)
-	}
-	return r, nil
+	return b.runPinnedTap(ctx, cfg, rows, format)
 }
 
 // formats measures the tap on the same n invoices as JSON pages, one CSV

@@ -58,18 +58,25 @@ func (b *bench) runEvents(ctx context.Context, n int, streamMaps map[string]any)
 	if err != nil {
 		return nil, err
 	}
-	// Generous: a tap at 10,000 records/s would take n/10,000 s.
-	timeout := 2*time.Minute + time.Duration(n/10_000)*time.Second
+	return b.runPinnedTap(ctx, cfg, n, "events")
+}
+
+// runPinnedTap runs the tap on cfg pinned to its CPU and checks that it
+// emitted want records.
+func (b *bench) runPinnedTap(ctx context.Context, cfg string, want int, what string) (*tapRun, error) {
+	// Generous: a tap at 10,000 records/s would take want/10,000 s.
+	timeout := 2*time.Minute + time.Duration(want/10_000)*time.Second
 	var r *tapRun
-	err = b.pin.offTapCPU(func() error {
+	err := b.pin.offTapCPU(func() error {
+		var err error
 		r, err = b.runTap(ctx, cfg, true, timeout)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	if r.out.records != int64(n) {
-		return nil, fmt.Errorf("the tap emitted %d RECORD messages, want %d", r.out.records, n)
+	if r.out.records != int64(want) {
+		return nil, fmt.Errorf("%s: the tap emitted %d RECORD messages, want %d", what, r.out.records, want)
 	}
 	return r, nil
 }
