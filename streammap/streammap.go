@@ -3,17 +3,16 @@
 package streammap
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
-	"math"
 	"path"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/expr-lang/expr/vm"
+
+	"github.com/tap-dev/tap/streammap/pyexpr"
 )
 
 // Inline stream maps and flattening, read as the Meltano SDK reads them
@@ -55,7 +54,7 @@ type Output struct {
 	passthrough bool // no filter, no properties, no flattening
 	includeAll  bool
 	keys        []string // kept when __else__ is null
-	filter      *compiledExpr
+	filter      *pyexpr.Compiled
 	props       []propMap
 	vars        []envVar // the record properties the expressions read
 	config      map[string]any
@@ -69,7 +68,7 @@ type envVar struct{ prop, name string }
 type propMap struct {
 	name   string
 	remove bool
-	expr   *compiledExpr
+	expr   *pyexpr.Compiled
 }
 
 const nullString = "__NULL__"
@@ -247,11 +246,11 @@ func evalAlias(v any, stream string) (string, error) {
 	if !ok {
 		return "", errors.New("expected a string")
 	}
-	ce, err := compileExpr(s, &exprScope{vars: map[string]string{}}, false)
+	ce, err := pyexpr.Compile(s, &pyexpr.Scope{Vars: map[string]string{}}, false)
 	if err != nil {
 		return s, nil
 	}
-	out, err := vm.Run(ce.program, map[string]any{"stream": stream})
+	out, err := vm.Run(ce.Program, map[string]any{"stream": stream})
 	if err != nil {
 		return s, nil
 	}
@@ -266,10 +265,10 @@ func compileOutput(mapKey, name, source string, def map[string]any, src StreamSc
 	where := "stream_maps." + mapKey
 	props := src.Schema["properties"].(map[string]any)
 	o := &Output{Name: name, Source: source, includeAll: true, config: config, flatDepth: depth, KeyProperties: src.KeyProperties}
-	sc := &exprScope{props: map[string]map[string]any{}, config: config, vars: map[string]string{}}
+	sc := &pyexpr.Scope{Props: map[string]map[string]any{}, Config: config, Vars: map[string]string{}}
 	for k, v := range props {
 		p, _ := v.(map[string]any)
-		sc.props[k] = p
+		sc.Props[k] = p
 	}
 	if raw, ok := def["__key_properties__"]; ok {
 		list, isList := raw.([]any)
@@ -310,8 +309,8 @@ func compileOutput(mapKey, name, source string, def map[string]any, src StreamSc
 		if !ok {
 			return nil, fmt.Errorf("%s.__filter__: expected an expression (a string)", where)
 		}
-		sc.self = ""
-		ce, err := compileExpr(s, sc, true)
+		sc.Self = ""
+		ce, err := pyexpr.Compile(s, sc, true)
 		if err != nil {
 			return nil, fmt.Errorf("%s.__filter__: %q: %w", where, s, err)
 		}
@@ -340,8 +339,8 @@ func compileOutput(mapKey, name, source string, def map[string]any, src StreamSc
 		if !ok {
 			return nil, fmt.Errorf("%s.%s: expected an expression (a string), null or \"__NULL__\"", where, k)
 		}
-		sc.self = k
-		ce, err := compileExpr(s, sc, false)
+		sc.Self = k
+		ce, err := pyexpr.Compile(s, sc, false)
 		if err != nil {
 			return nil, fmt.Errorf("%s.%s: %q: %w", where, k, s, err)
 		}
@@ -377,8 +376,8 @@ func compileOutput(mapKey, name, source string, def map[string]any, src StreamSc
 		o.flatProps = flat["properties"].(map[string]any)
 	}
 	o.Schema = schema
-	for _, prop := range slices.Sorted(maps.Keys(sc.vars)) {
-		o.vars = append(o.vars, envVar{prop, sc.vars[prop]})
+	for _, prop := range slices.Sorted(maps.Keys(sc.Vars)) {
+		o.vars = append(o.vars, envVar{prop, sc.Vars[prop]})
 	}
 	o.passthrough = o.includeAll && o.filter == nil && len(o.props) == 0 && depth == 0
 	return o, nil
@@ -389,14 +388,14 @@ func compileOutput(mapKey, name, source string, def map[string]any, src StreamSc
 // function or operator gives its result type; otherwise the property's
 // existing schema, then string — the SDK's documented fallback. Computed
 // properties may be null.
-func propertySchema(ce *compiledExpr, raw map[string]any, props map[string]any, existing any) map[string]any {
-	if ce.whole {
+func propertySchema(ce *pyexpr.Compiled, raw map[string]any, props map[string]any, existing any) map[string]any {
+	if ce.Whole {
 		return nullable(raw)
 	}
-	if p, ok := props[ce.ref].(map[string]any); ok && ce.ref != "" {
+	if p, ok := props[ce.Ref].(map[string]any); ok && ce.Ref != "" {
 		return nullable(p)
 	}
-	if t, format := ce.kind.jsonType(); t != "" {
+	if t, format := ce.JSONType(); t != "" {
 		s := map[string]any{"type": []any{t, "null"}}
 		if format != "" {
 			s["format"] = format
@@ -460,12 +459,12 @@ func (t *Transformer) transform(rec map[string]any, inPlace bool) (map[string]an
 	}
 	t.env["rec"] = rec
 	for _, v := range o.vars {
-		t.env[v.name] = normalize(rec[v.prop])
+		t.env[v.name] = pyexpr.Normalize(rec[v.prop])
 	}
 	if o.filter != nil {
-		keep, err := t.machine.Run(o.filter.program, t.env)
+		keep, err := t.machine.Run(o.filter.Program, t.env)
 		if err != nil {
-			return nil, fmt.Errorf("stream map %q: __filter__ %q: %w", o.Name, o.filter.src, cleanErr(err))
+			return nil, fmt.Errorf("stream map %q: __filter__ %q: %w", o.Name, o.filter.Src, pyexpr.RuntimeError(err))
 		}
 		if keep != true {
 			return nil, nil
@@ -478,12 +477,12 @@ func (t *Transformer) transform(rec map[string]any, inPlace bool) (map[string]an
 		var v any
 		if !p.remove {
 			var err error
-			v, err = t.machine.Run(p.expr.program, t.env)
+			v, err = t.machine.Run(p.expr.Program, t.env)
 			if err == nil {
-				v, err = outValue(v)
+				v, err = pyexpr.Value(v)
 			}
 			if err != nil {
-				return nil, fmt.Errorf("stream map %q, property %q: %q: %w", o.Name, p.name, p.expr.src, cleanErr(err))
+				return nil, fmt.Errorf("stream map %q, property %q: %q: %w", o.Name, p.name, p.expr.Src, pyexpr.RuntimeError(err))
 			}
 		}
 		t.results = append(t.results, v)
@@ -535,45 +534,4 @@ func (t *Transformer) transform(rec map[string]any, inPlace bool) (map[string]an
 		out = flat
 	}
 	return out, nil
-}
-
-// cleanErr keeps the first line of an expr runtime error: the rest points
-// into generated code the user never wrote.
-func cleanErr(err error) error {
-	return errors.New(firstLine(strings.TrimPrefix(err.Error(), "runtime error: ")))
-}
-
-// outValue turns an expression's result into a record value as the
-// decoder makes them (json.Number for numbers), dates into ISO text.
-func outValue(v any) (any, error) {
-	switch v := v.(type) {
-	case int:
-		return json.Number(strconv.Itoa(v)), nil
-	case float64:
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return nil, fmt.Errorf("result %s is not a JSON number", pyFloatRepr(v))
-		}
-		return json.Number(pyFloatRepr(v)), nil
-	case pyTime:
-		return v.isoformat('T'), nil
-	case []any:
-		out := make([]any, len(v))
-		for i, e := range v {
-			var err error
-			if out[i], err = outValue(e); err != nil {
-				return nil, err
-			}
-		}
-		return out, nil
-	case map[string]any:
-		out := make(map[string]any, len(v))
-		for k, e := range v {
-			var err error
-			if out[k], err = outValue(e); err != nil {
-				return nil, err
-			}
-		}
-		return out, nil
-	}
-	return v, nil
 }

@@ -1,4 +1,7 @@
-package streammap
+// Package pyexpr translates the Python expression subset of Meltano SDK
+// stream maps into sandboxed expr programs, and holds the functions those
+// programs call.
+package pyexpr
 
 import (
 	"errors"
@@ -73,38 +76,41 @@ func (k valueKind) jsonType() (typ, format string) {
 	return "", ""
 }
 
-// exprScope is what names mean while one expression is translated.
-type exprScope struct {
-	props  map[string]map[string]any // the source stream's property schemas
-	config map[string]any            // stream_map_config
-	// vars collects the record properties the expression reads by name;
+// Scope is what names mean while one expression is translated.
+type Scope struct {
+	Props  map[string]map[string]any // the source stream's property schemas
+	Config map[string]any            // stream_map_config
+	// Vars collects the record properties the expression reads by name;
 	// each becomes an environment variable set from the record.
-	vars map[string]string
-	// self is the property the expression assigns ("" for filters).
-	self string
+	Vars map[string]string
+	// Self is the property the expression assigns ("" for filters).
+	Self string
 }
 
-func (s *exprScope) propVar(name string) string {
-	if v, ok := s.vars[name]; ok {
+func (s *Scope) propVar(name string) string {
+	if v, ok := s.Vars[name]; ok {
 		return v
 	}
-	v := "p" + strconv.Itoa(len(s.vars))
-	s.vars[name] = v
+	v := "p" + strconv.Itoa(len(s.Vars))
+	s.Vars[name] = v
 	return v
 }
 
-// compiledExpr is one translated and compiled expression.
-type compiledExpr struct {
-	src     string // as the user wrote it, for errors
-	program *vm.Program
+// Compiled is one translated and compiled expression.
+type Compiled struct {
+	Src     string // as the user wrote it, for errors
+	Program *vm.Program
+	Ref     string // the property it copies, when it is a plain reference
+	Whole   bool   // the expression is the whole record
 	kind    valueKind
-	ref     string // the property it copies, when it is a plain reference
-	whole   bool   // the expression is the whole record
 }
 
-// compileExpr translates a Python-style expression and compiles it. A
+// JSONType is the JSON Schema type of the expression's value ("" if unknown).
+func (c *Compiled) JSONType() (typ, format string) { return c.kind.jsonType() }
+
+// Compile translates a Python-style expression and compiles it. A
 // filter (asBool) is compiled to a boolean with Python truthiness.
-func compileExpr(src string, sc *exprScope, asBool bool) (*compiledExpr, error) {
+func Compile(src string, sc *Scope, asBool bool) (*Compiled, error) {
 	p := &parser{src: src, sc: sc}
 	if err := p.lex(); err != nil {
 		return nil, err
@@ -134,7 +140,7 @@ func compileExpr(src string, sc *exprScope, asBool bool) (*compiledExpr, error) 
 		// gap, reported against the user's expression.
 		return nil, fmt.Errorf("cannot compile: %v", firstLine(err.Error()))
 	}
-	return &compiledExpr{src: src, program: program, kind: v.kind, ref: v.ref, whole: v.whole}, nil
+	return &Compiled{Src: src, Program: program, Ref: v.ref, Whole: v.whole, kind: v.kind}, nil
 }
 
 func firstLine(s string) string {
@@ -200,7 +206,7 @@ func (t token) String() string {
 
 type parser struct {
 	src  string
-	sc   *exprScope
+	sc   *Scope
 	toks []token
 	i    int
 }
@@ -753,7 +759,7 @@ func (p *parser) subscript(v val) (val, error) {
 		case v.record:
 			return p.sc.property(name), nil
 		case v.config:
-			c, ok := p.sc.config[name]
+			c, ok := p.sc.Config[name]
 			if !ok {
 				return val{}, p.errorf("config[%q]: stream_map_config has no such key", name)
 			}
@@ -770,8 +776,8 @@ func literalString(v val) (string, bool) {
 }
 
 // property is a record property read by name.
-func (sc *exprScope) property(name string) val {
-	return val{code: sc.propVar(name), kind: schemaKind(sc.props[name]), ref: name}
+func (sc *Scope) property(name string) val {
+	return val{code: sc.propVar(name), kind: schemaKind(sc.Props[name]), ref: name}
 }
 
 // schemaKind is the kind of values a property schema allows, if it allows
@@ -816,7 +822,7 @@ func constant(c any) (val, error) {
 	case nil:
 		return val{code: "nil", kind: kindNull}, nil
 	}
-	n := normalize(c)
+	n := Normalize(c)
 	// A config read without json.Number holds 3 as 3.0; Python's json
 	// reads it as an int.
 	if f, ok := n.(float64); ok && f == math.Trunc(f) && math.Abs(f) < 1<<53 {
@@ -939,10 +945,10 @@ func (p *parser) name(n string) (val, error) {
 	case "__stream_name__":
 		return val{code: "stream", kind: kindString}, nil
 	case "self":
-		if p.sc.self == "" {
+		if p.sc.Self == "" {
 			return val{}, p.errorf("self is only defined in a property's expression")
 		}
-		v := p.sc.property(p.sc.self)
+		v := p.sc.property(p.sc.Self)
 		return v, nil
 	case "datetime", "json":
 		return val{module: n}, nil
@@ -952,7 +958,7 @@ func (p *parser) name(n string) (val, error) {
 	if callable[n] && p.isOp("(") {
 		return val{module: n}, nil
 	}
-	if _, ok := p.sc.props[n]; ok {
+	if _, ok := p.sc.Props[n]; ok {
 		return p.sc.property(n), nil
 	}
 	if callable[n] {

@@ -1,4 +1,4 @@
-package streammap
+package pyexpr
 
 import (
 	"bytes"
@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -66,9 +67,9 @@ func (p pyTime) isoformat(sep byte) string {
 	return p.t.Format(layout)
 }
 
-// normalize turns a decoded JSON number into int (when integral and in
+// Normalize turns a decoded JSON number into int (when integral and in
 // range) or float64, the numbers expressions compute with.
-func normalize(v any) any {
+func Normalize(v any) any {
 	switch n := v.(type) {
 	case json.Number:
 		if i, err := strconv.ParseInt(string(n), 10, 64); err == nil {
@@ -110,7 +111,7 @@ func pyTypeName(v any) string {
 }
 
 func pyTruthy(v any) bool {
-	switch v := normalize(v).(type) {
+	switch v := Normalize(v).(type) {
 	case nil:
 		return false
 	case bool:
@@ -130,7 +131,7 @@ func pyTruthy(v any) bool {
 }
 
 func pyEqual(a, b any) bool {
-	a, b = normalize(a), normalize(b)
+	a, b = Normalize(a), Normalize(b)
 	switch x := a.(type) {
 	case int:
 		switch y := b.(type) {
@@ -153,7 +154,7 @@ func pyEqual(a, b any) bool {
 }
 
 func pyIn(a ...any) (any, error) {
-	x, coll := normalize(a[0]), a[1]
+	x, coll := Normalize(a[0]), a[1]
 	switch c := coll.(type) {
 	case string:
 		s, ok := x.(string)
@@ -175,7 +176,7 @@ func pyIn(a ...any) (any, error) {
 }
 
 func numbers(op string, a, b any) (ai, bi int, af, bf float64, ints bool, err error) {
-	a, b = normalize(a), normalize(b)
+	a, b = Normalize(a), Normalize(b)
 	switch x := a.(type) {
 	case int:
 		ai, af = x, float64(x)
@@ -259,7 +260,7 @@ func pyAttr(a ...any) (any, error) {
 	t, ok := a[0].(pyTime)
 	name := a[1].(string)
 	if !ok {
-		return nil, fmt.Errorf("'%s' object has no attribute '%s'", pyTypeName(normalize(a[0])), name)
+		return nil, fmt.Errorf("'%s' object has no attribute '%s'", pyTypeName(Normalize(a[0])), name)
 	}
 	if t.date && name != "year" && name != "month" && name != "day" {
 		return nil, fmt.Errorf("'date' object has no attribute '%s'", name)
@@ -293,14 +294,14 @@ func index(i, n int) (int, bool) {
 // pyIdx is x[k]. A key missing from an object reads as None rather than
 // failing the run: APIs leave out null properties.
 func pyIdx(a ...any) (any, error) {
-	x, k := a[0], normalize(a[1])
+	x, k := a[0], Normalize(a[1])
 	switch x := x.(type) {
 	case map[string]any:
 		s, ok := k.(string)
 		if !ok {
 			return nil, nil
 		}
-		return normalize(x[s]), nil
+		return Normalize(x[s]), nil
 	case []any:
 		i, ok := k.(int)
 		if !ok {
@@ -310,7 +311,7 @@ func pyIdx(a ...any) (any, error) {
 		if !ok {
 			return nil, fmt.Errorf("list index out of range")
 		}
-		return normalize(x[j]), nil
+		return Normalize(x[j]), nil
 	case string:
 		i, ok := k.(int)
 		if !ok {
@@ -323,7 +324,7 @@ func pyIdx(a ...any) (any, error) {
 		}
 		return string(r[j]), nil
 	}
-	return nil, fmt.Errorf("'%s' object is not subscriptable", pyTypeName(normalize(x)))
+	return nil, fmt.Errorf("'%s' object is not subscriptable", pyTypeName(Normalize(x)))
 }
 
 func sliceBounds(lo, hi any, n int) (int, int, error) {
@@ -331,7 +332,7 @@ func sliceBounds(lo, hi any, n int) (int, int, error) {
 		if v == nil {
 			return def, nil
 		}
-		i, ok := normalize(v).(int)
+		i, ok := Normalize(v).(int)
 		if !ok {
 			return 0, fmt.Errorf("slice indices must be integers or None")
 		}
@@ -367,7 +368,7 @@ func pySlice(a ...any) (any, error) {
 		}
 		return slices.Clone(x[l:h]), nil
 	}
-	return nil, fmt.Errorf("'%s' object is not subscriptable", pyTypeName(normalize(a[0])))
+	return nil, fmt.Errorf("'%s' object is not subscriptable", pyTypeName(Normalize(a[0])))
 }
 
 // pyFloatRepr writes a float as Python's repr does.
@@ -394,7 +395,7 @@ func pyFloatRepr(f float64) string {
 }
 
 func pyStr(v any) string {
-	switch v := normalize(v).(type) {
+	switch v := Normalize(v).(type) {
 	case string:
 		return v
 	case nil:
@@ -416,7 +417,7 @@ func pyStr(v any) string {
 }
 
 func pyRepr(v any) string {
-	switch v := normalize(v).(type) {
+	switch v := Normalize(v).(type) {
 	case string:
 		return "'" + strings.ReplaceAll(strings.ReplaceAll(v, `\`, `\\`), "'", `\'`) + "'"
 	case []any:
@@ -438,7 +439,7 @@ func pyRepr(v any) string {
 }
 
 func pyInt(a ...any) (any, error) {
-	switch v := normalize(a[0]).(type) {
+	switch v := Normalize(a[0]).(type) {
 	case int:
 		return v, nil
 	case float64:
@@ -465,7 +466,7 @@ func pyInt(a ...any) (any, error) {
 }
 
 func pyFloat(a ...any) (any, error) {
-	switch v := normalize(a[0]).(type) {
+	switch v := Normalize(a[0]).(type) {
 	case int:
 		return float64(v), nil
 	case float64:
@@ -489,7 +490,7 @@ func pyFloat(a ...any) (any, error) {
 func hashHex(v any, algo string) (any, error) {
 	s, ok := v.(string)
 	if !ok {
-		return nil, fmt.Errorf("%s() needs a string, got '%s' (wrap it in str())", algo, pyTypeName(normalize(v)))
+		return nil, fmt.Errorf("%s() needs a string, got '%s' (wrap it in str())", algo, pyTypeName(Normalize(v)))
 	}
 	if algo == "md5" {
 		sum := md5.Sum([]byte(s))
@@ -520,7 +521,7 @@ func appendPyJSON(b *strings.Builder, v any) error {
 		v1 := pyStr(v)
 		return appendPyJSON(b, v1)
 	}
-	switch v := normalize(v).(type) {
+	switch v := Normalize(v).(type) {
 	case nil:
 		b.WriteString("null")
 	case bool:
@@ -603,7 +604,7 @@ func utf16Pair(r rune) (rune, rune) {
 func pyJSONLoads(a ...any) (any, error) {
 	s, ok := a[0].(string)
 	if !ok {
-		return nil, fmt.Errorf("the JSON object must be str, not %s", pyTypeName(normalize(a[0])))
+		return nil, fmt.Errorf("the JSON object must be str, not %s", pyTypeName(Normalize(a[0])))
 	}
 	dec := json.NewDecoder(strings.NewReader(s))
 	dec.UseNumber()
@@ -611,7 +612,7 @@ func pyJSONLoads(a ...any) (any, error) {
 	if err := dec.Decode(&v); err != nil {
 		return nil, fmt.Errorf("json.loads: %v", err)
 	}
-	return normalize(v), nil
+	return Normalize(v), nil
 }
 
 var isoLayouts = []struct {
@@ -631,7 +632,7 @@ var isoLayouts = []struct {
 func parseISO(v any, dateOnly bool) (any, error) {
 	s, ok := v.(string)
 	if !ok {
-		return nil, fmt.Errorf("fromisoformat: argument must be str, not %s", pyTypeName(normalize(v)))
+		return nil, fmt.Errorf("fromisoformat: argument must be str, not %s", pyTypeName(Normalize(v)))
 	}
 	if dateOnly {
 		t, err := time.Parse("2006-01-02", s)
@@ -653,7 +654,7 @@ func pyMethod(a ...any) (any, error) {
 	strArg := func(i int) (string, error) {
 		s, ok := args[i].(string)
 		if !ok {
-			return "", fmt.Errorf(".%s() argument must be str, not %s", name, pyTypeName(normalize(args[i])))
+			return "", fmt.Errorf(".%s() argument must be str, not %s", name, pyTypeName(Normalize(args[i])))
 		}
 		return s, nil
 	}
@@ -691,7 +692,7 @@ func pyMethod(a ...any) (any, error) {
 			var parts []string
 			limit := -1
 			if len(args) == 2 {
-				n, ok := normalize(args[1]).(int)
+				n, ok := Normalize(args[1]).(int)
 				if !ok {
 					return nil, fmt.Errorf(".split() maxsplit must be an integer")
 				}
@@ -756,7 +757,7 @@ func pyMethod(a ...any) (any, error) {
 			for i, it := range items {
 				s, ok := it.(string)
 				if !ok {
-					return nil, fmt.Errorf("sequence item %d: expected str instance, %s found", i, pyTypeName(normalize(it)))
+					return nil, fmt.Errorf("sequence item %d: expected str instance, %s found", i, pyTypeName(Normalize(it)))
 				}
 				parts[i] = s
 			}
@@ -772,7 +773,7 @@ func pyMethod(a ...any) (any, error) {
 				}
 				return nil, nil
 			}
-			return normalize(v), nil
+			return Normalize(v), nil
 		}
 	case pyTime:
 		switch name {
@@ -793,7 +794,7 @@ func pyMethod(a ...any) (any, error) {
 			return strftime(r, f)
 		}
 	}
-	return nil, fmt.Errorf("'%s' object has no attribute '%s'", pyTypeName(normalize(recv)), name)
+	return nil, fmt.Errorf("'%s' object has no attribute '%s'", pyTypeName(Normalize(recv)), name)
 }
 
 func pyTitle(s string) string {
@@ -880,4 +881,45 @@ func strftime(p pyTime, f string) (string, error) {
 		return "", fmt.Errorf("strftime produced invalid UTF-8")
 	}
 	return b.String(), nil
+}
+
+// RuntimeError keeps the first line of an expr runtime error: the rest points
+// into generated code the user never wrote.
+func RuntimeError(err error) error {
+	return errors.New(firstLine(strings.TrimPrefix(err.Error(), "runtime error: ")))
+}
+
+// Value turns an expression's result into a record value as the
+// decoder makes them (json.Number for numbers), dates into ISO text.
+func Value(v any) (any, error) {
+	switch v := v.(type) {
+	case int:
+		return json.Number(strconv.Itoa(v)), nil
+	case float64:
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, fmt.Errorf("result %s is not a JSON number", pyFloatRepr(v))
+		}
+		return json.Number(pyFloatRepr(v)), nil
+	case pyTime:
+		return v.isoformat('T'), nil
+	case []any:
+		out := make([]any, len(v))
+		for i, e := range v {
+			var err error
+			if out[i], err = Value(e); err != nil {
+				return nil, err
+			}
+		}
+		return out, nil
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, e := range v {
+			var err error
+			if out[k], err = Value(e); err != nil {
+				return nil, err
+			}
+		}
+		return out, nil
+	}
+	return v, nil
 }
