@@ -38,9 +38,9 @@ func Lookup(v any, path string) (value any, found bool) {
 	return v, true
 }
 
-// lookupNullable is Lookup where a null met on the way counts as found
+// LookupNullable is Lookup where a null met on the way counts as found
 // and null: {"data": null} holds "data.items" as null, not as missing.
-func lookupNullable(v any, path string) (any, bool) {
+func LookupNullable(v any, path string) (any, bool) {
 	if path == "" {
 		return v, true
 	}
@@ -99,7 +99,7 @@ func (d *Definition) Extract(body any) ([]any, error) {
 	if d.GraphQL != nil && d.GraphQL.ConnectionPath != "" {
 		return d.extractGraphQL(body)
 	}
-	v, found := lookupNullable(body, d.RecordsPath)
+	v, found := LookupNullable(body, d.RecordsPath)
 	if !found {
 		return nil, streamErr(d.Name, "records_path %q is not in the response (the body is a JSON %s)", d.RecordsPath, jsonType(body))
 	}
@@ -122,7 +122,7 @@ func (d *Definition) extractGraphQL(body any) ([]any, error) {
 		}
 	}
 	path := d.GraphQL.ConnectionPath
-	conn, found := lookupNullable(body, path)
+	conn, found := LookupNullable(body, path)
 	if !found {
 		return nil, streamErr(d.Name, "connection_path %q is not in the response", path)
 	}

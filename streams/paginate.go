@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/tap-dev/tap/codec"
 )
 
 // NewPaginator returns the Paginator of d's pagination type. It checks d
@@ -303,7 +305,7 @@ func intValue(v any) (*big.Int, bool) {
 // parseBigInt parses a decimal integer literal ("-12", "9007199254740993").
 // A number such as "1e3" or "2.0" is also accepted when it is whole.
 func parseBigInt(s string) (*big.Int, bool) {
-	if isIntLiteral(s) {
+	if codec.IsInteger(s) {
 		i, ok := new(big.Int).SetString(s, 10)
 		return i, ok
 	}
@@ -314,32 +316,10 @@ func parseBigInt(s string) (*big.Int, bool) {
 	return new(big.Int).Set(r.Num()), true
 }
 
-// isIntLiteral reports whether s is an optional '-' followed by digits.
-func isIntLiteral(s string) bool {
-	s = strings.TrimPrefix(s, "-")
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
-}
-
-// isJSONNumber reports whether s is a number in JSON syntax.
-func isJSONNumber(s string) bool {
-	if s == "" {
-		return false
-	}
-	return json.Valid([]byte(s)) && (s[0] == '-' || (s[0] >= '0' && s[0] <= '9'))
-}
-
 // parseRat parses a JSON number exactly. math/big refuses exponents too
 // large to expand (|exp| > 1e6), which keeps a hostile value cheap.
 func parseRat(s string) (*big.Rat, bool) {
-	if !isJSONNumber(s) {
+	if !codec.IsNumber(s) {
 		return nil, false
 	}
 	if i := strings.IndexAny(s, "eE"); i >= 0 {

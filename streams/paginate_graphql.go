@@ -83,7 +83,7 @@ func (g graphQLPaginator) First(req Request) Request {
 }
 
 func (g graphQLPaginator) Next(last Request, resp *Response) (Request, bool, error) {
-	conn, found := lookupNullable(resp.Body, g.gql.ConnectionPath)
+	conn, found := LookupNullable(resp.Body, g.gql.ConnectionPath)
 	if !found {
 		return Request{}, false, streamErr(g.name, "connection_path %q is not in the response", g.gql.ConnectionPath)
 	}

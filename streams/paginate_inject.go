@@ -24,8 +24,8 @@ type pageParam struct {
 	number func(text string) bool
 }
 
-func isCount(text string) bool   { return isIntLiteral(text) }
-func isNumeric(text string) bool { return isJSONNumber(text) }
+func isCount(text string) bool   { return codec.IsInteger(text) }
+func isNumeric(text string) bool { return codec.IsNumber(text) }
 func never(string) bool          { return false }
 
 // pageParams lists the parameters the paginator of opts sets.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tap-dev/tap/client"
 	"github.com/tap-dev/tap/streams"
+	"github.com/tap-dev/tap/streams/decoder"
 )
 
 // streamBatch is how many records of a streamed body go through the
@@ -23,13 +24,13 @@ const streamBatch = 1000
 const maxGzipJSON = 256 << 20
 
 // decoder returns the decoder of a stream's bodies in format.
-func (e *engine) decoder(n *node, format string) (*streams.Decoder, error) {
-	return streams.NewDecoder(n.def, format, e.cfg.Schemas[n.def.Name])
+func (e *engine) decoder(n *node, format string) (*decoder.Decoder, error) {
+	return decoder.New(n.def, format, e.cfg.Schemas[n.def.Name])
 }
 
 // pageConsumer reads one page of a jsonl, csv or xml stream: the records
 // of a page are held (a page is bounded by its size); the body is not.
-func pageConsumer(dec *streams.Decoder, recs *[]any) func(io.Reader, http.Header) error {
+func pageConsumer(dec *decoder.Decoder, recs *[]any) func(io.Reader, http.Header) error {
 	return func(body io.Reader, h http.Header) error {
 		*recs = (*recs)[:0]
 		return eachRecord(dec, body, h, func(rec any) error {
@@ -40,11 +41,11 @@ func pageConsumer(dec *streams.Decoder, recs *[]any) func(io.Reader, http.Header
 }
 
 // eachRecord decodes body (gunzipped when it is gzip) record by record.
-func eachRecord(dec *streams.Decoder, body io.Reader, h http.Header, f func(any) error) error {
+func eachRecord(dec *decoder.Decoder, body io.Reader, h http.Header, f func(any) error) error {
 	if err := dec.CheckContentType(h.Get("Content-Type")); err != nil {
 		return err
 	}
-	r, err := streams.Decompress(body, h)
+	r, err := decoder.Decompress(body, h)
 	if err != nil {
 		return err
 	}
@@ -87,7 +88,7 @@ func gunzipJSON(b []byte) ([]byte, error) {
 // through the pipeline before the next is decoded: a body of any size runs
 // in the memory of one record. A sorted stream checkpoints every
 // streamBatch records.
-func (e *engine) streamBody(ctx context.Context, n *node, req streams.Request, part streams.Partition, dec *streams.Decoder) error {
+func (e *engine) streamBody(ctx context.Context, n *node, req streams.Request, part streams.Partition, dec *decoder.Decoder) error {
 	d := n.def
 	var pipeErr error
 	resp, err := e.client.Do(ctx, e.withLimits(d, client.Request{

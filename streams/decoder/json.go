@@ -1,10 +1,11 @@
-package streams
+package decoder
 
 import (
 	"fmt"
 	"io"
 
 	"github.com/tap-dev/tap/codec"
+	"github.com/tap-dev/tap/streams"
 )
 
 // maxJSONBody bounds a json body, which is one document and is decoded
@@ -34,7 +35,7 @@ func (r *jsonReader) Read() (any, error) {
 		if err != nil {
 			return nil, fmt.Errorf("stream %q: the body is not JSON: %w", r.dec.stream, err)
 		}
-		d := Definition{Name: r.dec.stream, RecordsPath: r.dec.recordsPath}
+		d := streams.Definition{Name: r.dec.stream, RecordsPath: r.dec.recordsPath}
 		if r.recs, err = d.Extract(v); err != nil {
 			return nil, err
 		}

@@ -1,10 +1,12 @@
-package streams
+package decoder
 
 import (
 	"encoding/json"
 	"math/big"
 	"strconv"
 	"strings"
+
+	"github.com/tap-dev/tap/codec"
 )
 
 // shape is what a stream's JSON Schema says of a value read as text (a
@@ -86,13 +88,13 @@ func (s *shape) coerceText(v string) any {
 		case "string":
 			return v
 		case "integer":
-			if n := strings.TrimPrefix(strings.TrimSpace(v), "+"); isIntLiteral(n) {
+			if n := strings.TrimPrefix(strings.TrimSpace(v), "+"); codec.IsInteger(n) {
 				if i, ok := new(big.Int).SetString(n, 10); ok {
 					return json.Number(i.String()) // "007" is no JSON number; 7 is
 				}
 			}
 		case "number":
-			if n := strings.TrimSpace(v); isJSONNumber(n) {
+			if n := strings.TrimSpace(v); codec.IsNumber(n) {
 				return json.Number(n)
 			}
 		case "boolean":

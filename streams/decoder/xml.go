@@ -1,4 +1,4 @@
-package streams
+package decoder
 
 import (
 	"encoding/xml"

@@ -1,4 +1,4 @@
-package streams
+package decoder
 
 import (
 	"bufio"
@@ -8,6 +8,7 @@ import (
 	"io"
 
 	"github.com/tap-dev/tap/codec"
+	"github.com/tap-dev/tap/streams"
 )
 
 // maxJSONLLine bounds one line of a jsonl body: a line is one record, and
@@ -48,7 +49,7 @@ func (r *jsonlReader) Read() (any, error) {
 		if r.dec.recordsPath == "" {
 			return v, nil
 		}
-		at, found := lookupNullable(v, r.dec.recordsPath)
+		at, found := streams.LookupNullable(v, r.dec.recordsPath)
 		switch recs := at.(type) {
 		case nil:
 			if !found {

@@ -1,4 +1,4 @@
-package streams
+package decoder
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/tap-dev/tap/streams"
 )
 
 func readAll(t *testing.T, rr RecordReader) ([]any, error) {
@@ -44,30 +45,30 @@ func TestDecoders(t *testing.T) {
 	typed := `{"type":"object","properties":{"id":{"type":"integer"},"amount":{"type":["null","number"]},"paid":{"type":"boolean"},"name":{"type":"string"},
 		"tags":{"type":"array","items":{"type":"string"}},"lines":{"type":"array","items":{"type":"object","properties":{"qty":{"type":"integer"}}}}}}`
 	tests := map[string]struct {
-		def     Definition
+		def     streams.Definition
 		schema  string
 		body    string
 		want    []any
 		wantErr string
 	}{
-		"jsonl": {def: Definition{Format: "jsonl"}, body: "{\"id\":1}\n\n{\"id\":9007199254740993}\r\n{\"id\":3}",
+		"jsonl": {def: streams.Definition{Format: "jsonl"}, body: "{\"id\":1}\n\n{\"id\":9007199254740993}\r\n{\"id\":3}",
 			want: []any{map[string]any{"id": json.Number("1")}, map[string]any{"id": json.Number("9007199254740993")}, map[string]any{"id": json.Number("3")}}},
-		"jsonl records_path": {def: Definition{Format: "jsonl", RecordsPath: "data"}, body: `{"data":[{"id":1},{"id":2}]}` + "\n" + `{"data":null}` + "\n" + `{"data":{"id":3}}`,
+		"jsonl records_path": {def: streams.Definition{Format: "jsonl", RecordsPath: "data"}, body: `{"data":[{"id":1},{"id":2}]}` + "\n" + `{"data":null}` + "\n" + `{"data":{"id":3}}`,
 			want: []any{map[string]any{"id": json.Number("1")}, map[string]any{"id": json.Number("2")}, map[string]any{"id": json.Number("3")}}},
-		"jsonl not json": {def: Definition{Format: "jsonl"}, body: "{\"id\":1}\n<html>", wantErr: "line 2 of the jsonl body is not JSON"},
-		"csv untyped": {def: Definition{Format: "csv"}, body: "\uFEFFid,name\n1,\"a, b\"\n2,\n",
+		"jsonl not json": {def: streams.Definition{Format: "jsonl"}, body: "{\"id\":1}\n<html>", wantErr: "line 2 of the jsonl body is not JSON"},
+		"csv untyped": {def: streams.Definition{Format: "csv"}, body: "\uFEFFid,name\n1,\"a, b\"\n2,\n",
 			want: []any{map[string]any{"id": "1", "name": "a, b"}, map[string]any{"id": "2", "name": ""}}},
-		"csv typed": {def: Definition{Format: "csv"}, schema: typed, body: "id,amount,paid,name\n007,1.50,true,x\n2,,FALSE,\nx3,1e2,yes,z\n",
+		"csv typed": {def: streams.Definition{Format: "csv"}, schema: typed, body: "id,amount,paid,name\n007,1.50,true,x\n2,,FALSE,\nx3,1e2,yes,z\n",
 			want: []any{
 				map[string]any{"id": json.Number("7"), "amount": json.Number("1.50"), "paid": true, "name": "x"},
 				map[string]any{"id": json.Number("2"), "amount": nil, "paid": false, "name": ""},
 				// What does not convert stays text, for the validator to report.
 				map[string]any{"id": "x3", "amount": json.Number("1e2"), "paid": "yes", "name": "z"},
 			}},
-		"csv delimiter no header": {def: Definition{Format: "csv", CSV: &CSVOptions{Delimiter: ";", Header: &f}}, body: "1;a\n2;b\n",
+		"csv delimiter no header": {def: streams.Definition{Format: "csv", CSV: &streams.CSVOptions{Delimiter: ";", Header: &f}}, body: "1;a\n2;b\n",
 			want: []any{map[string]any{"column_1": "1", "column_2": "a"}, map[string]any{"column_1": "2", "column_2": "b"}}},
-		"csv ragged": {def: Definition{Format: "csv"}, body: "id,name\n1\n", wantErr: "the csv body is not CSV"},
-		"xml": {def: Definition{Format: "xml", RecordsPath: "feed.items.item"}, schema: typed,
+		"csv ragged": {def: streams.Definition{Format: "csv"}, body: "id,name\n1\n", wantErr: "the csv body is not CSV"},
+		"xml": {def: streams.Definition{Format: "xml", RecordsPath: "feed.items.item"}, schema: typed,
 			body: `<?xml version="1.0" encoding="UTF-8"?><feed><meta><n>2</n></meta><items>
 				<item id="a1"><id>1</id><name> Ann </name><tags>x</tags><lines><qty>2</qty></lines><lines><qty>3</qty></lines></item>
 				<item><id>2</id><name/><tags>x</tags><tags>y</tags><paid>true</paid></item></items><item><id>99</id></item></feed>`,
@@ -75,11 +76,11 @@ func TestDecoders(t *testing.T) {
 				map[string]any{"@id": "a1", "id": json.Number("1"), "name": " Ann ", "tags": []any{"x"}, "lines": []any{map[string]any{"qty": json.Number("2")}, map[string]any{"qty": json.Number("3")}}},
 				map[string]any{"id": json.Number("2"), "name": "", "tags": []any{"x", "y"}, "paid": true},
 			}},
-		"xml untyped repeated": {def: Definition{Format: "xml", RecordsPath: "r.x"}, body: `<r><x><a>1</a><a>2</a><b>t</b></x></r>`,
+		"xml untyped repeated": {def: streams.Definition{Format: "xml", RecordsPath: "r.x"}, body: `<r><x><a>1</a><a>2</a><b>t</b></x></r>`,
 			want: []any{map[string]any{"a": []any{"1", "2"}, "b": "t"}}},
-		"xml wrong root": {def: Definition{Format: "xml", RecordsPath: "items.item"}, body: `<html><body/></html>`, wantErr: `the root element is <html>, but records_path "items.item" starts with "items"`},
-		"xml cut":        {def: Definition{Format: "xml", RecordsPath: "items.item"}, body: `<items><item><id>1</id></item><item>`, wantErr: "not XML"},
-		"json":           {def: Definition{RecordsPath: "data"}, body: `{"data":[{"id":1}]}`, want: []any{map[string]any{"id": json.Number("1")}}},
+		"xml wrong root": {def: streams.Definition{Format: "xml", RecordsPath: "items.item"}, body: `<html><body/></html>`, wantErr: `the root element is <html>, but records_path "items.item" starts with "items"`},
+		"xml cut":        {def: streams.Definition{Format: "xml", RecordsPath: "items.item"}, body: `<items><item><id>1</id></item><item>`, wantErr: "not XML"},
+		"json":           {def: streams.Definition{RecordsPath: "data"}, body: `{"data":[{"id":1}]}`, want: []any{map[string]any{"id": json.Number("1")}}},
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -88,7 +89,7 @@ func TestDecoders(t *testing.T) {
 			if tt.schema != "" {
 				schema = mustSchema(t, tt.schema)
 			}
-			dec, err := NewDecoder(&tt.def, tt.def.BodyFormat(), schema)
+			dec, err := New(&tt.def, tt.def.BodyFormat(), schema)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -126,7 +127,7 @@ func TestCheckContentType(t *testing.T) {
 		{"xml", "application/json", false},
 	}
 	for _, tt := range tests {
-		dec, _ := NewDecoder(&Definition{Name: "s", RecordsPath: "a.b"}, tt.format, nil)
+		dec, _ := New(&streams.Definition{Name: "s", RecordsPath: "a.b"}, tt.format, nil)
 		err := dec.CheckContentType(tt.ct)
 		if (err == nil) != tt.ok {
 			t.Errorf("%s with %q: err = %v, want ok=%v", tt.format, tt.ct, err, tt.ok)
@@ -174,7 +175,7 @@ func TestDecompress(t *testing.T) {
 // holds more than a row, whatever the body's size.
 func TestCSVStreams(t *testing.T) {
 	pr, pw := io.Pipe()
-	dec, _ := NewDecoder(&Definition{Name: "s", Format: "csv"}, "csv", nil)
+	dec, _ := New(&streams.Definition{Name: "s", Format: "csv"}, "csv", nil)
 	rr := dec.Records(pr)
 	go func() {
 		pw.Write([]byte("id\n1\n2\n"))

@@ -1,0 +1,107 @@
+package main
+
+import (
+	"go/build"
+	"io/fs"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/tap-dev/tap"
+
+// modulePackages reads every package of the module (directory relative to
+// the module root → its non-test files), without the go command.
+func modulePackages(t *testing.T) map[string]*build.Package {
+	t.Helper()
+	pkgs := map[string]*build.Package{}
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() {
+			return nil
+		}
+		name := d.Name()
+		if path != "." && (name == "testdata" || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")) {
+			return filepath.SkipDir
+		}
+		p, err := build.ImportDir(path, build.ImportComment)
+		if err != nil {
+			if _, ok := err.(*build.NoGoError); ok {
+				return nil
+			}
+			return err
+		}
+		pkgs[filepath.ToSlash(path)] = p
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pkgs
+}
+
+// TestImportArrows keeps the arrows one way: main → tap → {settings,
+// records, streams, client, codec, demoapi, …}. Paginators plan requests
+// and the run sends them, so streams and client never meet; the demo API
+// is an API, not a tap.
+func TestImportArrows(t *testing.T) {
+	pkgs := modulePackages(t)
+	// reach is every module package a package imports, directly or not,
+	// in non-test code.
+	memo := map[string][]string{}
+	var reach func(dir string) []string
+	reach = func(dir string) []string {
+		if r, ok := memo[dir]; ok {
+			return r
+		}
+		memo[dir] = nil // a cycle does not compile; this only ends the walk
+		var r []string
+		for _, imp := range pkgs[dir].Imports {
+			rel, ok := strings.CutPrefix(imp, module+"/")
+			if !ok || pkgs[rel] == nil {
+				continue
+			}
+			r = append(r, rel)
+			r = append(r, reach(rel)...)
+		}
+		slices.Sort(r)
+		r = slices.Compact(r)
+		memo[dir] = r
+		return r
+	}
+	under := func(dir, root string) bool { return dir == root || strings.HasPrefix(dir, root+"/") }
+	rules := []struct {
+		from, to, why string
+	}{
+		{"streams", "tap", "streams never imports tap"},
+		{"client", "tap", "client never imports tap"},
+		{"settings", "tap", "tap imports settings, not the reverse"},
+		{"records", "tap", "tap imports records, not the reverse"},
+		{"codec", "tap", "tap imports codec, not the reverse"},
+		{"streammap", "tap", "tap imports streammap, not the reverse"},
+		{"demoapi", "tap", "demoapi is an API, not a tap"},
+		{"demoapi", "client", "demoapi is an API, not a tap"},
+		{"streams", "client", "paginators plan requests, the run sends them"},
+		{"client", "streams", "paginators plan requests, the run sends them"},
+	}
+	checked := 0
+	for dir := range pkgs {
+		for _, r := range rules {
+			if !under(dir, r.from) {
+				continue
+			}
+			checked++
+			for _, dep := range reach(dir) {
+				if under(dep, r.to) {
+					t.Errorf("%s imports %s (directly or through another package): %s", dir, dep, r.why)
+				}
+			}
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no package matched a rule: the walk found no packages")
+	}
+}

@@ -1,0 +1,141 @@
+// Package decoder reads the records of a page body in a stream's format
+// (json, jsonl, csv, xml), one record at a time, and undoes gzip.
+package decoder
+
+import (
+	"bufio"
+	"compress/gzip"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+
+	"github.com/tap-dev/tap/streams"
+)
+
+// A RecordReader hands out the records of one body, one at a time; Read
+// returns io.EOF after the last. Records are decoded as they are read, so
+// a body of any size takes the memory of one record.
+type RecordReader interface {
+	Read() (any, error)
+}
+
+// Decoder reads bodies of one format for one stream.
+type Decoder struct {
+	stream      string
+	format      string
+	recordsPath string
+	csv         streams.CSVOptions
+	shape       *shape // from the stream's schema; nil: untyped
+}
+
+// New returns the decoder of format (json, jsonl, csv or xml) for
+// stream d. schema is d's decoded JSON Schema (nil for none): csv and xml
+// values, which are text, take the types it gives their properties.
+func New(d *streams.Definition, format string, schema map[string]any) (*Decoder, error) {
+	if format == "" {
+		format = streams.FormatJSON
+	}
+	if err := streams.CheckFormat(format); err != nil {
+		return nil, fmt.Errorf("stream %q: format: %w", d.Name, err)
+	}
+	dec := &Decoder{stream: d.Name, format: format, recordsPath: d.RecordsPath, shape: shapeOf(schema)}
+	if d.CSV != nil {
+		dec.csv = *d.CSV
+	}
+	return dec, nil
+}
+
+// Format is the format the decoder reads.
+func (dec *Decoder) Format() string { return dec.format }
+
+// Records returns a reader of the records of body. The json format is
+// decoded whole (it is one document); the others are read as they come.
+func (dec *Decoder) Records(body io.Reader) RecordReader {
+	switch dec.format {
+	case streams.FormatJSONL:
+		return newJSONLReader(dec, body)
+	case streams.FormatCSV:
+		return newCSVReader(dec, body)
+	case streams.FormatXML:
+		return newXMLReader(dec, body)
+	}
+	return &jsonReader{dec: dec, body: body}
+}
+
+// CheckContentType reports a response whose Content-Type says it is
+// plainly another format than the decoder reads (an HTML error page from
+// a proxy, JSON from an API that ignored the export parameter). Types that
+// say nothing (text/plain, application/octet-stream, none at all) pass: a
+// body is then judged by decoding it.
+func (dec *Decoder) CheckContentType(contentType string) error {
+	if contentType == "" {
+		return nil
+	}
+	mt, _, err := mime.ParseMediaType(contentType)
+	if err != nil {
+		return nil
+	}
+	kind := ""
+	switch {
+	case mt == "text/html" || mt == "application/xhtml+xml":
+		kind = "html"
+	case mt == "application/json" || strings.HasSuffix(mt, "+json"):
+		kind = streams.FormatJSON
+	case mt == "application/x-ndjson" || mt == "application/jsonl" || mt == "application/jsonlines" || mt == "application/x-jsonlines":
+		kind = streams.FormatJSONL
+	case mt == "text/csv" || mt == "application/csv" || mt == "text/tab-separated-values":
+		kind = streams.FormatCSV
+	case mt == "application/xml" || mt == "text/xml" || strings.HasSuffix(mt, "+xml"):
+		kind = streams.FormatXML
+	default:
+		return nil
+	}
+	// A JSON Lines body is often served as application/json.
+	if kind == dec.format || (dec.format == streams.FormatJSONL && kind == streams.FormatJSON) {
+		return nil
+	}
+	return fmt.Errorf("stream %q: the response is %s (Content-Type %q), but the stream's format is %s", dec.stream, kindText(kind), contentType, dec.format)
+}
+
+func kindText(kind string) string {
+	if kind == "html" {
+		return "an HTML page"
+	}
+	return kind
+}
+
+// Decompress returns body, gunzipped when it is gzip: announced by a
+// Content-Encoding or a Content-Type of application/gzip, or recognised
+// by its magic bytes (storage services often serve a .gz file as
+// application/octet-stream). Go's HTTP transport has already undone a
+// Content-Encoding it asked for itself.
+func Decompress(body io.Reader, header http.Header) (io.Reader, error) {
+	br := bufio.NewReaderSize(body, 64<<10)
+	announced := false
+	for _, v := range header.Values("Content-Encoding") {
+		if strings.Contains(strings.ToLower(v), "gzip") {
+			announced = true
+		}
+	}
+	if mt, _, _ := mime.ParseMediaType(header.Get("Content-Type")); mt == "application/gzip" || mt == "application/x-gzip" {
+		announced = true
+	}
+	magic, err := br.Peek(2)
+	if err != nil && err != io.EOF {
+		return nil, err
+	}
+	isGzip := len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b
+	if !isGzip {
+		if announced && len(magic) > 0 {
+			return nil, fmt.Errorf("the body is announced as gzip but is not gzip")
+		}
+		return br, nil
+	}
+	zr, err := gzip.NewReader(br)
+	if err != nil {
+		return nil, fmt.Errorf("reading gzip body: %w", err)
+	}
+	return zr, nil
+}
