@@ -43,8 +43,10 @@
 //     two at a time as in sample_config.json, sized to total 300 pages (30
 //     with -quick). Pages are the 200 answers. The floor is pages ÷ 9 s; a
 //     tap that keeps its bucket busy and wastes nothing on 429s finishes
-//     close to it (target ≤ 1.05: the retries of 503s take no bucket token,
-//     so they do not push the pages back). Requests per page counts
+//     close to it (target ≤ 1.05). It runs with retries_spend_tokens
+//     false: the retries of 503s take no bucket token, so they do not push
+//     the pages back, and the tap's 9/s leaves the demo's 10/s room for
+//     them (the demo counts a 503 in its window). Requests per page counts
 //     retries (503s are expected: ~1/0.92 ≈ 1.09); 429s must be 0.
 //
 //   - pause: three streams at once, four requests in flight, 50 ms latency;

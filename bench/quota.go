@@ -51,7 +51,11 @@ func (b *bench) quotaPlan(pages int) (demoapi.Config, []any) {
 }
 
 // quota runs the tap at 9 requests/s against the demo's 10/s quota with
-// 8% 503s and 50 ms latency, on about pages pages.
+// 8% 503s and 50 ms latency, on about pages pages. The demo counts a 503
+// against its window like any answer; the tap runs with
+// retries_spend_tokens false because its rate, 10% under the demo's,
+// leaves room for the ~8% of retries: pages keep their pace and the
+// retries fill the gap, so wall time stays near pages ÷ 9 with no 429.
 func (b *bench) quota(ctx context.Context, rep *report, pages int) error {
 	const sc = "quota"
 	if pages < quotaStreams {
@@ -65,7 +69,7 @@ func (b *bench) quota(ctx context.Context, rep *report, pages int) error {
 	defer srv.Close()
 	cfg, err := b.writeConfig("quota.json", map[string]any{
 		"base_url":             url,
-		"rate_limit":           map[string]any{"requests_per_second": tapRPS, "burst": 1, "max_in_flight": 4},
+		"rate_limit":           map[string]any{"requests_per_second": tapRPS, "burst": 1, "max_in_flight": 4, "retries_spend_tokens": false},
 		"retry":                map[string]any{"max_attempts": 6, "base_delay_ms": 200, "max_delay_ms": 5000, "max_retry_after_s": 300},
 		"request_timeout_s":    10,
 		"max_parallel_streams": quotaParallel,
@@ -91,6 +95,7 @@ func (b *bench) quota(ctx context.Context, rep *report, pages int) error {
 	floor := float64(got) / tapRPS
 	wall := t.wall.Seconds()
 	perPage := float64(st.Requests) / float64(got)
+	rep.add(sc, "mode", "retries_spend_tokens false: 9/s leaves the demo's 10/s room for ~8% retries", "", "")
 	rep.add(sc, "pages (200 answers)", fmt.Sprintf("%d (planned %d)", got, pages), "", "")
 	rep.add(sc, "requests / 503s", fmt.Sprintf("%d / %d", st.Requests, st.ByStatus[503]), "", "")
 	rep.add(sc, "wall time", fmt.Sprintf("%.1f s", wall), "", "")

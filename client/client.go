@@ -64,6 +64,7 @@ type Config struct {
 	RequestsPerSecond float64           // token bucket rate; 0 = unlimited
 	Burst             int               // bucket size [1]
 	MaxInFlight       int               // concurrent requests cap [4]
+	FreeRetries       bool              // a retry after a failure other than 429 takes no bucket tokens (its backoff paces it) [false: every attempt takes its tokens]
 	DailyQuota        int               // 0 = off; attempts per UTC day (retries included), QuotaUsed included; when reached → DeferError
 	QuotaDay          string            // the UTC date (2026-11-30) QuotaUsed counts; another day than today counts nothing [today]
 	QuotaUsed         int               // attempts earlier runs made on QuotaDay
@@ -428,7 +429,7 @@ type call struct {
 // spend is what each attempt of the call costs the limiter.
 func (cs *call) spend() spend {
 	return spend{stream: cs.req.Stream, weight: max(cs.req.Weight, 1), cost: cs.req.Cost,
-		retry: cs.attempts > 1 && cs.prevStatus != http.StatusTooManyRequests}
+		retry: cs.c.cfg.FreeRetries && cs.attempts > 1 && cs.prevStatus != http.StatusTooManyRequests}
 }
 
 type callKey struct{}

@@ -37,7 +37,7 @@ type spend struct {
 	stream string
 	weight int     // tokens of the bucket and of the weight budget [1]
 	cost   float64 // GraphQL cost estimate; 0 for a request not billed by cost
-	retry  bool    // a retry after a failure other than 429: no bucket tokens
+	retry  bool    // a retry after a failure other than 429, with FreeRetries: no bucket tokens
 }
 
 // reply is what the limiter learns from an attempt's response.

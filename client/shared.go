@@ -81,9 +81,9 @@ func (s *Shared) Close() error { return s.rdb.Close() }
 // The daily quota Q (0 = off) is a counter at KEYS[2], a key of the UTC
 // day, kept two days. A request that finds it at Q is refused (-1) and
 // reserves nothing; else the counter grows by 1 (an attempt counts once,
-// whatever its weight). A retry after a failure other than 429 asks for
-// n = 0 tokens: it counts against the quota but takes nothing from the
-// bucket.
+// whatever its weight). A retry after a failure other than 429, with
+// FreeRetries, asks for n = 0 tokens: it counts against the quota but
+// takes nothing from the bucket.
 //
 // Returns {wait in microseconds or -1, attempts counted today}.
 var reserveScript = redis.NewScript(`
@@ -157,7 +157,7 @@ func (l *sharedLimiter) acquire(ctx context.Context, sp spend) (func(), error) {
 	}
 	n := max(sp.weight, 1)
 	if sp.retry {
-		n = 0 // as in the process: a retry's backoff paces it, not the bucket
+		n = 0 // FreeRetries, as in the process: a retry's backoff paces it, not the bucket
 	}
 	day := utcDay(l.now())
 	keys := []string{l.s.key + ":gcra", l.s.key + ":quota:" + day}

@@ -379,16 +379,21 @@ func TestBreakerChangesReported(t *testing.T) {
 	}
 }
 
-// The bucket paces requests, not retries: a retry after a 503 takes no
-// token (its backoff paces it), a retry after a 429 takes one.
+// By default every attempt takes its tokens; with FreeRetries a retry
+// after a 503 takes none (its backoff paces it). A retry after a 429
+// always takes its tokens.
 func TestRetriesAndTokens(t *testing.T) {
 	tests := []struct {
+		free  bool
 		first int
 		want  string
 	}{
-		{503, "[0s 50ms 1s]"},    // the retry at its backoff; the next request at the next token
-		{429, "[0s 1.25s 2.5s]"}, // the retry waits for a token, at the rate lowered to 0.8/s
-		{200, "[0s 1s 2s]"},      // three requests: one a second
+		{false, 503, "[0s 1s 2s]"},      // the retry waits for the next token, as a request would
+		{true, 503, "[0s 50ms 1s]"},     // the retry at its backoff; the next request at the next token
+		{false, 429, "[0s 1.25s 2.5s]"}, // the retry waits for a token, at the rate lowered to 0.8/s
+		{true, 429, "[0s 1.25s 2.5s]"},
+		{false, 200, "[0s 1s 2s]"}, // three requests: one a second
+		{true, 200, "[0s 1s 2s]"},
 	}
 	for _, tt := range tests {
 		synctest.Test(t, func(t *testing.T) {
@@ -400,6 +405,7 @@ func TestRetriesAndTokens(t *testing.T) {
 			}}
 			c := bubbleClient(t, api, func(c *Config) {
 				c.RequestsPerSecond, c.BaseDelay, c.MaxDelay = 1, 100*time.Millisecond, time.Second
+				c.FreeRetries = tt.free
 			})
 			start := time.Now()
 			for len(api.starts) < 3 {
@@ -412,7 +418,7 @@ func TestRetriesAndTokens(t *testing.T) {
 				got = append(got, s.Sub(start))
 			}
 			if fmt.Sprint(got) != tt.want {
-				t.Errorf("first answer %d: attempts at %v, want %s", tt.first, got, tt.want)
+				t.Errorf("free retries %v, first answer %d: attempts at %v, want %s", tt.free, tt.first, got, tt.want)
 			}
 		})
 	}

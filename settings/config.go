@@ -107,6 +107,8 @@ type RateLimit struct {
 	UsedWeightHeader  string  `json:"used_weight_header"`
 	Cost              Cost    `json:"cost"`
 	Shared            Shared  `json:"shared"`
+
+	RetriesSpendTokens bool `json:"retries_spend_tokens"`
 }
 
 // Shared is the rate_limit.shared block: a rate limit kept in Redis.

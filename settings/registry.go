@@ -67,6 +67,7 @@ var registry = []Setting{
 	{Name: "rate_limit.requests_per_second", Type: "number", Default: 10, Minimum: bound(0), Maximum: bound(1e6), Description: "Token bucket rate shared by every stream; 0 = unlimited."},
 	{Name: "rate_limit.burst", Type: "integer", Default: 1, Minimum: bound(1), Maximum: bound(1e6), Description: "Token bucket size."},
 	{Name: "rate_limit.max_in_flight", Type: "integer", Default: 4, Minimum: bound(1), Maximum: bound(1000), Description: "Requests in flight at once."},
+	{Name: "rate_limit.retries_spend_tokens", Type: "boolean", Default: true, Description: "A retry after a 5xx, timeout or reset takes its tokens from the bucket like a new request (right for an API that counts every request). false: its backoff paces it and it takes none, for a rate set below the API's quota with room for retries."},
 	{Name: "rate_limit.daily_quota", Type: "integer", Default: 0, Minimum: bound(0), Maximum: bound(1e12), Description: `Requests allowed per UTC day, counted across runs through the "quota" of STATE; reached → checkpoint and exit 75 until midnight UTC. 0 = off.`},
 	{Name: "rate_limit.weight_per_minute", Type: "integer", Default: 0, Minimum: bound(0), Maximum: bound(1e9), Description: `Request weight (a stream's "weight", default 1) allowed per UTC minute. 0 = off.`},
 	{Name: "rate_limit.used_weight_header", Type: "string", Description: "Response header reporting the weight used this minute (e.g. X-MBX-USED-WEIGHT-1M); trues up rate_limit.weight_per_minute."},

@@ -175,7 +175,7 @@ func TestLoadAppliesRegistryDefaults(t *testing.T) {
 		"auth.type": cfg.Auth.Type, "auth.in": cfg.Auth.In,
 		"auth.grant_type": cfg.Auth.GrantType, "auth.auth_style": cfg.Auth.AuthStyle,
 		"rate_limit.requests_per_second": cfg.RateLimit.RequestsPerSecond, "rate_limit.burst": cfg.RateLimit.Burst,
-		"rate_limit.max_in_flight": cfg.RateLimit.MaxInFlight, "rate_limit.daily_quota": cfg.RateLimit.DailyQuota,
+		"rate_limit.max_in_flight": cfg.RateLimit.MaxInFlight, "rate_limit.daily_quota": cfg.RateLimit.DailyQuota, "rate_limit.retries_spend_tokens": cfg.RateLimit.RetriesSpendTokens,
 		"retry.max_attempts": cfg.Retry.MaxAttempts, "retry.base_delay_ms": cfg.Retry.BaseDelayMS,
 		"retry.max_delay_ms": cfg.Retry.MaxDelayMS, "retry.max_retry_after_s": cfg.Retry.MaxRetryAfterS,
 		"request_timeout_s": cfg.RequestTimeoutS, "max_parallel_streams": cfg.MaxParallelStreams, "max_pages": cfg.MaxPages, "max_partitions": cfg.MaxPartitions,

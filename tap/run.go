@@ -168,6 +168,7 @@ func newClient(cfg *Config, base *url.URL, log *slog.Logger, onAttempt func(stre
 		RequestsPerSecond: cfg.RateLimit.RequestsPerSecond,
 		Burst:             cfg.RateLimit.Burst,
 		MaxInFlight:       cfg.RateLimit.MaxInFlight,
+		FreeRetries:       !rl.RetriesSpendTokens,
 		DailyQuota:        rl.DailyQuota,
 		WeightPerMinute:   rl.WeightPerMinute,
 		UsedWeightHeader:  rl.UsedWeightHeader,
