@@ -92,15 +92,6 @@ const (
 	defaultLateRate    = 0.02
 	defaultSlowMS      = 5000
 	defaultMaxPageSize = 1000
-
-	// Late rows commit between minLag and maxLag seconds after their
-	// updated_at.
-	minLag = 30
-	maxLag = 240
-	// eventsSpan is how far back from DataEnd the base events reach.
-	eventsSpan = 30 * 86400
-	// barSeconds is the width of one bar.
-	barSeconds = 300
 )
 
 // settings is a Config with its defaults applied and its times parsed. It

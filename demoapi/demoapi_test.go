@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/tap-dev/tap/demoapi/dataset"
 )
 
 // reverse returns records in the opposite order (orders are served newest first).
@@ -196,7 +197,7 @@ func TestOrderCursorTokens(t *testing.T) {
 		}
 	}
 	// Round trip of the encoding itself.
-	for _, tc := range []struct{ pos, since, before int64 }{{0, noSince, noBefore}, {7, 1700000000, noBefore}, {1 << 40, 5, 6}} {
+	for _, tc := range []struct{ pos, since, before int64 }{{0, dataset.NoSince, dataset.NoBefore}, {7, 1700000000, dataset.NoBefore}, {1 << 40, 5, 6}} {
 		pos, since, before, ok := s.parseOrderToken(s.orderToken(tc.pos, tc.since, tc.before))
 		if !ok || pos != tc.pos || since != tc.since || before != tc.before {
 			t.Errorf("round trip of %+v: %d %d %d %v", tc, pos, since, before, ok)
@@ -221,7 +222,7 @@ func TestOrderCursorTokens(t *testing.T) {
 	}
 	// A token from another seed is not ours.
 	other, _ := New(Config{Seed: 99})
-	a := get(t, base+"/v1/orders?cursor="+url.QueryEscape(other.orderToken(1, noSince, noBefore)))
+	a := get(t, base+"/v1/orders?cursor="+url.QueryEscape(other.orderToken(1, dataset.NoSince, dataset.NoBefore)))
 	if a.status != 400 {
 		t.Errorf("foreign token: %d", a.status)
 	}
@@ -521,8 +522,8 @@ func TestAppendTime(t *testing.T) {
 	}
 	for _, u := range cases {
 		want := `"` + time.Unix(u, 0).UTC().Format(time.RFC3339) + `"`
-		if got := string(appendTime(nil, u)); got != want {
-			t.Fatalf("appendTime(%d) = %s, want %s", u, got, want)
+		if got := string(dataset.AppendTime(nil, u)); got != want {
+			t.Fatalf("dataset.AppendTime(%d) = %s, want %s", u, got, want)
 		}
 	}
 }

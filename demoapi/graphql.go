@@ -8,6 +8,8 @@ import (
 	"io"
 	"net/http"
 	"strings"
+
+	"github.com/tap-dev/tap/demoapi/dataset"
 )
 
 // The GraphQL endpoint serves one Relay connection, repository.issues, the
@@ -30,7 +32,7 @@ func (s *Server) issueCursor(i int64) string {
 	var b [len(issueCursorPrefix) + 12]byte
 	n := copy(b[:], issueCursorPrefix)
 	binary.BigEndian.PutUint64(b[n:], uint64(i))
-	binary.BigEndian.PutUint32(b[n+8:], s.checksum(stIssues, b[:n+8]))
+	binary.BigEndian.PutUint32(b[n+8:], s.checksum(dataset.Issues, b[:n+8]))
 	return base64.StdEncoding.EncodeToString(b[:])
 }
 
@@ -38,11 +40,11 @@ func (s *Server) parseIssueCursor(c string) (int64, bool) {
 	b, err := base64.StdEncoding.DecodeString(c)
 	n := len(issueCursorPrefix)
 	if err != nil || len(b) != n+12 || string(b[:n]) != issueCursorPrefix ||
-		binary.BigEndian.Uint32(b[n+8:]) != s.checksum(stIssues, b[:n+8]) {
+		binary.BigEndian.Uint32(b[n+8:]) != s.checksum(dataset.Issues, b[:n+8]) {
 		return 0, false
 	}
 	i := int64(binary.BigEndian.Uint64(b[n:]))
-	return i, i >= 0 && i < s.g.counts[stIssues]
+	return i, i >= 0 && i < s.g.Count(dataset.Issues)
 }
 
 func (s *Server) graphql(w http.ResponseWriter, r *http.Request, b []byte) ([]byte, error) {
@@ -73,7 +75,7 @@ func (s *Server) graphql(w http.ResponseWriter, r *http.Request, b []byte) ([]by
 		}
 		first = min(n, 100)
 	}
-	since := int64(noSince)
+	since := int64(dataset.NoSince)
 	if v := vars["since"]; v != nil {
 		str, ok := v.(string)
 		t, okT := parseTime(str)
@@ -84,7 +86,7 @@ func (s *Server) graphql(w http.ResponseWriter, r *http.Request, b []byte) ([]by
 			since = ceilUnix(t)
 		}
 	}
-	view := s.g.view(stIssues, since, noBefore, s.now())
+	view := s.g.View(dataset.Issues, since, dataset.NoBefore, s.now())
 	var pos int64
 	if v := vars["after"]; v != nil {
 		str, ok := v.(string)
@@ -96,10 +98,10 @@ func (s *Server) graphql(w http.ResponseWriter, r *http.Request, b []byte) ([]by
 			if !ok {
 				return fail("`" + str + "` does not appear to be a valid cursor.")
 			}
-			pos = view.rank(i + 1)
+			pos = view.Rank(i + 1)
 		}
 	}
-	total := view.len()
+	total := view.Len()
 	end := min(pos+first, total)
 	b = append(b, `{"data":{"repository":{"issues":{"edges":[`...)
 	var last int64 = -1
@@ -107,11 +109,11 @@ func (s *Server) graphql(w http.ResponseWriter, r *http.Request, b []byte) ([]by
 		if p > pos {
 			b = append(b, ',')
 		}
-		last = view.at(p)
+		last = view.At(p)
 		b = append(b, `{"cursor":"`...)
 		b = append(b, s.issueCursor(last)...)
 		b = append(b, `","node":`...)
-		b = s.g.appendIssue(b, last)
+		b = s.g.AppendIssue(b, last)
 		b = append(b, '}')
 	}
 	b = append(b, `],"pageInfo":{"hasNextPage":`...)

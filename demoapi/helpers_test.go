@@ -10,6 +10,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/tap-dev/tap/demoapi/dataset"
 )
 
 // start builds a server from cfg and serves it on a loopback test server.
@@ -259,7 +261,7 @@ func walk(t testing.TB, base, stream string, params url.Values) []map[string]any
 	return out
 }
 
-func itoa(i int) string { return string(appendInt(nil, int64(i))) }
+func itoa(i int) string { return string(dataset.AppendInt(nil, int64(i))) }
 
 func atoi(t testing.TB, s string) int {
 	var n int

@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+
+	"github.com/tap-dev/tap/demoapi/dataset"
 )
 
 // The report-style endpoints serve the invoices in other shapes than a
@@ -53,7 +55,7 @@ type report struct {
 }
 
 func (s *Server) invoiceCount() int64 {
-	return s.g.counts[stInvoices] + s.invoicesExtra.Load()
+	return s.g.Count(dataset.Invoices) + s.invoicesExtra.Load()
 }
 
 // export writes invoices [from, to) in format, as they are generated.
@@ -123,64 +125,17 @@ func (s *Server) export(w http.ResponseWriter, r *http.Request, _ []byte) ([]byt
 		b = b[:0]
 		switch format {
 		case "csv":
-			b = s.g.appendInvoiceCSV(b, i)
+			b = s.g.AppendInvoiceCSV(b, i)
 		case "jsonl":
-			b = append(s.g.appendInvoice(b, i), '\n')
+			b = append(s.g.AppendInvoice(b, i), '\n')
 		case "xml":
-			b = s.g.appendInvoiceXML(b, i)
+			b = s.g.AppendInvoiceXML(b, i)
 		}
 		if _, err := bw.Write(b); err != nil {
 			break // the client went away
 		}
 	}
 	return nil, errWritten
-}
-
-// invoiceFields are the fields of invoice i as text, in CSV column order.
-func (g *gen) invoiceFields(b []byte, i int64, sep func(b []byte, k int) []byte) []byte {
-	ha := g.h(stInvoices, i, saltA)
-	b = sep(b, 0)
-	b = appendInt(b, i+1)
-	b = sep(b, 1)
-	b = appendInt(b, 1+int64(ha%uint64(max(g.counts[stCustomers], 1))))
-	b = sep(b, 2)
-	b = append(b, "INV-"...)
-	b = appendPadded(b, i+1, 6)
-	b = sep(b, 3)
-	b = appendCents(b, 500+int64((ha>>24)%1_000_000))
-	b = sep(b, 4)
-	b = append(b, pick(invoiceStatuses, ha>>48)...)
-	b = sep(b, 5)
-	b = append(b, formatTime(g.invoiceTime(i))...)
-	return sep(b, 6)
-}
-
-func (g *gen) appendInvoiceCSV(b []byte, i int64) []byte {
-	return g.invoiceFields(b, i, func(b []byte, k int) []byte {
-		switch k {
-		case 0:
-			return b
-		case 6:
-			return append(b, '\n')
-		}
-		return append(b, ',')
-	})
-}
-
-var xmlTags = []string{"id", "customer_id", "number", "total", "status", "issued_at"}
-
-func (g *gen) appendInvoiceXML(b []byte, i int64) []byte {
-	return g.invoiceFields(b, i, func(b []byte, k int) []byte {
-		if k > 0 {
-			b = append(append(append(b, "</"...), xmlTags[k-1]...), '>')
-		} else {
-			b = append(b, "  <invoice>"...)
-		}
-		if k < len(xmlTags) {
-			return append(append(append(b, '<'), xmlTags[k]...), '>')
-		}
-		return append(b, "</invoice>\n"...)
-	})
 }
 
 // search pages the invoices with a cursor sent in the JSON body
@@ -219,7 +174,7 @@ func (s *Server) search(_ http.ResponseWriter, r *http.Request, b []byte) ([]byt
 		if i > from {
 			b = append(b, ',')
 		}
-		b = s.g.appendInvoice(b, i)
+		b = s.g.AppendInvoice(b, i)
 	}
 	b = append(b, `],"page":{"next":`...)
 	if to < total {
@@ -310,7 +265,7 @@ func (s *Server) reportFile(w http.ResponseWriter, r *http.Request, _ []byte) ([
 	bw := bufio.NewWriterSize(zw, 64<<10)
 	b := make([]byte, 0, 512)
 	for i := from; i < to; i++ {
-		b = append(s.g.appendInvoice(b[:0], i), '\n')
+		b = append(s.g.AppendInvoice(b[:0], i), '\n')
 		if _, err := bw.Write(b); err != nil {
 			break
 		}

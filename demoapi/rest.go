@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/tap-dev/tap/codec"
+	"github.com/tap-dev/tap/demoapi/dataset"
 )
 
 // One handler per REST endpoint. Each style of pagination the tap supports
@@ -42,11 +43,11 @@ func (s *Server) sizeParam(q url.Values, name string, def int64) (int64, error) 
 }
 
 // sinceParam reads a lower time bound (rows with updated_at >= it) as the
-// first whole second it admits, or noSince.
+// first whole second it admits, or dataset.NoSince.
 func sinceParam(q url.Values, name string) (int64, error) {
 	v := q.Get(name)
 	if v == "" {
-		return noSince, nil
+		return dataset.NoSince, nil
 	}
 	t, ok := parseTime(v)
 	if !ok {
@@ -55,24 +56,24 @@ func sinceParam(q url.Values, name string) (int64, error) {
 	return ceilUnix(t), nil
 }
 
-// beforeParam reads an exclusive upper time bound, or noBefore. On whole
+// beforeParam reads an exclusive upper time bound, or dataset.NoBefore. On whole
 // seconds, u < t is u < ceil(t).
 func beforeParam(q url.Values, name string) (int64, error) {
 	if q.Get(name) == "" {
-		return noBefore, nil
+		return dataset.NoBefore, nil
 	}
 	return sinceParam(q, name)
 }
 
 // checksum binds a token to the seed and to what it must not be mixed with.
 func (s *Server) checksum(st uint64, p []byte) uint32 {
-	x := s.g.skey[st] ^ 0x70c0
+	x := s.g.Key(st) ^ 0x70c0
 	for len(p) >= 8 {
-		x = mix(x ^ binary.LittleEndian.Uint64(p))
+		x = dataset.Mix(x ^ binary.LittleEndian.Uint64(p))
 		p = p[8:]
 	}
 	for _, c := range p {
-		x = mix(x ^ uint64(c))
+		x = dataset.Mix(x ^ uint64(c))
 	}
 	return uint32(x >> 32)
 }
@@ -97,8 +98,8 @@ func (s *Server) customers(w http.ResponseWriter, r *http.Request, b []byte) ([]
 	if err != nil {
 		return nil, err
 	}
-	v := s.g.view(stCustomers, since, before, s.now())
-	total := v.len()
+	v := s.g.View(dataset.Customers, since, before, s.now())
+	total := v.Len()
 	last := max(1, (total+per-1)/per)
 	start := total
 	if page <= last {
@@ -110,7 +111,7 @@ func (s *Server) customers(w http.ResponseWriter, r *http.Request, b []byte) ([]
 		if p > start {
 			b = append(b, ',')
 		}
-		b = s.g.appendCustomer(b, v.at(p))
+		b = s.g.AppendCustomer(b, v.At(p))
 	}
 	b = append(b, ']')
 
@@ -148,7 +149,7 @@ func (s *Server) orderToken(pos, since, before int64) string {
 	binary.BigEndian.PutUint64(b[1:], uint64(pos))
 	binary.BigEndian.PutUint64(b[9:], uint64(since))
 	binary.BigEndian.PutUint64(b[17:], uint64(before))
-	binary.BigEndian.PutUint32(b[25:], s.checksum(stOrders, b[:25]))
+	binary.BigEndian.PutUint32(b[25:], s.checksum(dataset.Orders, b[:25]))
 	s.maskOrderToken(b[1:25])
 	return base64.StdEncoding.EncodeToString(b[:])
 }
@@ -158,7 +159,7 @@ func (s *Server) orderToken(pos, since, before int64) string {
 // one from a guess.
 func (s *Server) maskOrderToken(p []byte) {
 	for i := 0; i < len(p); i += 8 {
-		k := mix(s.g.skey[stOrders] + uint64(i))
+		k := dataset.Mix(s.g.Key(dataset.Orders) + uint64(i))
 		for j := i; j < i+8 && j < len(p); j++ {
 			p[j] ^= byte(k >> (8 * (j - i)))
 		}
@@ -171,7 +172,7 @@ func (s *Server) parseOrderToken(tok string) (pos, since, before int64, ok bool)
 		return 0, 0, 0, false
 	}
 	s.maskOrderToken(b[1:25])
-	if binary.BigEndian.Uint32(b[25:]) != s.checksum(stOrders, b[:25]) {
+	if binary.BigEndian.Uint32(b[25:]) != s.checksum(dataset.Orders, b[:25]) {
 		return 0, 0, 0, false
 	}
 	pos = int64(binary.BigEndian.Uint64(b[1:]))
@@ -201,8 +202,8 @@ func (s *Server) orders(_ http.ResponseWriter, r *http.Request, b []byte) ([]byt
 			return nil, err
 		}
 	}
-	v := s.g.view(stOrders, since, before, s.now())
-	total := v.len()
+	v := s.g.View(dataset.Orders, since, before, s.now())
+	total := v.Len()
 	start := min(pos, total)
 	end := min(start+limit, total)
 	b = append(b, `{"data":[`...)
@@ -210,7 +211,7 @@ func (s *Server) orders(_ http.ResponseWriter, r *http.Request, b []byte) ([]byt
 		if p > start {
 			b = append(b, ',')
 		}
-		b = s.g.appendOrder(b, v.at(total-1-p)) // descending
+		b = s.g.AppendOrder(b, v.At(total-1-p)) // descending
 	}
 	if end < total {
 		b = append(b, `],"has_more":true,"next_cursor":"`...)
@@ -225,16 +226,16 @@ func (s *Server) orders(_ http.ResponseWriter, r *http.Request, b []byte) ([]byt
 func (s *Server) orderItems(_ http.ResponseWriter, r *http.Request, b []byte) ([]byte, error) {
 	idText := strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, "/v1/orders/"), "/items")
 	id, err := strconv.ParseInt(idText, 10, 64)
-	if err != nil || id < 1 || id > s.g.counts[stOrders] || !s.g.visible(stOrders, id-1, s.now()) {
+	if err != nil || id < 1 || id > s.g.Count(dataset.Orders) || !s.g.Visible(dataset.Orders, id-1, s.now()) {
 		return nil, &apiError{status: http.StatusNotFound, msg: "order not found: " + idText}
 	}
 	i := id - 1
 	b = append(b, `{"items":[`...)
-	for k := int64(1); k <= s.g.itemsCount(i); k++ {
+	for k := int64(1); k <= s.g.ItemsCount(i); k++ {
 		if k > 1 {
 			b = append(b, ',')
 		}
-		b = s.g.appendItem(b, i, k)
+		b = s.g.AppendItem(b, i, k)
 	}
 	return append(b, `]}`...), nil
 }
@@ -251,7 +252,7 @@ func (s *Server) events(_ http.ResponseWriter, r *http.Request, b []byte) ([]byt
 	if err != nil {
 		return nil, err
 	}
-	total := s.g.counts[stEvents] + s.eventsExtra.Load()
+	total := s.g.Count(dataset.Events) + s.eventsExtra.Load()
 	start := min(max(since, 0), total) // id = index+1, so ids > since start at index since
 	end := min(start+limit, total)
 	b = append(b, `{"events":[`...)
@@ -259,7 +260,7 @@ func (s *Server) events(_ http.ResponseWriter, r *http.Request, b []byte) ([]byt
 		if i > start {
 			b = append(b, ',')
 		}
-		b = s.g.appendEvent(b, i+1)
+		b = s.g.AppendEvent(b, i+1)
 	}
 	b = append(b, `]}`...)
 	if n := s.cfg.EventsGrowth; n > 0 {
@@ -280,7 +281,7 @@ func (s *Server) invoices(_ http.ResponseWriter, r *http.Request, b []byte) ([]b
 	if err != nil {
 		return nil, err
 	}
-	total := s.g.counts[stInvoices] + s.invoicesExtra.Load()
+	total := s.g.Count(dataset.Invoices) + s.invoicesExtra.Load()
 	start := min(offset, total)
 	end := min(start+limit, total)
 	b = append(b, `{"invoices":[`...)
@@ -288,10 +289,10 @@ func (s *Server) invoices(_ http.ResponseWriter, r *http.Request, b []byte) ([]b
 		if i > start {
 			b = append(b, ',')
 		}
-		b = s.g.appendInvoice(b, i)
+		b = s.g.AppendInvoice(b, i)
 	}
 	b = append(b, `],"total":`...)
-	b = appendInt(b, total)
+	b = dataset.AppendInt(b, total)
 	b = append(b, '}')
 	if n := s.cfg.InvoicesGrowth; n > 0 {
 		s.invoicesExtra.Add(int64(n))
@@ -311,7 +312,7 @@ func (s *Server) tickets(_ http.ResponseWriter, r *http.Request, b []byte) ([]by
 	if err != nil {
 		return nil, err
 	}
-	total := s.g.counts[stTickets]
+	total := s.g.Count(dataset.Tickets)
 	pages := (total + per - 1) / per
 	start := total
 	if page <= pages {
@@ -323,32 +324,18 @@ func (s *Server) tickets(_ http.ResponseWriter, r *http.Request, b []byte) ([]by
 		if i > start {
 			b = append(b, ',')
 		}
-		b = s.g.appendTicket(b, i)
+		b = s.g.AppendTicket(b, i)
 	}
 	b = append(b, `],"page":`...)
-	b = appendInt(b, page)
+	b = dataset.AppendInt(b, page)
 	b = append(b, `,"per_page":`...)
-	b = appendInt(b, per)
+	b = dataset.AppendInt(b, per)
 	b = append(b, `,"total_pages":`...)
-	b = appendInt(b, pages)
+	b = dataset.AppendInt(b, pages)
 	return append(b, '}'), nil
 }
 
 // ---- bars: date range + relative next URL in the body ----
-
-func ceilDiv(a, b int64) int64 {
-	q := a / b
-	if a%b != 0 && (a > 0) == (b > 0) {
-		q++
-	}
-	return q
-}
-
-// barIndex is the index of the first bar at or after Unix second t,
-// clamped to [0, count].
-func (g *gen) barIndex(t int64) int64 {
-	return min(max(ceilDiv(t-g.barsStart, barSeconds), 0), g.counts[stBars])
-}
 
 func (s *Server) barToken(pos, from, to int64) string {
 	var b [12]byte
@@ -357,7 +344,7 @@ func (s *Server) barToken(pos, from, to int64) string {
 	copy(bound[:], b[:8])
 	binary.BigEndian.PutUint64(bound[8:], uint64(from))
 	binary.BigEndian.PutUint64(bound[16:], uint64(to))
-	binary.BigEndian.PutUint32(b[8:], s.checksum(stBars, bound[:]))
+	binary.BigEndian.PutUint32(b[8:], s.checksum(dataset.Bars, bound[:]))
 	return base64.RawURLEncoding.EncodeToString(b[:])
 }
 
@@ -371,19 +358,19 @@ func (s *Server) bars(_ http.ResponseWriter, r *http.Request, b []byte) ([]byte,
 	bound := func(name string, def int64) (string, int64, error) {
 		v := q.Get(name)
 		if v == "" {
-			return formatTime(def), g.barIndex(def), nil
+			return dataset.FormatTime(def), g.BarIndex(def), nil
 		}
 		t, ok := parseTime(v)
 		if !ok {
 			return "", 0, badRequest("invalid %s: must be an RFC 3339 time or a date (YYYY-MM-DD), got %q", name, v)
 		}
-		return v, g.barIndex(ceilUnix(t)), nil
+		return v, g.BarIndex(ceilUnix(t)), nil
 	}
-	fromText, from, err := bound("from", g.barsStart)
+	fromText, from, err := bound("from", g.BarsStart())
 	if err != nil {
 		return nil, err
 	}
-	toText, to, err := bound("to", g.end)
+	toText, to, err := bound("to", g.End())
 	if err != nil {
 		return nil, err
 	}
@@ -406,7 +393,7 @@ func (s *Server) bars(_ http.ResponseWriter, r *http.Request, b []byte) ([]byte,
 		if j > pos {
 			b = append(b, ',')
 		}
-		b = g.appendBar(b, j)
+		b = g.AppendBar(b, j)
 	}
 	b = append(b, `],"next":`...)
 	if end >= to {

@@ -16,13 +16,15 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/tap-dev/tap/demoapi/dataset"
 )
 
 // Server is the demo API. It is an http.Handler (so httptest.NewServer(s)
 // works) and can run its own listener with Start.
 type Server struct {
 	cfg   settings
-	g     *gen
+	g     *dataset.Gen
 	clock func() time.Time // wall clock; tests may replace it before serving
 
 	// bufs holds the per-request output buffers, so that a page of a
@@ -82,8 +84,9 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{
-		cfg:      c,
-		g:        newGen(&c),
+		cfg: c,
+		g: dataset.New(dataset.Params{Seed: c.Seed, End: c.dataEnd, Span: c.span, LateRate: c.LateRate, Drift: c.Drift, BarsDays: c.BarsDays,
+			Customers: c.Customers, Orders: c.Orders, Events: c.Events, Invoices: c.Invoices, Tickets: c.Tickets, Issues: c.Issues}),
 		clock:    time.Now,
 		rng:      rand.New(rand.NewPCG(uint64(c.Seed), 0x5eed_fa17)),
 		byStatus: map[int]int{},

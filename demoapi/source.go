@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/tap-dev/tap/codec"
+	"github.com/tap-dev/tap/demoapi/dataset"
 )
 
 // Source and LateRows are the test oracle: they say what the API holds, from
@@ -27,9 +28,9 @@ func (s *Server) Source(stream string) ([]map[string]any, error) {
 	var each func(emit func(func([]byte) []byte)) // calls emit once per row
 	idx := func(st uint64, app func(b []byte, i int64) []byte) func(func(func([]byte) []byte)) {
 		return func(emit func(func([]byte) []byte)) {
-			v := g.view(st, noSince, noBefore, now)
-			for p := int64(0); p < v.len(); p++ {
-				i := v.at(p)
+			v := g.View(st, dataset.NoSince, dataset.NoBefore, now)
+			for p := int64(0); p < v.Len(); p++ {
+				i := v.At(p)
 				emit(func(b []byte) []byte { return app(b, i) })
 			}
 		}
@@ -43,34 +44,34 @@ func (s *Server) Source(stream string) ([]map[string]any, error) {
 	}
 	switch stream {
 	case "customers":
-		each = idx(stCustomers, g.appendCustomer)
+		each = idx(dataset.Customers, g.AppendCustomer)
 	case "orders":
-		each = idx(stOrders, g.appendOrder)
+		each = idx(dataset.Orders, g.AppendOrder)
 	case "issues":
-		each = idx(stIssues, g.appendIssue)
+		each = idx(dataset.Issues, g.AppendIssue)
 	case "order_items":
 		each = func(emit func(func([]byte) []byte)) {
-			v := g.view(stOrders, noSince, noBefore, now)
-			for p := int64(0); p < v.len(); p++ {
-				i := v.at(p)
-				for k := int64(1); k <= g.itemsCount(i); k++ {
+			v := g.View(dataset.Orders, dataset.NoSince, dataset.NoBefore, now)
+			for p := int64(0); p < v.Len(); p++ {
+				i := v.At(p)
+				for k := int64(1); k <= g.ItemsCount(i); k++ {
 					emit(func(b []byte) []byte {
 						b = append(b, `{"order_id":`...)
-						b = appendInt(b, i+1)
+						b = dataset.AppendInt(b, i+1)
 						b = append(b, ',')
-						return append(b, g.appendItem(nil, i, k)[1:]...)
+						return append(b, g.AppendItem(nil, i, k)[1:]...)
 					})
 				}
 			}
 		}
 	case "events":
-		each = all(g.counts[stEvents]+s.eventsExtra.Load(), func(b []byte, i int64) []byte { return g.appendEvent(b, i+1) })
+		each = all(g.Count(dataset.Events)+s.eventsExtra.Load(), func(b []byte, i int64) []byte { return g.AppendEvent(b, i+1) })
 	case "invoices":
-		each = all(g.counts[stInvoices]+s.invoicesExtra.Load(), g.appendInvoice)
+		each = all(g.Count(dataset.Invoices)+s.invoicesExtra.Load(), g.AppendInvoice)
 	case "tickets":
-		each = all(g.counts[stTickets], g.appendTicket)
+		each = all(g.Count(dataset.Tickets), g.AppendTicket)
 	case "bars":
-		each = all(g.counts[stBars], g.appendBar)
+		each = all(g.Count(dataset.Bars), g.AppendBar)
 	default:
 		return nil, fmt.Errorf("demoapi: unknown stream %q (known: %v)", stream, streamNames)
 	}
@@ -104,25 +105,25 @@ func (s *Server) LateRows(stream string) []LateRow {
 	var st uint64
 	switch stream {
 	case "customers":
-		st = stCustomers
+		st = dataset.Customers
 	case "orders":
-		st = stOrders
+		st = dataset.Orders
 	case "issues":
-		st = stIssues
+		st = dataset.Issues
 	default:
 		return nil
 	}
 	g := s.g
 	var out []LateRow
-	for i := int64(0); i < g.counts[st]; i++ {
-		lag := g.lag(st, i)
+	for i := int64(0); i < g.Count(st); i++ {
+		lag := g.Lag(st, i)
 		if lag == 0 {
 			continue
 		}
-		u := g.updatedAt(st, i)
+		u := g.UpdatedAt(st, i)
 		var id any = i + 1
-		if st == stIssues {
-			b := g.appendIssueID(nil, i)
+		if st == dataset.Issues {
+			b := g.AppendIssueID(nil, i)
 			id = string(b[1 : len(b)-1])
 		}
 		out = append(out, LateRow{ID: id, UpdatedAt: time.Unix(u, 0).UTC(), CommittedAt: time.Unix(u+lag, 0).UTC()})

@@ -1,4 +1,6 @@
-package demoapi
+// Package dataset generates the demo API's records: every row of every
+// stream is a pure function of the seed and its index.
+package dataset
 
 import (
 	"math"
@@ -8,14 +10,14 @@ import (
 
 // Streams, as the salt that keeps their hashes apart.
 const (
-	stCustomers uint64 = iota + 1
-	stOrders
-	stItems
-	stEvents
-	stInvoices
-	stTickets
-	stBars
-	stIssues
+	Customers uint64 = iota + 1
+	Orders
+	Items
+	Events
+	Invoices
+	Tickets
+	Bars
+	Issues
 	numStreams
 )
 
@@ -30,11 +32,11 @@ const (
 	saltNoise // + octave
 )
 
-// gen generates records. Every method is a pure function of the resolved
+// Gen generates records. Every method is a pure function of the resolved
 // config and a row index (0-based; ids are index+1), so any row of any
 // stream can be produced alone, in any order, by concurrent requests,
 // without storing the data set.
-type gen struct {
+type Gen struct {
 	skey      [numStreams]uint64 // per-stream hash keys derived from the seed
 	end, span int64              // DataEnd (Unix s) and SpanDays in seconds
 	counts    [numStreams]int64  // base row counts by stream
@@ -43,33 +45,45 @@ type gen struct {
 	drift     int64
 }
 
-func newGen(c *settings) *gen {
-	g := &gen{end: c.dataEnd, span: c.span, lateRate: c.LateRate, drift: int64(c.Drift)}
+// Params is what a data set is generated from: the demo config, resolved.
+type Params struct {
+	Seed      int64
+	End, Span int64 // DataEnd (Unix s) and SpanDays in seconds
+	LateRate  float64
+	Drift     int
+	BarsDays  int
+	// Base row counts.
+	Customers, Orders, Events, Invoices, Tickets, Issues int
+}
+
+// New returns the generator of the data set p describes.
+func New(p Params) *Gen {
+	g := &Gen{end: p.End, span: p.Span, lateRate: p.LateRate, drift: int64(p.Drift)}
 	for st := range g.skey {
-		g.skey[st] = mix(uint64(c.Seed)*0x9e3779b97f4a7c15 + uint64(st)*0xd6e8feb86659fd93)
+		g.skey[st] = Mix(uint64(p.Seed)*0x9e3779b97f4a7c15 + uint64(st)*0xd6e8feb86659fd93)
 	}
-	g.counts[stCustomers] = int64(c.Customers)
-	g.counts[stOrders] = int64(c.Orders)
-	g.counts[stEvents] = int64(c.Events)
-	g.counts[stInvoices] = int64(c.Invoices)
-	g.counts[stTickets] = int64(c.Tickets)
-	g.counts[stIssues] = int64(c.Issues)
-	g.counts[stBars] = int64(c.BarsDays) * 86400 / barSeconds
-	g.barsStart = c.dataEnd - int64(c.BarsDays)*86400
+	g.counts[Customers] = int64(p.Customers)
+	g.counts[Orders] = int64(p.Orders)
+	g.counts[Events] = int64(p.Events)
+	g.counts[Invoices] = int64(p.Invoices)
+	g.counts[Tickets] = int64(p.Tickets)
+	g.counts[Issues] = int64(p.Issues)
+	g.counts[Bars] = int64(p.BarsDays) * 86400 / barSeconds
+	g.barsStart = p.End - int64(p.BarsDays)*86400
 	return g
 }
 
-// mix is the splitmix64 finalizer: a cheap bijection whose output bits all
+// Mix is the splitmix64 finalizer: a cheap bijection whose output bits all
 // depend on all input bits.
-func mix(z uint64) uint64 {
+func Mix(z uint64) uint64 {
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
 	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
 	return z ^ (z >> 31)
 }
 
 // h is the hash of one property (salt) of row i of a stream.
-func (g *gen) h(st uint64, i int64, salt uint64) uint64 {
-	return mix(mix(uint64(i)^g.skey[st]) + salt*0x9e3779b97f4a7c15)
+func (g *Gen) h(st uint64, i int64, salt uint64) uint64 {
+	return Mix(Mix(uint64(i)^g.skey[st]) + salt*0x9e3779b97f4a7c15)
 }
 
 // frac maps a hash to [0, 1).
@@ -92,7 +106,7 @@ func mulDiv(a, b, c int64) int64 {
 // they are unique whenever slots are at least a second wide, so ordering by
 // (updated_at, id) is ordering by index — which is what lets every filter
 // below be a binary search.
-func (g *gen) spread(st uint64, i, n int64) int64 {
+func (g *Gen) spread(st uint64, i, n int64) int64 {
 	b0 := mulDiv(i, g.span, n)
 	t := g.end - g.span + b0
 	if w := mulDiv(i+1, g.span, n) - b0; w > 0 {
@@ -101,77 +115,77 @@ func (g *gen) spread(st uint64, i, n int64) int64 {
 	return t
 }
 
-// updatedAt is the replication key of row i of customers, orders, tickets or
+// UpdatedAt is the replication key of row i of customers, orders, tickets or
 // issues.
-func (g *gen) updatedAt(st uint64, i int64) int64 { return g.spread(st, i, g.counts[st]) }
+func (g *Gen) UpdatedAt(st uint64, i int64) int64 { return g.spread(st, i, g.counts[st]) }
 
-// lag is how many seconds after its updated_at row i commits: 0 for the
+// Lag is how many seconds after its updated_at row i commits: 0 for the
 // usual row, [minLag, maxLag] for the LateRate fraction that commit late.
-func (g *gen) lag(st uint64, i int64) int64 {
+func (g *Gen) Lag(st uint64, i int64) int64 {
 	if g.lateRate <= 0 || frac(g.h(st, i, saltLate)) >= g.lateRate {
 		return 0
 	}
 	return minLag + int64(g.h(st, i, saltLag)%(maxLag-minLag+1))
 }
 
-// visible applies the visibility rule to row i of customers, orders or issues.
-func (g *gen) visible(st uint64, i, now int64) bool {
-	u := g.updatedAt(st, i)
-	return u <= now && u+g.lag(st, i) <= now
+// Visible applies the visibility rule to row i of customers, orders or issues.
+func (g *Gen) Visible(st uint64, i, now int64) bool {
+	u := g.UpdatedAt(st, i)
+	return u <= now && u+g.Lag(st, i) <= now
 }
 
 // Bounds of the optional time filters.
 const (
-	noSince  = math.MinInt64
-	noBefore = math.MaxInt64
+	NoSince  = math.MinInt64
+	NoBefore = math.MaxInt64
 )
 
-// view is the result set of a filtered, visibility-checked stream in index
+// View is the result set of a filtered, visibility-checked stream in index
 // order: rows [lo, mid) are all visible, and tail lists the visible rows of
 // [mid, hi). Only rows updated within maxLag of now can still be waiting to
 // commit, so tail is short and a page costs O(log n + page), whatever n is.
-type view struct {
+type View struct {
 	lo, mid int64
 	tail    []int64
 }
 
-// view selects the rows of st with since <= updated_at < before that are
+// View selects the rows of st with since <= updated_at < before that are
 // visible at now.
-func (g *gen) view(st uint64, since, before, now int64) view {
+func (g *Gen) View(st uint64, since, before, now int64) View {
 	n := g.counts[st]
 	search := func(pred func(u int64) bool) int64 {
-		return int64(sort.Search(int(n), func(i int) bool { return pred(g.updatedAt(st, int64(i))) }))
+		return int64(sort.Search(int(n), func(i int) bool { return pred(g.UpdatedAt(st, int64(i))) }))
 	}
 	lo := search(func(u int64) bool { return u >= since })
 	hi := search(func(u int64) bool { return u > now })
-	if before != noBefore {
+	if before != NoBefore {
 		hi = min(hi, search(func(u int64) bool { return u >= before }))
 	}
 	mid := search(func(u int64) bool { return u > now-maxLag })
 	mid = max(lo, min(mid, hi))
 	hi = max(hi, mid)
-	v := view{lo: lo, mid: mid}
+	v := View{lo: lo, mid: mid}
 	for i := mid; i < hi; i++ {
-		if g.visible(st, i, now) {
+		if g.Visible(st, i, now) {
 			v.tail = append(v.tail, i)
 		}
 	}
 	return v
 }
 
-func (v *view) len() int64 { return v.mid - v.lo + int64(len(v.tail)) }
+func (v *View) Len() int64 { return v.mid - v.lo + int64(len(v.tail)) }
 
-// at is the index of the row at position p (0 <= p < len).
-func (v *view) at(p int64) int64 {
+// At is the index of the row at position p (0 <= p < len).
+func (v *View) At(p int64) int64 {
 	if p < v.mid-v.lo {
 		return v.lo + p
 	}
 	return v.tail[p-(v.mid-v.lo)]
 }
 
-// rank is the number of rows of the view whose index is below idx, i.e. the
+// Rank is the number of rows of the view whose index is below idx, i.e. the
 // position of the first row at or after idx.
-func (v *view) rank(idx int64) int64 {
+func (v *View) Rank(idx int64) int64 {
 	switch {
 	case idx <= v.lo:
 		return 0
@@ -204,13 +218,13 @@ func appendLower(b []byte, s string) []byte {
 	return b
 }
 
-func (g *gen) appendCustomer(b []byte, i int64) []byte {
-	ha, hb := g.h(stCustomers, i, saltA), g.h(stCustomers, i, saltB)
+func (g *Gen) AppendCustomer(b []byte, i int64) []byte {
+	ha, hb := g.h(Customers, i, saltA), g.h(Customers, i, saltB)
 	id := i + 1
 	first, last := pick(firstNames, ha), pick(lastNames, ha>>8)
-	updated := g.updatedAt(stCustomers, i)
+	updated := g.UpdatedAt(Customers, i)
 	b = append(b, `{"id":`...)
-	b = appendInt(b, id)
+	b = AppendInt(b, id)
 	b = append(b, `,"name":"`...)
 	b = append(b, first...)
 	b = append(b, ' ')
@@ -219,13 +233,13 @@ func (g *gen) appendCustomer(b []byte, i int64) []byte {
 	b = appendLower(b, first)
 	b = append(b, '.')
 	b = appendLower(b, last)
-	b = appendInt(b, id)
+	b = AppendInt(b, id)
 	b = append(b, `@example.com","country":"`...)
 	b = append(b, pick(countries, ha>>16)...)
 	// Above 2^53: a float64 cannot hold it, so a tap that decodes numbers
 	// into float64 corrupts it, and the tests notice.
 	b = append(b, `","account_number":`...)
-	b = appendInt(b, 9007199254740993+2*i)
+	b = AppendInt(b, 9007199254740993+2*i)
 	b = append(b, `,"lifetime_value":`...)
 	b = appendCents(b, int64((ha>>24)%5_000_000))
 	b = append(b, `,"tags":[`...)
@@ -243,7 +257,7 @@ func (g *gen) appendCustomer(b []byte, i int64) []byte {
 		b = append(b, "null"...)
 	} else {
 		b = append(b, `{"street":"`...)
-		b = appendInt(b, int64(1+(hb>>12)%999))
+		b = AppendInt(b, int64(1+(hb>>12)%999))
 		b = append(b, ' ')
 		b = append(b, pick(streets, hb>>24)...)
 		b = append(b, `","city":"`...)
@@ -253,9 +267,9 @@ func (g *gen) appendCustomer(b []byte, i int64) []byte {
 		b = append(b, `"}`...)
 	}
 	b = append(b, `,"created_at":`...)
-	b = appendTime(b, updated-int64(g.h(stCustomers, i, saltC)%(400*86400)))
+	b = AppendTime(b, updated-int64(g.h(Customers, i, saltC)%(400*86400)))
 	b = append(b, `,"updated_at":`...)
-	b = appendTime(b, updated)
+	b = AppendTime(b, updated)
 	return append(b, '}')
 }
 
@@ -273,34 +287,34 @@ type orderItem struct {
 	unitCents int64
 }
 
-func (g *gen) itemsCount(i int64) int64 { return 1 + int64(g.h(stOrders, i, saltB)%4) }
+func (g *Gen) ItemsCount(i int64) int64 { return 1 + int64(g.h(Orders, i, saltB)%4) }
 
-func (g *gen) item(i, k int64) orderItem {
-	h := g.h(stItems, i, uint64(k))
+func (g *Gen) item(i, k int64) orderItem {
+	h := g.h(Items, i, uint64(k))
 	return orderItem{sku: int64(h % 100000), quantity: 1 + int64((h>>20)%5), unitCents: 199 + int64((h>>32)%19800)}
 }
 
 // isDrift spreads exactly Drift drifted orders evenly through the set:
 // row i is drifted when floor((i+1)·D/N) steps past floor(i·D/N).
-func (g *gen) isDrift(i int64) bool {
-	n := g.counts[stOrders]
+func (g *Gen) isDrift(i int64) bool {
+	n := g.counts[Orders]
 	return g.drift > 0 && mulDiv(i+1, g.drift, n) > mulDiv(i, g.drift, n)
 }
 
-func (g *gen) appendOrder(b []byte, i int64) []byte {
-	ha := g.h(stOrders, i, saltA)
-	cnt := g.itemsCount(i)
+func (g *Gen) AppendOrder(b []byte, i int64) []byte {
+	ha := g.h(Orders, i, saltA)
+	cnt := g.ItemsCount(i)
 	var amount int64
 	for k := int64(1); k <= cnt; k++ {
 		it := g.item(i, k)
 		amount += it.quantity * it.unitCents
 	}
-	updated := g.updatedAt(stOrders, i)
+	updated := g.UpdatedAt(Orders, i)
 	drift := g.isDrift(i)
 	b = append(b, `{"id":`...)
-	b = appendInt(b, i+1)
+	b = AppendInt(b, i+1)
 	b = append(b, `,"customer_id":`...)
-	b = appendInt(b, 1+int64(ha%uint64(g.counts[stCustomers])))
+	b = AppendInt(b, 1+int64(ha%uint64(g.counts[Customers])))
 	b = append(b, `,"status":"`...)
 	b = append(b, pick(orderStatuses, ha>>32)...)
 	b = append(b, `","amount":`...)
@@ -314,29 +328,29 @@ func (g *gen) appendOrder(b []byte, i int64) []byte {
 	b = append(b, `,"currency":"`...)
 	b = append(b, pick(currencies, ha>>40)...)
 	b = append(b, `","items_count":`...)
-	b = appendInt(b, cnt)
+	b = AppendInt(b, cnt)
 	b = append(b, `,"created_at":`...)
-	b = appendTime(b, updated-int64(g.h(stOrders, i, saltC)%(30*86400)))
+	b = AppendTime(b, updated-int64(g.h(Orders, i, saltC)%(30*86400)))
 	b = append(b, `,"updated_at":`...)
-	b = appendTime(b, updated)
+	b = AppendTime(b, updated)
 	if drift {
 		b = append(b, `,"coupon_code":"SAVE10"`...)
 	}
 	return append(b, '}')
 }
 
-// appendItem appends item k of order i; the order id is only part of the
+// AppendItem appends item k of order i; the order id is only part of the
 // item's own id, as in APIs whose children do not repeat their parent.
-func (g *gen) appendItem(b []byte, i, k int64) []byte {
+func (g *Gen) AppendItem(b []byte, i, k int64) []byte {
 	it := g.item(i, k)
 	b = append(b, `{"id":"`...)
-	b = appendInt(b, i+1)
+	b = AppendInt(b, i+1)
 	b = append(b, '-')
-	b = appendInt(b, k)
+	b = AppendInt(b, k)
 	b = append(b, `","sku":"SKU-`...)
 	b = appendPadded(b, it.sku, 5)
 	b = append(b, `","quantity":`...)
-	b = appendInt(b, it.quantity)
+	b = AppendInt(b, it.quantity)
 	b = append(b, `,"unit_price":`...)
 	b = appendCents(b, it.unitCents)
 	return append(b, '}')
@@ -355,46 +369,46 @@ var (
 // eventTime: ids 1..N are spread over the 30 days before DataEnd, growth
 // events follow DataEnd one second apart, so occurred_at never decreases
 // with the id.
-func (g *gen) eventTime(id int64) int64 {
-	n := g.counts[stEvents]
+func (g *Gen) eventTime(id int64) int64 {
+	n := g.counts[Events]
 	if id <= n {
 		return g.end - eventsSpan + mulDiv(id-1, eventsSpan, n)
 	}
 	return g.end + id - n
 }
 
-func (g *gen) appendEvent(b []byte, id int64) []byte {
-	ha, hb := g.h(stEvents, id, saltA), g.h(stEvents, id, saltB)
+func (g *Gen) AppendEvent(b []byte, id int64) []byte {
+	ha, hb := g.h(Events, id, saltA), g.h(Events, id, saltB)
 	b = append(b, `{"id":`...)
-	b = appendInt(b, id)
+	b = AppendInt(b, id)
 	b = append(b, `,"type":"`...)
 	b = append(b, pick(eventTypes, ha)...)
 	b = append(b, `","actor_id":`...)
-	b = appendInt(b, 1+int64((ha>>8)%uint64(g.counts[stCustomers])))
+	b = AppendInt(b, 1+int64((ha>>8)%uint64(g.counts[Customers])))
 	b = append(b, `,"occurred_at":`...)
-	b = appendTime(b, g.eventTime(id))
+	b = AppendTime(b, g.eventTime(id))
 	b = append(b, `,"source":"`...)
 	b = append(b, pick(sources, ha>>24)...)
 	b = append(b, `","ip":"`...)
-	b = appendInt(b, int64(10+(hb>>56)%200))
+	b = AppendInt(b, int64(10+(hb>>56)%200))
 	b = append(b, '.')
-	b = appendInt(b, int64((hb>>48)&0xff))
+	b = AppendInt(b, int64((hb>>48)&0xff))
 	b = append(b, '.')
-	b = appendInt(b, int64((hb>>40)&0xff))
+	b = AppendInt(b, int64((hb>>40)&0xff))
 	b = append(b, '.')
-	b = appendInt(b, int64(1+(hb>>32)%254))
+	b = AppendInt(b, int64(1+(hb>>32)%254))
 	b = append(b, `","user_agent":"`...)
 	b = append(b, pick(userAgents, ha>>28)...)
 	b = append(b, `","payload":{"path":"/app/`...)
 	b = append(b, pick(appSections, ha>>32)...)
 	b = append(b, '/')
-	b = appendInt(b, int64(1+(ha>>36)%5000))
+	b = AppendInt(b, int64(1+(ha>>36)%5000))
 	b = append(b, '/')
 	b = append(b, pick(appPages, ha>>50)...)
 	b = append(b, `","duration_ms":`...)
-	b = appendInt(b, int64(hb%2000))
+	b = AppendInt(b, int64(hb%2000))
 	b = append(b, `,"bytes":`...)
-	b = appendInt(b, int64(200+(hb>>12)%500000))
+	b = AppendInt(b, int64(200+(hb>>12)%500000))
 	if (hb>>31)%20 == 0 {
 		b = append(b, `,"ok":false}}`...)
 	} else {
@@ -409,20 +423,20 @@ var invoiceStatuses = []string{"paid", "paid", "paid", "open", "draft", "void", 
 
 // invoiceTime: base invoices are spread over the span, growth invoices follow
 // DataEnd one second apart.
-func (g *gen) invoiceTime(i int64) int64 {
-	n := g.counts[stInvoices]
+func (g *Gen) invoiceTime(i int64) int64 {
+	n := g.counts[Invoices]
 	if i < n {
-		return g.spread(stInvoices, i, n)
+		return g.spread(Invoices, i, n)
 	}
 	return g.end + i - n
 }
 
-func (g *gen) appendInvoice(b []byte, i int64) []byte {
-	ha := g.h(stInvoices, i, saltA)
+func (g *Gen) AppendInvoice(b []byte, i int64) []byte {
+	ha := g.h(Invoices, i, saltA)
 	b = append(b, `{"id":`...)
-	b = appendInt(b, i+1)
+	b = AppendInt(b, i+1)
 	b = append(b, `,"customer_id":`...)
-	b = appendInt(b, 1+int64(ha%uint64(g.counts[stCustomers])))
+	b = AppendInt(b, 1+int64(ha%uint64(g.counts[Customers])))
 	b = append(b, `,"number":"INV-`...)
 	b = appendPadded(b, i+1, 6)
 	b = append(b, `","total":`...)
@@ -430,7 +444,7 @@ func (g *gen) appendInvoice(b []byte, i int64) []byte {
 	b = append(b, `,"status":"`...)
 	b = append(b, pick(invoiceStatuses, ha>>48)...)
 	b = append(b, `","issued_at":`...)
-	b = appendTime(b, g.invoiceTime(i))
+	b = AppendTime(b, g.invoiceTime(i))
 	return append(b, '}')
 }
 
@@ -442,11 +456,11 @@ var (
 	ticketStatuses   = []string{"new", "open", "pending", "solved", "solved", "closed"}
 )
 
-func (g *gen) appendTicket(b []byte, i int64) []byte {
-	ha := g.h(stTickets, i, saltA)
-	updated := g.updatedAt(stTickets, i)
+func (g *Gen) AppendTicket(b []byte, i int64) []byte {
+	ha := g.h(Tickets, i, saltA)
+	updated := g.UpdatedAt(Tickets, i)
 	b = append(b, `{"id":`...)
-	b = appendInt(b, i+1)
+	b = AppendInt(b, i+1)
 	b = append(b, `,"subject":"`...)
 	b = append(b, pick(ticketSubjects, ha)...)
 	b = append(b, `","priority":"`...)
@@ -454,11 +468,11 @@ func (g *gen) appendTicket(b []byte, i int64) []byte {
 	b = append(b, `","status":"`...)
 	b = append(b, pick(ticketStatuses, ha>>16)...)
 	b = append(b, `","requester_id":`...)
-	b = appendInt(b, 1+int64((ha>>24)%uint64(g.counts[stCustomers])))
+	b = AppendInt(b, 1+int64((ha>>24)%uint64(g.counts[Customers])))
 	b = append(b, `,"created_at":`...)
-	b = appendTime(b, updated-int64(g.h(stTickets, i, saltB)%(14*86400)))
+	b = AppendTime(b, updated-int64(g.h(Tickets, i, saltB)%(14*86400)))
 	b = append(b, `,"updated_at":`...)
-	b = appendTime(b, updated)
+	b = AppendTime(b, updated)
 	return append(b, '}')
 }
 
@@ -471,19 +485,19 @@ var (
 	issueLabels  = []string{"bug", "enhancement", "documentation", "good first issue", "question", "performance"}
 )
 
-func (g *gen) appendIssueID(b []byte, i int64) []byte {
+func (g *Gen) AppendIssueID(b []byte, i int64) []byte {
 	b = append(b, `"I_kwDODEMO`...)
 	b = appendPadded(b, i+1, 6)
 	return append(b, '"')
 }
 
-func (g *gen) appendIssue(b []byte, i int64) []byte {
-	ha, hb := g.h(stIssues, i, saltA), g.h(stIssues, i, saltB)
-	updated := g.updatedAt(stIssues, i)
+func (g *Gen) AppendIssue(b []byte, i int64) []byte {
+	ha, hb := g.h(Issues, i, saltA), g.h(Issues, i, saltB)
+	updated := g.UpdatedAt(Issues, i)
 	b = append(b, `{"id":`...)
-	b = g.appendIssueID(b, i)
+	b = g.AppendIssueID(b, i)
 	b = append(b, `,"number":`...)
-	b = appendInt(b, i+1)
+	b = AppendInt(b, i+1)
 	b = append(b, `,"title":"`...)
 	b = append(b, pick(issueVerbs, ha)...)
 	b = append(b, ' ')
@@ -507,9 +521,9 @@ func (g *gen) appendIssue(b []byte, i int64) []byte {
 		b = append(b, '"')
 	}
 	b = append(b, `],"created_at":`...)
-	b = appendTime(b, updated-int64(g.h(stIssues, i, saltC)%(180*86400)))
+	b = AppendTime(b, updated-int64(g.h(Issues, i, saltC)%(180*86400)))
 	b = append(b, `,"updated_at":`...)
-	b = appendTime(b, updated)
+	b = AppendTime(b, updated)
 	return append(b, '}')
 }
 
@@ -527,14 +541,14 @@ const (
 	barBase    = 100.0
 )
 
-func (g *gen) logPrice(x int64) float64 {
+func (g *Gen) logPrice(x int64) float64 {
 	var sum float64
 	amp := barStep
 	for k := 0; k < barOctaves; k++ {
 		m := x >> k
 		f := float64(x&(int64(1)<<k-1)) / float64(int64(1)<<k)
-		v0 := 2*frac(g.h(stBars, m, saltNoise+uint64(k))) - 1
-		v1 := 2*frac(g.h(stBars, m+1, saltNoise+uint64(k))) - 1
+		v0 := 2*frac(g.h(Bars, m, saltNoise+uint64(k))) - 1
+		v1 := 2*frac(g.h(Bars, m+1, saltNoise+uint64(k))) - 1
 		sum += amp * (v0 + (v1-v0)*f)
 		amp *= math.Sqrt2
 	}
@@ -542,21 +556,21 @@ func (g *gen) logPrice(x int64) float64 {
 }
 
 // price4 is the price at the start of bar x in ten-thousandths.
-func (g *gen) price4(x int64) int64 {
+func (g *Gen) price4(x int64) int64 {
 	return int64(math.Round(barBase * math.Exp(g.logPrice(x)) * 10000))
 }
 
-func (g *gen) barTime(j int64) int64 { return g.barsStart + j*barSeconds }
+func (g *Gen) barTime(j int64) int64 { return g.barsStart + j*barSeconds }
 
-func (g *gen) appendBar(b []byte, j int64) []byte {
+func (g *Gen) AppendBar(b []byte, j int64) []byte {
 	open, cls := g.price4(j), g.price4(j+1)
-	ha := g.h(stBars, j, saltA)
+	ha := g.h(Bars, j, saltA)
 	hi := max(open, cls)
 	hi += int64(float64(hi) * 0.001 * frac(ha))
 	lo := min(open, cls)
-	lo -= int64(float64(lo) * 0.001 * frac(g.h(stBars, j, saltB)))
+	lo -= int64(float64(lo) * 0.001 * frac(g.h(Bars, j, saltB)))
 	b = append(b, `{"symbol":"DEMO","t":`...)
-	b = appendTime(b, g.barTime(j))
+	b = AppendTime(b, g.barTime(j))
 	b = append(b, `,"open":`...)
 	b = appendFixed4(b, open)
 	b = append(b, `,"high":`...)
@@ -566,6 +580,93 @@ func (g *gen) appendBar(b []byte, j int64) []byte {
 	b = append(b, `,"close":`...)
 	b = appendFixed4(b, cls)
 	b = append(b, `,"volume":`...)
-	b = appendInt(b, 100+int64((ha>>20)%50000))
+	b = AppendInt(b, 100+int64((ha>>20)%50000))
 	return append(b, '}')
 }
+
+// ---- invoices as csv and xml rows (the report endpoints) ----
+
+// invoiceFields are the fields of invoice i as text, in CSV column order.
+func (g *Gen) invoiceFields(b []byte, i int64, sep func(b []byte, k int) []byte) []byte {
+	ha := g.h(Invoices, i, saltA)
+	b = sep(b, 0)
+	b = AppendInt(b, i+1)
+	b = sep(b, 1)
+	b = AppendInt(b, 1+int64(ha%uint64(max(g.counts[Customers], 1))))
+	b = sep(b, 2)
+	b = append(b, "INV-"...)
+	b = appendPadded(b, i+1, 6)
+	b = sep(b, 3)
+	b = appendCents(b, 500+int64((ha>>24)%1_000_000))
+	b = sep(b, 4)
+	b = append(b, pick(invoiceStatuses, ha>>48)...)
+	b = sep(b, 5)
+	b = append(b, FormatTime(g.invoiceTime(i))...)
+	return sep(b, 6)
+}
+
+func (g *Gen) AppendInvoiceCSV(b []byte, i int64) []byte {
+	return g.invoiceFields(b, i, func(b []byte, k int) []byte {
+		switch k {
+		case 0:
+			return b
+		case 6:
+			return append(b, '\n')
+		}
+		return append(b, ',')
+	})
+}
+
+var xmlTags = []string{"id", "customer_id", "number", "total", "status", "issued_at"}
+
+func (g *Gen) AppendInvoiceXML(b []byte, i int64) []byte {
+	return g.invoiceFields(b, i, func(b []byte, k int) []byte {
+		if k > 0 {
+			b = append(append(append(b, "</"...), xmlTags[k-1]...), '>')
+		} else {
+			b = append(b, "  <invoice>"...)
+		}
+		if k < len(xmlTags) {
+			return append(append(append(b, '<'), xmlTags[k]...), '>')
+		}
+		return append(b, "</invoice>\n"...)
+	})
+}
+
+func ceilDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && (a > 0) == (b > 0) {
+		q++
+	}
+	return q
+}
+
+// BarIndex is the index of the first bar at or after Unix second t,
+// clamped to [0, count].
+func (g *Gen) BarIndex(t int64) int64 {
+	return min(max(ceilDiv(t-g.barsStart, barSeconds), 0), g.counts[Bars])
+}
+
+// Row timing.
+const (
+	// Late rows commit between minLag and maxLag seconds after their
+	// updated_at.
+	minLag = 30
+	maxLag = 240
+	// eventsSpan is how far back from DataEnd the base events reach.
+	eventsSpan = 30 * 86400
+	// barSeconds is the width of one bar.
+	barSeconds = 300
+)
+
+// Count is the number of base rows of stream st.
+func (g *Gen) Count(st uint64) int64 { return g.counts[st] }
+
+// Key is stream st's hash key, derived from the seed.
+func (g *Gen) Key(st uint64) uint64 { return g.skey[st] }
+
+// BarsStart is the Unix time of the first bar.
+func (g *Gen) BarsStart() int64 { return g.barsStart }
+
+// End is DataEnd in Unix seconds.
+func (g *Gen) End() int64 { return g.end }
