@@ -170,6 +170,8 @@ func TestReplayRequestLetter(t *testing.T) {
 	if ls := letters(t, d); len(ls) != 1 || ls[0]["kind"] != "request" {
 		t.Errorf("letters after a failed replay: %v", ls)
 	}
+	replaySummary(t, rr.stderr, "letters=1 emitted=0 records=0 still_failing=1 left=1",
+		`{"metric":"replayed_dead_letters","tags":{"endpoint":"orders","kind":"request","result":"still_failing"},"type":"counter","value":1}`)
 
 	api.broken.Store(false)
 	rr = runTap(t, d.dir, time.Minute, nil, "replay", "--config", "config.json", "--dead-letters", "dead_letter.jsonl")
@@ -182,6 +184,22 @@ func TestReplayRequestLetter(t *testing.T) {
 	}
 	if ls := letters(t, d); len(ls) != 0 {
 		t.Errorf("letters left after a replay that passed: %v", ls)
+	}
+	replaySummary(t, rr.stderr, "letters=1 emitted=1 records=2 still_failing=0 left=0",
+		`{"metric":"replayed_dead_letters","tags":{"endpoint":"orders","kind":"request","result":"emitted"},"type":"counter","value":1}`,
+		`{"metric":"record_count","tags":{"endpoint":"orders"},"type":"counter","value":2}`)
+}
+
+// replaySummary checks a replay's summary line and METRIC lines.
+func replaySummary(t *testing.T, stderr []byte, counts string, metrics ...string) {
+	t.Helper()
+	if !bytes.Contains(stderr, []byte("INFO replay summary "+counts+" ")) {
+		t.Errorf("no summary line %q; stderr:\n%s", counts, stderr)
+	}
+	for _, m := range metrics {
+		if !bytes.Contains(stderr, []byte("METRIC: "+m)) {
+			t.Errorf("no METRIC line %s; stderr:\n%s", m, stderr)
+		}
 	}
 }
 
@@ -236,6 +254,8 @@ func TestReplayRecordLetters(t *testing.T) {
 	if got := recordIDs(t, rr.stdout); rr.code != 0 || !slices.Equal(got, want) {
 		t.Errorf("replay with the fixed schema: exit %d, records %v, want %v; stderr:\n%s", rr.code, got, want, rr.stderr)
 	}
+	replaySummary(t, rr.stderr, "letters=6 emitted=6 records=6 still_failing=0 left=0",
+		`{"metric":"replayed_dead_letters","tags":{"endpoint":"orders","kind":"record","result":"emitted"},"type":"counter","value":6}`)
 	if ls := letters(t, d); len(ls) != 0 {
 		t.Errorf("letters left: %v", ls)
 	}

@@ -6,8 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/tap-dev/tap/codec"
@@ -78,20 +81,25 @@ func Replay(ctx context.Context, f Files, lettersPath string, stdout, stderr io.
 		n.held.Store(true) // no bookmark moves
 	}
 	var keep [][]byte
-	replayed := 0
+	sum := replaySummary{letters: len(lines)}
 	for i, l := range lines {
 		if ctx.Err() != nil {
 			return errors.New("interrupted; the dead letters file is unchanged")
 		}
+		before := e.dead.Count()
 		done, err := e.replayLetter(ctx, l)
 		if err != nil {
 			log.Warn("dead letter kept", "file", lettersPath, "line", i+1, "error", err)
 		}
-		if !done {
+		switch {
+		case !done:
 			keep = append(keep, l.raw)
-			continue
+			sum.add(l, "still_failing")
+		case e.dead.Count() > before: // a new letter in its place
+			sum.add(l, "still_failing")
+		default:
+			sum.add(l, "emitted")
 		}
-		replayed++
 	}
 	if err := out.State("", st, 0); err != nil {
 		return err
@@ -109,9 +117,54 @@ func Replay(ctx context.Context, f Files, lettersPath string, stdout, stderr io.
 	if err := rewriteLetters(lettersPath, keep, again); err != nil {
 		return err
 	}
-	left := len(keep) + bytes.Count(again, []byte{'\n'})
-	log.Info("replay done", "letters", len(lines), "replayed", replayed, "left", left, "file", lettersPath)
+	for _, n := range e.nodes {
+		sum.records += n.records.Load()
+	}
+	sum.left = len(keep) + bytes.Count(again, []byte{'\n'})
+	e.replaySummary(sum, lettersPath)
 	return nil
+}
+
+// replaySummary counts what a replay did with its letters.
+type replaySummary struct {
+	letters int
+	// records is the records written; left the lines FILE holds after.
+	records int64
+	left    int
+	// by counts the letters by stream, kind and result (emitted: its
+	// records were written; still_failing: a letter is in FILE for it).
+	by map[[3]string]int
+}
+
+func (s *replaySummary) add(l letterLine, result string) {
+	if s.by == nil {
+		s.by = map[[3]string]int{}
+	}
+	name, _ := l.m["stream"].(string)
+	s.by[[3]string{name, l.kind, result}]++
+}
+
+// replaySummary logs one line for a person or a script, and a METRIC line
+// per stream, kind and result.
+func (e *engine) replaySummary(s replaySummary, path string) {
+	emitted, failing := 0, 0
+	for _, k := range slices.SortedFunc(maps.Keys(s.by), func(a, b [3]string) int {
+		return strings.Compare(strings.Join(a[:], "\x00"), strings.Join(b[:], "\x00"))
+	}) {
+		if k[2] == "emitted" {
+			emitted += s.by[k]
+		} else {
+			failing += s.by[k]
+		}
+		e.metric(e.metricsLevel(), "counter", "replayed_dead_letters", s.by[k], map[string]any{"endpoint": k[0], "kind": k[1], "result": k[2]})
+	}
+	for _, n := range e.nodes {
+		if r := n.records.Load(); r > 0 {
+			e.metric(e.metricsLevel(), "counter", "record_count", r, map[string]any{"endpoint": n.def.Name})
+		}
+	}
+	e.log.Info("replay summary", "letters", s.letters, "emitted", emitted, "records", s.records,
+		"still_failing", failing, "left", s.left, "file", path)
 }
 
 // letterLine is one line of a dead-letter file: its bytes, kept as they

@@ -48,6 +48,26 @@ func TestRequestDeadLetters(t *testing.T) {
 			lastIsState(t, r)
 		},
 	}, {
+		name:   "more letters than dead_letter_alert: a WARN",
+		stream: map[string]any{"on_request_failure": "dead_letter"},
+		cfg:    map[string]any{"dead_letter_alert": 0},
+		rows:   unsorted, fail: failOn(2, 503),
+		check: func(t *testing.T, r *recorder, _ *source, logs string) {
+			if !strings.Contains(logs, "WARN dead letters pass dead_letter_alert count=1 dead_letter_alert=0") {
+				t.Errorf("no WARN over dead_letter_alert:\n%s", logs)
+			}
+		},
+	}, {
+		name:   "as many letters as dead_letter_alert: no WARN",
+		stream: map[string]any{"on_request_failure": "dead_letter"},
+		cfg:    map[string]any{"dead_letter_alert": 1},
+		rows:   unsorted, fail: failOn(2, 503),
+		check: func(t *testing.T, r *recorder, _ *source, logs string) {
+			if !strings.Contains(logs, "kind=request count=1") || strings.Contains(logs, "pass dead_letter_alert") {
+				t.Errorf("want the letter counted and no WARN:\n%s", logs)
+			}
+		},
+	}, {
 		name:   "a window dead-lettered: the next windows are read, the bookmark stays",
 		stream: with(windows, "on_request_failure", "dead_letter"), rows: unsorted, state: state,
 		fail: failOn(1, 500),
