@@ -89,14 +89,37 @@ func (a *AirbyteWriter) Record(stream string, rec []byte, extracted time.Time, _
 			b = appendStreamStatus(b, s.quoted, StatusRunning, a.now().UnixMilli())
 			b = append(b, '\n')
 		}
-		b = append(b, `{"type":"RECORD","record":{"stream":`...)
-		b = append(b, s.quoted...)
-		b = append(b, `,"data":`...)
-		b = append(b, rec...)
-		b = append(b, `,"emitted_at":`...)
-		b = strconv.AppendInt(b, ms, 10)
-		return append(b, "}}"...)
+		b = append(append(b, `{"type":"RECORD","record":{"stream":`...), s.quoted...)
+		b = append(append(b, `,"data":`...), rec...)
+		return appendAirbyteSuffix(b, ms)
 	})
+}
+
+// recordFrame writes the stream's RUNNING status first when its first
+// record is about to follow.
+func (a *AirbyteWriter) recordFrame(f *recordFrame, stream string, extracted time.Time, _ int64) error {
+	ms := extracted.UnixMilli()
+	if extracted.IsZero() {
+		ms = a.now().UnixMilli()
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	s := a.stream(stream)
+	f.prefix = append(append(append(f.prefix[:0], `{"type":"RECORD","record":{"stream":`...), s.quoted...), `,"data":`...)
+	f.suffix = appendAirbyteSuffix(f.suffix[:0], ms)
+	if s.running {
+		return nil
+	}
+	s.running = true
+	return a.writeLocked(false, func(b []byte) []byte {
+		return appendStreamStatus(b, s.quoted, StatusRunning, a.now().UnixMilli())
+	})
+}
+
+func appendAirbyteSuffix(b []byte, ms int64) []byte {
+	b = append(b, `,"emitted_at":`...)
+	b = strconv.AppendInt(b, ms, 10)
+	return append(b, "}}"...)
 }
 
 // State writes the stream's bookmark as a per-stream STATE, with the

@@ -3,6 +3,7 @@ package tap
 import (
 	"io"
 	"sync"
+	"time"
 
 	"github.com/tap-dev/tap/codec"
 )
@@ -56,6 +57,31 @@ func (lw *lineWriter) writeLocked(flush bool, build func(b []byte) []byte) error
 	return nil
 }
 
+// writeLines takes whole lines built by the caller (each ends in '\n'),
+// batched as write batches its own.
+func (lw *lineWriter) writeLines(lines []byte) error {
+	lw.mu.Lock()
+	defer lw.mu.Unlock()
+	return lw.writeLinesLocked(lines)
+}
+
+func (lw *lineWriter) writeLinesLocked(lines []byte) error {
+	if len(lw.buf) > 0 && len(lw.buf)+len(lines) > lineBatch {
+		if err := lw.flushLocked(); err != nil {
+			return err
+		}
+	}
+	if len(lw.buf) == 0 && len(lines) >= lineBatch/2 {
+		_, err := lw.w.Write(lines) // most of a batch already: no copy
+		return err
+	}
+	lw.buf = append(lw.buf, lines...)
+	if len(lw.buf) >= lineBatch {
+		return lw.flushLocked()
+	}
+	return nil
+}
+
 func (lw *lineWriter) flushLocked() error {
 	if len(lw.buf) == 0 {
 		return nil
@@ -80,4 +106,81 @@ func (lw *lineWriter) writeJSON(flush bool, v any) error {
 		return err
 	}
 	return lw.write(flush, func(b []byte) []byte { return append(b, data...) })
+}
+
+// recordFramer is a Writer whose RECORD lines the engine may build
+// itself: every line is the frame's prefix, the record and the frame's
+// suffix. A page's lines then share one frame — the stream's name and
+// time_extracted formatted once — and reach the writer in batches, not
+// in one locked call each.
+type recordFramer interface {
+	// recordFrame sets f to the frame of stream's records extracted at
+	// extracted, reusing f's buffers. Call it only once a record follows.
+	recordFrame(f *recordFrame, stream string, extracted time.Time, version int64) error
+	// writeLines writes whole RECORD lines built in a frame.
+	writeLines(lines []byte) error
+}
+
+// recordFrame is what a RECORD line holds around its record.
+type recordFrame struct{ prefix, suffix []byte }
+
+// pageLines gathers the RECORD lines of the page being handled. Lines
+// leave in batches of lineBatch and at end, so a page's records keep
+// their order and a tap killed at any moment has written whole lines.
+type pageLines struct {
+	w      recordFramer // nil: not gathering, records go through Writer.Record
+	framed bool         // frame is the page's
+	frame  recordFrame
+	buf    []byte
+}
+
+// start gathers the lines of a page, when out can frame them.
+func (p *pageLines) start(out Writer) {
+	p.w, _ = out.(recordFramer)
+	p.framed = false
+}
+
+// add appends one record's line; ok is false when the page is not being
+// gathered.
+func (p *pageLines) add(stream string, rec []byte, extracted time.Time, version int64) (ok bool, err error) {
+	if p.w == nil {
+		return false, nil
+	}
+	if !p.framed {
+		if err := p.w.recordFrame(&p.frame, stream, extracted, version); err != nil {
+			return true, err
+		}
+		p.framed = true
+	}
+	if size := len(p.frame.prefix) + len(rec) + len(p.frame.suffix) + 1; len(p.buf)+size > lineBatch {
+		if err := p.flush(); err != nil {
+			return true, err
+		}
+	}
+	p.buf = append(append(append(append(p.buf, p.frame.prefix...), rec...), p.frame.suffix...), '\n')
+	return true, nil
+}
+
+// flush hands the gathered lines to the writer: before any other message
+// of the stream, and at the end of the page.
+func (p *pageLines) flush() error {
+	if len(p.buf) == 0 {
+		return nil
+	}
+	err := p.w.writeLines(p.buf)
+	p.buf = p.buf[:0]
+	if cap(p.buf) > 4*lineBatch {
+		p.buf = nil // a huge record's buffer is not kept
+	}
+	return err
+}
+
+// end flushes and stops gathering.
+func (p *pageLines) end() error {
+	if p.w == nil {
+		return nil
+	}
+	err := p.flush()
+	p.w = nil
+	return err
 }

@@ -84,11 +84,20 @@ func (e *engine) emit(n *node, m map[string]any, extracted time.Time, part strea
 	if err := e.schema(n); err != nil {
 		return err
 	}
-	if err := e.out.Record(d.Name, b, extracted, n.version); err != nil {
+	if err := e.record(n, b, extracted); err != nil {
 		return err
 	}
 	n.records.Add(1)
 	return nil
+}
+
+// record writes one record of n: into the lines of its page when they
+// are gathered.
+func (e *engine) record(n *node, rec []byte, extracted time.Time) error {
+	if ok, err := n.lines.add(n.def.Name, rec, extracted, n.version); ok {
+		return err
+	}
+	return e.out.Record(n.def.Name, rec, extracted, n.version)
 }
 
 // observe shows a record's replication-key value to the stream's plan.
@@ -111,6 +120,9 @@ func (e *engine) observe(n *node, part streams.Partition, v any) error {
 	case streams.Demoted:
 		e.log.Warn(err.Error(), "stream", n.def.Name)
 	case streams.Unsorted:
+		if err := n.lines.flush(); err != nil {
+			return err // the records before it go out before its STATE
+		}
 		if e.commit(n) {
 			err = errors.Join(err, e.checkpoint(n))
 		}

@@ -59,8 +59,9 @@ type node struct {
 	held1  map[string]bool // per-partition: the partitions whose walk was dead-lettered
 	window *streams.Window // the chunk window being walked, for its dead letter
 
-	buf  []byte   // the record being encoded
-	keys []string // the sorted keys of the last record encoded
+	buf   []byte    // the record being encoded
+	keys  []string  // the sorted keys of the last record encoded
+	lines pageLines // the RECORD lines of the page being handled
 }
 
 // engine runs one sync: the same engine serves Singer and Airbyte; only

@@ -56,18 +56,38 @@ func (s *SingerWriter) Schema(stream string, schema map[string]any, keys, bookma
 func (s *SingerWriter) Record(stream string, rec []byte, extracted time.Time, version int64) error {
 	return s.write(false, func(b []byte) []byte {
 		s.recordsSince = true
-		b = append(b, `{"type":"RECORD","stream":`...)
-		b = codec.AppendString(b, stream)
-		b = append(b, `,"record":`...)
-		b = append(b, rec...)
-		if version != 0 {
-			b = append(b, `,"version":`...)
-			b = strconv.AppendInt(b, version, 10)
-		}
-		b = append(b, `,"time_extracted":"`...)
-		b = extracted.UTC().AppendFormat(b, time.RFC3339Nano)
-		return append(b, `"}`...)
+		return appendSingerSuffix(append(appendSingerPrefix(b, stream), rec...), extracted, version)
 	})
+}
+
+func (s *SingerWriter) recordFrame(f *recordFrame, stream string, extracted time.Time, version int64) error {
+	f.prefix = appendSingerPrefix(f.prefix[:0], stream)
+	f.suffix = appendSingerSuffix(f.suffix[:0], extracted, version)
+	return nil
+}
+
+func (s *SingerWriter) writeLines(lines []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.recordsSince = true
+	return s.writeLinesLocked(lines)
+}
+
+// A Singer RECORD is prefix, record, suffix.
+func appendSingerPrefix(b []byte, stream string) []byte {
+	b = append(b, `{"type":"RECORD","stream":`...)
+	b = codec.AppendString(b, stream)
+	return append(b, `,"record":`...)
+}
+
+func appendSingerSuffix(b []byte, extracted time.Time, version int64) []byte {
+	if version != 0 {
+		b = append(b, `,"version":`...)
+		b = strconv.AppendInt(b, version, 10)
+	}
+	b = append(b, `,"time_extracted":"`...)
+	b = extracted.UTC().AppendFormat(b, time.RFC3339Nano)
+	return append(b, `"}`...)
 }
 
 // State writes the whole state. The snapshot is taken under the writer's

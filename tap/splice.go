@@ -158,7 +158,17 @@ func rawValue(raw []byte) (any, error) {
 // handlePage takes a page's records in order: on a spliced page the
 // splicable ones are written from their bytes; the others go through
 // handle.
-func (e *engine) handlePage(ctx context.Context, n *node, resp *streams.Response, extracted time.Time, part streams.Partition) error {
+func (e *engine) handlePage(ctx context.Context, n *node, resp *streams.Response, extracted time.Time, part streams.Partition) (err error) {
+	if len(n.children) == 0 && n.outs == nil {
+		// Nothing else of the stream is written in the middle of the
+		// page: its lines go out together.
+		n.lines.start(e.out)
+		defer func() {
+			if ferr := n.lines.end(); err == nil {
+				err = ferr
+			}
+		}()
+	}
 	p, spliced := resp.Body.(*splicedPage)
 	if !spliced {
 		for _, rec := range resp.Records {
@@ -197,7 +207,7 @@ func (e *engine) handlePage(ctx context.Context, n *node, resp *streams.Response
 		if err := e.schema(n); err != nil {
 			return err
 		}
-		if err := e.out.Record(d.Name, r.Raw, extracted, n.version); err != nil {
+		if err := e.record(n, r.Raw, extracted); err != nil {
 			return err
 		}
 		n.records.Add(1)
