@@ -79,9 +79,9 @@ type Config struct {
 	Timeout           time.Duration     // per attempt, headers+body [30s]
 
 	// Shared, if set, keeps the bucket (RequestsPerSecond, Burst, the
-	// weights) and the daily quota in Redis, shared with every process
-	// using the same key (see reserveScript); QuotaDay and QuotaUsed are
-	// then ignored. The Client closes it.
+	// weights), the daily quota and a 429's pause and rate drop in Redis,
+	// shared with every process using the same key (see reserveScript);
+	// QuotaDay and QuotaUsed are then ignored. The Client closes it.
 	Shared *Shared
 
 	BreakerThreshold   int           // consecutive transient failures across the client that open the circuit [10]

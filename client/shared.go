@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"net/http"
 	"net/url"
 	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"golang.org/x/time/rate"
 )
 
 // Shared is a rate limit kept in Redis under one key, so that every
@@ -61,94 +64,154 @@ func RedactURL(rawURL string) string {
 // Close closes the connections to Redis.
 func (s *Shared) Close() error { return s.rdb.Close() }
 
-// reserveScript is the whole shared limiter, run atomically by Redis.
+// The shared limiter is three Lua scripts run atomically by Redis on four
+// keys under the configured prefix K:
 //
-// The model is GCRA (the generic cell rate algorithm) with reservations,
-// as golang.org/x/time/rate's ReserveN in a process: one theoretical
-// arrival time TAT (microseconds, Redis's own clock, so the processes'
-// clocks need not agree) is kept at KEYS[1]. A request of n tokens, with
-// T = 1e6 ÷ rate the emission interval and B the burst, is given
+//	K:gcra           the bucket's theoretical arrival time (TAT)
+//	K:quota:<day>    the daily quota's count for one UTC day
+//	K:pause          until when a 429's Retry-After holds every process
+//	K:aimd           {f, clean}: the rate factor a 429 lowered, and the
+//	                 clean answers counted towards its recovery
 //
-//	tat'  = max(TAT, now) + n·T
-//	wait  = max(tat' − B·T − now, 0)
+// All times are microseconds of Redis's own clock (TIME), so the
+// processes' clocks need not agree.
+//
+// The bucket is GCRA (the generic cell rate algorithm) with reservations,
+// as golang.org/x/time/rate's ReserveN in a process. A request of n
+// tokens, with T the emission interval (1e6 ÷ rate, ÷ f while a 429 has
+// lowered the rate) and B the burst, is given
+//
+//	tat'  = max(TAT, now, pause) + n·T
+//	wait  = max(tat' − B·T − now, pause − now, 0)
 //
 // and TAT becomes tat': the tokens are reserved at once and the caller
 // sleeps wait before sending, so waiters queue in arrival order instead
 // of polling. Over any interval the reservations granted never exceed
 // B + rate × interval, whichever processes asked. With rate 0 (T = 0)
-// the bucket is off.
+// the bucket is off; the pause still holds.
 //
-// The daily quota Q (0 = off) is a counter at KEYS[2], a key of the UTC
-// day, kept two days. A request that finds it at Q is refused (-1) and
-// reserves nothing; else the counter grows by 1 (an attempt counts once,
-// whatever its weight). A retry after a failure other than 429, with
-// FreeRetries, asks for n = 0 tokens: it counts against the quota but
-// takes nothing from the bucket.
+// The daily quota Q (0 = off) is a counter kept two days. A request that
+// finds it at Q is refused (-1) and reserves nothing; else the counter
+// grows by 1 (an attempt counts once, whatever its weight). A retry after
+// a failure other than 429, with FreeRetries, asks for n = 0 tokens: it
+// counts against the quota and waits out the pause but takes nothing from
+// the bucket.
 //
-// Returns {wait in microseconds or -1, attempts counted today}.
+// A 429 (throttleScript) sets the pause to now + its Retry-After (never
+// shortening one already set) and lowers f × 0.8, down to the factor of
+// the slowest rate; clean answers (cleanScript, only sent while f < 1)
+// raise it by 0.1 every 20, up to 1. So one process's 429 holds back and
+// slows down every process, as the in-process limiter does for streams.
+
+// reserveScript reserves a request's tokens and counts it against the
+// daily quota. ARGV: T, B, n, Q. Returns {wait µs or -1 when the quota is
+// used up, attempts counted today, f × 1e6}.
 var reserveScript = redis.NewScript(`
 local T = tonumber(ARGV[1])
 local B = tonumber(ARGV[2])
 local n = tonumber(ARGV[3])
 local Q = tonumber(ARGV[4])
+local f = tonumber(redis.call('HGET', KEYS[4], 'f') or '1')
 local used = 0
 if Q > 0 then
   used = tonumber(redis.call('GET', KEYS[2]) or '0')
   if used >= Q then
-    return {-1, used}
+    return {-1, used, math.floor(f * 1e6)}
   end
   used = redis.call('INCR', KEYS[2])
   redis.call('EXPIRE', KEYS[2], 172800)
 end
-if T <= 0 or n <= 0 then
-  return {0, used}
-end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local tat = tonumber(redis.call('GET', KEYS[1]) or '0')
-if tat < now then
-  tat = now
+local pause = tonumber(redis.call('GET', KEYS[3]) or '0')
+local wait = pause - now
+if T > 0 and n > 0 then
+  T = T / f
+  local tat = tonumber(redis.call('GET', KEYS[1]) or '0')
+  tat = math.max(tat, now, pause)
+  local newTat = tat + n * T
+  wait = math.max(wait, newTat - B * T - now)
+  redis.call('SET', KEYS[1], string.format('%d', newTat), 'PX', math.ceil((newTat - now) / 1000) + 1000)
 end
-local newTat = tat + n * T
-local wait = newTat - B * T - now
 if wait < 0 then
   wait = 0
 end
-redis.call('SET', KEYS[1], string.format('%d', newTat), 'PX', math.ceil((newTat - now) / 1000) + 1000)
-return {wait, used}
+return {math.floor(wait), used, math.floor(f * 1e6)}
+`)
+
+// throttleScript applies a 429. ARGV: its Retry-After in µs (0: none),
+// the lowest factor. Returns f × 1e6.
+var throttleScript = redis.NewScript(`
+local d = tonumber(ARGV[1])
+local fmin = tonumber(ARGV[2])
+if d > 0 then
+  local t = redis.call('TIME')
+  local untilT = tonumber(t[1]) * 1000000 + tonumber(t[2]) + d
+  if untilT > tonumber(redis.call('GET', KEYS[1]) or '0') then
+    redis.call('SET', KEYS[1], string.format('%d', untilT), 'PX', math.ceil(d / 1000) + 1000)
+  end
+end
+local f = tonumber(redis.call('HGET', KEYS[2], 'f') or '1')
+f = math.max(f * 0.8, fmin)
+redis.call('HSET', KEYS[2], 'f', string.format('%.6f', f), 'clean', 0)
+redis.call('EXPIRE', KEYS[2], 86400)
+return math.floor(f * 1e6)
+`)
+
+// cleanScript counts an answer without a 429 towards the recovery of f.
+// Returns f × 1e6.
+var cleanScript = redis.NewScript(`
+local f = tonumber(redis.call('HGET', KEYS[1], 'f') or '1')
+if f >= 1 then
+  return 1000000
+end
+if redis.call('HINCRBY', KEYS[1], 'clean', 1) >= 20 then
+  f = f + 0.1
+  if f >= 1 then
+    redis.call('DEL', KEYS[1])
+    return 1000000
+  end
+  redis.call('HSET', KEYS[1], 'f', string.format('%.6f', f), 'clean', 0)
+end
+return math.floor(f * 1e6)
 `)
 
 // sharedLimiter is the limiter of a Client with Config.Shared: the
-// bucket and the daily quota are kept in Redis (reserveScript), the rest
-// of the in-process model (in-flight slots, a 429's pause, the API's
-// rate-limit headers, the weight minute, the cost budget) in the
-// process. With a shared bucket a 429 pauses this process but does not
-// lower the rate: every process spends the configured rate together.
+// bucket, the daily quota, a 429's pause and the rate it lowers are kept
+// in Redis (see the scripts above), the rest of the in-process model
+// (in-flight slots, the API's rate-limit headers, the weight minute, the
+// cost budget) in the process.
 type sharedLimiter struct {
 	local    *limiter // its bucket unlimited and its daily quota off
 	s        *Shared
 	interval float64 // microseconds per token; 0 = unlimited
 	burst    int
 	quota    int
+	fmin     float64 // the factor of minSlowRate
 	now      func() time.Time
 	sleep    func(context.Context, time.Duration) error
 	stats    *stats
+	log      *slog.Logger
 
 	mu        sync.Mutex
 	quotaDay  string
-	quotaUsed int // the shared count, as of the last reservation
+	quotaUsed int     // the shared count, as of the last reservation
+	factor    float64 // the shared rate factor, as of the last script
 }
 
 func newSharedLimiter(cfg *Config, st *stats, local *limiter) *sharedLimiter {
 	l := &sharedLimiter{
-		local: local, s: cfg.Shared, burst: cfg.Burst, quota: cfg.DailyQuota,
-		now: cfg.Now, sleep: cfg.Sleep, stats: st,
+		local: local, s: cfg.Shared, burst: cfg.Burst, quota: cfg.DailyQuota, fmin: 1,
+		now: cfg.Now, sleep: cfg.Sleep, stats: st, log: local.log, factor: 1,
 	}
 	if cfg.RequestsPerSecond > 0 {
 		l.interval = 1e6 / cfg.RequestsPerSecond
+		l.fmin = min(float64(minSlowRate)/cfg.RequestsPerSecond, 1)
 	}
 	return l
 }
+
+func (l *sharedLimiter) key(k string) string { return l.s.key + ":" + k }
 
 func (l *sharedLimiter) acquire(ctx context.Context, sp spend) (func(), error) {
 	release, err := l.local.acquire(ctx, sp)
@@ -160,8 +223,11 @@ func (l *sharedLimiter) acquire(ctx context.Context, sp spend) (func(), error) {
 		n = 0 // FreeRetries, as in the process: a retry's backoff paces it, not the bucket
 	}
 	day := utcDay(l.now())
-	keys := []string{l.s.key + ":gcra", l.s.key + ":quota:" + day}
+	keys := []string{l.key("gcra"), l.key("quota:" + day), l.key("pause"), l.key("aimd")}
 	v, err := reserveScript.Run(ctx, l.s.rdb, keys, l.interval, l.burst, n, l.quota).Int64Slice()
+	if err == nil && len(v) != 3 {
+		err = fmt.Errorf("the reserve script answered %d values, want 3", len(v))
+	}
 	if err != nil {
 		release()
 		l.local.settle(sp, reply{})
@@ -169,7 +235,7 @@ func (l *sharedLimiter) acquire(ctx context.Context, sp spend) (func(), error) {
 	}
 	wait, used := v[0], int(v[1])
 	l.mu.Lock()
-	l.quotaDay, l.quotaUsed = day, used
+	l.quotaDay, l.quotaUsed, l.factor = day, used, float64(v[2])/1e6
 	l.mu.Unlock()
 	if wait < 0 {
 		release()
@@ -188,7 +254,52 @@ func (l *sharedLimiter) acquire(ctx context.Context, sp spend) (func(), error) {
 	return release, nil
 }
 
-func (l *sharedLimiter) settle(sp spend, rp reply)        { l.local.settle(sp, rp) }
+// settle applies an answer in the process and, for a 429 or while a 429
+// keeps the shared rate lowered, in Redis. A failure to reach Redis here
+// is logged: the process's own pause still holds, and the next acquire
+// reports Redis lost.
+func (l *sharedLimiter) settle(sp spend, rp reply) {
+	l.local.settle(sp, rp)
+	if rp.header == nil || (rp.status >= 500 && rp.status != http.StatusTooManyRequests) {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), settleTimeout)
+	defer cancel()
+	var v int64
+	var err error
+	if rp.status == http.StatusTooManyRequests {
+		var d time.Duration
+		if ra, ok := ParseRetryAfter(rp.header.Get("Retry-After"), l.now()); ok && ra > 0 && ra <= l.local.pause {
+			d = ra
+		}
+		v, err = throttleScript.Run(ctx, l.s.rdb, []string{l.key("pause"), l.key("aimd")}, d.Microseconds(), l.fmin).Int64()
+	} else {
+		l.mu.Lock()
+		lowered := l.factor < 1
+		l.mu.Unlock()
+		if !lowered {
+			return
+		}
+		v, err = cleanScript.Run(ctx, l.s.rdb, []string{l.key("aimd")}).Int64()
+	}
+	if err != nil {
+		l.log.Warn("rate_limit.shared: Redis: could not share what an answer said of the rate limit", "status", rp.status, "error", err.Error())
+		return
+	}
+	l.mu.Lock()
+	prev := l.factor
+	l.factor = float64(v) / 1e6
+	l.mu.Unlock()
+	if l.factor != prev && l.interval > 0 {
+		l.log.Info("rate_limit.shared: the shared rate changed", "requests_per_second",
+			rateString(rate.Limit(1e6/l.interval*l.factor)))
+	}
+}
+
+// settleTimeout bounds settle's call to Redis, which has no context of
+// its own to end it.
+const settleTimeout = 2 * time.Second
+
 func (l *sharedLimiter) trueUpCost(sp spend, body []byte) { l.local.trueUpCost(sp, body) }
 
 // quotaReached is what the last reservation saw; the script refuses

@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/tap-dev/tap/internal/redistest"
 )
@@ -33,7 +36,7 @@ func newTestShared(t *testing.T, url, key string, rps float64, burst, quota int,
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	cfg := Config{RequestsPerSecond: rps, Burst: burst, DailyQuota: quota, MaxInFlight: 8, Shared: s,
+	cfg := Config{RequestsPerSecond: rps, Burst: burst, DailyQuota: quota, MaxInFlight: 8, Shared: s, MaxRetryAfter: 300 * time.Second,
 		Now: time.Now, Sleep: sl.sleep}
 	local := cfg
 	local.RequestsPerSecond, local.DailyQuota = 0, 0
@@ -139,5 +142,83 @@ func TestDialSharedUnreachable(t *testing.T) {
 	}
 	if got := RedactURL("redis://:hunter2@" + srv.Addr + "/0"); strings.Contains(got, "hunter2") {
 		t.Errorf("RedactURL kept the password: %s", got)
+	}
+}
+
+// A 429 with Retry-After answered to one process holds back the others
+// and lowers the shared rate for all; clean answers, whichever process
+// gets them, raise it again.
+func TestSharedPauseAndRateAcrossClients(t *testing.T) {
+	srv := redistest.ForTest(t)
+	var sa, sb sleeps
+	// One token a second, burst 1. The sleeps are recorded, not slept, so
+	// each wait is the script's answer at the moment of the call; the
+	// test's own run time (far below the 50 ms slack) cannot change them.
+	a := newTestShared(t, srv.URL(), "t:pause", 1, 1, 0, &sa)
+	b := newTestShared(t, srv.URL(), "t:pause", 1, 1, 0, &sb)
+	ctx := context.Background()
+	take := func(l *sharedLimiter, sp spend) {
+		t.Helper()
+		release, err := l.acquire(ctx, sp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		release()
+	}
+	near := func(got, want time.Duration) bool { return got <= want && got > want-50*time.Millisecond }
+
+	take(a, spend{weight: 1}) // TAT = now + 1 s
+	h := http.Header{"Retry-After": {"3"}}
+	a.settle(spend{weight: 1}, reply{header: h, status: http.StatusTooManyRequests})
+
+	// b's next attempt waits out the pause (3 s), then its token at the
+	// rate lowered to 0.8/s: 1.25 s later.
+	take(b, spend{weight: 1})
+	take(b, spend{weight: 1})
+	if len(sb.d) != 2 || !near(sb.d[0], 3*time.Second) || !near(sb.d[1], 3*time.Second+1250*time.Millisecond) {
+		t.Fatalf("b waited %v after a's 429, want about [3s 4.25s]", sb.d)
+	}
+	// A free retry (no tokens) still waits out the pause.
+	take(b, spend{weight: 1, retry: true})
+	if len(sb.d) != 3 || !near(sb.d[2], 3*time.Second) {
+		t.Errorf("b's free retry waited %v, want about 3s", sb.d[2:])
+	}
+	if a.factor != 0.8 || b.factor != 0.8 {
+		t.Errorf("factors a %v, b %v after one 429, want 0.8", a.factor, b.factor)
+	}
+	// 20 clean answers, 10 to each, raise the shared rate by a tenth.
+	for i := range 20 {
+		l := a
+		if i%2 == 1 {
+			l = b
+		}
+		l.settle(spend{weight: 1}, reply{header: http.Header{}, status: http.StatusOK})
+	}
+	take(b, spend{weight: 1}) // (a would wait out its own pause in the process)
+	if b.factor < 0.9-1e-6 || b.factor > 0.9+1e-6 {
+		t.Errorf("factor after 20 clean answers %v, want 0.9", b.factor)
+	}
+	// Two more tenths: back to the configured rate, and the key is gone.
+	for range 40 {
+		b.settle(spend{weight: 1}, reply{header: http.Header{}, status: http.StatusOK})
+	}
+	if b.factor != 1 {
+		t.Errorf("factor after 60 clean answers %v, want 1", b.factor)
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	defer rdb.Close()
+	if n, err := rdb.Exists(ctx, "t:pause:aimd").Result(); err != nil || n != 0 {
+		t.Errorf("t:pause:aimd exists (%d, %v) once the rate is back", n, err)
+	}
+	// A 503 neither pauses nor counts as clean; a 429 over
+	// max_retry_after_s (the run defers) lowers the rate without pausing.
+	pauseBefore, _ := rdb.Get(ctx, "t:pause:pause").Result()
+	b.settle(spend{weight: 1}, reply{header: http.Header{"Retry-After": {"1"}}, status: http.StatusServiceUnavailable})
+	a.settle(spend{weight: 1}, reply{header: http.Header{"Retry-After": {"100000"}}, status: http.StatusTooManyRequests})
+	if after, _ := rdb.Get(ctx, "t:pause:pause").Result(); after != pauseBefore {
+		t.Errorf("pause %q became %q: a 503 or an over-long Retry-After set a new pause", pauseBefore, after)
+	}
+	if f, err := rdb.HGet(ctx, "t:pause:aimd", "f").Float64(); err != nil || f != 0.8 {
+		t.Errorf("shared factor after a 429 over max_retry_after_s: %v (%v), want 0.8", f, err)
 	}
 }
