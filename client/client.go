@@ -335,6 +335,13 @@ type Request struct {
 	// retry are handed on again: the caller decides what that means.
 	Consume func(body io.Reader, header http.Header) error
 
+	// Buffer, when set, gives the buffer a 2xx body is read into, with
+	// room for size bytes (Content-Length and a little): a caller done
+	// with each body before its next request reuses one buffer rather
+	// than the client allocating one per page. Every attempt of the
+	// request reads into it.
+	Buffer func(size int) []byte
+
 	// Header is sent with every attempt, over the defaults (it may set
 	// Accept). Credentials are the client's to add, never the caller's.
 	Header http.Header
@@ -596,7 +603,7 @@ func (cs *call) handle(resp *http.Response) error {
 		cs.last = cs.consume(resp)
 		cs.c.lim.trueUpCost(cs.spend(), nil)
 	} else {
-		body, rerr := readBody(resp)
+		body, rerr := cs.readBody(resp)
 		cs.last = cs.classifyResponse(resp, body, rerr)
 		cs.c.lim.trueUpCost(cs.spend(), body)
 	}
@@ -607,19 +614,6 @@ func (cs *call) handle(resp *http.Response) error {
 		return nil
 	}
 	return errStop
-}
-
-// readBody reads a whole body, up to maxBodyBytes+1, in one allocation
-// when Content-Length gives its size (io.ReadAll regrows its buffer, and
-// that showed per page).
-func readBody(resp *http.Response) ([]byte, error) {
-	size := int64(bytes.MinRead)
-	if n := resp.ContentLength; n > 0 && n <= maxBodyBytes {
-		size += n
-	}
-	buf := bytes.NewBuffer(make([]byte, 0, size))
-	_, err := buf.ReadFrom(io.LimitReader(resp.Body, maxBodyBytes+1))
-	return buf.Bytes(), err
 }
 
 // errorHandler is the go-retryablehttp ErrorHandler, called when the loop

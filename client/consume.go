@@ -1,6 +1,7 @@
 package client
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"net/http"
@@ -52,4 +53,23 @@ func (b *watchedBody) Read(p []byte) (int, error) {
 		b.err = err
 	}
 	return n, err
+}
+
+// readBody reads a whole body, up to maxBodyBytes+1, into one buffer
+// sized from Content-Length (io.ReadAll regrows its buffer, and that
+// showed per page): the request's own Buffer for a 2xx, else a new one.
+func (cs *call) readBody(resp *http.Response) ([]byte, error) {
+	size := int64(bytes.MinRead)
+	if n := resp.ContentLength; n > 0 && n <= maxBodyBytes {
+		size += n
+	}
+	var b []byte
+	if cs.req.Buffer != nil && resp.StatusCode >= 200 && resp.StatusCode <= 299 {
+		b = cs.req.Buffer(int(size))[:0]
+	} else {
+		b = make([]byte, 0, size)
+	}
+	buf := bytes.NewBuffer(b)
+	_, err := buf.ReadFrom(io.LimitReader(resp.Body, maxBodyBytes+1))
+	return buf.Bytes(), err
 }

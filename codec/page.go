@@ -10,7 +10,7 @@ type Page struct {
 	errorPath []string // error_path, split; nil: none
 	walker    Walker
 	skip      Walker
-	recs      []Record
+	recs      []Record // the records of the scan in progress
 	// never: the error path holds the records (or is deeper inside
 	// them): its emptiness is the tree's to judge.
 	never bool
@@ -48,24 +48,22 @@ func NewPage(s *Shape, recordsPath, errorPath string) *Page {
 	return p
 }
 
-// Scan checks the whole body and returns its records, valid until the
-// next Scan. ok is false when the scan is not sure of the page — not
+// Scan checks the whole body and appends its records to recs[:0]; they
+// point into body. ok is false when the scan is not sure of the page — not
 // JSON, an error at error_path, a path through an array or a null, a
 // records value that is not an array, a key repeated on the way — and
 // the caller decodes the page instead, whose answer (records or the
 // error to report) is then the same as ever.
-func (p *Page) Scan(body []byte) (recs []Record, ok bool) {
-	p.recs = p.recs[:0]
+func (p *Page) Scan(recs []Record, body []byte) (_ []Record, ok bool) {
 	if p.never {
-		return nil, false
+		return recs[:0], false
 	}
+	p.recs = recs[:0]
+	defer func() { p.recs = nil }()
 	pos := skipSpace(body, 0)
 	found, pos, ok := p.scan(body, pos, 0)
-	if !ok || !found {
-		return nil, false
-	}
-	if skipSpace(body, pos) != len(body) {
-		return nil, false
+	if !ok || !found || skipSpace(body, pos) != len(body) {
+		return p.recs[:0], false
 	}
 	return p.recs, true
 }

@@ -38,7 +38,7 @@ func TestPage(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := codec.NewPage(j.shape, tt.records, tt.errors)
-			recs, ok := p.Scan([]byte(tt.body))
+			recs, ok := p.Scan(nil, []byte(tt.body))
 			if ok != tt.sure {
 				t.Fatalf("sure %v, want %v", ok, tt.sure)
 			}

@@ -187,6 +187,10 @@ func (e *engine) fetcher(n *node) streams.Fetch {
 		}
 		var body any
 		var records []any
+		var slot *pageSlot
+		if splice != nil {
+			slot = splice.take()
+		}
 		creq := client.Request{
 			Stream: d.Name, Method: req.Method, URL: req.URL, Query: req.Query, Body: req.Body, Header: req.Header,
 			IgnoreStatuses: d.IgnoreStatuses,
@@ -195,11 +199,9 @@ func (e *engine) fetcher(n *node) streams.Fetch {
 				if err != nil {
 					return err
 				}
-				if splice != nil {
-					if p, ok := splice.scan(b); ok {
-						body, records = p, p.keys
-						return nil
-					}
+				if slot != nil && splice.scan(slot, b) {
+					body, records = slot, slot.keys
+					return nil
 				}
 				v, err := codec.Decode(b)
 				if err != nil {
@@ -220,11 +222,17 @@ func (e *engine) fetcher(n *node) streams.Fetch {
 				return nil
 			},
 		}
+		if slot != nil {
+			creq.Buffer = slot.buffer
+		}
 		if dec.Format() != streams.FormatJSON {
 			creq.Check, creq.Consume = nil, pageConsumer(dec, &records)
 			creq.Header = withAccept(req.Header, dec.Format())
 		}
 		resp, err := e.client.Do(ctx, e.withLimits(d, creq))
+		if slot != nil && (err != nil || resp.Ignored || body != any(slot)) {
+			splice.put(slot) // the walk will not handle it
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/tap-dev/tap/codec"
@@ -27,22 +29,57 @@ import (
 type splicer struct {
 	page    *codec.Page
 	capture []string // the Shape's captured properties, in slot order
-	// keys are the key maps of the last keyRing pages, reused: a map per
-	// record was half the cost of a spliced page. The walk reads a page's
-	// records while it handles the page (its paginator and guard keep
-	// values and hashes, not the maps), and at most one page is fetched
-	// ahead, so a ring of keyRing pages is never reused while read.
-	keys [keyRing][]map[string]any
-	next int
+
+	mu   sync.Mutex // the fetch takes slots, the walk puts them back
+	free []*pageSlot
 }
 
-const keyRing = 4
-
-// splicedPage is the Body of a spliced page's Response: the records the
-// paginator and the walk's guard see are only their captured keys.
-type splicedPage struct {
+// A pageSlot holds one page from its request until the walk has handled
+// it: the buffer its body is read into, its records, and the captured
+// keys the paginator, the walk's guard and the bookmark read. Slots are
+// reused, as a page's body and a map per record were most of what a
+// spliced page allocated.
+type pageSlot struct {
+	of   *splicer
+	body []byte
 	recs []codec.Record
-	keys []any // per record, a map of its captured properties
+	keys []any // per record, a map of its captured properties (or its tree)
+	maps []map[string]any
+	text []byte // the captured values' text, one string per page
+	ends []int  // where each captured value ends in text
+}
+
+// maxKeptBody bounds the body buffer a slot keeps for the next page.
+const maxKeptBody = 8 << 20
+
+// take returns a slot no page holds.
+func (s *splicer) take() *pageSlot {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if n := len(s.free); n > 0 {
+		p := s.free[n-1]
+		s.free = s.free[:n-1]
+		return p
+	}
+	return &pageSlot{of: s}
+}
+
+// put gives back a slot whose page is handled, or was never spliced.
+func (s *splicer) put(p *pageSlot) {
+	if cap(p.body) > maxKeptBody {
+		p.body = nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.free = append(s.free, p)
+}
+
+// buffer is the slot's body buffer, of at least size bytes.
+func (p *pageSlot) buffer(size int) []byte {
+	if cap(p.body) < size {
+		p.body = make([]byte, 0, size)
+	}
+	return p.body[:0]
 }
 
 // newSplicer returns nil when the stream cannot splice.
@@ -89,70 +126,81 @@ func appendNew(list []string, s string) []string {
 	return append(list, s)
 }
 
-// scan reads a page body; ok is false when the page takes the tree path.
-func (s *splicer) scan(body []byte) (*splicedPage, bool) {
-	recs, ok := s.page.Scan(body)
+// scan reads a page body into p; ok is false when the page takes the
+// tree path.
+func (s *splicer) scan(p *pageSlot, body []byte) (ok bool) {
+	p.recs, ok = s.page.Scan(p.recs, body)
 	if !ok {
-		return nil, false
+		return false
 	}
-	p := &splicedPage{recs: append([]codec.Record(nil), recs...), keys: make([]any, len(recs))}
-	maps := s.keys[s.next][:0]
-	s.next = (s.next + 1) % keyRing
-	defer func() { s.keys[(s.next+keyRing-1)%keyRing] = maps }()
+	// The captured values' text, one string for the page.
+	p.text, p.ends = p.text[:0], p.ends[:0]
+	for i := range p.recs {
+		r := &p.recs[i]
+		for slot := range s.capture {
+			if raw := r.Captures[slot]; r.Splicable && raw != nil {
+				p.text = append(p.text, raw...)
+			}
+			p.ends = append(p.ends, len(p.text))
+		}
+	}
+	text := string(p.text)
+	p.keys = p.keys[:0]
+	from := 0
 	for i := range p.recs {
 		r := &p.recs[i]
 		if !r.Splicable {
 			v, err := codec.Decode(r.Raw)
 			if err != nil {
-				return nil, false
+				return false
 			}
-			p.keys[i] = v
+			p.keys = append(p.keys, v)
+			from = p.ends[(i+1)*len(s.capture)-1]
 			continue
 		}
-		var m map[string]any
-		if len(maps) < cap(maps) {
-			m = maps[:len(maps)+1][len(maps)]
+		for len(p.maps) <= i {
+			p.maps = append(p.maps, make(map[string]any, len(s.capture)))
 		}
-		if m == nil {
-			m = make(map[string]any, len(s.capture))
-		}
+		m := p.maps[i]
 		clear(m)
-		maps = append(maps, m)
 		for slot, name := range s.capture {
-			if raw := r.Captures[slot]; raw != nil {
-				v, err := rawValue(raw)
+			to := p.ends[i*len(s.capture)+slot]
+			if to > from {
+				v, err := rawValue(text[from:to])
 				if err != nil {
-					return nil, false
+					return false
 				}
 				m[name] = v
 			}
+			from = to
 		}
-		p.keys[i] = m
 		if len(m) < len(s.capture) {
 			// The guard hashes a record without its whole primary key
 			// by content: it gets the tree.
 			v, err := codec.Decode(r.Raw)
 			if err != nil {
-				return nil, false
+				return false
 			}
-			p.keys[i] = v
+			p.keys = append(p.keys, v)
+			continue
 		}
+		p.keys = append(p.keys, m)
 	}
-	return p, true
+	return true
 }
 
 // rawValue decodes a captured value as Decode would, without its
 // decoder for the common ones.
-func rawValue(raw []byte) (any, error) {
+func rawValue(raw string) (any, error) {
 	switch c := raw[0]; {
-	case c == '"' && bytes.IndexByte(raw, '\\') < 0:
-		return string(raw[1 : len(raw)-1]), nil
+	case c == '"' && strings.IndexByte(raw, '\\') < 0:
+		return raw[1 : len(raw)-1], nil
 	case c == '-' || (c >= '0' && c <= '9'):
 		return json.Number(raw), nil
 	case c == 'n':
 		return nil, nil
 	}
-	return codec.Decode(raw)
+	return codec.Decode([]byte(raw))
 }
 
 // handlePage takes a page's records in order: on a spliced page the
@@ -169,7 +217,7 @@ func (e *engine) handlePage(ctx context.Context, n *node, resp *streams.Response
 			}
 		}()
 	}
-	p, spliced := resp.Body.(*splicedPage)
+	p, spliced := resp.Body.(*pageSlot)
 	if !spliced {
 		for _, rec := range resp.Records {
 			if err := e.handle(ctx, n, rec, extracted, part); err != nil {
@@ -178,6 +226,7 @@ func (e *engine) handlePage(ctx context.Context, n *node, resp *streams.Response
 		}
 		return nil
 	}
+	defer p.of.put(p)
 	d := n.def
 	for i := range p.recs {
 		r := &p.recs[i]
