@@ -38,7 +38,9 @@ type RequestLetter struct {
 	ResponseBody string
 	Transient    bool // the retries ran out (else: a permanent failure)
 	Attempts     int
-	Time         time.Time
+	// Error is the run's one-line error for the failure, secrets masked.
+	Error string
+	Time  time.Time
 }
 
 // requestLetter is the line of a RequestLetter.
@@ -53,6 +55,7 @@ type requestLetter struct {
 	Request      letterRequest  `json:"request"`
 	Response     letterResponse `json:"response"`
 	ErrorType    string         `json:"error_type"`
+	Error        string         `json:"error,omitempty"`
 	Attempts     int            `json:"attempts"`
 	Time         string         `json:"time"`
 }
@@ -86,6 +89,7 @@ func (d *DeadLetters) Request(r RequestLetter) error {
 		Request:   letterRequest{Method: r.Method, URL: d.redact.Redact(r.URL), Body: cut(d.redact.Redact(r.RequestBody))},
 		Response:  letterResponse{Status: r.Status, Body: cut(d.redact.Redact(r.ResponseBody))},
 		ErrorType: "permanent",
+		Error:     cut(d.redact.Redact(r.Error)),
 		Attempts:  r.Attempts,
 		Time:      r.Time.UTC().Format(time.RFC3339Nano),
 	}

@@ -19,7 +19,7 @@ func TestRequestLetter(t *testing.T) {
 	letters := []RequestLetter{{
 		Stream: "orders", Context: map[string]any{"user_id": json.Number("2")},
 		Method: "GET", URL: "https://api.test/users/2/orders?key=s3cret", Status: 500,
-		ResponseBody: `{"error":"down, key s3cret"}`, Transient: true, Attempts: 6, Time: at,
+		ResponseBody: `{"error":"down, key s3cret"}`, Transient: true, Attempts: 6, Error: "GET /users/2/orders?key=s3cret: 500", Time: at,
 	}, {
 		Stream: "events", WindowStart: "2026-01-01T00:00:00Z", WindowEnd: "2026-01-04T00:00:00Z", Bookmark: "2025-12-31T00:00:00Z",
 		Method: "POST", URL: "https://api.test/events", RequestBody: long, Status: 404, ResponseBody: long, Attempts: 1, Time: at,
@@ -45,7 +45,7 @@ func TestRequestLetter(t *testing.T) {
 	}
 	want := `{"kind":"request","run_id":"01KB0000000000000000000000","run_started_at":"2026-08-18T06:59:00Z","stream":"orders",` +
 		`"context":{"user_id":2},"request":{"method":"GET","url":"https://api.test/users/2/orders?key=REDACTED","body":""},` +
-		`"response":{"status":500,"body":"{\"error\":\"down, key REDACTED\"}"},"error_type":"transient","attempts":6,"time":"2026-08-18T09:00:00Z"}`
+		`"response":{"status":500,"body":"{\"error\":\"down, key REDACTED\"}"},"error_type":"transient","error":"GET /users/2/orders?key=REDACTED: 500","attempts":6,"time":"2026-08-18T09:00:00Z"}`
 	if diff := cmp.Diff(want, lines[0]); diff != "" {
 		t.Errorf("first letter (-want +got):\n%s", diff)
 	}

@@ -64,9 +64,19 @@ func (st *State) SetAsyncJob(stream, id string, created time.Time) {
 // is checkpointed as soon as it is known, so a run that stops while the
 // job is pending (killed, or out of poll.timeout_s: exit 75) polls the
 // same job when it runs again, and never creates a second one.
+//
+// Replay runs a new job and leaves the state alone: its one STATE is the
+// one it was given.
+//
+// A job that fails for good — its create, poll or download request out of
+// retries, the API saying it failed, or still pending at poll.timeout_s —
+// is a *jobError, which on_request_failure dead_letter makes a letter of.
 func (e *engine) runAsync(ctx context.Context, n *node, first streams.Request, part streams.Partition) error {
 	d, a := n.def, n.def.Async
-	id := e.state.AsyncJob(d.Name)
+	id := ""
+	if !e.replaying {
+		id = e.state.AsyncJob(d.Name)
+	}
 	resumed := id != ""
 	if resumed {
 		e.log.Info("polling the report job of the last run", "stream", d.Name, "job_id", id)
@@ -99,14 +109,43 @@ func (e *engine) runAsync(ctx context.Context, n *node, first streams.Request, p
 	}
 	e.log.Info("report job done; downloading", "stream", d.Name, "job_id", id, "files", len(urls))
 	for _, u := range urls {
-		if err := e.streamBody(ctx, n, streams.Request{Method: "GET", URL: u}, part, dec); err != nil {
-			return err
+		req := streams.Request{Method: "GET", URL: u}
+		if err := e.streamBody(ctx, n, req, part, dec); err != nil {
+			return &jobError{Stream: d.Name, ID: id, Phase: "download", Req: req, Err: err}
 		}
 	}
 	// Read whole: the next run starts a new job. The bookmark that moves
 	// with the records goes out in the stream's final STATE.
-	e.state.SetAsyncJob(d.Name, "", time.Time{})
+	e.setAsyncJob(n, "")
 	return nil
+}
+
+// jobError is a report job that failed for good, at one of its phases
+// (create, poll, download): what its dead letter is made of. It wraps the
+// error as it was, so that without dead letters the run fails (or, for a
+// job still pending, defers) as before.
+type jobError struct {
+	Stream, ID string
+	Phase      string          // create, poll or download
+	Req        streams.Request // the request that failed
+	// Status is the job's status text when the API said it failed, and
+	// Body the poll answer that said so.
+	Status, Body string
+	Polls        int // poll requests sent before the job failed or timed out
+	// Msg, when set, says what failed better than Err does for a letter
+	// (a job still pending: the run is not deferred, it goes on).
+	Msg string
+	Err error
+}
+
+func (e *jobError) Error() string { return e.Err.Error() }
+func (e *jobError) Unwrap() error { return e.Err }
+
+// setAsyncJob records the job in progress in the state, unless replaying.
+func (e *engine) setAsyncJob(n *node, id string) {
+	if !e.replaying {
+		e.state.SetAsyncJob(n.def.Name, id, e.now())
+	}
 }
 
 // createJob sends the create request and checkpoints the job id.
@@ -133,15 +172,15 @@ func (e *engine) createJob(ctx context.Context, n *node, first streams.Request) 
 	}
 	body, _, err := e.getJSON(ctx, n, req)
 	if err != nil {
-		return "", err
+		return "", &jobError{Stream: d.Name, Phase: "create", Req: req, Err: err}
 	}
 	id, err := a.JobID(d.Name, body)
 	if err != nil {
 		return "", err
 	}
-	e.state.SetAsyncJob(d.Name, id, e.now())
+	e.setAsyncJob(n, id)
 	e.log.Info("report job created", "stream", d.Name, "job_id", id)
-	if n.selected {
+	if n.selected && !e.replaying {
 		if err := e.checkpoint(n); err != nil {
 			return "", err
 		}
@@ -162,10 +201,18 @@ func (e *engine) pollJob(ctx context.Context, n *node, id string) (any, *url.URL
 	}
 	interval, timeout := a.Poll.Interval(), a.Poll.Timeout()
 	start := e.now()
+	fail := func(polls int, status string, body any, err error) *jobError {
+		je := &jobError{Stream: d.Name, ID: id, Phase: "poll", Req: req, Status: status, Polls: polls, Err: err}
+		if body != nil {
+			b, _ := codec.Marshal(body)
+			je.Body = string(b)
+		}
+		return je
+	}
 	for polls := 1; ; polls++ {
 		body, u, err := e.getJSON(ctx, n, req)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, fail(polls, "", nil, err)
 		}
 		state, status, msg, err := a.Status(d.Name, body)
 		if err != nil {
@@ -175,22 +222,22 @@ func (e *engine) pollJob(ctx context.Context, n *node, id string) (any, *url.URL
 		case streams.JobDone:
 			return body, u, nil
 		case streams.JobFailed:
-			e.state.SetAsyncJob(d.Name, "", time.Time{})
-			if n.selected {
+			e.setAsyncJob(n, "")
+			if n.selected && !e.replaying {
 				err = e.checkpoint(n)
 			}
 			if msg == "" {
 				msg = "the API gave no message"
 			}
-			return nil, nil, errors.Join(fmt.Errorf("stream %q: report job %s failed (status %q): %s", d.Name, id, status, e.redact.Redact(msg)), err)
+			return nil, nil, fail(polls, status, body,
+				errors.Join(fmt.Errorf("stream %q: report job %s failed (status %q): %s", d.Name, id, status, e.redact.Redact(msg)), err))
 		}
 		now := e.now()
 		if now.Sub(start)+interval > timeout {
-			return nil, nil, &client.DeferError{
-				Stream:  d.Name,
-				Reason:  fmt.Sprintf("report job %s is still %q after %d polls in %s (async.poll.timeout_s); the next run polls it again", id, status, polls, now.Sub(start).Round(time.Millisecond)),
-				RetryAt: now.Add(interval),
-			}
+			late := fmt.Sprintf("report job %s is still %q after %d polls in %s (async.poll.timeout_s)", id, status, polls, now.Sub(start).Round(time.Millisecond))
+			je := fail(polls, status, body, &client.DeferError{Stream: d.Name, Reason: late + "; the next run polls it again", RetryAt: now.Add(interval)})
+			je.Msg = fmt.Sprintf("stream %q: %s", d.Name, late)
+			return nil, nil, je
 		}
 		if err := waitCtx(ctx, interval); err != nil {
 			return nil, nil, fmt.Errorf("stream %q: waiting for report job %s: %w", d.Name, id, err)

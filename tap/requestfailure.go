@@ -2,6 +2,7 @@ package tap
 
 import (
 	"errors"
+	"net/url"
 	"time"
 
 	"github.com/tap-dev/tap/client"
@@ -10,28 +11,19 @@ import (
 )
 
 // deadLetter turns the error of one walk of n (a child's walk for one
-// parent, one chunk window, a whole stream) into a request dead letter
-// when the stream asks for it — on_request_failure dead_letter, or an
-// on_status rule dead_letter for the last status — and returns nil so that
-// the run goes on. Any other error is returned as is.
+// parent, one chunk window, one report job, a whole stream) into a request
+// dead letter when the stream asks for it — on_request_failure
+// dead_letter, or an on_status rule dead_letter for the last status — and
+// returns nil so that the run goes on. Any other error is returned as is.
 //
 // Once a request of n is dead-lettered, n's bookmark (with per-partition
 // bookmarks, that partition's) stays where it was for the rest of the
 // run: the rows that request would have read are below every bookmark the
 // run could write.
 func (e *engine) deadLetter(n *node, first streams.Request, part streams.Partition, err error) error {
-	se, ok := e.letterFor(n, err)
+	l, ok := e.letterFor(n, first, part, err)
 	if !ok {
 		return err
-	}
-	l := records.RequestLetter{
-		Stream: n.def.Name, Context: part.Context,
-		Method: se.Method, URL: se.URL, RequestBody: string(first.Body),
-		Status: se.Status, ResponseBody: se.Body, Transient: se.Transient(),
-		Attempts: se.Attempts, Time: e.now(),
-	}
-	if l.URL == "" {
-		l.URL = se.Path
 	}
 	if w := n.window; w != nil {
 		l.WindowStart, l.WindowEnd = w.Start.UTC().Format(time.RFC3339), w.End.UTC().Format(time.RFC3339)
@@ -51,25 +43,78 @@ func (e *engine) deadLetter(n *node, first streams.Request, part streams.Partiti
 	} else {
 		n.held.Store(true)
 	}
-	e.log.Warn("request dead-lettered; the run goes on", "stream", n.def.Name, "status", se.Status,
-		"attempts", se.Attempts, "error", se.Error())
+	if n.def.Async != nil {
+		// The letter has the job now: the next run starts a new one
+		// rather than polling this one too.
+		e.setAsyncJob(n, "")
+	}
+	e.log.Warn("request dead-lettered; the run goes on", "stream", n.def.Name, "status", l.Status,
+		"attempts", l.Attempts, "error", l.Error)
 	return nil
 }
 
-// letterFor returns the StatusError of n's own request in err, and whether
-// it must become a dead letter.
-func (e *engine) letterFor(n *node, err error) (*client.StatusError, bool) {
+// letterFor returns the letter of n's own failed request in err (from
+// first, for part), and whether it must be written.
+func (e *engine) letterFor(n *node, first streams.Request, part streams.Partition, err error) (records.RequestLetter, bool) {
 	var se *client.StatusError
-	if err == nil || !errors.As(err, &se) || se.Stream != n.def.Name {
-		return nil, false // a child's failure is the child's to judge
+	var je *jobError
+	hasSE := errors.As(err, &se) && se.Stream == n.def.Name
+	hasJob := errors.As(err, &je) && je.Stream == n.def.Name
+	switch {
+	case !hasSE && !hasJob:
+		return records.RequestLetter{}, false // a child's failure is the child's to judge
+	case hasSE && n.continuing && se.Status >= 400 && se.Status <= 499 && se.Status != 429:
+		return records.RequestLetter{}, false // a resume position refused: walkTop starts over from the bookmark
 	}
-	if n.continuing && se.Status >= 400 && se.Status <= 499 && se.Status != 429 {
-		return nil, false // a resume position refused: walkTop starts over from the bookmark
+	dead := e.replaying || n.def.OnRequestFailure == streams.RequestFailureDeadLetter ||
+		hasSE && se.Status != 0 && streams.StatusRules(e.cfg.OnStatus, n.def)[se.Status] == streams.StatusDeadLetter
+	if !dead {
+		return records.RequestLetter{}, false
 	}
-	if e.replaying || n.def.OnRequestFailure == streams.RequestFailureDeadLetter {
-		return se, true
+	l := records.RequestLetter{
+		Stream: n.def.Name, Context: part.Context,
+		Method: first.Method, URL: first.URL, RequestBody: string(first.Body),
+		Attempts: 1, Error: e.redact.Redact(err.Error()), Time: e.now(),
 	}
-	return se, se.Status != 0 && streams.StatusRules(e.cfg.OnStatus, n.def)[se.Status] == streams.StatusDeadLetter
+	if hasJob {
+		// Replay runs a new job: the context only says which one failed.
+		l.Context = map[string]any{"report": n.def.Name, "phase": je.Phase}
+		if je.ID != "" {
+			l.Context["job_id"] = je.ID
+		}
+		l.Method, l.RequestBody = je.Req.Method, string(je.Req.Body)
+		l.URL = je.Req.URL
+		if je.Phase == "download" {
+			l.URL = pathOnly(l.URL) // a pre-signed URL carries a signature
+		}
+		if je.Body != "" {
+			l.Status, l.ResponseBody = 200, je.Body // the poll answer that said failed, or still pending
+		}
+		l.Attempts = max(je.Polls, 1)
+		if je.Msg != "" {
+			l.Error = je.Msg
+		}
+		var de *client.DeferError
+		l.Transient = errors.As(err, &de) // still pending: it may be done later
+	}
+	if hasSE {
+		l.Method, l.URL, l.Status, l.ResponseBody = se.Method, se.URL, se.Status, se.Body
+		if l.URL == "" {
+			l.URL = se.Path
+		}
+		l.Transient, l.Attempts = se.Transient(), se.Attempts
+	}
+	return l, true
+}
+
+// pathOnly is a URL without its query.
+func pathOnly(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	u.RawQuery, u.Fragment, u.User = "", "", nil
+	return u.String()
 }
 
 // clientRule is the client's rule for an on_status rule: dead_letter is a
