@@ -29,6 +29,7 @@ type Shape struct {
 	// captures are the top-level properties whose raw values a walk
 	// reports, in Record.Captures' order.
 	captures []string
+	objects  int // nodes with properties, numbered by shapeNode.id
 }
 
 // MaxCaptures bounds the properties a Shape captures: the primary key's
@@ -49,12 +50,17 @@ type shapeNode struct {
 	items    *shapeNode
 	dateTime bool
 	capture  int // >= 0: the Captures slot of this top-level value
+	id       int // a node with properties: its number in the Shape
 }
 
 type shapeProp struct {
 	name string
 	node *shapeNode
 	bit  uint64
+	i    uint8 // its index in props
+	// plain: the name holds no quote, backslash or control character,
+	// so bytes equal to it between quotes are the key, unescaped.
+	plain bool
 }
 
 var anyShape = &shapeNode{types: kAny, capture: -1}
@@ -90,7 +96,24 @@ func CompileShape(schema map[string]any, capture ...string) (*Shape, error) {
 		cp.capture = slot
 		root.props[i].node = &cp
 	}
-	return &Shape{root: root, captures: capture}, nil
+	sh := &Shape{root: root, captures: capture}
+	sh.number(root)
+	return sh, nil
+}
+
+// number gives each node with properties its id.
+func (s *Shape) number(n *shapeNode) {
+	if n == nil {
+		return
+	}
+	if len(n.props) > 0 {
+		n.id = s.objects
+		s.objects++
+	}
+	for _, p := range n.props {
+		s.number(p.node)
+	}
+	s.number(n.items)
 }
 
 func compileShape(v any) (*shapeNode, error) {
@@ -204,8 +227,15 @@ func (n *shapeNode) finish() error {
 	sort.Slice(n.props, func(i, j int) bool { return n.props[i].name < n.props[j].name })
 	n.index = make(map[string]int, len(n.props))
 	for i := range n.props {
-		n.props[i].bit = 1 << uint(i)
-		n.index[n.props[i].name] = i
+		p := &n.props[i]
+		p.bit, p.i = 1<<uint(i), uint8(i)
+		n.index[p.name] = i
+		p.plain = true
+		for j := 0; j < len(p.name); j++ {
+			if c := p.name[j]; c < 0x20 || c == '"' || c == '\\' {
+				p.plain = false
+			}
+		}
 	}
 	size := 8
 	for size < 4*len(n.props) {

@@ -29,6 +29,12 @@ type Walker struct {
 	// keys holds the unknown keys of the objects being walked, to find
 	// duplicates among them.
 	keys [][]byte
+	// hints guess each key: per object node of shape, the property that
+	// followed each property the last time (index+1; [0]: the first
+	// key), as records of a page mostly repeat one key order. A key that
+	// is its guess, byte for byte, needs no scan and no lookup.
+	shape *Shape
+	hints [][]uint8
 }
 
 // Walk checks the value that starts at b[pos] (no leading space) and
@@ -40,6 +46,9 @@ func (w *Walker) Walk(b []byte, pos int, s *Shape) (end int, splicable bool, cap
 	w.b, w.pos, w.depth, w.unsure = b, pos, 0, false
 	w.caps = [MaxCaptures][]byte{}
 	w.keys = w.keys[:0]
+	if w.shape != s {
+		w.shape, w.hints = s, make([][]uint8, s.objects)
+	}
 	if pos >= len(b) || b[pos] != '{' {
 		w.unsure = true // the tap reports a record that is not an object
 	}
@@ -166,16 +175,40 @@ func (w *Walker) members(n *shapeNode, top bool, from int) error {
 		}
 		return nil
 	}
+	var hints []uint8
+	if s := w.shape; len(n.props) > 0 && n.id < len(w.hints) && s != nil {
+		if hints = w.hints[n.id]; hints == nil {
+			hints = make([]uint8, len(n.props)+1)
+			w.hints[n.id] = hints
+		}
+	}
+	last := 0 // the hint slot of the key before: 0 for the first
 	for {
 		if w.pos >= len(b) || b[w.pos] != '"' {
 			return w.unexpected("object key")
 		}
-		kstart := w.pos + 1
-		escaped, err := w.str()
-		if err != nil {
-			return err
+		var p *shapeProp
+		var key []byte
+		known, escaped := false, false
+		if hints != nil {
+			if h := hints[last]; h != 0 {
+				q := &n.props[h-1]
+				if e := w.pos + 1 + len(q.name); q.plain && e < len(b) && b[e] == '"' && string(b[w.pos+1:e]) == q.name {
+					p, known, w.pos = q, true, e+1
+				}
+			}
 		}
-		key := b[kstart : w.pos-1]
+		if p == nil {
+			kstart := w.pos + 1
+			var err error
+			if escaped, err = w.str(); err != nil {
+				return err
+			}
+			key = b[kstart : w.pos-1]
+			if p, known = n.find(key); known && hints != nil {
+				hints[last] = p.i + 1
+			}
+		}
 		w.space()
 		if w.pos >= len(b) || b[w.pos] != ':' {
 			return w.unexpected("object after key")
@@ -183,7 +216,7 @@ func (w *Walker) members(n *shapeNode, top bool, from int) error {
 		w.pos++
 		w.space()
 		child := anyShape
-		switch p, known := n.find(key); {
+		switch {
 		case escaped:
 			w.unsure = true // the tree compares it unescaped
 		case known:
@@ -192,6 +225,7 @@ func (w *Walker) members(n *shapeNode, top bool, from int) error {
 			}
 			seen |= p.bit
 			child = p.node
+			last = int(p.i) + 1
 		default:
 			if n.noExtra || top {
 				w.unsure = true

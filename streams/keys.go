@@ -126,12 +126,33 @@ func compareInts(a, b any) (c int, ok bool) {
 	if !okA || !okB {
 		return 0, false
 	}
+	if digits(na) && digits(nb) {
+		// Without a sign or a leading zero, the longer is the larger,
+		// and digits of one length order as text: no parsing.
+		if len(na) != len(nb) {
+			return cmp.Compare(len(na), len(nb)), true
+		}
+		return strings.Compare(string(na), string(nb)), true
+	}
 	x, errA := strconv.ParseInt(string(na), 10, 64)
 	y, errB := strconv.ParseInt(string(nb), 10, 64)
 	if errA != nil || errB != nil {
 		return 0, false
 	}
 	return cmp.Compare(x, y), true
+}
+
+// digits: a non-negative integer in canonical form ("0", "17", never "017").
+func digits(n json.Number) bool {
+	if n == "" || (n[0] == '0' && len(n) > 1) {
+		return false
+	}
+	for i := 0; i < len(n); i++ {
+		if n[i] < '0' || n[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // compareNumbers orders two numeric values exactly.
