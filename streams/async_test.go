@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/tap-dev/tap/internal/jsontest"
 )
 
 func TestAsyncAnswers(t *testing.T) {
@@ -13,10 +15,10 @@ func TestAsyncAnswers(t *testing.T) {
 		Poll:     AsyncPoll{Path: "/r/{job_id}", StatusPath: "state", Done: []string{"DONE"}, Failed: []string{"error"}},
 		Download: AsyncDownload{URLsPath: "files"}}
 
-	if id, err := a.JobID("s", mustJSON(t, `{"job":{"id":12345678901234567890}}`)); err != nil || id != "12345678901234567890" {
+	if id, err := a.JobID("s", jsontest.Decode(t, `{"job":{"id":12345678901234567890}}`)); err != nil || id != "12345678901234567890" {
 		t.Errorf("numeric job id = %q, %v", id, err)
 	}
-	if _, err := a.JobID("s", mustJSON(t, `{"job":{}}`)); err == nil || !strings.Contains(err.Error(), `async.job_id_path "job.id" holds no job id`) {
+	if _, err := a.JobID("s", jsontest.Decode(t, `{"job":{}}`)); err == nil || !strings.Contains(err.Error(), `async.job_id_path "job.id" holds no job id`) {
 		t.Errorf("missing job id: %v", err)
 	}
 	if req, err := a.PollRequest("s", "a/b"); err != nil || req.URL != "/r/a%2Fb" {
@@ -37,7 +39,7 @@ func TestAsyncAnswers(t *testing.T) {
 		{`{"status":"done"}`, 0, "", `async.poll.status_path "state" holds no status`},
 	}
 	for _, tt := range statuses {
-		state, _, msg, err := a.Status("s", mustJSON(t, tt.body))
+		state, _, msg, err := a.Status("s", jsontest.Decode(t, tt.body))
 		if tt.errSub != "" {
 			if err == nil || !strings.Contains(err.Error(), tt.errSub) {
 				t.Errorf("%s: err = %v", tt.body, err)
@@ -64,7 +66,7 @@ func TestAsyncAnswers(t *testing.T) {
 		{`{"files":[3]}`, nil, `file 0 is a JSON number`},
 	}
 	for _, tt := range urls {
-		got, err := a.DownloadURLs("s", mustJSON(t, tt.body), poll)
+		got, err := a.DownloadURLs("s", jsontest.Decode(t, tt.body), poll)
 		if tt.errSub != "" {
 			if err == nil || !strings.Contains(err.Error(), tt.errSub) {
 				t.Errorf("%s: err = %v", tt.body, err)

@@ -105,7 +105,6 @@ type PageOptions interface {
 	// (without "pagination.") and what was expected.
 	check() (field, msg string)
 	// paginator builds the type's Paginator for stream d.
-	paginator(d *Definition) Paginator
 }
 
 // GraphQL describes a Relay connection.

@@ -7,10 +7,12 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/tap-dev/tap/internal/jsontest"
 )
 
 func TestLookup(t *testing.T) {
-	doc := mustJSON(t, `{"a":{"b":[{"c":1},{"c":null}],"0":"zero"},"n":null}`)
+	doc := jsontest.Decode(t, `{"a":{"b":[{"c":1},{"c":null}],"0":"zero"},"n":null}`)
 	tests := []struct {
 		path  string
 		want  any
@@ -68,7 +70,7 @@ func TestExtract(t *testing.T) {
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
 			tt.d.Name = "orders"
-			got, err := tt.d.Extract(mustJSON(t, tt.body))
+			got, err := tt.d.Extract(jsontest.Decode(t, tt.body))
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("err = %v, want it to contain %q", err, tt.wantErr)
@@ -93,7 +95,8 @@ func TestExtract(t *testing.T) {
 }
 
 func TestExtractGraphQL(t *testing.T) {
-	d := issuesDef(2)
+	d := &Definition{Name: "issues", Path: "/graphql", Pagination: Pagination{Type: PageGraphQL, Options: &GraphQLOptions{PageSize: 2}},
+		GraphQL: &GraphQL{ConnectionPath: "data.repository.issues"}}
 	tests := map[string]struct {
 		body    string
 		want    []any
@@ -112,7 +115,7 @@ func TestExtractGraphQL(t *testing.T) {
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
-			got, err := d.Extract(mustJSON(t, tt.body))
+			got, err := d.Extract(jsontest.Decode(t, tt.body))
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("err = %v, want it to contain %q", err, tt.wantErr)

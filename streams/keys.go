@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tap-dev/tap/codec"
 )
 
 // Replication-key values arrive in whatever representation the API and
@@ -80,7 +82,7 @@ func classifyKey(v any) (keyValue, error) {
 func toRat(v any) (r *big.Rat, isNum bool, err error) {
 	switch n := v.(type) {
 	case json.Number:
-		if r, ok := parseRat(string(n)); ok {
+		if r, ok := codec.ParseRat(string(n)); ok {
 			return r, true, nil
 		}
 		return nil, true, fmt.Errorf("%q is not a number (or its exponent is out of range)", shorten(string(n)))
@@ -155,8 +157,8 @@ func digits(n json.Number) bool {
 	return true
 }
 
-// compareNumbers orders two numeric values exactly.
-func compareNumbers(a, b any) (int, error) {
+// CompareNumbers orders two numeric values exactly.
+func CompareNumbers(a, b any) (int, error) {
 	if c, ok := compareInts(a, b); ok {
 		return c, nil
 	}

@@ -1,6 +1,7 @@
 package streams
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 )
@@ -44,3 +45,7 @@ type Paginator interface {
 	// last, or more == false when resp was the last page.
 	Next(last Request, resp *Response) (next Request, more bool, err error)
 }
+
+// Fetch sends one page request and returns its decoded Response with
+// Records extracted (implemented by the tap over the HTTP client).
+type Fetch func(ctx context.Context, req Request) (*Response, error)

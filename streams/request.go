@@ -117,7 +117,7 @@ func (r Request) WithParam(name, value string) Request {
 // body are kept. A body that is not a JSON object, or whose "variables" is
 // not an object, is an error. r is not modified.
 func (r Request) WithVariable(name string, value any) (Request, error) {
-	body, err := decodeGraphQLBody(r.Body)
+	body, err := GraphQLBody(r.Body)
 	if err != nil {
 		return Request{}, err
 	}
@@ -133,4 +133,22 @@ func (r Request) WithVariable(name string, value any) (Request, error) {
 	}
 	r.Body = b
 	return r, nil
+}
+
+// WithParams returns a copy of req whose Query also holds the given
+// name/value pairs (replacing earlier values). The caller's Query map is
+// never written to. Pairs with an empty name are skipped.
+func (req Request) WithParams(kv ...string) Request {
+	q := cloneValues(req.Query)
+	for i := 0; i+1 < len(kv); i += 2 {
+		if kv[i] == "" {
+			continue
+		}
+		if q == nil {
+			q = url.Values{}
+		}
+		q.Set(kv[i], kv[i+1])
+	}
+	req.Query = q
+	return req
 }

@@ -2,6 +2,7 @@ package streams
 
 import (
 	"encoding/json"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -16,7 +17,7 @@ func TestFirstRequest(t *testing.T) {
 		wantErr string
 	}{
 		"plain GET": {d: Definition{Path: "/v1/orders", Params: map[string]string{"limit": "100"}},
-			want: Request{Method: "GET", URL: "/v1/orders", Query: query("limit", "100")}},
+			want: Request{Method: "GET", URL: "/v1/orders", Query: url.Values{"limit": {"100"}}}},
 		"no params": {d: Definition{Path: "/v1/orders", Method: "get"}, want: Request{Method: "GET", URL: "/v1/orders"}},
 		"placeholders escaped": {d: Definition{Path: "/v1/orders/{order_id}/items/{x}"}, vars: map[string]string{"order_id": "a/b c", "x": "?&#%"},
 			want: Request{Method: "GET", URL: "/v1/orders/a%2Fb%20c/items/%3F&%23%25"}},
@@ -65,12 +66,12 @@ func TestFirstRequestDoesNotShareMaps(t *testing.T) {
 }
 
 func TestWithParam(t *testing.T) {
-	orig := Request{Method: "GET", URL: "/x", Query: query("a", "1")}
+	orig := Request{Method: "GET", URL: "/x", Query: url.Values{"a": {"1"}}}
 	got := orig.WithParam("since", "2026-01-01T00:00:00Z").WithParam("a", "2")
-	if d := cmp.Diff(query("a", "2", "since", "2026-01-01T00:00:00Z"), got.Query); d != "" {
+	if d := cmp.Diff(url.Values{"a": {"2"}, "since": {"2026-01-01T00:00:00Z"}}, got.Query); d != "" {
 		t.Errorf("(-want +got):\n%s", d)
 	}
-	if d := cmp.Diff(query("a", "1"), orig.Query); d != "" {
+	if d := cmp.Diff(url.Values{"a": {"1"}}, orig.Query); d != "" {
 		t.Errorf("WithParam modified the original:\n%s", d)
 	}
 	if got := (Request{}).WithParam("a", "b").Query; got.Get("a") != "b" {

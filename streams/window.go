@@ -6,6 +6,8 @@ import (
 	"math/big"
 	"strconv"
 	"time"
+
+	"github.com/tap-dev/tap/codec"
 )
 
 // Window is one slice [Start, End) of an incremental sync: Start is
@@ -88,7 +90,7 @@ func LowerBound(bookmark any, inc *Incremental, startDate time.Time) (any, error
 		}
 		return json.Number(decimalText(b)), nil
 	}
-	o, ok := parseRat(string(overlap))
+	o, ok := codec.ParseRat(string(overlap))
 	if !ok {
 		return nil, fmt.Errorf("incremental.overlap %q is not a number", overlap)
 	}

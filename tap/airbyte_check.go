@@ -7,6 +7,7 @@ import (
 
 	"github.com/tap-dev/tap/client"
 	"github.com/tap-dev/tap/streams"
+	"github.com/tap-dev/tap/streams/pages"
 )
 
 // airbyteCheck is `tap check --config C`. A config that cannot be loaded
@@ -129,7 +130,7 @@ func (e *engine) checkStream(ctx context.Context, n *node, part streams.Partitio
 	if n.def.Streamed() {
 		return e.checkFormat(ctx, n, req)
 	}
-	p, err := streams.NewPaginator(n.def)
+	p, err := pages.New(n.def)
 	if err != nil {
 		return nil, 0, err
 	}

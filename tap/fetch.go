@@ -13,6 +13,7 @@ import (
 	"github.com/tap-dev/tap/client"
 	"github.com/tap-dev/tap/codec"
 	"github.com/tap-dev/tap/streams"
+	"github.com/tap-dev/tap/streams/pages"
 )
 
 // errIgnored ends a walk whose request answered a status listed in the
@@ -121,7 +122,7 @@ func (e *engine) walk(ctx context.Context, n *node, first streams.Request, part 
 		}
 		return e.deadLetter(n, first, part, err)
 	}
-	p, err := streams.NewPaginator(n.def)
+	p, err := pages.New(n.def)
 	if err != nil {
 		return err
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/tap-dev/tap/schemas"
 	"github.com/tap-dev/tap/settings"
 	"github.com/tap-dev/tap/streams"
+	"github.com/tap-dev/tap/streams/pages"
 )
 
 // InferSchema walks the first pages of a stream and prints a JSON Schema
@@ -355,11 +356,11 @@ func (w *inferWalk) target(ctx context.Context, n *node, part streams.Partition)
 // walk follows a stream's pages from first with the engine's fetcher; a
 // status the stream ignores ends the walk quietly, as in a sync.
 func (w *inferWalk) walk(ctx context.Context, n *node, first streams.Request, page func(*streams.Response) error) error {
-	p, err := streams.NewPaginator(n.def)
+	p, err := pages.New(n.def)
 	if err != nil {
 		return err
 	}
-	err = streams.Walk(ctx, n.def, p, first, w.e.fetcher(n), page)
+	err = pages.Walk(ctx, n.def, p, first, w.e.fetcher(n), page)
 	if errors.Is(err, errIgnored) {
 		return nil
 	}

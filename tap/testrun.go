@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/tap-dev/tap/streams"
+	"github.com/tap-dev/tap/streams/pages"
 )
 
 // Test modes of `tap --test`, as the Meltano SDK names them.
@@ -51,7 +52,7 @@ func SingerTest(ctx context.Context, f Files, mode string, stdout, stderr io.Wri
 // cancel it, and a test's requests would depend on timing.
 func (e *engine) walkPages(ctx context.Context, d *streams.Definition, p streams.Paginator, first streams.Request, fetch streams.Fetch, page func(*streams.Response) error) error {
 	if e.recordLimit > 0 {
-		return streams.WalkInOrder(ctx, d, p, first, fetch, page)
+		return pages.WalkInOrder(ctx, d, p, first, fetch, page)
 	}
-	return streams.Walk(ctx, d, p, first, fetch, page)
+	return pages.Walk(ctx, d, p, first, fetch, page)
 }

@@ -1,10 +1,12 @@
-package streams
+package pages
 
 import (
 	"net/http"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/tap-dev/tap/streams"
 )
 
 func TestParseLinkHeader(t *testing.T) {
@@ -75,17 +77,17 @@ func FuzzParseLinkHeader(f *testing.F) {
 }
 
 func TestLinkHeaderPaginator(t *testing.T) {
-	p := mustPaginator(t, testDef(Pagination{Type: PageLinkHeader}))
+	p := mustPaginator(t, testDef(streams.Pagination{Type: streams.PageLinkHeader}))
 	from := mustURL(t, "https://api.example.com/v1/bars?per_page=2")
-	last := Request{Method: "GET", URL: "/v1/bars", Query: query("per_page", "2")}
-	resp := func(links ...string) *Response {
+	last := streams.Request{Method: "GET", URL: "/v1/bars", Query: query("per_page", "2")}
+	resp := func(links ...string) *streams.Response {
 		h := http.Header{}
 		for _, l := range links {
 			h.Add("Link", l)
 		}
-		return &Response{URL: from, Header: h, Records: records(2)}
+		return &streams.Response{URL: from, Header: h, Records: records(2)}
 	}
-	to := func(u string) Request { return Request{Method: "GET", URL: u} }
+	to := func(u string) streams.Request { return streams.Request{Method: "GET", URL: u} }
 	runSteps(t, p, map[string]step{
 		"three relations": {last: last,
 			resp: resp(`<https://api.example.com/v1/bars?page=1>; rel="prev", <https://api.example.com/v1/bars?page=3&per_page=2>; rel="next", <https://api.example.com/v1/bars?page=9>; rel="last"`),
@@ -95,7 +97,7 @@ func TestLinkHeaderPaginator(t *testing.T) {
 			want: to("https://api.example.com/v1/bars?page=2"), more: true},
 		"relative":      {last: last, resp: resp(`<?page=4>; rel=NEXT`), want: to("https://api.example.com/v1/bars?page=4"), more: true},
 		"no next":       {last: last, resp: resp(`</v1/bars?page=1>; rel="prev"`), more: false},
-		"no header":     {last: last, resp: &Response{URL: from}, more: false},
+		"no header":     {last: last, resp: &streams.Response{URL: from}, more: false},
 		"another host":  {last: last, resp: resp(`<https://evil.example.com/steal?page=2>; rel="next"`), wantErr: "points to another host (evil.example.com)"},
 		"next not last": {last: last, resp: resp(`</v1/bars?page=9>; rel="last"`), more: false},
 	})

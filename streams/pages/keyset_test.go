@@ -1,32 +1,35 @@
-package streams
+package pages
 
 import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/tap-dev/tap/internal/jsontest"
+	"github.com/tap-dev/tap/streams"
 )
 
 func TestKeyset(t *testing.T) {
-	d := testDef(Pagination{Type: PageKeyset, Options: &KeysetOptions{KeyParam: "after", KeyField: "k", PageSizeParam: "limit", PageSize: 3}})
+	d := testDef(streams.Pagination{Type: streams.PageKeyset, Options: &streams.KeysetOptions{KeyParam: "after", KeyField: "k", PageSizeParam: "limit", PageSize: 3}})
 	p := mustPaginator(t, d)
 
 	t.Run("First keeps a key_param the caller set", func(t *testing.T) {
-		got := p.First(Request{Query: query("after", "2024-01-01")}).Query
+		got := p.First(streams.Request{Query: query("after", "2024-01-01")}).Query
 		if d := cmp.Diff(query("after", "2024-01-01", "limit", "3"), got); d != "" {
 			t.Errorf("(-want +got):\n%s", d)
 		}
-		if got := p.First(Request{}).Query; got.Has("after") {
+		if got := p.First(streams.Request{}).Query; got.Has("after") {
 			t.Errorf("First invented a key: %v", got)
 		}
 	})
 
-	page := func(recs string) *Response {
-		v := mustJSON(t, recs).([]any)
-		return &Response{Body: v, Records: v}
+	page := func(recs string) *streams.Response {
+		v := jsontest.Decode(t, recs).([]any)
+		return &streams.Response{Body: v, Records: v}
 	}
-	last := Request{Method: "GET", URL: "/v1/bars", Query: query("after", "0", "limit", "3")}
-	want := func(key string) Request {
-		return Request{Method: "GET", URL: "/v1/bars", Query: query("after", key, "limit", "3")}
+	last := streams.Request{Method: "GET", URL: "/v1/bars", Query: query("after", "0", "limit", "3")}
+	want := func(key string) streams.Request {
+		return streams.Request{Method: "GET", URL: "/v1/bars", Query: query("after", key, "limit", "3")}
 	}
 	runSteps(t, p, map[string]step{
 		"int keys, largest not last": {last: last, resp: page(`[{"k":7},{"k":12},{"k":9}]`), want: want("12"), more: true},
@@ -47,9 +50,9 @@ func TestKeyset(t *testing.T) {
 	})
 
 	t.Run("nested key field, no page size", func(t *testing.T) {
-		p := mustPaginator(t, testDef(Pagination{Type: PageKeyset, Options: &KeysetOptions{KeyParam: "after", KeyField: "meta.seq"}}))
+		p := mustPaginator(t, testDef(streams.Pagination{Type: streams.PageKeyset, Options: &streams.KeysetOptions{KeyParam: "after", KeyField: "meta.seq"}}))
 		runSteps(t, p, map[string]step{
-			"one record is not short": {last: Request{}, resp: page(`[{"meta":{"seq":5}}]`), want: Request{Query: query("after", "5")}, more: true},
+			"one record is not short": {last: streams.Request{}, resp: page(`[{"meta":{"seq":5}}]`), want: streams.Request{Query: query("after", "5")}, more: true},
 		})
 	})
 }

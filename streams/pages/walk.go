@@ -1,4 +1,4 @@
-package streams
+package pages
 
 import (
 	"context"
@@ -10,11 +10,9 @@ import (
 	"net/url"
 	"slices"
 	"strings"
-)
 
-// Fetch sends one page request and returns its decoded Response with
-// Records extracted (implemented by the tap over the HTTP client).
-type Fetch func(ctx context.Context, req Request) (*Response, error)
+	"github.com/tap-dev/tap/streams"
+)
 
 // maxEmptyFollows is how many empty pages in a row Walk follows while the
 // paginator still says there is more. Some APIs legitimately return an
@@ -37,7 +35,7 @@ const maxStalePages = 3
 const recentPages = maxStalePages + 1
 
 // Walk requests first, then follows p until it says there is no more,
-// calling page for each Response in order. It returns the first error.
+// calling page for each streams.Response in order. It returns the first error.
 //
 // The first request sent is p.First(first); First is idempotent, so a
 // request the caller already prepared with p.First is sent unchanged.
@@ -69,7 +67,7 @@ const recentPages = maxStalePages + 1
 //
 // Errors name the stream and, for a request, only its method, path and
 // parameter names: parameter values (tokens, api keys) are never printed.
-func Walk(ctx context.Context, d *Definition, p Paginator, first Request, fetch Fetch, page func(*Response) error) error {
+func Walk(ctx context.Context, d *streams.Definition, p streams.Paginator, first streams.Request, fetch streams.Fetch, page func(*streams.Response) error) error {
 	return walk(ctx, d, p, first, fetch, page, true)
 }
 
@@ -77,11 +75,11 @@ func Walk(ctx context.Context, d *Definition, p Paginator, first Request, fetch 
 // only once page has returned. It suits a walk that likely stops within
 // its first page (a test run's one record per stream), which would
 // otherwise send a request only to cancel it.
-func WalkInOrder(ctx context.Context, d *Definition, p Paginator, first Request, fetch Fetch, page func(*Response) error) error {
+func WalkInOrder(ctx context.Context, d *streams.Definition, p streams.Paginator, first streams.Request, fetch streams.Fetch, page func(*streams.Response) error) error {
 	return walk(ctx, d, p, first, fetch, page, false)
 }
 
-func walk(ctx context.Context, d *Definition, p Paginator, first Request, fetch Fetch, page func(*Response) error, ahead bool) error {
+func walk(ctx context.Context, d *streams.Definition, p streams.Paginator, first streams.Request, fetch streams.Fetch, page func(*streams.Response) error, ahead bool) error {
 	ctx, cancel := context.WithCancel(ctx)
 	req := p.First(first)
 	g := newGuard(d)
@@ -129,12 +127,12 @@ func walk(ctx context.Context, d *Definition, p Paginator, first Request, fetch 
 }
 
 type fetched struct {
-	resp *Response
+	resp *streams.Response
 	err  error
 }
 
 // prefetch starts fetching req and returns where its result will arrive.
-func prefetch(ctx context.Context, d *Definition, fetch Fetch, req Request) <-chan fetched {
+func prefetch(ctx context.Context, d *streams.Definition, fetch streams.Fetch, req streams.Request) <-chan fetched {
 	out := make(chan fetched, 1)
 	go func() {
 		if err := ctx.Err(); err != nil {
@@ -152,7 +150,7 @@ func prefetch(ctx context.Context, d *Definition, fetch Fetch, req Request) <-ch
 
 // guard holds what one walk has seen, to tell a long walk from a loop.
 type guard struct {
-	d    *Definition
+	d    *streams.Definition
 	seed maphash.Seed
 	// requests maps the hash of each request sent to its page number.
 	requests map[uint64]int
@@ -165,18 +163,18 @@ type guard struct {
 	pages, empties, stale int
 }
 
-func newGuard(d *Definition) *guard {
+func newGuard(d *streams.Definition) *guard {
 	return &guard{d: d, seed: maphash.MakeSeed(), requests: map[uint64]int{}, pageRows: map[uint64]struct{}{}}
 }
 
 // sent records req as the request of the next page.
-func (g *guard) sent(req Request) {
+func (g *guard) sent(req streams.Request) {
 	g.requests[g.requestHash(req)] = g.pages + 1
 }
 
 // check applies the loop guards to next, the request that would follow
 // resp (the answer to last), and records next as sent.
-func (g *guard) check(last, next Request, resp *Response) error {
+func (g *guard) check(last, next streams.Request, resp *streams.Response) error {
 	name := g.d.Name
 	h := g.requestHash(next)
 	if page, ok := g.requests[h]; ok {
@@ -373,8 +371,8 @@ func writeValues(h *maphash.Hash, m map[string][]string) {
 
 // requestHash identifies a request by everything that is sent: method
 // (case-insensitive), URL, query (nil and empty alike, parameters in any
-// order), body and headers. A field added to Request must be added here.
-func (g *guard) requestHash(r Request) uint64 {
+// order), body and headers. A field added to streams.Request must be added here.
+func (g *guard) requestHash(r streams.Request) uint64 {
 	var h maphash.Hash
 	h.SetSeed(g.seed)
 	method := strings.ToUpper(r.Method)
@@ -395,7 +393,7 @@ func (g *guard) requestHash(r Request) uint64 {
 // describeRequest prints a request without secrets: method, path (no
 // host, no user info) and the names of its query parameters with their
 // values elided, e.g. "GET /v1/x?cursor=…".
-func describeRequest(r Request) string {
+func describeRequest(r streams.Request) string {
 	method := r.Method
 	if method == "" {
 		method = "GET"
@@ -421,4 +419,8 @@ func describeRequest(r Request) string {
 		sorted[i] = url.QueryEscape(n) + "=…"
 	}
 	return fmt.Sprintf("%s %s?%s", method, path, strings.Join(sorted, "&"))
+}
+
+func streamErr(name, format string, args ...any) error {
+	return fmt.Errorf("stream %q: %s", name, fmt.Sprintf(format, args...))
 }

@@ -1,37 +1,14 @@
-package streams
+package pages
 
 import (
 	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/tap-dev/tap/codec"
+	"github.com/tap-dev/tap/streams"
 )
-
-// KeysetOptions are the options of pagination type keyset.
-type KeysetOptions struct {
-	KeyParam      string `json:"key_param"`
-	KeyField      string `json:"key_field"`
-	PageSizeParam string `json:"page_size_param"`
-	PageSize      int    `json:"page_size"`
-}
-
-func (*KeysetOptions) pageType() string { return PageKeyset }
-
-func (o *KeysetOptions) check() (string, string) {
-	switch {
-	case o.KeyParam == "":
-		return "key_param", requiredFor(PageKeyset)
-	case o.KeyField == "":
-		return "key_field", requiredFor(PageKeyset)
-	case o.PageSize < 0:
-		return "page_size", fmt.Sprintf("must not be negative, got %d", o.PageSize)
-	}
-	return "", ""
-}
-
-func (o *KeysetOptions) paginator(d *Definition) Paginator {
-	return keysetPaginator{name: d.Name, p: *o}
-}
 
 // keysetPaginator asks for the rows after the largest key seen:
 // key_param = max(key_field) over the records of the page.
@@ -48,41 +25,41 @@ func (o *KeysetOptions) paginator(d *Definition) Paginator {
 // incremental lower bound of the stream may live in the same parameter.
 type keysetPaginator struct {
 	name string
-	p    KeysetOptions
+	p    streams.KeysetOptions
 }
 
-func (k keysetPaginator) First(req Request) Request {
-	return withParams(req, pageSizeParam(k.p.PageSizeParam, k.p.PageSize)...)
+func (k keysetPaginator) First(req streams.Request) streams.Request {
+	return req.WithParams(pageSizeParam(k.p.PageSizeParam, k.p.PageSize)...)
 }
 
-func (k keysetPaginator) Next(last Request, resp *Response) (Request, bool, error) {
+func (k keysetPaginator) Next(last streams.Request, resp *streams.Response) (streams.Request, bool, error) {
 	n := len(resp.Records)
 	if n == 0 || (k.p.PageSize > 0 && n < k.p.PageSize) {
-		return Request{}, false, nil
+		return streams.Request{}, false, nil
 	}
 	var maxKey any
 	for i, rec := range resp.Records {
-		v, ok := Lookup(rec, k.p.KeyField)
+		v, ok := streams.Lookup(rec, k.p.KeyField)
 		if !ok || v == nil {
-			return Request{}, false, streamErr(k.name, "record %d of the page has no key_field %q to page by", i, k.p.KeyField)
+			return streams.Request{}, false, streamErr(k.name, "record %d of the page has no key_field %q to page by", i, k.p.KeyField)
 		}
 		if maxKey == nil {
 			if _, err := keysetText(v); err != nil {
-				return Request{}, false, streamErr(k.name, "key_field %q: %v", k.p.KeyField, err)
+				return streams.Request{}, false, streamErr(k.name, "key_field %q: %v", k.p.KeyField, err)
 			}
 			maxKey = v
 			continue
 		}
 		c, err := compareKeyset(v, maxKey)
 		if err != nil {
-			return Request{}, false, streamErr(k.name, "key_field %q: %v", k.p.KeyField, err)
+			return streams.Request{}, false, streamErr(k.name, "key_field %q: %v", k.p.KeyField, err)
 		}
 		if c > 0 {
 			maxKey = v
 		}
 	}
 	text, _ := keysetText(maxKey)
-	return withParams(last, k.p.KeyParam, text), true, nil
+	return last.WithParams(k.p.KeyParam, text), true, nil
 }
 
 // compareKeyset orders two keyset keys: numbers numerically and exactly,
@@ -94,9 +71,9 @@ func compareKeyset(a, b any) (int, error) {
 	case aStr && bStr:
 		return strings.Compare(a.(string), b.(string)), nil
 	case !aStr && !bStr:
-		return compareNumbers(a, b)
+		return streams.CompareNumbers(a, b)
 	}
-	return 0, fmt.Errorf("cannot order a JSON %s key against a JSON %s key", jsonType(a), jsonType(b))
+	return 0, fmt.Errorf("cannot order a JSON %s key against a JSON %s key", codec.TypeName(a), codec.TypeName(b))
 }
 
 // keysetText is the query value of a key: a string as is, a number as its
@@ -114,5 +91,5 @@ func keysetText(v any) (string, error) {
 	case int64:
 		return strconv.FormatInt(x, 10), nil
 	}
-	return "", fmt.Errorf("a key must be a string or a number, got a JSON %s", jsonType(v))
+	return "", fmt.Errorf("a key must be a string or a number, got a JSON %s", codec.TypeName(v))
 }

@@ -1,4 +1,4 @@
-package streams
+package pages
 
 import (
 	"testing"
@@ -6,15 +6,17 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/tap-dev/tap/codec"
+	"github.com/tap-dev/tap/internal/jsontest"
+	"github.com/tap-dev/tap/streams"
 )
 
 const issuesQuery = `query($owner: String!, $first: Int!, $after: String, $since: DateTime) { repository(owner: $owner) { issues(first: $first, after: $after, filterBy: {since: $since}) { pageInfo { hasNextPage endCursor } edges { node { id title } } } } }`
 
-func issuesDef(pageSize int) *Definition {
-	return &Definition{
+func issuesDef(pageSize int) *streams.Definition {
+	return &streams.Definition{
 		Name: "issues", Path: "/graphql",
-		Pagination: Pagination{Type: PageGraphQL, Options: &GraphQLOptions{PageSize: pageSize}},
-		GraphQL: &GraphQL{
+		Pagination: streams.Pagination{Type: streams.PageGraphQL, Options: &streams.GraphQLOptions{PageSize: pageSize}},
+		GraphQL: &streams.GraphQL{
 			Query:          issuesQuery,
 			ConnectionPath: "data.repository.issues",
 			Variables:      map[string]any{"owner": "tap-dev", "since": "definition default"},
@@ -23,9 +25,9 @@ func issuesDef(pageSize int) *Definition {
 }
 
 // bodyOf decodes a request body for comparison.
-func bodyOf(t *testing.T, r Request) any {
+func bodyOf(t *testing.T, r streams.Request) any {
 	t.Helper()
-	return mustJSON(t, string(r.Body))
+	return jsontest.Decode(t, string(r.Body))
 }
 
 func TestGraphQLFirst(t *testing.T) {
@@ -56,7 +58,7 @@ func TestGraphQLFirst(t *testing.T) {
 			if got.Method != "POST" {
 				t.Errorf("method = %q, want POST", got.Method)
 			}
-			if d := cmp.Diff(mustJSON(t, tt.want), bodyOf(t, got)); d != "" {
+			if d := cmp.Diff(jsontest.Decode(t, tt.want), bodyOf(t, got)); d != "" {
 				t.Errorf("body (-want +got):\n%s", d)
 			}
 		})
@@ -76,14 +78,16 @@ func TestGraphQLNext(t *testing.T) {
 		t.Fatal(err)
 	}
 	last := p.First(req)
-	resp := func(s string) *Response { return &Response{Body: mustJSON(t, s), Records: records(2)} }
+	resp := func(s string) *streams.Response {
+		return &streams.Response{Body: jsontest.Decode(t, s), Records: records(2)}
+	}
 
 	t.Run("after = endCursor", func(t *testing.T) {
 		next, more, err := p.Next(last, resp(`{"data":{"repository":{"issues":{"pageInfo":{"hasNextPage":true,"endCursor":"Y3Vyc29yOjI="},"edges":[]}}}}`))
 		if err != nil || !more {
 			t.Fatalf("more %v, err %v", more, err)
 		}
-		want := mustJSON(t, `{"query":`+quoteJSON(issuesQuery)+`,"variables":{"owner":"tap-dev","since":"definition default","first":2,"after":"Y3Vyc29yOjI="}}`)
+		want := jsontest.Decode(t, `{"query":`+quoteJSON(issuesQuery)+`,"variables":{"owner":"tap-dev","since":"definition default","first":2,"after":"Y3Vyc29yOjI="}}`)
 		if d := cmp.Diff(want, bodyOf(t, next)); d != "" {
 			t.Errorf("body (-want +got):\n%s", d)
 		}

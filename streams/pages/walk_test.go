@@ -1,4 +1,4 @@
-package streams
+package pages
 
 import (
 	"bytes"
@@ -19,6 +19,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/tap-dev/tap/codec"
+	"github.com/tap-dev/tap/internal/jsontest"
+	"github.com/tap-dev/tap/streams"
 )
 
 // scripted is a Fetch that answers the i-th request with bodies[i] and
@@ -26,29 +28,29 @@ import (
 // one request at a time, so it answers a request beyond the script with an
 // error rather than t.Fatal.
 type scripted struct {
-	d      *Definition
+	d      *streams.Definition
 	bodies []string
-	sent   []Request
+	sent   []streams.Request
 }
 
-func (s *scripted) fetch(t *testing.T) Fetch {
-	return func(ctx context.Context, req Request) (*Response, error) {
+func (s *scripted) fetch(t *testing.T) streams.Fetch {
+	return func(ctx context.Context, req streams.Request) (*streams.Response, error) {
 		if len(s.sent) >= len(s.bodies) {
 			return nil, fmt.Errorf("unexpected request %d: %+v", len(s.sent)+1, req)
 		}
-		body := mustJSON(t, s.bodies[len(s.sent)])
+		body := jsontest.Decode(t, s.bodies[len(s.sent)])
 		s.sent = append(s.sent, req)
 		recs, err := s.d.Extract(body)
 		if err != nil {
 			return nil, err
 		}
-		return &Response{URL: mustURL(t, "https://api.example.com/v1/x"), Body: body, Records: recs}, nil
+		return &streams.Response{URL: mustURL(t, "https://api.example.com/v1/x"), Body: body, Records: recs}, nil
 	}
 }
 
-func cursorDef(maxPages int) *Definition {
-	return &Definition{Name: "x", Path: "/v1/x", RecordsPath: "data",
-		Pagination: Pagination{Type: PageCursor, Options: &CursorOptions{CursorParam: "cursor", NextCursorPath: "next"}, PageCommon: PageCommon{MaxPages: maxPages}}}
+func cursorDef(maxPages int) *streams.Definition {
+	return &streams.Definition{Name: "x", Path: "/v1/x", RecordsPath: "data",
+		Pagination: streams.Pagination{Type: streams.PageCursor, Options: &streams.CursorOptions{CursorParam: "cursor", NextCursorPath: "next"}, PageCommon: streams.PageCommon{MaxPages: maxPages}}}
 }
 
 func TestWalk(t *testing.T) {
@@ -87,7 +89,7 @@ func TestWalk(t *testing.T) {
 			}
 			s := &scripted{d: d, bodies: tt.bodies}
 			pages := 0
-			err = Walk(context.Background(), d, p, first, s.fetch(t), func(r *Response) error {
+			err = Walk(context.Background(), d, p, first, s.fetch(t), func(r *streams.Response) error {
 				pages++
 				return nil
 			})
@@ -107,16 +109,16 @@ func TestWalk(t *testing.T) {
 
 func TestWalkSendsFirstThenNext(t *testing.T) {
 	d := cursorDef(0)
-	opts := d.Pagination.Options.(*CursorOptions)
+	opts := d.Pagination.Options.(*streams.CursorOptions)
 	opts.PageSizeParam, opts.PageSize = "limit", 2
 	d.Params = map[string]string{"status": "open"}
 	p := mustPaginator(t, d)
 	first, _ := d.FirstRequest(nil)
 	s := &scripted{d: d, bodies: []string{`{"data":[1,2],"next":"t+1/="}`, `{"data":[3],"next":""}`}}
-	if err := Walk(context.Background(), d, p, first, s.fetch(t), func(*Response) error { return nil }); err != nil {
+	if err := Walk(context.Background(), d, p, first, s.fetch(t), func(*streams.Response) error { return nil }); err != nil {
 		t.Fatal(err)
 	}
-	want := []Request{
+	want := []streams.Request{
 		{Method: "GET", URL: "/v1/x", Query: query("status", "open", "limit", "2")},
 		{Method: "GET", URL: "/v1/x", Query: query("status", "open", "limit", "2", "cursor", "t+1/=")},
 	}
@@ -132,7 +134,7 @@ func TestWalkPageError(t *testing.T) {
 	// of the page handler wins.
 	s := &scripted{d: d, bodies: []string{`{"data":[1],"next":"a"}`, `{"data":[],"next":null}`}}
 	boom := errors.New("boom")
-	err := Walk(context.Background(), d, p, Request{Method: "GET", URL: "/v1/x"}, s.fetch(t), func(*Response) error { return boom })
+	err := Walk(context.Background(), d, p, streams.Request{Method: "GET", URL: "/v1/x"}, s.fetch(t), func(*streams.Response) error { return boom })
 	if !errors.Is(err, boom) {
 		t.Fatalf("err = %v, want boom", err)
 	}
@@ -143,19 +145,19 @@ func TestWalkPageError(t *testing.T) {
 // that goes on walks every page, in order.
 func TestWalkInOrder(t *testing.T) {
 	d := cursorDef(0)
-	first := Request{Method: "GET", URL: "/v1/x"}
+	first := streams.Request{Method: "GET", URL: "/v1/x"}
 	bodies := []string{`{"data":[1],"next":"a"}`, `{"data":[2],"next":"b"}`, `{"data":[3],"next":null}`}
 	stop := errors.New("one record is enough")
 
 	s := &scripted{d: d, bodies: bodies}
-	err := WalkInOrder(context.Background(), d, mustPaginator(t, d), first, s.fetch(t), func(*Response) error { return stop })
+	err := WalkInOrder(context.Background(), d, mustPaginator(t, d), first, s.fetch(t), func(*streams.Response) error { return stop })
 	if !errors.Is(err, stop) || len(s.sent) != 1 {
 		t.Fatalf("stopping walk: err %v after %d requests; want the page's error after 1", err, len(s.sent))
 	}
 
 	s = &scripted{d: d, bodies: bodies}
 	var got []any
-	err = WalkInOrder(context.Background(), d, mustPaginator(t, d), first, s.fetch(t), func(r *Response) error {
+	err = WalkInOrder(context.Background(), d, mustPaginator(t, d), first, s.fetch(t), func(r *streams.Response) error {
 		got = append(got, r.Records...)
 		return nil
 	})
@@ -171,7 +173,7 @@ func TestWalkContextCancel(t *testing.T) {
 	defer cancel()
 	s := &scripted{d: d, bodies: []string{`{"data":[1],"next":"a"}`, `{"data":[1],"next":"b"}`}}
 	pages := 0
-	err := Walk(ctx, d, p, Request{Method: "GET", URL: "/v1/x"}, s.fetch(t), func(*Response) error {
+	err := Walk(ctx, d, p, streams.Request{Method: "GET", URL: "/v1/x"}, s.fetch(t), func(*streams.Response) error {
 		pages++
 		cancel() // cancelled while handling the first page
 		return nil
@@ -187,12 +189,12 @@ func TestWalkContextCancel(t *testing.T) {
 
 func TestDescribeRequestHidesValues(t *testing.T) {
 	tests := []struct {
-		r    Request
+		r    streams.Request
 		want string
 	}{
-		{Request{URL: "/v1/x"}, "GET /v1/x"},
-		{Request{Method: "POST", URL: "/v1/x", Query: query("api_key", "s3cret", "b", "1")}, "POST /v1/x?api_key=…&b=…"},
-		{Request{Method: "GET", URL: "https://user:pw@api.example.com/v1/x?token=s3cret&page=2"}, "GET /v1/x?page=…&token=…"},
+		{streams.Request{URL: "/v1/x"}, "GET /v1/x"},
+		{streams.Request{Method: "POST", URL: "/v1/x", Query: query("api_key", "s3cret", "b", "1")}, "POST /v1/x?api_key=…&b=…"},
+		{streams.Request{Method: "GET", URL: "https://user:pw@api.example.com/v1/x?token=s3cret&page=2"}, "GET /v1/x?page=…&token=…"},
 	}
 	for _, tt := range tests {
 		if got := describeRequest(tt.r); got != tt.want {
@@ -202,26 +204,26 @@ func TestDescribeRequestHidesValues(t *testing.T) {
 }
 
 func TestRequestHash(t *testing.T) {
-	g := newGuard(&Definition{Name: "x"})
-	a := Request{Method: "GET", URL: "/x", Query: query("a", "1", "b", "2")}
+	g := newGuard(&streams.Definition{Name: "x"})
+	a := streams.Request{Method: "GET", URL: "/x", Query: query("a", "1", "b", "2")}
 	tests := []struct {
-		b    Request
+		b    streams.Request
 		same bool
 	}{
-		{Request{Method: "get", URL: "/x", Query: query("b", "2", "a", "1")}, true},
-		{Request{Method: "GET", URL: "/x", Query: query("a", "2", "b", "2")}, false},
-		{Request{Method: "GET", URL: "/y", Query: query("a", "1", "b", "2")}, false},
-		{Request{Method: "POST", URL: "/x", Query: query("a", "1", "b", "2")}, false},
-		{Request{Method: "GET", URL: "/x", Query: query("a", "1", "b", "2"), Body: []byte("{}")}, false},
-		{Request{Method: "GET", URL: "/x", Query: url.Values{"a": {"1", "b"}, "b": {"2"}}}, false},
-		{Request{Method: "GET", URL: "/x", Query: url.Values{"a": {"1b"}, "b": {"2"}}}, false},
+		{streams.Request{Method: "get", URL: "/x", Query: query("b", "2", "a", "1")}, true},
+		{streams.Request{Method: "GET", URL: "/x", Query: query("a", "2", "b", "2")}, false},
+		{streams.Request{Method: "GET", URL: "/y", Query: query("a", "1", "b", "2")}, false},
+		{streams.Request{Method: "POST", URL: "/x", Query: query("a", "1", "b", "2")}, false},
+		{streams.Request{Method: "GET", URL: "/x", Query: query("a", "1", "b", "2"), Body: []byte("{}")}, false},
+		{streams.Request{Method: "GET", URL: "/x", Query: url.Values{"a": {"1", "b"}, "b": {"2"}}}, false},
+		{streams.Request{Method: "GET", URL: "/x", Query: url.Values{"a": {"1b"}, "b": {"2"}}}, false},
 	}
 	for _, tt := range tests {
 		if got := g.requestHash(a) == g.requestHash(tt.b); got != tt.same {
 			t.Errorf("same(%+v, %+v) = %v", a, tt.b, got)
 		}
 	}
-	if g.requestHash(Request{URL: "/x"}) != g.requestHash(Request{Method: "GET", URL: "/x", Query: query()}) {
+	if g.requestHash(streams.Request{URL: "/x"}) != g.requestHash(streams.Request{Method: "GET", URL: "/x", Query: query()}) {
 		t.Error("nil and empty query differ")
 	}
 }
@@ -229,9 +231,9 @@ func TestRequestHash(t *testing.T) {
 // TestRequestHashCoversEveryField: a field added to Request (a header for
 // a position sent in a header, say) must tell requests apart too.
 func TestRequestHashCoversEveryField(t *testing.T) {
-	g := newGuard(&Definition{Name: "x"})
-	base := Request{Method: "GET", URL: "/x", Query: query("a", "1"), Body: []byte("{}")}
-	rt := reflect.TypeFor[Request]()
+	g := newGuard(&streams.Definition{Name: "x"})
+	base := streams.Request{Method: "GET", URL: "/x", Query: query("a", "1"), Body: []byte("{}")}
+	rt := reflect.TypeFor[streams.Request]()
 	for i := range rt.NumField() {
 		changed := base
 		f := reflect.ValueOf(&changed).Elem().Field(i)
@@ -254,9 +256,9 @@ func TestRequestHashCoversEveryField(t *testing.T) {
 }
 
 func TestRowHash(t *testing.T) {
-	byKey := newGuard(&Definition{Name: "x", PrimaryKey: []string{"id"}})
-	byContent := newGuard(&Definition{Name: "x"})
-	rec := func(s string) any { return mustJSON(t, s) }
+	byKey := newGuard(&streams.Definition{Name: "x", PrimaryKey: []string{"id"}})
+	byContent := newGuard(&streams.Definition{Name: "x"})
+	rec := func(s string) any { return jsontest.Decode(t, s) }
 	tests := []struct {
 		g    *guard
 		a, b any
@@ -362,8 +364,8 @@ func (a *loopAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // httpFetch sends req to the API at base and decodes the answer, as the
 // tap's fetch does over its client.
-func httpFetch(base string, d *Definition) Fetch {
-	return func(ctx context.Context, req Request) (*Response, error) {
+func httpFetch(base string, d *streams.Definition) streams.Fetch {
+	return func(ctx context.Context, req streams.Request) (*streams.Response, error) {
 		u, err := url.Parse(req.URL)
 		if err != nil {
 			return nil, err
@@ -404,7 +406,7 @@ func httpFetch(base string, d *Definition) Fetch {
 		if err != nil {
 			return nil, err
 		}
-		return &Response{URL: u, Header: resp.Header, Body: v, Records: recs}, nil
+		return &streams.Response{URL: u, Header: resp.Header, Body: v, Records: recs}, nil
 	}
 }
 
@@ -416,10 +418,10 @@ func TestWalkNeverLoops(t *testing.T) {
 	srv := httptest.NewServer(api)
 	defer srv.Close()
 	api.base = srv.URL
-	cursor := Pagination{Type: PageCursor, Options: &CursorOptions{CursorParam: "cursor", NextCursorPath: "next", HasMorePath: "has_more"}}
+	cursor := streams.Pagination{Type: streams.PageCursor, Options: &streams.CursorOptions{CursorParam: "cursor", NextCursorPath: "next", HasMorePath: "has_more"}}
 	tests := []struct {
 		name, path string
-		pagination Pagination
+		pagination streams.Pagination
 		noKey      bool
 		wantErr    string
 		wantHits   int // requests the walk sends
@@ -428,18 +430,18 @@ func TestWalkNeverLoops(t *testing.T) {
 		{name: "cursor alternating A, B, A, B", path: "/alternate", pagination: cursor,
 			wantErr: `the request for page 4 repeats the request of page 2 (GET /alternate?cursor=…)`, wantHits: 3, wantRows: 3},
 		{name: "next_url cycling a, b, c, a", path: "/ring/a",
-			pagination: Pagination{Type: PageNextURL, Options: &NextURLOptions{NextURLPath: "next"}},
+			pagination: streams.Pagination{Type: streams.PageNextURL, Options: &streams.NextURLOptions{NextURLPath: "next"}},
 			// The first request's relative URL differs from the absolute
 			// link back to it: the cycle shows one page later, at b.
 			wantErr: `the request for page 5 repeats the request of page 2 (GET /ring/b)`, wantHits: 4, wantRows: 8},
 		{name: "page_number, the API ignores the page", path: "/ignores-page",
-			pagination: Pagination{Type: PageNumber, Options: &PageNumberOptions{PageParam: "page", PageSizeParam: "per_page", PageSize: 3}},
+			pagination: streams.Pagination{Type: streams.PageNumber, Options: &streams.PageNumberOptions{PageParam: "page", PageSizeParam: "per_page", PageSize: 3}},
 			wantErr:    `3 pages in a row held only rows already read in this walk (told apart by primary key id)`, wantHits: 4, wantRows: 12},
 		{name: "page_number without page_size, the API ignores the page", path: "/ignores-page",
-			pagination: Pagination{Type: PageNumber, Options: &PageNumberOptions{PageParam: "page"}},
+			pagination: streams.Pagination{Type: streams.PageNumber, Options: &streams.PageNumberOptions{PageParam: "page"}},
 			wantErr:    `3 pages in a row held only rows already read`, wantHits: 4, wantRows: 12},
 		{name: "offset, the API ignores the offset", path: "/ignores-offset",
-			pagination: Pagination{Type: PageOffset, Options: &OffsetOptions{OffsetParam: "offset", PageSizeParam: "limit", PageSize: 3}},
+			pagination: streams.Pagination{Type: streams.PageOffset, Options: &streams.OffsetOptions{OffsetParam: "offset", PageSizeParam: "limit", PageSize: 3}},
 			wantErr:    `3 pages in a row held only rows already read`, wantHits: 4, wantRows: 12},
 		{name: "cursor changes, rows stay", path: "/fresh-cursor", pagination: cursor,
 			wantErr: `3 pages in a row held only rows already read in this walk (told apart by primary key id)`, wantHits: 4, wantRows: 8},
@@ -452,16 +454,16 @@ func TestWalkNeverLoops(t *testing.T) {
 		{name: "pages overlapping the last", path: "/overlap", pagination: cursor, wantHits: 11, wantRows: 33},
 		{name: "two stale pages, then new rows", path: "/stale-then-new", pagination: cursor, wantHits: 6, wantRows: 12},
 		{name: "page_number, total_pages ends a repeating API", path: "/ignores-page-total",
-			pagination: Pagination{Type: PageNumber, Options: &PageNumberOptions{PageParam: "page", TotalPagesPath: "total_pages"}}, wantHits: 3, wantRows: 9},
+			pagination: streams.Pagination{Type: streams.PageNumber, Options: &streams.PageNumberOptions{PageParam: "page", TotalPagesPath: "total_pages"}}, wantHits: 3, wantRows: 9},
 		{name: "offset over a shifting source", path: "/shifting",
-			pagination: Pagination{Type: PageOffset, Options: &OffsetOptions{OffsetParam: "offset", PageSizeParam: "limit", PageSize: 10}}, wantHits: 4, wantRows: 38},
+			pagination: streams.Pagination{Type: streams.PageOffset, Options: &streams.OffsetOptions{OffsetParam: "offset", PageSizeParam: "limit", PageSize: 10}}, wantHits: 4, wantRows: 38},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			api.mu.Lock()
 			clear(api.hits)
 			api.mu.Unlock()
-			d := &Definition{Name: "loopy", Path: tt.path, RecordsPath: "items", PrimaryKey: []string{"id"}, Pagination: tt.pagination}
+			d := &streams.Definition{Name: "loopy", Path: tt.path, RecordsPath: "items", PrimaryKey: []string{"id"}, Pagination: tt.pagination}
 			if tt.noKey {
 				d.PrimaryKey = nil
 			}
@@ -471,7 +473,7 @@ func TestWalkNeverLoops(t *testing.T) {
 				t.Fatal(err)
 			}
 			rows := 0
-			err = Walk(context.Background(), d, p, first, httpFetch(srv.URL, d), func(r *Response) error {
+			err = Walk(context.Background(), d, p, first, httpFetch(srv.URL, d), func(r *streams.Response) error {
 				rows += len(r.Records)
 				return nil
 			})
@@ -500,12 +502,12 @@ func TestWalkIsFreshEachTime(t *testing.T) {
 	api := &loopAPI{limit: 50, hits: map[string]int{}}
 	srv := httptest.NewServer(api)
 	defer srv.Close()
-	d := &Definition{Name: "child", Path: "/stale-then-new", RecordsPath: "items", PrimaryKey: []string{"id"},
-		Pagination: Pagination{Type: PageCursor, Options: &CursorOptions{CursorParam: "cursor", NextCursorPath: "next", HasMorePath: "has_more"}}}
+	d := &streams.Definition{Name: "child", Path: "/stale-then-new", RecordsPath: "items", PrimaryKey: []string{"id"},
+		Pagination: streams.Pagination{Type: streams.PageCursor, Options: &streams.CursorOptions{CursorParam: "cursor", NextCursorPath: "next", HasMorePath: "has_more"}}}
 	p := mustPaginator(t, d)
 	for parent := range 4 {
 		first, _ := d.FirstRequest(nil)
-		if err := Walk(context.Background(), d, p, first, httpFetch(srv.URL, d), func(*Response) error { return nil }); err != nil {
+		if err := Walk(context.Background(), d, p, first, httpFetch(srv.URL, d), func(*streams.Response) error { return nil }); err != nil {
 			t.Fatalf("walk %d: %v", parent+1, err)
 		}
 	}
@@ -528,7 +530,7 @@ func BenchmarkGuardRows(b *testing.B) {
 		pk   []string
 	}{{"by_key", []string{"id"}}, {"by_content", nil}} {
 		b.Run(key.name, func(b *testing.B) {
-			d := &Definition{Name: "x", PrimaryKey: key.pk}
+			d := &streams.Definition{Name: "x", PrimaryKey: key.pk}
 			g := newGuard(d)
 			p := 0
 			for b.Loop() {
@@ -561,7 +563,7 @@ func TestStalePage(t *testing.T) {
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
-			g := newGuard(&Definition{Name: "x", PrimaryKey: []string{"id"}})
+			g := newGuard(&streams.Definition{Name: "x", PrimaryKey: []string{"id"}})
 			var got []bool
 			for _, ids := range tt.pages {
 				recs := make([]any, len(ids))
@@ -574,5 +576,25 @@ func TestStalePage(t *testing.T) {
 				t.Errorf("stale (-want +got):\n%s", d)
 			}
 		})
+	}
+}
+
+// TestInjectRepeatGuard: a cursor in a header or body that comes back the
+// same is caught by the walk's repeat guard.
+func TestInjectRepeatGuard(t *testing.T) {
+	for _, inject := range []string{streams.InjectBody, streams.InjectHeader} {
+		d := &streams.Definition{Name: "s", Path: "/x", Method: "POST", Pagination: streams.Pagination{Type: streams.PageCursor, PageCommon: streams.PageCommon{Inject: inject},
+			Options: &streams.CursorOptions{CursorParam: "c", NextCursorPath: "next"}}}
+		p, _ := New(d)
+		first, _ := d.FirstRequest(nil)
+		calls := 0
+		fetch := func(_ context.Context, req streams.Request) (*streams.Response, error) {
+			calls++
+			return &streams.Response{URL: &url.URL{Path: "/x"}, Body: jsontest.Decode(t, `{"next":"same"}`), Records: []any{map[string]any{"id": calls}}}, nil
+		}
+		err := Walk(t.Context(), d, p, first, fetch, func(*streams.Response) error { return nil })
+		if err == nil || !strings.Contains(err.Error(), "repeats the request") || calls > 3 {
+			t.Errorf("%s: err = %v after %d calls", inject, err, calls)
+		}
 	}
 }

@@ -1,23 +1,28 @@
-package streams
+package pages
 
 import (
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/tap-dev/tap/internal/jsontest"
+	"github.com/tap-dev/tap/streams"
 )
 
 func TestCursor(t *testing.T) {
-	d := testDef(Pagination{Type: PageCursor, Options: &CursorOptions{CursorParam: "cursor", NextCursorPath: "meta.next", HasMorePath: "meta.has_more", PageSizeParam: "limit", PageSize: 100}})
+	d := testDef(streams.Pagination{Type: streams.PageCursor, Options: &streams.CursorOptions{CursorParam: "cursor", NextCursorPath: "meta.next", HasMorePath: "meta.has_more", PageSizeParam: "limit", PageSize: 100}})
 	p := mustPaginator(t, d)
-	if d := cmp.Diff(query("limit", "100"), p.First(Request{}).Query); d != "" {
+	if d := cmp.Diff(query("limit", "100"), p.First(streams.Request{}).Query); d != "" {
 		t.Errorf("First (-want +got):\n%s", d)
 	}
-	last := Request{Method: "GET", URL: "/v1/bars", Query: query("limit", "100", "cursor", "old")}
-	want := func(c string) Request {
-		return Request{Method: "GET", URL: "/v1/bars", Query: query("limit", "100", "cursor", c)}
+	last := streams.Request{Method: "GET", URL: "/v1/bars", Query: query("limit", "100", "cursor", "old")}
+	want := func(c string) streams.Request {
+		return streams.Request{Method: "GET", URL: "/v1/bars", Query: query("limit", "100", "cursor", c)}
 	}
-	body := func(s string) *Response { return &Response{Body: mustJSON(t, s), Records: records(1)} }
+	body := func(s string) *streams.Response {
+		return &streams.Response{Body: jsontest.Decode(t, s), Records: records(1)}
+	}
 	runSteps(t, p, map[string]step{
 		"token verbatim":         {last: last, resp: body(`{"meta":{"next":"a+b/c==","has_more":true}}`), want: want("a+b/c=="), more: true},
 		"already escaped token":  {last: last, resp: body(`{"meta":{"next":"a%2Bb"}}`), want: want("a%2Bb"), more: true},
@@ -28,7 +33,7 @@ func TestCursor(t *testing.T) {
 		"empty token":            {last: last, resp: body(`{"meta":{"next":"","has_more":true}}`), more: false},
 		"null token":             {last: last, resp: body(`{"meta":{"next":null}}`), more: false},
 		"absent token":           {last: last, resp: body(`{"meta":{}}`), more: false},
-		"empty page with cursor": {last: last, resp: &Response{Body: mustJSON(t, `{"meta":{"next":"n2"}}`)}, want: want("n2"), more: true},
+		"empty page with cursor": {last: last, resp: &streams.Response{Body: jsontest.Decode(t, `{"meta":{"next":"n2"}}`)}, want: want("n2"), more: true},
 		"object token":           {last: last, resp: body(`{"meta":{"next":{}}}`), wantErr: `next_cursor_path "meta.next" holds a JSON object`},
 		"has_more not boolean":   {last: last, resp: body(`{"meta":{"next":"x","has_more":"no"}}`), wantErr: `has_more_path "meta.has_more" holds a JSON string`},
 	})
@@ -45,14 +50,14 @@ func TestCursor(t *testing.T) {
 }
 
 func TestNextURL(t *testing.T) {
-	d := testDef(Pagination{Type: PageNextURL, Options: &NextURLOptions{NextURLPath: "links.next"}})
+	d := testDef(streams.Pagination{Type: streams.PageNextURL, Options: &streams.NextURLOptions{NextURLPath: "links.next"}})
 	p := mustPaginator(t, d)
 	from := mustURL(t, "https://api.example.com/v1/bars?page=1&token=s3cret")
-	last := Request{Method: "GET", URL: "/v1/bars", Query: query("page", "1")}
-	body := func(next string) *Response {
-		return &Response{URL: from, Body: mustJSON(t, `{"links":{"next":`+next+`}}`), Records: records(2)}
+	last := streams.Request{Method: "GET", URL: "/v1/bars", Query: query("page", "1")}
+	body := func(next string) *streams.Response {
+		return &streams.Response{URL: from, Body: jsontest.Decode(t, `{"links":{"next":`+next+`}}`), Records: records(2)}
 	}
-	to := func(u string) Request { return Request{Method: "GET", URL: u} }
+	to := func(u string) streams.Request { return streams.Request{Method: "GET", URL: u} }
 	runSteps(t, p, map[string]step{
 		"absolute":            {last: last, resp: body(`"https://api.example.com/v1/bars?page=2&sig=a%2Bb"`), want: to("https://api.example.com/v1/bars?page=2&sig=a%2Bb"), more: true},
 		"relative path":       {last: last, resp: body(`"/v1/bars?page=2"`), want: to("https://api.example.com/v1/bars?page=2"), more: true},
@@ -61,7 +66,7 @@ func TestNextURL(t *testing.T) {
 		"default port":        {last: last, resp: body(`"https://API.example.com:443/v1/bars?page=2"`), want: to("https://API.example.com:443/v1/bars?page=2"), more: true},
 		"null":                {last: last, resp: body(`null`), more: false},
 		"empty":               {last: last, resp: body(`""`), more: false},
-		"absent":              {last: last, resp: &Response{URL: from, Body: mustJSON(t, `{}`)}, more: false},
+		"absent":              {last: last, resp: &streams.Response{URL: from, Body: jsontest.Decode(t, `{}`)}, more: false},
 		"other host": {last: last, resp: body(`"https://evil.example.com/v1/bars?page=2&token=s3cret"`),
 			wantErr: `stream "bars": next page URL points to another host (evil.example.com); refusing to follow it so the credentials are not sent there`},
 		"protocol-relative other host": {last: last, resp: body(`"//evil.example.com/x"`), wantErr: "another host (evil.example.com)"},

@@ -1,7 +1,9 @@
-package streams
+package pages
 
 import (
 	"strings"
+
+	"github.com/tap-dev/tap/streams"
 )
 
 // linkHeaderPaginator follows the rel="next" link of the response's Link
@@ -16,20 +18,20 @@ type linkHeaderPaginator struct {
 	name string
 }
 
-func (l linkHeaderPaginator) First(req Request) Request { return req }
+func (l linkHeaderPaginator) First(req streams.Request) streams.Request { return req }
 
-func (l linkHeaderPaginator) Next(last Request, resp *Response) (Request, bool, error) {
+func (l linkHeaderPaginator) Next(last streams.Request, resp *streams.Response) (streams.Request, bool, error) {
 	for _, link := range ParseLinkHeader(resp.Header.Values("Link")) {
 		if !link.HasRel("next") {
 			continue
 		}
 		next, err := followURL(l.name, last, resp, link.URL)
 		if err != nil {
-			return Request{}, false, err
+			return streams.Request{}, false, err
 		}
 		return next, true, nil
 	}
-	return Request{}, false, nil
+	return streams.Request{}, false, nil
 }
 
 // Link is one link of a Link header (RFC 8288).
