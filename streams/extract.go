@@ -18,7 +18,7 @@ func Lookup(v any, path string) (value any, found bool) {
 	if path == "" {
 		return v, true
 	}
-	for _, seg := range strings.Split(path, ".") {
+	for seg := range strings.SplitSeq(path, ".") {
 		switch c := v.(type) {
 		case map[string]any:
 			v, found = c[seg]
@@ -44,7 +44,7 @@ func LookupNullable(v any, path string) (any, bool) {
 	if path == "" {
 		return v, true
 	}
-	for _, seg := range strings.Split(path, ".") {
+	for seg := range strings.SplitSeq(path, ".") {
 		if v == nil {
 			return nil, true
 		}

@@ -74,10 +74,11 @@ func (s *splicer) put(p *pageSlot) {
 	s.free = append(s.free, p)
 }
 
-// buffer is the slot's body buffer, of at least size bytes.
+// buffer is the slot's body buffer, of at least size bytes; with room
+// to spare, as the next pages are rarely of one size.
 func (p *pageSlot) buffer(size int) []byte {
 	if cap(p.body) < size {
-		p.body = make([]byte, 0, size)
+		p.body = make([]byte, 0, size+size/8)
 	}
 	return p.body[:0]
 }
