@@ -184,16 +184,22 @@ func rawCopy(url string, n int) int {
 
 // runPinned runs args on the tap's CPU with stdout counted through a pipe.
 func (b *bench) runPinned(ctx context.Context, args []string, timeout time.Duration) (*tapRun, error) {
+	args, env := b.pin.wrap(args, cleanEnv())
+	return b.runCounted(ctx, args, env, b.pin.offTapCPU, timeout)
+}
+
+// runCounted runs args with stdout counted through a pipe, through run
+// (which may move the bench off the tap's CPU meanwhile).
+func (b *bench) runCounted(ctx context.Context, args, env []string, run func(func() error) error, timeout time.Duration) (*tapRun, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	args, env := b.pin.wrap(args, cleanEnv())
 	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
 	cmd.Env, cmd.Dir = env, b.dir
 	r := &tapRun{}
 	stderr := &tail{max: 4 << 10}
 	cmd.Stdout, cmd.Stderr = &r.out, stderr
 	start := time.Now()
-	err := b.pin.offTapCPU(cmd.Run)
+	err := run(cmd.Run)
 	r.wall = time.Since(start)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v; stderr ends with:\n%s", filepath.Base(args[len(args)-1]), err, stderr.b)
@@ -277,6 +283,64 @@ func (b *bench) limit(ctx context.Context, rep *report, n int) error {
 	rep.check(sc, "tap peak RSS, "+thousands(int64(n))+" records (max of runs)", fmt.Sprintf("%.1f MiB", mib(peak)), "<= 16 MiB", mib(peak) <= 16)
 	ratio := float64(peak) / float64(s.maxRSSKiB)
 	rep.check(sc, "tap peak RSS ratio", fmt.Sprintf("%.2f", ratio), "<= 1.10", ratio <= 1.1)
+	return b.parallel(ctx, rep, url, n, timeout)
+}
+
+// parallel reads the same pages as two streams at once (events and a copy
+// of it, max_parallel_streams 2) and as one stream alone, the tap on two
+// CPUs both times, interleaved, medians of limitRuns: the two together
+// should run at least 1.6 times the records/s of one. With two CPUs on
+// the machine the page server and the stdout reader share them, as they
+// do in the one-stream runs.
+func (b *bench) parallel(ctx context.Context, rep *report, url string, n int, timeout time.Duration) error {
+	const sc = "limit"
+	if b.pin.taskset == "" || len(b.pin.cpus) < 2 {
+		rep.add(sc, "two streams / one (records/s)", "not measured: needs taskset and 2 CPUs", ">= 1.60", "-")
+		return nil
+	}
+	cpus := b.pin.cpus[:2]
+	configs := make([]string, 2)
+	for i := range configs {
+		streams := []any{b.stream("events", pageSize)}
+		if i == 1 {
+			twin := b.stream("events", pageSize)
+			twin["name"] = "events_b"
+			streams = append(streams, twin)
+		}
+		cfg := map[string]any{
+			"base_url":             url,
+			"rate_limit":           map[string]any{"requests_per_second": 0, "max_in_flight": 4},
+			"max_parallel_streams": 2,
+			"request_timeout_s":    60,
+			"on_schema_violation":  "dead_letter",
+			"dead_letter_path":     filepath.Join(b.dir, fmt.Sprintf("parallel_%d.dead_letter.jsonl", i+1)),
+			"streams":              streams,
+		}
+		var err error
+		if configs[i], err = b.writeConfig(fmt.Sprintf("parallel_%d.json", i+1), cfg); err != nil {
+			return err
+		}
+	}
+	runs := [2][]*tapRun{}
+	for i := range limitRuns {
+		progress(fmt.Sprintf("limit: run %d of %d on %d CPUs, one stream then two", i+1, limitRuns, len(cpus)))
+		for k, cfg := range configs {
+			args := []string{b.pin.taskset, "-c", formatCPUList(cpus), b.bin, "--config", cfg}
+			t, err := b.runCounted(ctx, args, cleanEnv(), func(f func() error) error { return f() }, 2*timeout)
+			if err != nil {
+				return err
+			}
+			if want := int64(n * (k + 1)); t.out.records != want {
+				return fmt.Errorf("%d streams: the tap emitted %d RECORD messages, want %d", k+1, t.out.records, want)
+			}
+			runs[k] = append(runs[k], t)
+		}
+	}
+	one, two := median(runs[0]), median(runs[1])
+	oneRate, twoRate := float64(n)/one.wall.Seconds(), float64(2*n)/two.wall.Seconds()
+	rep.add(sc, fmt.Sprintf("one stream on CPUs %s, records/s", formatCPUList(cpus)), thousands(int64(oneRate)), "", "")
+	rep.add(sc, "two streams at once, records/s", thousands(int64(twoRate)), "", "")
+	rep.check(sc, "two streams / one (records/s)", fmt.Sprintf("%.2f", twoRate/oneRate), ">= 1.60", twoRate/oneRate >= 1.6)
 	return nil
 }
 

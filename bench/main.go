@@ -246,8 +246,9 @@ func buildTap(ctx context.Context, dir string) (bin, root string, err error) {
 	}
 	root = filepath.Dir(gomod)
 	bin = filepath.Join(dir, "tap")
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, ".")
-	cmd.Dir = root
+	// Built as the image ships it: no C library, no symbol table.
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags=-s -w", "-o", bin, ".")
+	cmd.Dir, cmd.Env = root, append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", "", fmt.Errorf("go build: %v\n%s", err, out)
 	}
