@@ -1,8 +1,17 @@
 package integration_test
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
 	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -95,7 +104,12 @@ func TestCrashResume(t *testing.T) {
 	setup := newCrashSetup(*long)
 
 	// The uninterrupted run: its requests and duration.
-	base0Srv, base0 := startDemo(t, setup.demo)
+	base0Srv, err := demoapi.New(setup.demo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log0 := &reqLog{}
+	base0 := serve(t, log0.wrap(base0Srv))
 	d0 := newTapDir(t, setup.config(t, base0))
 	l0 := newLoader(t)
 	began := time.Now()
@@ -111,6 +125,7 @@ func TestCrashResume(t *testing.T) {
 		t.Fatal(err)
 	}
 	log := &reqLog{}
+	defer func() { logResent(t, log0.all(), log.all()) }()
 	base := serve(t, log.wrap(srv))
 	d := newTapDir(t, setup.config(t, base))
 	l := newLoader(t)
@@ -273,5 +288,338 @@ func TestCrashFullTableResumesAtItsPage(t *testing.T) {
 	t.Logf("killed after %d requests; resumed at %s; %d + %d requests for a %d-page walk", run1, want, run1, run2, pages)
 	if run1+run2 > pages+2 {
 		t.Errorf("%d + %d requests, more than two pages beyond the %d of an uninterrupted walk", run1, run2, pages)
+	}
+}
+
+// holdOnce passes requests on to h, except the first one hold accepts:
+// that one waits until release is closed (or the client goes away), so
+// that a kill lands while it is in flight and the pages before it are
+// written.
+// held is closed when that request arrives.
+func holdOnce(h http.Handler, hold func(r *http.Request) bool, held, release chan struct{}) http.Handler {
+	var once sync.Once
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		this := false
+		if hold(r) {
+			once.Do(func() { this = true; close(held) })
+		}
+		if this {
+			select {
+			case <-release:
+			case <-r.Context().Done():
+			}
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// stateLine returns the bookmarks of a STATE line, or nil for another line.
+func stateLine(line []byte) map[string]any {
+	if !bytes.HasPrefix(line, []byte(`{"type":"STATE"`)) {
+		return nil
+	}
+	var m struct {
+		Value struct {
+			Bookmarks map[string]any `json:"bookmarks"`
+		} `json:"value"`
+	}
+	if json.Unmarshal(line, &m) != nil {
+		return nil
+	}
+	return m.Value.Bookmarks
+}
+
+// dig returns the value at a path of nested objects, or nil.
+func dig(v any, path ...string) any {
+	for _, k := range path {
+		m, _ := v.(map[string]any)
+		v = m[k]
+	}
+	return v
+}
+
+// killInside is one SIGKILL inside a stream's walk: an uninterrupted run
+// on its own server counts the requests of the job; then a run is killed
+// once the request hold accepts is held in flight and a STATE satisfying
+// killWhen has been written, and a second run completes the job from the
+// last STATE. It returns the requests of the uninterrupted run and of both
+// others (tagged run 1 and 2), and the loader and the server of the
+// interrupted job.
+type killInside struct {
+	demo    demoapi.Config
+	streams []any
+	wrap    func(http.Handler) http.Handler // the demo as the test serves it (nil: as is)
+	// target returns, from the requests of the uninterrupted run, the
+	// request to hold and the STATE to kill at.
+	target func(base []loggedReq) (hold func(r *http.Request) bool, killWhen func(bookmarks map[string]any) bool)
+}
+
+func (k killInside) run(t *testing.T) (base, reqs []loggedReq, l *loader, srv *demoapi.Server) {
+	t.Helper()
+	wrap := k.wrap
+	if wrap == nil {
+		wrap = func(h http.Handler) http.Handler { return h }
+	}
+	srv0, err := demoapi.New(k.demo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log0 := &reqLog{run: 1}
+	d0 := newTapDir(t, tapConfig(serve(t, log0.wrap(wrap(srv0))), k.streams))
+	if r := d0.sync(newLoader(t), time.Minute); r.code != 0 {
+		t.Fatalf("uninterrupted run: exit %d; stderr:\n%s", r.code, r.stderr)
+	}
+
+	hold, killWhen := k.target(log0.all())
+	if srv, err = demoapi.New(k.demo); err != nil {
+		t.Fatal(err)
+	}
+	held, release, written, both := make(chan struct{}), make(chan struct{}), make(chan struct{}), make(chan struct{})
+	log := &reqLog{run: 1}
+	d := newTapDir(t, tapConfig(serve(t, log.wrap(holdOnce(wrap(srv), hold, held, release))), k.streams))
+	l = newLoader(t)
+	go func() {
+		for _, ch := range []chan struct{}{held, written} {
+			select {
+			case <-ch:
+			case <-release:
+				return
+			}
+		}
+		close(both)
+	}()
+	var once sync.Once
+	r := d.syncKill(l, both, 0, time.Minute, func(line []byte) bool {
+		if bm := stateLine(line); bm != nil && killWhen(bm) {
+			once.Do(func() { close(written) })
+		}
+		return false
+	})
+	close(release)
+	if !r.killed {
+		t.Fatalf("the run was not killed (exit %d); stderr:\n%s", r.code, r.stderr)
+	}
+	log.setRun(2)
+	if r := d.sync(l, time.Minute); r.code != 0 {
+		t.Fatalf("second run: exit %d; stderr:\n%s", r.code, r.stderr)
+	}
+	return log0.all(), log.all(), l, srv
+}
+
+// resent returns the requests of run 2 that run 1 had sent too.
+func resent(reqs []loggedReq) []string {
+	sent := map[string]bool{}
+	var out []string
+	for _, q := range reqs {
+		k := reqKey(q)
+		if q.Run == 1 {
+			sent[k] = true
+		} else if sent[k] {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+func reqKey(q loggedReq) string {
+	return q.Method + " " + q.Path + "?" + q.Query.Encode() + " " + string(q.Body)
+}
+
+func firstOf(reqs []loggedReq, run int) loggedReq {
+	for _, q := range reqs {
+		if q.Run == run {
+			return q
+		}
+	}
+	return loggedReq{}
+}
+
+// TestCrashUnsortedResumesAtItsPage kills the tap on page 8 of an
+// unsorted incremental stream (orders: a cursor walk whose bookmark moves
+// only when the walk ends) and checks that the next run starts on page 8
+// with the filter of page 1, that the two runs together send exactly one
+// request more than an uninterrupted run — page 8, in flight at the kill
+// — and that the bookmark at the end counts the pages before the kill.
+func TestCrashUnsortedResumesAtItsPage(t *testing.T) {
+	t.Parallel()
+	dc := demoBase()
+	dc.Orders = 200
+	var pages atomic.Int64
+	k := killInside{
+		demo:    dc,
+		streams: demoStreams(t, map[string]int{"orders": 10}, "orders"),
+		target: func([]loggedReq) (func(*http.Request) bool, func(map[string]any) bool) {
+			hold := func(r *http.Request) bool { return r.URL.Path == "/v1/orders" && pages.Add(1) == 8 }
+			kill := func(bm map[string]any) bool {
+				n, _ := dig(bm, "orders", "resume", "pages").(float64)
+				return n == 7
+			}
+			return hold, kill
+		},
+	}
+	base, reqs, l, srv := k.run(t)
+	rows := source(t, srv, "orders")
+	assertTable(t, l, "orders", demoKeys["orders"], rows)
+	var run1 []loggedReq
+	for _, q := range reqs {
+		if q.Run == 1 {
+			run1 = append(run1, q)
+		}
+	}
+	if len(run1) != 8 {
+		t.Fatalf("run 1 sent %d requests, want the 8 pages up to the one held", len(run1))
+	}
+	if got, want := reqKey(firstOf(reqs, 2)), reqKey(run1[7]); got != want {
+		t.Errorf("run 2 began with %s, want page 8 as run 1 asked for it: %s", got, want)
+	}
+	if got := resent(reqs); len(got) != 1 || len(reqs) != len(base)+1 {
+		t.Errorf("%d requests for a job an uninterrupted run does in %d; re-sent %q, want only page 8", len(reqs), len(base), got)
+	}
+	var high any
+	for _, r := range rows {
+		if high == nil || compareKeys(r["updated_at"], high) > 0 {
+			high = r["updated_at"]
+		}
+	}
+	if got := l.stateBookmark("orders")["replication_key_value"]; fmt.Sprint(got) != fmt.Sprint(high) {
+		t.Errorf("bookmark %v after the resumed walk, want the largest updated_at of all pages, %v", got, high)
+	}
+	t.Logf("%d + %d requests, %d uninterrupted", len(run1), len(reqs)-len(run1), len(base))
+}
+
+// pagedItems serves the demo's order items in pages (offset, limit), so
+// that a child stream's walk for one parent has several pages.
+func pagedItems(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		if !strings.HasSuffix(r.URL.Path, "/items") || q.Get("limit") == "" {
+			h.ServeHTTP(w, r)
+			return
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, r)
+		var body struct {
+			Items []json.RawMessage `json:"items"`
+		}
+		if rec.Code != http.StatusOK || json.Unmarshal(rec.Body.Bytes(), &body) != nil {
+			w.WriteHeader(rec.Code)
+			w.Write(rec.Body.Bytes())
+			return
+		}
+		offset, _ := strconv.Atoi(q.Get("offset"))
+		limit, _ := strconv.Atoi(q.Get("limit"))
+		items := body.Items[min(offset, len(body.Items)):min(offset+limit, len(body.Items))]
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(map[string]any{"items": items})
+	})
+}
+
+// TestCrashChildResumesAtItsParent kills the tap inside a child stream's
+// walk for one parent record (order_items, two items a page, below
+// orders) and checks that the next run fetches again only the parent's
+// page in progress, walks no child of the parents before it on that page,
+// and goes on with the child's walk at its page: both runs together send
+// exactly two requests more than an uninterrupted run, that parent page
+// and the child page in flight at the kill.
+func TestCrashChildResumesAtItsParent(t *testing.T) {
+	t.Parallel()
+	dc := demoBase()
+	dc.Orders = 60
+	defs := demoStreams(t, map[string]int{"orders": 10}, "orders", "order_items")
+	defs[1].(map[string]any)["pagination"] = map[string]any{"type": "offset", "offset_param": "offset", "page_size_param": "limit", "page_size": 2}
+	k := killInside{
+		demo:    dc,
+		streams: defs,
+		wrap:    pagedItems,
+		target: func(base []loggedReq) (func(*http.Request) bool, func(map[string]any) bool) {
+			// A child's second page, past the first parent page.
+			var path string
+			for i, orders := 0, 0; i < len(base) && path == ""; i++ {
+				if base[i].Path == "/v1/orders" {
+					orders++
+				} else if orders == 2 && base[i].Query.Get("offset") == "2" {
+					path = base[i].Path
+				}
+			}
+			if path == "" {
+				t.Fatal("no child walk of two pages on the second parent page")
+			}
+			hold := func(r *http.Request) bool { return r.URL.Path == path && r.URL.Query().Get("offset") == "2" }
+			// The STATE that says the walk goes on at the held page.
+			kill := func(bm map[string]any) bool {
+				url, _ := dig(bm, "orders", "resume", "child", "request", "url").(string)
+				q, _ := dig(bm, "orders", "resume", "child", "request", "query", "offset").([]any)
+				return url == path && len(q) == 1 && q[0] == "2"
+			}
+			return hold, kill
+		},
+	}
+	base, reqs, l, srv := k.run(t)
+	assertTable(t, l, "orders", demoKeys["orders"], source(t, srv, "orders"))
+	assertTable(t, l, "order_items", demoKeys["order_items"], source(t, srv, "order_items"))
+	var run1 []loggedReq
+	var parentPage, held loggedReq
+	for _, q := range reqs {
+		if q.Run != 1 {
+			continue
+		}
+		run1 = append(run1, q)
+		if q.Path == "/v1/orders" {
+			parentPage = q
+		}
+	}
+	held = run1[len(run1)-1]
+	var run2 []loggedReq
+	for _, q := range reqs {
+		if q.Run == 2 {
+			run2 = append(run2, q)
+		}
+	}
+	if len(run2) < 2 || reqKey(run2[0]) != reqKey(parentPage) || reqKey(run2[1]) != reqKey(held) {
+		t.Errorf("run 2 began with %v, want the parent page in progress (%s), then the child page held at the kill (%s)", run2[:min(2, len(run2))], reqKey(parentPage), reqKey(held))
+	}
+	got := resent(reqs)
+	if len(got) != 2 || len(reqs) != len(base)+2 {
+		t.Errorf("%d requests for a job an uninterrupted run does in %d; re-sent %q, want only the parent page and the held child page", len(reqs), len(base), got)
+	}
+	t.Logf("killed during %s; %d + %d requests, %d uninterrupted", reqKey(held), len(run1), len(run2), len(base))
+}
+
+// logResent logs, per run of an interrupted job, its requests that an
+// earlier run had sent too, by path, and those the uninterrupted run never
+// sent (a window or filter the restart changed): where a restart's extra
+// requests go.
+func logResent(t *testing.T, base, reqs []loggedReq) {
+	inBase := map[string]bool{}
+	for _, q := range base {
+		inBase[reqKey(q)] = true
+	}
+	firstRun := map[string]int{}
+	type counts struct{ all, again, foreign map[string]int }
+	byRun := map[int]*counts{}
+	last := 0
+	for _, q := range reqs {
+		c := byRun[q.Run]
+		if c == nil {
+			c = &counts{map[string]int{}, map[string]int{}, map[string]int{}}
+			byRun[q.Run] = c
+		}
+		last = max(last, q.Run)
+		k := reqKey(q)
+		c.all[q.Path]++
+		if r, ok := firstRun[k]; ok && r < q.Run {
+			c.again[q.Path]++
+		} else if !inBase[k] {
+			c.foreign[q.Path]++
+		}
+		if _, ok := firstRun[k]; !ok {
+			firstRun[k] = q.Run
+		}
+	}
+	for run := 1; run <= last; run++ {
+		if c := byRun[run]; c != nil {
+			t.Logf("run %d: sent %v; sent before %v; not in the uninterrupted run %v", run, c.all, c.again, c.foreign)
+		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 )
 
 // Resume is where a walk stopped: enough to start the next run on the page
@@ -35,7 +36,40 @@ type Resume struct {
 	// Pages counts the pages written before the resume position, over
 	// every run of the walk.
 	Pages int64
+
+	// A parent stream's resume, while its children are walked, points at
+	// the page in progress, which the next run fetches again. Done counts
+	// the records at the top of that page handled with all their
+	// children, and Digest names them by their children's partitions:
+	// the next run skips those walks only when the page it gets back
+	// starts with the same records, so a page that changed costs walks,
+	// never rows.
+	Done   int64
+	Digest string
+	// Child is, in a parent's resume, the walk of a child stream that was
+	// under way for parent record Done+1: the children listed before
+	// Stream had ended theirs, Partition names the parent record, and
+	// Child.Next is the child's next page.
+	Child     *Resume
+	Stream    string
+	Partition string
 }
+
+// Digest names a sequence of IDs; the zero Digest names none.
+type Digest struct{ h uint64 }
+
+// Add appends id to the sequence.
+func (d *Digest) Add(id string) {
+	if d.h == 0 {
+		d.h = 14695981039346656037 // FNV-1a offset basis
+	}
+	for i := 0; i < len(id); i++ {
+		d.h = (d.h ^ uint64(id[i])) * 1099511628211
+	}
+	d.h = (d.h ^ 0xff) * 1099511628211 // ends the ID: "a","b" is not "ab"
+}
+
+func (d Digest) String() string { return strconv.FormatUint(d.h, 16) }
 
 // Tree is r as a JSON object for the bookmark.
 func (r Resume) Tree() map[string]any {
@@ -50,6 +84,14 @@ func (r Resume) Tree() map[string]any {
 		req["body"] = string(r.Next.Body)
 	}
 	out := map[string]any{"request": req, "pages": r.Pages}
+	if r.Done > 0 {
+		out["done"], out["digest"] = r.Done, r.Digest
+	}
+	if r.Child != nil {
+		c := r.Child.Tree()
+		c["stream"], c["partition"] = r.Child.Stream, r.Child.Partition
+		out["child"] = c
+	}
 	if len(r.Filter) > 0 {
 		f := make(map[string]any, len(r.Filter))
 		for k, v := range r.Filter {
@@ -81,6 +123,25 @@ func valuesTree(v url.Values) map[string]any {
 // ResumeFromTree reads a resume object written by Tree.
 func ResumeFromTree(t map[string]any) (Resume, error) {
 	var r Resume
+	r.Done = intOf(t["done"])
+	r.Digest, _ = t["digest"].(string)
+	if r.Done < 0 || (r.Done > 0 && r.Digest == "") {
+		return r, errors.New("done: expected a count of records with their digest")
+	}
+	if c, ok := t["child"].(map[string]any); ok {
+		child, err := ResumeFromTree(c)
+		if err != nil {
+			return r, fmt.Errorf("child.%w", err)
+		}
+		child.Stream, _ = c["stream"].(string)
+		child.Partition, _ = c["partition"].(string)
+		if child.Stream == "" || child.Partition == "" {
+			return r, errors.New("child: expected a stream and a partition")
+		}
+		r.Child = &child
+	} else if t["child"] != nil {
+		return r, errors.New(`child: expected {"stream", "partition", "request", ...}`)
+	}
 	req, ok := t["request"].(map[string]any)
 	if !ok {
 		return r, errors.New(`request: expected {"method", "url", ...}`)
@@ -166,6 +227,28 @@ func (p *Plan) ResumeHigh(v any) {
 	}
 	if h, err := MaxKey(p.high, v); err == nil {
 		p.high = h
+	}
+}
+
+// PartitionHigh is the largest replication-key value observed in part's
+// walk so far (nil when none): a child's resume carries it.
+func (p *Plan) PartitionHigh(part Partition) any {
+	if c := p.partByID[part.id]; c != nil {
+		return c.high
+	}
+	return nil
+}
+
+// ResumePartitionHigh restores the largest key a resumed partition walk
+// had written before the resume position, so that the partition's
+// bookmark at the walk's end counts it.
+func (p *Plan) ResumePartitionHigh(part Partition, v any) {
+	c := p.partByID[part.id]
+	if !p.perPart || v == nil || c == nil {
+		return
+	}
+	if h, err := MaxKey(c.high, v); err == nil {
+		c.high = h
 	}
 }
 

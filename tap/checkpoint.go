@@ -1,6 +1,11 @@
 package tap
 
 import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
 	"github.com/tap-dev/tap/streams"
 )
 
@@ -110,4 +115,148 @@ func (e *engine) endStream(n *node) {
 			"stream", n.def.Name, "last_run_records", last)
 	}
 	e.state.SetLastRecords(n.def.Name, records)
+}
+
+// tracksChildren reports whether n is a top-level stream whose children's
+// walks are checkpointed: its resume then points at the page in progress
+// and says how far into it the run has come.
+func (e *engine) tracksChildren(n *node) bool {
+	if n.def.Parent != nil || !n.selected || e.recordLimit > 0 {
+		return false
+	}
+	for _, c := range n.children {
+		if c.needed() {
+			return true
+		}
+	}
+	return false
+}
+
+// trackingParent is the parent that checkpoints c's walks, or nil.
+func (e *engine) trackingParent(c *node) *node {
+	if c.def.Parent == nil || !c.needed() {
+		return nil
+	}
+	if p := e.byName[c.def.Parent.Stream]; p != nil && e.tracksChildren(p) {
+		return p
+	}
+	return nil
+}
+
+// resumeTree is the resume object of a top-level stream's walk in
+// progress: the page to fetch next, or, while a page's children are
+// walked, that page with how far into it the run has come.
+func (e *engine) resumeTree(n *node) map[string]any {
+	r := streams.Resume{Next: e.relative(n.pageReq), Filter: n.walkFilter, High: n.plan.High(), Version: n.version, Pages: n.walkPages,
+		Done: n.pageDone, Child: n.childAt}
+	if r.Done > 0 {
+		r.Digest = n.pageDigest.String()
+	}
+	return r.Tree()
+}
+
+// relative keeps a resume URL under the base URL relative, so that it
+// outlives a demo API's port.
+func (e *engine) relative(req streams.Request) streams.Request {
+	if rest, ok := strings.CutPrefix(req.URL, e.base); ok && e.base != "" && (rest == "" || strings.ContainsAny(rest[:1], "/?")) {
+		req.URL = "/" + strings.TrimPrefix(rest, "/")
+	}
+	return req
+}
+
+// endWalk removes the resume object of a walk that has ended.
+func (e *engine) endWalk(n *node) {
+	e.state.SetResume(n.def.Name, nil)
+	n.pageDone, n.pageDigest, n.childAt, n.pending = 0, streams.Digest{}, nil, nil
+}
+
+// handleTracked is handlePage for a stream whose children's walks are
+// tracked: after each record and its children's walks, its resume says
+// how far into the page the run has come. On the first page of a resumed
+// walk, the records the last run had finished have their children
+// skipped, and the child walk it was in goes on at its page.
+func (e *engine) handleTracked(ctx context.Context, n *node, resp *streams.Response, extracted time.Time) error {
+	if r := n.pending; r != nil {
+		n.pending = nil
+		n.skip, n.childWalk = e.checkResumedPage(n, r, resp.Records)
+	}
+	defer func() { n.skip, n.skipKids, n.childWalk = 0, false, nil }()
+	for i, rec := range resp.Records {
+		n.skipKids = int64(i) < n.skip
+		if err := e.handle(ctx, n, rec, extracted, streams.Partition{}); err != nil {
+			return err
+		}
+		n.pageDone++
+		n.pageDigest.Add(recordID(n, rec))
+		if n.skipKids {
+			continue // the state already says so
+		}
+		n.childWalk, n.childAt = nil, nil
+		e.state.SetResume(n.def.Name, e.resumeTree(n))
+		if err := e.checkpoint(n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkResumedPage returns how many records at the top of the page a
+// walk resumes on need no children walked, and the child walk to go on
+// with: none when the page does not start with the records r names.
+func (e *engine) checkResumedPage(n *node, r *streams.Resume, recs []any) (int64, *streams.Resume) {
+	if r.Done > int64(len(recs)) {
+		e.log.Info("the page the walk resumes on is shorter than it was; its children are walked again", "stream", n.def.Name)
+		return 0, nil
+	}
+	if r.Done > 0 {
+		var d streams.Digest
+		for _, rec := range recs[:r.Done] {
+			d.Add(recordID(n, rec))
+		}
+		if d.String() != r.Digest {
+			e.log.Info("the page the walk resumes on changed; its children are walked again", "stream", n.def.Name)
+			return 0, nil
+		}
+	}
+	c := r.Child
+	if c == nil || r.Done >= int64(len(recs)) {
+		return r.Done, nil
+	}
+	m, _ := recs[r.Done].(map[string]any)
+	for _, child := range n.children {
+		if child.def.Name != c.Stream || m == nil {
+			continue
+		}
+		if part, err := child.plan.Partition(m); err == nil && part.ID() == c.Partition {
+			return r.Done, c
+		}
+	}
+	return r.Done, nil
+}
+
+// recordID names a parent record by what its children's walks are made
+// of: the values of their parent keys.
+func recordID(n *node, rec any) string {
+	m, _ := rec.(map[string]any)
+	var b strings.Builder
+	for _, c := range n.children {
+		fmt.Fprint(&b, m[c.def.Parent.Key])
+		b.WriteByte(0)
+	}
+	return b.String()
+}
+
+// childFrom says whether record's walk of child c is to be made, and from
+// where: a child listed before the walk the last run was in had ended its
+// own; that walk goes on at its page.
+func (n *node) childFrom(c *node) (from *streams.Resume, walk bool) {
+	w := n.childWalk
+	if w == nil {
+		return nil, true
+	}
+	if w.Stream != c.def.Name {
+		return nil, false
+	}
+	n.childWalk = nil
+	return w, true
 }

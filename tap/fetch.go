@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/tap-dev/tap/client"
@@ -85,26 +84,41 @@ func (e *engine) walkTop(ctx context.Context, n *node, first streams.Request) er
 		n.walkPages = r.Pages
 		n.resumed.Add(1)
 		e.log.Info("resuming the stream inside its walk", "stream", name, "pages_already_written", r.Pages)
+		n.pending = r
 		n.continuing = true
 		err := e.walk(ctx, n, r.Next, streams.Partition{})
 		n.continuing = false
-		var se *client.StatusError
-		if !errors.As(err, &se) || se.Status < 400 || se.Status > 499 || se.Status == 429 {
+		if !rejected(err) {
 			if err == nil {
-				e.state.SetResume(name, nil)
+				e.endWalk(n)
 			}
 			return err
 		}
 		e.log.Warn("the API rejected the resume position; restarting the stream from its bookmark",
-			"stream", name, "status", se.Status)
-		e.state.SetResume(name, nil)
+			"stream", name, "status", statusOf(err))
+		e.endWalk(n)
 		n.walkPages = 0
 	}
 	if err := e.walk(ctx, n, first, streams.Partition{}); err != nil {
 		return err
 	}
-	e.state.SetResume(name, nil)
+	e.endWalk(n)
 	return nil
+}
+
+// rejected reports whether err is the API refusing a request (a 4xx other
+// than 429): a resume position it no longer knows.
+func rejected(err error) bool {
+	var se *client.StatusError
+	return errors.As(err, &se) && se.Status >= 400 && se.Status <= 499 && se.Status != 429
+}
+
+func statusOf(err error) int {
+	var se *client.StatusError
+	if errors.As(err, &se) {
+		return se.Status
+	}
+	return 0
 }
 
 // walk follows one stream's pages from first, handling every record.
@@ -129,17 +143,35 @@ func (e *engine) walk(ctx context.Context, n *node, first streams.Request, part 
 	if n.continuing {
 		p = continued{p}
 	}
-	// A selected top-level stream checkpoints where its walk goes on.
+	// A selected top-level stream checkpoints where its walk goes on; a
+	// child of one, where its walk for the parent record goes on.
 	track := n.selected && n.def.Parent == nil
-	var filter map[string]string
+	parent := e.trackingParent(n)
+	kids := e.tracksChildren(n)
 	if track {
-		filter = n.plan.Filter(first)
+		n.walkFilter = n.plan.Filter(first)
+		n.pageReq = p.First(first)
 	}
-	err = e.walkPages(ctx, n.def, p, first, e.fetch(n), func(resp *streams.Response) error {
+	walkPages := e.walkPages
+	if kids {
+		// The next page is asked for only once this one's children are
+		// walked, which takes far longer than a page: fetched ahead, it
+		// would wait there, and a kill would lose it.
+		walkPages = func(ctx context.Context, d *streams.Definition, p streams.Paginator, first streams.Request, fetch streams.Fetch, page func(*streams.Response) error) error {
+			return streams.WalkInOrder(ctx, d, p, first, fetch, page)
+		}
+	}
+	err = walkPages(ctx, n.def, p, first, e.fetch(n), func(resp *streams.Response) error {
 		n.pages.Add(1)
 		n.received.Add(int64(len(resp.Records)))
 		extracted := e.now()
-		if err := e.handlePage(ctx, n, resp, extracted, part); err != nil {
+		var err error
+		if kids {
+			err = e.handleTracked(ctx, n, resp, extracted)
+		} else {
+			err = e.handlePage(ctx, n, resp, extracted, part)
+		}
+		if err != nil {
 			return err
 		}
 		// Records of a sorted stream arrive in key order, so once a page
@@ -148,14 +180,21 @@ func (e *engine) walk(ctx context.Context, n *node, first streams.Request, part 
 			return err
 		}
 		moved := e.commit(n)
+		if resp.Next != nil && parent != nil {
+			// The next run goes on with this partition's next page.
+			n.walkPages++
+			parent.childAt = &streams.Resume{Stream: n.def.Name, Partition: part.ID(), Next: e.relative(*resp.Next),
+				Pages: n.walkPages, High: n.plan.PartitionHigh(part)}
+			e.state.SetResume(parent.def.Name, e.resumeTree(parent))
+			if err := e.checkpoint(parent); err != nil {
+				return err
+			}
+		}
 		if track && resp.Next != nil {
 			// The next run starts on the page after this one.
 			n.walkPages++
-			r := streams.Resume{Next: *resp.Next, Filter: filter, High: n.plan.High(), Version: n.version, Pages: n.walkPages}
-			if rest, ok := strings.CutPrefix(r.Next.URL, e.base); ok && e.base != "" && (rest == "" || strings.ContainsAny(rest[:1], "/?")) {
-				r.Next.URL = "/" + strings.TrimPrefix(rest, "/")
-			}
-			e.state.SetResume(n.def.Name, r.Tree())
+			n.pageReq, n.pageDone, n.pageDigest, n.childAt = *resp.Next, 0, streams.Digest{}, nil
+			e.state.SetResume(n.def.Name, e.resumeTree(n))
 			moved = true
 		}
 		if moved && n.selected {
@@ -245,8 +284,9 @@ func (e *engine) fetcher(n *node) streams.Fetch {
 }
 
 // walkChild walks a child stream once for one parent record, its path
-// placeholders filled from the parent's key.
-func (e *engine) walkChild(ctx context.Context, c *node, parent map[string]any) error {
+// placeholders filled from the parent's key; from, when set, is where the
+// last run stopped inside this walk.
+func (e *engine) walkChild(ctx context.Context, c *node, parent map[string]any, from *streams.Resume) error {
 	if !c.needed() {
 		return nil
 	}
@@ -258,7 +298,24 @@ func (e *engine) walkChild(ctx context.Context, c *node, parent map[string]any) 
 	if err != nil {
 		return err
 	}
-	if err := e.walk(ctx, c, req, part); err != nil {
+	c.walkPages = 0
+	if from != nil && from.Partition == part.ID() {
+		c.walkPages = from.Pages
+		c.plan.ResumePartitionHigh(part, from.High)
+		c.resumed.Add(1)
+		c.continuing = true
+		err = e.walk(ctx, c, from.Next, part)
+		c.continuing = false
+		if rejected(err) {
+			e.log.Warn("the API rejected the resume position; restarting the walk for this parent record",
+				"stream", c.def.Name, "partition", part.ID(), "status", statusOf(err))
+			c.walkPages = 0
+			err = e.walk(ctx, c, req, part)
+		}
+	} else {
+		err = e.walk(ctx, c, req, part)
+	}
+	if err != nil {
 		return err
 	}
 	if c.held1[part.ID()] {

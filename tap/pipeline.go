@@ -49,8 +49,15 @@ func (e *engine) handle(ctx context.Context, n *node, rec any, extracted time.Ti
 	}
 	// A parent that failed its schema still exists upstream: its
 	// children are walked all the same.
+	if n.skipKids {
+		return nil // walked before the last run stopped
+	}
 	for _, c := range n.children {
-		if err := e.walkChild(ctx, c, m); err != nil {
+		from, walk := n.childFrom(c)
+		if !walk {
+			continue
+		}
+		if err := e.walkChild(ctx, c, m, from); err != nil {
 			return err
 		}
 	}

@@ -35,6 +35,22 @@ type node struct {
 	walkPages  int64
 	continuing bool // the walk in progress started at a resume position
 
+	// A parent whose children's walks are tracked (tracksChildren) keeps
+	// its page in progress: its request, its filter, how many of its
+	// records are handled with their children, their digest, and the
+	// child walk under way. From the last run's resume, skip counts the
+	// records of the first page whose children need no walk, and
+	// childWalk is the child walk to go on with.
+	pageReq    streams.Request
+	walkFilter map[string]string
+	pageDone   int64
+	pageDigest streams.Digest
+	childAt    *streams.Resume
+	pending    *streams.Resume // the last run's resume, until the first page checks it
+	skip       int64
+	skipKids   bool
+	childWalk  *streams.Resume
+
 	// outs are, with stream maps, the streams the node is written as
 	// (nil: itself).
 	outs []*mappedOutput

@@ -109,9 +109,11 @@ func walk(ctx context.Context, d *streams.Definition, p streams.Paginator, first
 		if stop == nil && more {
 			stop = g.check(req, next, resp)
 		}
-		if stop == nil && more && ahead {
-			pending = prefetch(ctx, d, fetch, next)
+		if stop == nil && more {
 			resp.Next = &next
+			if ahead {
+				pending = prefetch(ctx, d, fetch, next)
+			}
 		}
 		if err := page(resp); err != nil {
 			return err
