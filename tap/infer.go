@@ -10,15 +10,13 @@ import (
 	"io/fs"
 	"log/slog"
 	"maps"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/santhosh-tekuri/jsonschema/v5"
-
+	"github.com/tap-dev/tap/records/infer"
 	"github.com/tap-dev/tap/schemas"
 	"github.com/tap-dev/tap/settings"
 	"github.com/tap-dev/tap/streams"
@@ -66,7 +64,7 @@ func InferSchema(ctx context.Context, f Files, stream string, pages int, stdout,
 	if err != nil {
 		return err
 	}
-	w := &inferWalk{e: &engine{cfg: cfg, log: log, client: cl, now: time.Now}, budget: pages, root: &shape{}}
+	w := &inferWalk{e: &engine{cfg: cfg, log: log, client: cl, now: time.Now}, budget: pages, root: &infer.Shape{}}
 	for d := cfg.Stream(stream); d != nil; {
 		w.chain = append([]*streams.Definition{d}, w.chain...)
 		if d.Parent == nil {
@@ -94,11 +92,11 @@ func InferSchema(ctx context.Context, f Files, stream string, pages int, stdout,
 	if w.records == 0 {
 		log.Warn("infer-schema: no records read; the schema lists only the keys of the stream definition", "stream", stream)
 	}
-	out := w.root.objectSchema()
+	out := w.root.Schema()
 	for _, k := range definitionKeys(target) {
 		if _, ok := (*out.Properties)[k]; !ok {
 			log.Warn("infer-schema: a key of the stream definition is in no record read; listed without a type", "stream", stream, "property", k)
-			(*out.Properties)[k] = &inferred{}
+			(*out.Properties)[k] = &infer.Schema{}
 		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(*out.Properties)) {
@@ -221,7 +219,7 @@ type inferWalk struct {
 
 	plans []*streams.Plan // of chain[i]; ancestors are read whole
 
-	root                  *shape
+	root                  *infer.Shape
 	records, pages, empty int
 	ancestorPages         []int
 }
@@ -335,7 +333,7 @@ func (w *inferWalk) target(ctx context.Context, n *node, part streams.Partition)
 				if err != nil {
 					return err
 				}
-				w.root.add(m)
+				w.root.Add(m)
 				w.records++
 			}
 			if w.pages-w.empty >= w.budget {
@@ -384,169 +382,4 @@ func recordObject(n *node, rec any, part streams.Partition) (map[string]any, err
 		m[p.As] = part.Key
 	}
 	return m, nil
-}
-
-// Kinds of non-null JSON values, in the order their names are printed
-// (after "null").
-const (
-	kindArray = 1 << iota
-	kindBoolean
-	kindInteger
-	kindNumber
-	kindObject
-	kindString
-	kindAny // a Go value with no JSON type (never from a decoded body)
-)
-
-var kindNames = []struct {
-	kind int
-	name string
-}{
-	{kindArray, "array"}, {kindBoolean, "boolean"}, {kindInteger, "integer"},
-	{kindNumber, "number"}, {kindObject, "object"}, {kindString, "string"},
-}
-
-// shape accumulates what was seen at one place of the records: a
-// property, an array's elements, or the record itself.
-type shape struct {
-	kinds       int
-	null        bool // a null was seen here
-	nonNull     int  // non-null values seen here
-	notDateTime bool // a string that is not an RFC 3339 date-time was seen
-	objects     int  // objects seen here (nonNull counts them too)
-	props       map[string]*shape
-	items       *shape // the elements of every array seen here
-}
-
-func (s *shape) add(v any) {
-	switch v := v.(type) {
-	case nil:
-		s.null = true
-		return
-	case bool:
-		s.kinds |= kindBoolean
-	case json.Number:
-		if strings.ContainsAny(string(v), ".eE") {
-			s.kinds |= kindNumber
-		} else {
-			s.kinds |= kindInteger
-		}
-	case float64:
-		if v == math.Trunc(v) && !math.IsInf(v, 0) {
-			s.kinds |= kindInteger
-		} else {
-			s.kinds |= kindNumber
-		}
-	case int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64:
-		s.kinds |= kindInteger
-	case string:
-		s.kinds |= kindString
-		if !s.notDateTime && !isDateTime(v) {
-			s.notDateTime = true
-		}
-	case map[string]any:
-		s.kinds |= kindObject
-		s.objects++
-		if s.props == nil {
-			s.props = map[string]*shape{}
-		}
-		for k, e := range v {
-			p := s.props[k]
-			if p == nil {
-				p = &shape{}
-				s.props[k] = p
-			}
-			p.add(e)
-		}
-	case []any:
-		s.kinds |= kindArray
-		if s.items == nil {
-			s.items = &shape{}
-		}
-		for _, e := range v {
-			s.items.add(e)
-		}
-	default:
-		s.kinds |= kindAny
-	}
-	s.nonNull++
-}
-
-// isDateTime accepts what both Go and the validator read as an RFC 3339
-// date-time, so that format "date-time" never rejects a value inferred as
-// one.
-func isDateTime(s string) bool {
-	if _, err := time.Parse(time.RFC3339, s); err != nil {
-		return false
-	}
-	f := jsonschema.Formats["date-time"]
-	return f == nil || f(s)
-}
-
-// inferred is a JSON Schema as printed: keys in this order, "properties"
-// sorted by name.
-type inferred struct {
-	Type       any                   `json:"type,omitempty"`
-	Format     string                `json:"format,omitempty"`
-	Properties *map[string]*inferred `json:"properties,omitempty"`
-	Required   []string              `json:"required,omitempty"`
-	Items      *inferred             `json:"items,omitempty"`
-}
-
-// objectSchema is the schema of the records: an object, even with none.
-func (s *shape) objectSchema() *inferred {
-	out := s.schema(false)
-	out.Type = "object"
-	if out.Properties == nil {
-		out.Properties = &map[string]*inferred{}
-	}
-	return out
-}
-
-// schema renders what was seen; nullable adds "null" to the type (the
-// value was missing from some objects).
-func (s *shape) schema(nullable bool) *inferred {
-	out := &inferred{}
-	if s.kinds&kindAny != 0 {
-		return out // no type constraint
-	}
-	kinds := s.kinds
-	if kinds&kindNumber != 0 {
-		kinds &^= kindInteger
-	}
-	var types []string
-	if nullable || s.null {
-		types = append(types, "null")
-	}
-	for _, k := range kindNames {
-		if kinds&k.kind != 0 {
-			types = append(types, k.name)
-		}
-	}
-	switch len(types) {
-	case 0:
-		return out // never seen (an empty array's items are not printed)
-	case 1:
-		out.Type = types[0]
-	default:
-		out.Type = types
-	}
-	if kinds&kindString != 0 && !s.notDateTime {
-		out.Format = "date-time"
-	}
-	if kinds&kindObject != 0 {
-		props := make(map[string]*inferred, len(s.props))
-		for k, p := range s.props {
-			props[k] = p.schema(p.nonNull < s.objects)
-			if p.nonNull == s.objects {
-				out.Required = append(out.Required, k)
-			}
-		}
-		out.Properties = &props
-		slices.Sort(out.Required)
-	}
-	if kinds&kindArray != 0 && s.items != nil && (s.items.nonNull > 0 || s.items.null) {
-		out.Items = s.items.schema(false)
-	}
-	return out
 }
