@@ -158,7 +158,7 @@ func (e *engine) walk(ctx context.Context, n *node, first streams.Request, part 
 		// walked, which takes far longer than a page: fetched ahead, it
 		// would wait there, and a kill would lose it.
 		walkPages = func(ctx context.Context, d *streams.Definition, p streams.Paginator, first streams.Request, fetch streams.Fetch, page func(*streams.Response) error) error {
-			return streams.WalkInOrder(ctx, d, p, first, fetch, page)
+			return pages.WalkInOrder(ctx, d, p, first, fetch, page)
 		}
 	}
 	err = walkPages(ctx, n.def, p, first, e.fetch(n), func(resp *streams.Response) error {
