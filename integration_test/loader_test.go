@@ -290,7 +290,8 @@ func bookmarkValues(state json.RawMessage) map[string]any {
 	return out
 }
 
-// resumeHighs returns bookmarks.<stream>.resume.high of a state value.
+// resumeHighs returns bookmarks.<stream>.resume.high of a state value, or
+// window.high when larger.
 func resumeHighs(state json.RawMessage) map[string]any {
 	out := map[string]any{}
 	if state == nil {
@@ -302,6 +303,11 @@ func resumeHighs(state json.RawMessage) map[string]any {
 		bm, _ := b.(map[string]any)
 		if r, ok := bm["resume"].(map[string]any); ok && r["high"] != nil {
 			out[name] = r["high"]
+		}
+		// A backfill that went on past failed windows carries the largest
+		// key of the windows it read (window.high).
+		if w, ok := bm["window"].(map[string]any); ok && w["high"] != nil && (out[name] == nil || compareKeys(w["high"], out[name]) > 0) {
+			out[name] = w["high"]
 		}
 	}
 	return out

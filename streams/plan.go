@@ -75,6 +75,14 @@ type Plan struct {
 	floor     any
 	maxParts  int
 	partMoved bool
+
+	// Backfill outcomes of a chunked stream (window.go).
+	retries []Window       // windows a previous run left failed, read first
+	failed  []FailedWindow // windows not read to their end, by start
+	next    int            // index in windows of the walk's position
+	walkEnd time.Time      // where the walk stops: the last window's end
+	inHigh  any            // the largest key of the windows earlier runs read (window.high)
+	out     any            // the bookmark Checkpoint returned last
 }
 
 // partCursor is one partition's bookmark and high-water mark.
@@ -120,6 +128,12 @@ type Bounds struct {
 	// Shard keeps the chunk windows of one shard (--shard I/N), indexed
 	// from StartDate (or the stream's start when there is none).
 	Shard Shard
+	// Failed are the windows a previous run did not read to their end
+	// (failed_windows): read first, before the walk goes on at
+	// WindowStart. WalkHigh is the largest key of the windows that run
+	// read (window.high), which Bookmark, held back, does not show.
+	Failed   []FailedWindow
+	WalkHigh any
 	// FullTable reads the whole stream: no filter, no windows, and the
 	// bookmark is neither read nor moved (catalog replication-method
 	// FULL_TABLE, a stream with no replication key, or a parent read only
@@ -148,7 +162,7 @@ func NewPlan(d *Definition, b Bounds) (*Plan, error) {
 	if d.Parent != nil {
 		return p, p.initPartitions(b)
 	}
-	p.bookmark, p.closed = b.Bookmark, b.Bookmark
+	p.bookmark, p.closed, p.out = b.Bookmark, b.Bookmark, b.Bookmark
 	if inc == nil || (b.Bookmark == nil && (b.Numeric || b.StartDate.IsZero())) {
 		p.lower = nil
 	} else {
@@ -179,6 +193,7 @@ func NewPlan(d *Definition, b Bounds) (*Plan, error) {
 	if p.windows == nil {
 		p.windows = []Window{} // chunked, with nothing left to read
 	}
+	p.initBackfill(start, b)
 	return p, nil
 }
 
@@ -558,10 +573,13 @@ func (p *Plan) advance() error {
 }
 
 // Checkpoint returns the bookmark STATE may hold now, and whether it
-// changed since the last Checkpoint.
+// changed since the last Checkpoint. While a chunk window is failed the
+// bookmark is held where it stood when it failed (see Fail).
 func (p *Plan) Checkpoint() (bookmark any, moved bool) {
-	moved, p.moved = p.moved, false
-	return p.bookmark, moved
+	v, held := p.held(p.bookmark)
+	moved = !sameText(v, p.out) || (p.moved && !held)
+	p.moved, p.out = false, v
+	return v, moved
 }
 
 func sameKey(a, b any) bool {

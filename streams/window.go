@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/big"
+	"slices"
 	"strconv"
 	"time"
 
@@ -178,4 +179,143 @@ func InclusiveEnd(end time.Time, format string) time.Time {
 		return end.Add(-time.Millisecond)
 	}
 	return end.Add(-time.Second)
+}
+
+// FailedWindow is a chunk window whose walk did not reach its end: it
+// failed after its retries, or was deferred. Error says why, in one line.
+type FailedWindow struct {
+	Window
+	Error string
+
+	before any // the bookmark when it failed: every row below it was read
+}
+
+// Backfills with outcomes. A chunked walk goes on past a window that
+// fails; the Plan keeps the failed windows, and holds the bookmark where
+// it stood when the earliest of them failed, so that a reader knowing
+// nothing of failed windows never skips their rows. The walk's position
+// (the next window of Windows) moves on regardless.
+//
+// The largest key of the windows read (WalkHigh) is what the bookmark
+// would be without them; STATE keeps it beside the position
+// (window.high), so that once the last failed window is read, in this run
+// or a later one, the bookmark takes it up.
+
+func (p *Plan) initBackfill(start time.Time, b Bounds) {
+	p.walkEnd = start
+	if n := len(p.windows); n > 0 {
+		p.walkEnd = p.windows[n-1].End
+	}
+	for _, f := range b.Failed {
+		f.before = b.Bookmark
+		p.addFailed(f)
+	}
+	for _, f := range p.failed {
+		p.retries = append(p.retries, f.Window)
+	}
+	p.inHigh = b.WalkHigh
+}
+
+// Retries are the windows a previous run left unfinished, by start: they
+// are read first, before Windows.
+func (p *Plan) Retries() []Window { return p.retries }
+
+// Failed lists the windows not read to their end, by start.
+func (p *Plan) Failed() []FailedWindow { return slices.Clone(p.failed) }
+
+// Next is the window the walk is at: the first of Windows neither done nor
+// failed; false when the walk is over.
+func (p *Plan) Next() (Window, bool) {
+	if p.next < len(p.windows) {
+		return p.windows[p.next], true
+	}
+	return Window{}, false
+}
+
+// Position is the start of the window the walk is at, or where the walk
+// ends once it is over.
+func (p *Plan) Position() time.Time {
+	if w, ok := p.Next(); ok {
+		return w.Start
+	}
+	return p.walkEnd
+}
+
+// WalkHigh is the largest key of the windows read to their end, in this
+// run and (Bounds.WalkHigh) the earlier ones; nil when there is none.
+func (p *Plan) WalkHigh() any {
+	h, err := MaxKey(p.closed, p.inHigh)
+	if err != nil {
+		return p.closed
+	}
+	return h
+}
+
+// Fail says w was not read to its end, and why (one line). The walk moves
+// past it; the bookmark is held where it stands until Done(w).
+func (p *Plan) Fail(w Window, why string) {
+	p.step(w)
+	p.addFailed(FailedWindow{Window: w, Error: why, before: p.closed})
+}
+
+// Done says w was read to its end: its keys count toward the bookmark
+// (Close) and it leaves the failed windows.
+func (p *Plan) Done(w Window) error {
+	p.step(w)
+	p.failed = slices.DeleteFunc(p.failed, func(f FailedWindow) bool { return f.Window.same(w) })
+	return p.Close()
+}
+
+// Reread says a window behind the walk's position is read again: its keys
+// come below those read since, and that is no disorder.
+func (p *Plan) Reread() { p.prev, p.prevPart = nil, "" }
+
+// step moves the walk's position past w when w is the window it is at.
+func (p *Plan) step(w Window) {
+	if cur, ok := p.Next(); ok && cur.same(w) {
+		p.next++
+	}
+}
+
+func (w Window) same(o Window) bool { return w.Start.Equal(o.Start) && w.End.Equal(o.End) }
+
+// addFailed adds f to the failed windows, by start; a window failing
+// again keeps the bookmark it first failed at.
+func (p *Plan) addFailed(f FailedWindow) {
+	for i := range p.failed {
+		if p.failed[i].Window.same(f.Window) {
+			p.failed[i].Error = f.Error
+			return
+		}
+	}
+	i, _ := slices.BinarySearchFunc(p.failed, f.Start, func(e FailedWindow, t time.Time) int { return e.Start.Compare(t) })
+	p.failed = slices.Insert(p.failed, i, f)
+}
+
+// held is the bookmark STATE may hold, given the unfinished windows, and
+// whether they decided it: while a window is failed, the smallest
+// bookmark one failed at; once none is, at least the largest key earlier
+// runs read.
+func (p *Plan) held(v any) (any, bool) {
+	if len(p.failed) > 0 {
+		low := p.failed[0].before
+		for _, f := range p.failed[1:] {
+			if c, err := CompareKeys(f.before, low); err == nil && c < 0 {
+				low = f.before
+			}
+		}
+		return low, true
+	}
+	if p.inHigh != nil {
+		if m, err := MaxKey(v, p.inHigh); err == nil {
+			return m, true
+		}
+	}
+	return v, false
+}
+
+// sameText reports whether two bookmarks are the same value written the
+// same way.
+func sameText(a, b any) bool {
+	return sameKey(a, b) && fmt.Sprint(a) == fmt.Sprint(b)
 }

@@ -168,3 +168,146 @@ func TestInclusiveEnd(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanBackfillOutcomes: a failed window holds the bookmark where it
+// stood while the walk goes on; the bookmark moves once it is read.
+func TestPlanBackfillOutcomes(t *testing.T) {
+	chunked := func(sorted bool) *Definition {
+		return incDef(func(d *Definition) { d.Incremental.ChunkDays = 1; d.Incremental.OverlapS = 0; d.IsSorted = sorted })
+	}
+	w := func(d int) Window { return Window{day(d), day(d + 1)} }
+	ts := func(d, h int) string { return day(d).Add(time.Duration(h) * time.Hour).Format(time.RFC3339) }
+	type step struct {
+		op     string // "key", "done", "fail", "reread"
+		win    Window
+		key    string
+		bm     any  // the bookmark Checkpoint returns after the step
+		moved  bool // and whether it moved
+		failed []Window
+		high   any // WalkHigh after the step, when set
+	}
+	tests := map[string]struct {
+		def     *Definition
+		b       Bounds
+		retries []Window
+		steps   []step
+		pos     time.Time // Position at the end
+	}{
+		"a failed window holds the bookmark where it stood; its retry frees it": {
+			b: Bounds{StartDate: day(1), Now: day(5)},
+			steps: []step{
+				{op: "key", key: ts(1, 10), bm: nil},
+				{op: "done", win: w(1), bm: ts(1, 10), moved: true},
+				{op: "key", key: ts(2, 3), bm: ts(1, 10)},
+				{op: "fail", win: w(2), bm: ts(1, 10), failed: []Window{w(2)}},
+				{op: "key", key: ts(3, 5), bm: ts(1, 10), failed: []Window{w(2)}},
+				{op: "done", win: w(3), bm: ts(1, 10), failed: []Window{w(2)}, high: ts(3, 5)},
+				{op: "done", win: w(4), bm: ts(1, 10), failed: []Window{w(2)}},
+				{op: "key", key: ts(2, 4), bm: ts(1, 10), failed: []Window{w(2)}},
+				{op: "done", win: w(2), bm: ts(3, 5), moved: true},
+			},
+			pos: day(5),
+		},
+		"the smallest bookmark a failed window failed at holds": {
+			b: Bounds{StartDate: day(1), Now: day(5)},
+			steps: []step{
+				{op: "fail", win: w(1), bm: nil, failed: []Window{w(1)}},
+				{op: "key", key: ts(2, 1), bm: nil, failed: []Window{w(1)}},
+				{op: "done", win: w(2), bm: nil, failed: []Window{w(1)}},
+				{op: "fail", win: w(3), bm: nil, failed: []Window{w(1), w(3)}},
+				{op: "fail", win: w(1), bm: nil, failed: []Window{w(1), w(3)}}, // a retry that fails again
+				{op: "done", win: w(1), bm: ts(2, 1), moved: true, failed: []Window{w(3)}},
+			},
+			pos: day(4),
+		},
+		"failed windows from state are read first; once read, the bookmark takes up the largest key of the last run": {
+			b: Bounds{StartDate: day(1), Now: day(5), Bookmark: ts(2, 0), WindowStart: day(5), WalkHigh: ts(4, 18),
+				Failed: []FailedWindow{{Window: w(3), Error: "503"}, {Window: w(2), Error: "timeout"}}},
+			retries: []Window{w(2), w(3)},
+			steps: []step{
+				{op: "key", key: ts(2, 7), bm: ts(2, 0), failed: []Window{w(2), w(3)}},
+				{op: "done", win: w(2), bm: ts(2, 0), failed: []Window{w(3)}, high: ts(4, 18)},
+				{op: "done", win: w(3), bm: ts(4, 18), moved: true},
+			},
+			pos: day(5),
+		},
+		"with a state's failed window read, the walk goes on from its position": {
+			b: Bounds{StartDate: day(1), Now: day(5), Bookmark: ts(2, 0), WindowStart: day(3),
+				Failed: []FailedWindow{{Window: w(2), Error: "503"}}},
+			retries: []Window{w(2)},
+			steps: []step{
+				{op: "key", key: ts(2, 5), bm: ts(2, 0), failed: []Window{w(2)}},
+				{op: "done", win: w(2), bm: ts(2, 5), moved: true},
+				{op: "key", key: ts(3, 2), bm: ts(2, 5)},
+				{op: "done", win: w(3), bm: ts(3, 2), moved: true},
+				{op: "key", key: ts(4, 20), bm: ts(3, 2)},
+				{op: "done", win: w(4), bm: ts(4, 20), moved: true},
+			},
+			pos: day(5),
+		},
+		"sorted: a window read again after later ones is no disorder": {
+			def: chunked(true),
+			b:   Bounds{StartDate: day(1), Now: day(4)},
+			steps: []step{
+				{op: "key", key: ts(1, 1), bm: nil},
+				{op: "done", win: w(1), bm: ts(1, 1), moved: true},
+				{op: "fail", win: w(2), bm: ts(1, 1), failed: []Window{w(2)}},
+				{op: "key", key: ts(3, 1), bm: ts(1, 1), failed: []Window{w(2)}},
+				{op: "done", win: w(3), bm: ts(1, 1), failed: []Window{w(2)}},
+				{op: "reread", bm: ts(1, 1), failed: []Window{w(2)}},
+				{op: "key", key: ts(2, 5), bm: ts(1, 1), failed: []Window{w(2)}},
+				{op: "done", win: w(2), bm: ts(3, 1), moved: true},
+			},
+			pos: day(4),
+		},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			def := tt.def
+			if def == nil {
+				def = chunked(false)
+			}
+			p, err := NewPlan(def, tt.b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(tt.retries, p.Retries()); d != "" {
+				t.Errorf("Retries (-want +got):\n%s", d)
+			}
+			p.Checkpoint()
+			for i, s := range tt.steps {
+				switch s.op {
+				case "key":
+					if obs, err := p.Observe(Partition{}, s.key); obs != Observed {
+						t.Fatalf("step %d: Observe(%s) = %v, %v", i, s.key, obs, err)
+					}
+				case "done":
+					if err := p.Done(s.win); err != nil {
+						t.Fatalf("step %d: %v", i, err)
+					}
+				case "fail":
+					p.Fail(s.win, "it failed")
+				case "reread":
+					p.Reread()
+				}
+				bm, moved := p.Checkpoint()
+				if bm != s.bm || moved != s.moved {
+					t.Errorf("step %d (%s): Checkpoint() = %v, %v; want %v, %v", i, s.op, bm, moved, s.bm, s.moved)
+				}
+				var failed []Window
+				for _, f := range p.Failed() {
+					failed = append(failed, f.Window)
+				}
+				if d := cmp.Diff(s.failed, failed); d != "" {
+					t.Errorf("step %d (%s): Failed (-want +got):\n%s", i, s.op, d)
+				}
+				if s.high != nil && p.WalkHigh() != s.high {
+					t.Errorf("step %d (%s): WalkHigh() = %v, want %v", i, s.op, p.WalkHigh(), s.high)
+				}
+			}
+			if got := p.Position(); !got.Equal(tt.pos) {
+				t.Errorf("Position() = %v, want %v", got, tt.pos)
+			}
+		})
+	}
+}

@@ -96,6 +96,8 @@ type source struct {
 	requests []string            // stream + "?" + query, in order
 	fail     func(n int) error   // called with the request number (1-based); an error is returned instead of a page
 	shift    map[string]struct{} // streams whose offset pages overlap by one row
+
+	failReq func(req string) error // called with stream + "?" + query; an error is returned instead of a page
 }
 
 func (s *source) fetch(n *node) streams.Fetch {
@@ -107,6 +109,11 @@ func (s *source) fetch(n *node) streams.Fetch {
 		s.mu.Unlock()
 		if s.fail != nil {
 			if err := s.fail(count); err != nil {
+				return nil, err
+			}
+		}
+		if s.failReq != nil {
+			if err := s.failReq(d.Name + "?" + req.Query.Encode()); err != nil {
 				return nil, err
 			}
 		}
@@ -190,6 +197,11 @@ type engineCase struct {
 	now     time.Time      // the run's clock (zero: 2026-01-11)
 	wantErr string
 	check   func(t *testing.T, r *recorder, src *source, logs string)
+
+	// failReq fails a request by what it asks: stream + "?" + query.
+	failReq func(req string) error
+	// wantExit, when set, is the exit code wantErr must map to.
+	wantExit int
 }
 
 func runEngineCase(t *testing.T, c engineCase) {
@@ -268,6 +280,7 @@ func runEngineCase(t *testing.T, c engineCase) {
 	if c.fail != nil {
 		src.fail = c.fail(cancel)
 	}
+	src.failReq = c.failReq
 	e.fetch = src.fetch
 	err = e.sync(ctx, time.Hour)
 	switch {
@@ -275,6 +288,8 @@ func runEngineCase(t *testing.T, c engineCase) {
 		t.Fatalf("sync: %v\nlogs:\n%s", err, logs.String())
 	case c.wantErr != "" && (err == nil || !strings.Contains(err.Error(), c.wantErr)):
 		t.Fatalf("sync: err = %v, want one containing %q", err, c.wantErr)
+	case c.wantExit != 0 && ExitCode(err) != c.wantExit:
+		t.Fatalf("sync: err = %v: exit %d, want %d", err, ExitCode(err), c.wantExit)
 	}
 	c.check(t, rec, src, logs.String())
 }

@@ -37,11 +37,14 @@ func ExitCode(err error) int {
 	var ie *InputError
 	var ue *UsageError
 	var de *client.DeferError
+	var we *WindowsError
 	switch {
 	case err == nil:
 		return ExitOK
 	case errors.As(err, &ie), errors.As(err, &ue):
 		return ExitBadInput
+	case errors.As(err, &we):
+		return ExitFailure // a failed window outweighs a deferral
 	case errors.As(err, &de):
 		return ExitDeferred
 	}

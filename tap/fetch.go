@@ -40,6 +40,11 @@ func (e *engine) plan(n *node) error {
 			}
 			b.WindowStart = t
 		}
+		failed, err := e.state.FailedWindows(d.Name)
+		if err != nil {
+			return &InputError{File: "state", Err: err}
+		}
+		b.Failed, b.WalkHigh = failed, e.state.WindowHigh(d.Name)
 	}
 	p, err := streams.NewPlan(d, b)
 	var be *streams.BookmarkError
@@ -144,8 +149,9 @@ func (e *engine) walk(ctx context.Context, n *node, first streams.Request, part 
 		p = continued{p}
 	}
 	// A selected top-level stream checkpoints where its walk goes on; a
-	// child of one, where its walk for the parent record goes on.
-	track := n.selected && n.def.Parent == nil
+	// child of one, where its walk for the parent record goes on. A failed
+	// window read again leaves the resume object to the walk's own window.
+	track := n.selected && n.def.Parent == nil && !n.retrying
 	parent := e.trackingParent(n)
 	kids := e.tracksChildren(n)
 	if track {

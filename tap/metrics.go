@@ -125,6 +125,7 @@ func (e *engine) summary(elapsed time.Duration) {
 	}
 	// One message: Singer's stderr writes it a line each, Airbyte one LOG.
 	e.log.Info("run summary by stream:\n" + summaryTable(rows))
+	e.backfillSummary()
 }
 
 // statusClass is the index of a status in node.byClass: 2 for 2xx, 0 for

@@ -75,6 +75,9 @@ type node struct {
 	held1  map[string]bool // per-partition: the partitions whose walk was dead-lettered
 	window *streams.Window // the chunk window being walked, for its dead letter
 
+	retrying bool     // the window walked is one that failed (backfill.go)
+	backfill backfill // what became of the chunk windows
+
 	buf   []byte    // the record being encoded
 	keys  []string  // the sorted keys of the last record encoded
 	lines pageLines // the RECORD lines of the page being handled
@@ -204,7 +207,8 @@ func (e *engine) run(ctx context.Context) error {
 			firstErr = nil
 		}
 	}
-	return firstErr
+	// A failed window did not stop the run; it fails it at the end.
+	return e.windowsError(firstErr)
 }
 
 // syncTree syncs a top-level stream and, inline, its children.
@@ -309,33 +313,53 @@ func (e *engine) syncStream(ctx context.Context, n *node) error {
 	return nil
 }
 
-// syncWindows walks the plan's chunk windows, checkpointing the window in
-// progress before it starts and the bookmark after it ends, so that a run
-// killed in window N resumes at window N.
+// syncWindows walks the plan's chunk windows: first those a previous run
+// left failed, then the walk from its position, checkpointing the window
+// in progress before it starts, so that a run killed in window N resumes
+// at window N. A window that fails is recorded and the walk goes on; the
+// windows still failed at the end are read once more (backfill.go).
 func (e *engine) syncWindows(ctx context.Context, n *node, ws []streams.Window) error {
-	d := n.def
+	d, p := n.def, n.plan
+	if s, end, ok := e.state.Window(d.Name); ok && s != end && len(ws) > 0 {
+		n.backfill.resumed++ // the first window is the one a stopped run was in
+	}
+	for _, w := range p.Retries() {
+		n.backfill.resumed++
+		e.log.Info("reading first a window the last run left failed", "stream", d.Name,
+			"start", w.Start.UTC().Format(time.RFC3339), "end", w.End.UTC().Format(time.RFC3339))
+		if err := e.retryWindow(ctx, n, w); err != nil {
+			return err
+		}
+	}
 	for _, w := range ws {
-		e.state.SetWindow(d.Name, w.Start.UTC().Format(time.RFC3339), w.End.UTC().Format(time.RFC3339))
+		e.setPosition(n) // at w
 		if n.selected {
 			if err := e.checkpoint(n); err != nil {
 				return err
 			}
 		}
-		req, err := n.plan.Request(streams.Partition{}, &w)
+		req, err := p.Request(streams.Partition{}, &w)
 		if err != nil {
 			return err
 		}
 		n.window = &w
+		letters := n.deadLetters.Load()
 		err = e.walkTop(ctx, n, req)
 		n.window = nil
-		if err != nil {
+		if err := e.windowEnd(n, w, err, n.deadLetters.Load() > letters, true); err != nil {
 			return err
 		}
-		if err := n.plan.Close(); err != nil {
-			return err
-		}
-		e.commit(n)
 	}
-	e.state.SetWindow(d.Name, "", "")
+	for _, f := range p.Failed() {
+		if n.backfill.outcome(f.Window).kind != windowFailed {
+			continue // deferred, dead-lettered, or not tried in this run
+		}
+		e.log.Info("reading again a window that failed", "stream", d.Name,
+			"start", f.Start.UTC().Format(time.RFC3339), "end", f.End.UTC().Format(time.RFC3339))
+		if err := e.retryWindow(ctx, n, f.Window); err != nil {
+			return err
+		}
+	}
+	e.setPosition(n)
 	return nil
 }

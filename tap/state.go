@@ -44,6 +44,7 @@ const (
 	keyContext        = "context"
 	keyFloor          = "floor"
 	keyResume         = "resume"
+	keyFailedWindows  = "failed_windows"
 )
 
 // NewState returns an empty state.
@@ -245,13 +246,101 @@ func (st *State) SetValue(stream, key string, value any) {
 
 // SetWindow records the chunk window in progress; an empty start clears it.
 func (st *State) SetWindow(stream, start, end string) {
+	st.SetWindowHigh(stream, start, end, nil)
+}
+
+// WindowHigh returns the largest key of the windows read, which the
+// window in progress carries while failed windows hold the bookmark back.
+func (st *State) WindowHigh(stream string) any {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	w, _ := st.bookmarks[stream][keyWindow].(map[string]any)
+	return w["high"]
+}
+
+// SetWindowHigh records the chunk window in progress and, unless nil, the
+// largest key of the windows read; an empty start clears both.
+func (st *State) SetWindowHigh(stream, start, end string, high any) {
 	st.update(stream, func(b map[string]any) {
 		if start == "" {
 			delete(b, keyWindow)
 			return
 		}
-		b[keyWindow] = map[string]any{"start": start, "end": end}
+		w := map[string]any{"start": start, "end": end}
+		if high != nil {
+			w["high"] = high
+		}
+		b[keyWindow] = w
 	})
+}
+
+// FailedWindows returns the chunk windows a stream's last run did not read
+// to their end, as check validated them.
+func (st *State) FailedWindows(stream string) ([]streams.FailedWindow, error) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return failedWindows("bookmarks."+stream, st.bookmarks[stream])
+}
+
+// SetFailedWindows records the chunk windows not read to their end; none
+// removes the field.
+func (st *State) SetFailedWindows(stream string, ws []streams.FailedWindow) {
+	st.update(stream, func(b map[string]any) {
+		if len(ws) == 0 {
+			delete(b, keyFailedWindows)
+			return
+		}
+		list := make([]any, len(ws))
+		for i, w := range ws {
+			list[i] = map[string]any{"start": w.Start.UTC().Format(time.RFC3339), "end": w.End.UTC().Format(time.RFC3339), "error": w.Error}
+		}
+		b[keyFailedWindows] = list
+	})
+}
+
+// failedWindows reads a bookmark's failed_windows: an array of
+// {"start", "end", "error"}, start before end, both RFC 3339 times.
+func failedWindows(field string, b map[string]any) ([]streams.FailedWindow, error) {
+	raw, ok := b[keyFailedWindows]
+	if !ok {
+		return nil, nil
+	}
+	list, ok := raw.([]any)
+	if !ok {
+		return nil, fmt.Errorf("%s.%s: expected an array of {\"start\", \"end\", \"error\"}, got %s", field, keyFailedWindows, jsonText(raw))
+	}
+	out := make([]streams.FailedWindow, 0, len(list))
+	for i, e := range list {
+		where := fmt.Sprintf("%s.%s[%d]", field, keyFailedWindows, i)
+		m, ok := e.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("%s: expected an object {\"start\", \"end\", \"error\"}, got %s", where, jsonText(e))
+		}
+		var f streams.FailedWindow
+		for _, edge := range []struct {
+			name string
+			t    *time.Time
+		}{{"start", &f.Start}, {"end", &f.End}} {
+			s, _ := m[edge.name].(string)
+			t, err := time.Parse(time.RFC3339, s)
+			if err != nil {
+				return nil, fmt.Errorf("%s.%s: expected an RFC 3339 time, got %s", where, edge.name, jsonText(m[edge.name]))
+			}
+			*edge.t = t
+		}
+		if !f.Start.Before(f.End) {
+			return nil, fmt.Errorf("%s.end: expected a time after start %s, got %s", where, jsonText(m["start"]), jsonText(m["end"]))
+		}
+		if v, ok := m["error"]; ok {
+			s, ok := v.(string)
+			if !ok {
+				return nil, fmt.Errorf("%s.error: expected a string, got %s", where, jsonText(v))
+			}
+			f.Error = s
+		}
+		out = append(out, f)
+	}
+	return out, nil
 }
 
 // SetVersion records the table version of a full-table stream.
@@ -391,6 +480,14 @@ func (st *State) check(cfg *Config) error {
 					return fmt.Errorf("%s.%s.%s: expected an RFC 3339 time, got %s", field, keyWindow, edge, jsonText(wm[edge]))
 				}
 			}
+			if h, ok := wm["high"]; ok {
+				if _, isTime := streams.ParseTimeKey(h); !isTime {
+					return fmt.Errorf("%s.%s.high: expected an RFC 3339 time (the largest %q read), got %s", field, keyWindow, d.ReplicationKey, jsonText(h))
+				}
+			}
+		}
+		if _, err := failedWindows(field, b); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -6,10 +6,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/tap-dev/tap/settings"
+	"github.com/tap-dev/tap/streams"
 )
 
 func TestLoadStateForms(t *testing.T) {
@@ -121,5 +124,79 @@ func TestStateIsRedacted(t *testing.T) {
 	// The run itself still reads the real value.
 	if v := st.Value("orders"); v != "https://api.example.com/v1/orders?page=2&key=hunter2" {
 		t.Errorf("Value = %v", v)
+	}
+}
+
+// failed_windows is checked before any request: each bad shape is one line
+// naming the file, the field and what was expected.
+func TestLoadStateChecksFailedWindows(t *testing.T) {
+	cfg := &Config{
+		Streams: []streams.Definition{{Name: "events", ReplicationKey: "updated_at"}},
+		Schemas: map[string]map[string]any{"events": {"properties": map[string]any{
+			"updated_at": map[string]any{"type": "string", "format": "date-time"}}}},
+	}
+	bookmark := func(failed, high string) string {
+		return `{"bookmarks": {"events": {"replication_key": "updated_at", "replication_key_value": "2026-01-02T00:00:00Z",
+		  "window": {"start": "2026-01-05T00:00:00Z", "end": "2026-01-05T00:00:00Z", "high": ` + high + `}, "failed_windows": ` + failed + `}}}`
+	}
+	tests := map[string]struct {
+		failed, high string
+		want         []streams.FailedWindow
+		wantErr      string
+	}{
+		"window.high not a time": {failed: `[]`, high: `5`, wantErr: `bookmarks.events.window.high: expected an RFC 3339 time (the largest "updated_at" read), got 5`},
+		"two windows": {
+			failed: `[{"start": "2026-01-02T00:00:00Z", "end": "2026-01-03T00:00:00Z", "error": "503"},
+			          {"start": "2026-01-04T00:00:00Z", "end": "2026-01-05T00:00:00Z"}]`,
+			want: []streams.FailedWindow{
+				{Window: streams.Window{Start: time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC), End: time.Date(2026, 1, 3, 0, 0, 0, 0, time.UTC)}, Error: "503"},
+				{Window: streams.Window{Start: time.Date(2026, 1, 4, 0, 0, 0, 0, time.UTC), End: time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)}},
+			},
+		},
+		"empty":            {failed: `[]`, want: []streams.FailedWindow{}},
+		"not an array":     {failed: `{"start": "2026-01-02T00:00:00Z"}`, wantErr: `bookmarks.events.failed_windows: expected an array of {"start", "end", "error"}, got {"start":"2026-01-02T00:00:00Z"}`},
+		"not an object":    {failed: `["2026-01-02"]`, wantErr: `bookmarks.events.failed_windows[0]: expected an object {"start", "end", "error"}, got "2026-01-02"`},
+		"start not time":   {failed: `[{"start": "monday", "end": "2026-01-03T00:00:00Z"}]`, wantErr: `bookmarks.events.failed_windows[0].start: expected an RFC 3339 time, got "monday"`},
+		"end missing":      {failed: `[{"start": "2026-01-02T00:00:00Z"}]`, wantErr: `bookmarks.events.failed_windows[0].end: expected an RFC 3339 time, got null`},
+		"end before start": {failed: `[{"start": "2026-01-03T00:00:00Z", "end": "2026-01-02T00:00:00Z"}]`, wantErr: `bookmarks.events.failed_windows[0].end: expected a time after start "2026-01-03T00:00:00Z", got "2026-01-02T00:00:00Z"`},
+		"error not text":   {failed: `[{"start": "2026-01-02T00:00:00Z", "end": "2026-01-03T00:00:00Z", "error": 503}]`, wantErr: `bookmarks.events.failed_windows[0].error: expected a string, got 503`},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "state.json")
+			if tt.high == "" {
+				tt.high = `"2026-01-04T23:00:00Z"`
+			}
+			if err := os.WriteFile(path, []byte(bookmark(tt.failed, tt.high)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			st, err := loadStateFor(path, cfg)
+			if tt.wantErr != "" {
+				if err == nil || err.Error() != path+": "+tt.wantErr {
+					t.Fatalf("error:\n %v\nwant:\n %s: %s", err, path, tt.wantErr)
+				}
+				if ExitCode(err) != ExitBadInput {
+					t.Errorf("exit %d, want %d", ExitCode(err), ExitBadInput)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := st.FailedWindows("events")
+			if err != nil {
+				t.Fatal(err)
+			}
+			ignore := cmpopts.IgnoreUnexported(streams.FailedWindow{})
+			if d := cmp.Diff(tt.want, got, ignore); d != "" {
+				t.Errorf("(-want +got):\n%s", d)
+			}
+			// Written back as read.
+			st.SetFailedWindows("events", got)
+			again, _ := st.FailedWindows("events")
+			if d := cmp.Diff(tt.want, again, cmpopts.EquateEmpty(), ignore); d != "" {
+				t.Errorf("round trip (-want +got):\n%s", d)
+			}
+		})
 	}
 }

@@ -1,0 +1,316 @@
+package tap
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tap-dev/tap/client"
+)
+
+// winReq is the request of the one-day window starting on day d.
+func winReq(d int) string {
+	return "s?from=" + url.QueryEscape(key(d)) + "&to=" + url.QueryEscape(key(d+1))
+}
+
+// lastBookmark is the bookmark of "s" in the last STATE.
+func lastBookmark(t *testing.T, r *recorder) map[string]any {
+	t.Helper()
+	for i := len(r.msgs) - 1; i >= 0; i-- {
+		if m := r.msgs[i]; m.Type == "STATE" {
+			b, _ := m.State["bookmarks"].(map[string]any)["s"].(map[string]any)
+			return b
+		}
+	}
+	t.Fatal("no STATE")
+	return nil
+}
+
+// failedWindows lists a bookmark's failed_windows as "start/end: error".
+func failedWindowsOf(b map[string]any) []string {
+	var out []string
+	list, _ := b["failed_windows"].([]any)
+	for _, e := range list {
+		m := e.(map[string]any)
+		out = append(out, m["start"].(string)+"/"+m["end"].(string)+": "+m["error"].(string))
+	}
+	return out
+}
+
+// hasFailed checks a bookmark's failed windows: each "start/end" with an
+// error containing the text given.
+func hasFailed(t *testing.T, b map[string]any, want map[string]string) {
+	t.Helper()
+	got := failedWindowsOf(b)
+	if len(got) != len(want) {
+		t.Fatalf("failed_windows = %q, want %d windows: %v", got, len(want), want)
+	}
+	for _, g := range got {
+		w, why, _ := strings.Cut(g, ": ")
+		if text, ok := want[w]; !ok || !strings.Contains(why, text) {
+			t.Errorf("failed window %q, want one of %v", g, want)
+		}
+	}
+}
+
+func hasLine(t *testing.T, logs, line string) {
+	t.Helper()
+	if !strings.Contains(logs, "\n"+line+"\n") {
+		t.Errorf("logs lack the line %q:\n%s", line, logs)
+	}
+}
+
+func TestEngineBackfillOutcomes(t *testing.T) {
+	days := []map[string]any{row(1, 1), row(2, 2), row(3, 3), row(4, 4), row(5, 5)}
+	daily := map[string]any{"incremental": map[string]any{"param": "from", "end_param": "to", "chunk_days": 1, "format": "rfc3339"},
+		"pagination": map[string]any{"type": "none"}}
+	endDate := map[string]any{"end_date": key(6)} // five windows: days 1 to 5
+	unavailable := &client.StatusError{Stream: "s", Method: "GET", Path: "/s", Status: 503, Attempts: 3}
+	deferred := &client.DeferError{Stream: "s", Reason: "daily quota reached", RetryAt: time.Date(2026, 1, 12, 0, 0, 0, 0, time.UTC)}
+	failOn := func(err error, reqs ...string) func(string) error {
+		return func(req string) error {
+			for _, r := range reqs {
+				if req == r {
+					return err
+				}
+			}
+			return nil
+		}
+	}
+	lettersPath := filepath.Join(t.TempDir(), "letters.jsonl")
+	for _, c := range []engineCase{{
+		name:   "a window that always fails: the others are read, it is read once more at the end, the bookmark stays before it",
+		stream: daily, cfg: endDate, rows: days,
+		failReq: failOn(unavailable, winReq(3)),
+		wantErr: `stream "s": 1 backfill window still failed after a second try`, wantExit: ExitFailure,
+		check: func(t *testing.T, r *recorder, src *source, logs string) {
+			equal(t, "requests", src.requests, []string{winReq(1), winReq(2), winReq(3), winReq(4), winReq(5), winReq(3)})
+			equal(t, "ids", ids(r), []int{1, 2, 4, 5})
+			equal(t, "states", states(r), []string{"-", key(1), key(2), key(2), key(2), key(2)})
+			noBookmarkPastUnread(t, r)
+			b := lastBookmark(t, r)
+			equal(t, "bookmark", []any{b["replication_key_value"]}, []any{key(2)})
+			// The walk is over: its position is its end, with the largest
+			// key it read.
+			equal(t, "window", []any{b["window"]}, []any{map[string]any{"start": key(6), "end": key(6), "high": key(5)}})
+			hasFailed(t, b, map[string]string{key(3) + "/" + key(4): "gave up after 3 attempts: last status 503"})
+			hasLine(t, logs, "INFO windows completed=4 failed=1 deferred=0 resumed=0 stream=s")
+			if !strings.Contains(logs, "WARN backfill window failed; the walk goes on stream=s start="+key(3)) {
+				t.Errorf("no WARN for the failed window:\n%s", logs)
+			}
+		},
+	}, {
+		name:   "the next run reads only the failed window, first; the bookmark then reaches the end",
+		stream: daily, cfg: endDate, rows: days,
+		state: `{"bookmarks":{"s":{"replication_key":"updated_at","replication_key_value":"` + key(2) + `",
+			"window":{"start":"` + key(6) + `","end":"` + key(6) + `","high":"` + key(5) + `"},
+			"failed_windows":[{"start":"` + key(3) + `","end":"` + key(4) + `","error":"503"}]}}}`,
+		check: func(t *testing.T, r *recorder, src *source, logs string) {
+			equal(t, "requests", src.requests, []string{winReq(3)})
+			equal(t, "ids", ids(r), []int{3})
+			b := lastBookmark(t, r)
+			equal(t, "bookmark", []any{b["replication_key_value"]}, []any{key(5)})
+			for _, k := range []string{"window", "failed_windows", "resume"} {
+				if _, ok := b[k]; ok {
+					t.Errorf("the bookmark keeps %s: %v", k, b)
+				}
+			}
+			hasLine(t, logs, "INFO windows completed=1 failed=0 deferred=0 resumed=1 stream=s")
+		},
+	}, {
+		name:   "failed windows of the last run come before the walk at its position",
+		stream: daily, cfg: map[string]any{"end_date": key(7)}, rows: append(days, row(6, 6)),
+		state: `{"bookmarks":{"s":{"replication_key":"updated_at","replication_key_value":"` + key(1) + `",
+			"window":{"start":"` + key(5) + `","end":"` + key(6) + `","high":"` + key(4) + `"},
+			"failed_windows":[{"start":"` + key(3) + `","end":"` + key(4) + `","error":"x"},{"start":"` + key(2) + `","end":"` + key(3) + `","error":"y"}]}}}`,
+		check: func(t *testing.T, r *recorder, src *source, logs string) {
+			equal(t, "requests", src.requests, []string{winReq(2), winReq(3), winReq(5), winReq(6)})
+			equal(t, "ids", ids(r), []int{2, 3, 5, 6})
+			// Day 4 was read by the last run, which held the bookmark back:
+			// once both failed windows are read, the bookmark takes it up.
+			equal(t, "states", states(r), []string{key(4), key(5), key(6)})
+			noBookmarkPastUnread(t, r)
+			hasLine(t, logs, "INFO windows completed=4 failed=0 deferred=0 resumed=3 stream=s")
+		},
+	}, {
+		name:   "a window that fails once is read again at the end; the bookmark then moves on",
+		stream: daily, cfg: endDate, rows: days,
+		failReq: func() func(string) error {
+			failed := false
+			return func(req string) error {
+				if req == winReq(3) && !failed {
+					failed = true
+					return unavailable
+				}
+				return nil
+			}
+		}(),
+		check: func(t *testing.T, r *recorder, src *source, logs string) {
+			equal(t, "requests", src.requests, []string{winReq(1), winReq(2), winReq(3), winReq(4), winReq(5), winReq(3)})
+			equal(t, "ids", ids(r), []int{1, 2, 4, 5, 3})
+			equal(t, "states", states(r), []string{"-", key(1), key(2), key(2), key(2), key(5)})
+			noBookmarkPastUnread(t, r)
+			b := lastBookmark(t, r)
+			if _, ok := b["failed_windows"]; ok {
+				t.Errorf("failed_windows kept: %v", b)
+			}
+			if _, ok := b["window"]; ok {
+				t.Errorf("window kept: %v", b)
+			}
+			hasLine(t, logs, "INFO windows completed=5 failed=0 deferred=0 resumed=0 stream=s")
+		},
+	}, {
+		name:   "a deferred window is recorded and the run stops at the next window: exit 75",
+		stream: daily, cfg: endDate, rows: days,
+		failReq: failOn(deferred, winReq(3)),
+		wantErr: "deferred: daily quota reached", wantExit: ExitDeferred,
+		check: func(t *testing.T, r *recorder, src *source, logs string) {
+			equal(t, "requests", src.requests, []string{winReq(1), winReq(2), winReq(3)})
+			equal(t, "ids", ids(r), []int{1, 2})
+			lastIsState(t, r)
+			b := lastBookmark(t, r)
+			equal(t, "bookmark", []any{b["replication_key_value"]}, []any{key(2)})
+			equal(t, "window", []string{r.msgs[len(r.msgs)-1].window("s")}, []string{key(4) + "/" + key(5)})
+			hasFailed(t, b, map[string]string{key(3) + "/" + key(4): "deferred: daily quota reached"})
+			hasLine(t, logs, "INFO windows completed=2 failed=0 deferred=1 resumed=0 stream=s")
+		},
+	}, {
+		name:   "a failed window, then a deferred one: exit 1, both recorded, none read again",
+		stream: daily, cfg: endDate, rows: days,
+		failReq: func(req string) error {
+			return map[string]error{winReq(2): unavailable, winReq(4): deferred}[req]
+		},
+		wantErr: "also: stream \"s\": deferred", wantExit: ExitFailure,
+		check: func(t *testing.T, r *recorder, src *source, logs string) {
+			equal(t, "requests", src.requests, []string{winReq(1), winReq(2), winReq(3), winReq(4)})
+			equal(t, "ids", ids(r), []int{1, 3})
+			b := lastBookmark(t, r)
+			equal(t, "bookmark", []any{b["replication_key_value"]}, []any{key(1)})
+			equal(t, "window", []any{b["window"]}, []any{map[string]any{"start": key(5), "end": key(6), "high": key(3)}})
+			hasFailed(t, b, map[string]string{key(2) + "/" + key(3): "503", key(4) + "/" + key(5): "deferred"})
+			hasLine(t, logs, "INFO windows completed=2 failed=1 deferred=1 resumed=0 stream=s")
+		},
+	}, {
+		name: "on_request_failure dead_letter: the window's request is a letter naming the window; it stays in failed_windows, is not read again, exit 0",
+		stream: map[string]any{"on_request_failure": "dead_letter",
+			"incremental": daily["incremental"], "pagination": daily["pagination"]},
+		cfg:     map[string]any{"end_date": key(6), "dead_letter_path": lettersPath},
+		rows:    days,
+		failReq: failOn(unavailable, winReq(3)),
+		check: func(t *testing.T, r *recorder, src *source, logs string) {
+			equal(t, "requests", src.requests, []string{winReq(1), winReq(2), winReq(3), winReq(4), winReq(5)})
+			equal(t, "ids", ids(r), []int{1, 2, 4, 5})
+			b := lastBookmark(t, r)
+			equal(t, "bookmark", []any{b["replication_key_value"]}, []any{key(2)})
+			hasFailed(t, b, map[string]string{key(3) + "/" + key(4): "a request was dead-lettered to " + lettersPath})
+			hasLine(t, logs, "INFO windows completed=4 failed=1 deferred=0 resumed=0 stream=s")
+			raw, err := os.ReadFile(lettersPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines := bytes.Split(bytes.TrimSpace(raw), []byte("\n"))
+			if len(lines) != 1 {
+				t.Fatalf("%d letters, want 1:\n%s", len(lines), raw)
+			}
+			var l struct {
+				Kind   string            `json:"kind"`
+				Window map[string]string `json:"window"`
+			}
+			if err := json.Unmarshal(lines[0], &l); err != nil {
+				t.Fatal(err)
+			}
+			if l.Kind != "request" || l.Window["start"] != key(3) || l.Window["end"] != key(4) {
+				t.Errorf("letter %s, want kind request and window %s to %s", lines[0], key(3), key(4))
+			}
+		},
+	}} {
+		t.Run(c.name, func(t *testing.T) { runEngineCase(t, c) })
+	}
+}
+
+// A sorted stream checkpoints inside a window; when the window then fails,
+// the bookmark goes back to where it stood before the window, and its
+// resume object goes: the next window starts on its own first page.
+func TestEngineBackfillFailedWindowInsidePages(t *testing.T) {
+	at := func(id, d, h int) map[string]any {
+		return map[string]any{"id": id, "updated_at": time.Date(2026, 1, d, h, 0, 0, 0, time.UTC).Format(time.RFC3339)}
+	}
+	rows := []map[string]any{at(1, 1, 0), at(2, 2, 0), at(31, 3, 1), at(32, 3, 2), at(33, 3, 3), at(4, 4, 0), at(5, 5, 0)}
+	runEngineCase(t, engineCase{
+		stream: map[string]any{"is_sorted": true,
+			"incremental": map[string]any{"param": "from", "end_param": "to", "chunk_days": 1, "format": "rfc3339"}},
+		cfg:  map[string]any{"end_date": key(6)},
+		rows: rows,
+		failReq: func(req string) error {
+			if strings.Contains(req, "from="+url.QueryEscape(key(3))) && strings.Contains(req, "&page=2&") {
+				return &client.StatusError{Stream: "s", Method: "GET", Path: "/s", Status: 502, Attempts: 3}
+			}
+			return nil
+		},
+		wantErr: "1 backfill window still failed", wantExit: ExitFailure,
+		check: func(t *testing.T, r *recorder, src *source, logs string) {
+			equal(t, "ids", ids(r), []int{1, 2, 31, 32, 4, 5, 31, 32})
+			failed := false
+			for i, m := range r.msgs {
+				if m.Type != "STATE" {
+					continue
+				}
+				b, _ := m.State["bookmarks"].(map[string]any)["s"].(map[string]any)
+				if _, ok := b["failed_windows"]; ok {
+					failed = true
+				}
+				if !failed {
+					continue
+				}
+				if v := b["replication_key_value"]; v != key(2) {
+					t.Errorf("message %d: bookmark %v after the window failed, want %s, where it stood before", i, v, key(2))
+				}
+				if _, ok := b["resume"]; ok {
+					t.Errorf("message %d: a resume object after the window failed: %v", i, b["resume"])
+				}
+			}
+			if !failed {
+				t.Fatal("no STATE has failed_windows")
+			}
+			if !strings.Contains(strings.Join(states(r), " "), "2026-01-03T02:00:00Z") {
+				t.Errorf("states %v: want the page inside day 3 checkpointed before the failure", states(r))
+			}
+		},
+	})
+}
+
+// Airbyte mode carries failed_windows in the stream state, both ways.
+func TestAirbyteStreamStateCarriesFailedWindows(t *testing.T) {
+	st := NewState()
+	st.SetValue("s", "updated_at", key(3))
+	fw := []map[string]any{{"start": key(3), "end": key(4), "error": "503"}}
+	tree, _ := json.Marshal(fw)
+	var list []any
+	json.Unmarshal(tree, &list)
+	st.update("s", func(b map[string]any) { b["failed_windows"] = list })
+	raw, err := st.StreamJSON("s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(raw, []byte(`"failed_windows":[{"end":"`+key(4)+`","error":"503","start":"`+key(3)+`"}]`)) {
+		t.Fatalf("stream state %s lacks failed_windows", raw)
+	}
+	msg := `[{"type": "STREAM", "stream": {"stream_descriptor": {"name": "s"}, "stream_state": ` + string(raw) + `}}]`
+	path := filepath.Join(t.TempDir(), "state.json")
+	if err := os.WriteFile(path, []byte(msg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	back, err := LoadState(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := back.FailedWindows("s")
+	if err != nil || len(got) != 1 || got[0].Start.Format(time.RFC3339) != key(3) || got[0].Error != "503" {
+		t.Errorf("FailedWindows = %v, %v", got, err)
+	}
+}
