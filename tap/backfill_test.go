@@ -3,6 +3,7 @@ package tap
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -91,7 +92,8 @@ func TestEngineBackfillOutcomes(t *testing.T) {
 		check: func(t *testing.T, r *recorder, src *source, logs string) {
 			equal(t, "requests", src.requests, []string{winReq(1), winReq(2), winReq(3), winReq(4), winReq(5), winReq(3)})
 			equal(t, "ids", ids(r), []int{1, 2, 4, 5})
-			equal(t, "states", states(r), []string{"-", key(1), key(2), key(2), key(2), key(2)})
+			// Before each window, at the walk's end, at the run's end.
+			equal(t, "states", states(r), []string{"-", key(1), key(2), key(2), key(2), key(2), key(2)})
 			noBookmarkPastUnread(t, r)
 			b := lastBookmark(t, r)
 			equal(t, "bookmark", []any{b["replication_key_value"]}, []any{key(2)})
@@ -153,7 +155,7 @@ func TestEngineBackfillOutcomes(t *testing.T) {
 		check: func(t *testing.T, r *recorder, src *source, logs string) {
 			equal(t, "requests", src.requests, []string{winReq(1), winReq(2), winReq(3), winReq(4), winReq(5), winReq(3)})
 			equal(t, "ids", ids(r), []int{1, 2, 4, 5, 3})
-			equal(t, "states", states(r), []string{"-", key(1), key(2), key(2), key(2), key(5)})
+			equal(t, "states", states(r), []string{"-", key(1), key(2), key(2), key(2), key(2), key(5)})
 			noBookmarkPastUnread(t, r)
 			b := lastBookmark(t, r)
 			if _, ok := b["failed_windows"]; ok {
@@ -313,4 +315,64 @@ func TestAirbyteStreamStateCarriesFailedWindows(t *testing.T) {
 	if err != nil || len(got) != 1 || got[0].Start.Format(time.RFC3339) != key(3) || got[0].Error != "503" {
 		t.Errorf("FailedWindows = %v, %v", got, err)
 	}
+}
+
+// A failed window read again writes no resume object, with children too:
+// the resume object belongs to the window at the walk's position.
+func TestEngineBackfillRetryWritesNoResume(t *testing.T) {
+	parents := []map[string]any{row(1, 1), row(2, 2), row(31, 3), row(32, 3), row(33, 3), row(4, 4)}
+	children := map[string][]map[string]any{}
+	for _, p := range parents {
+		id := p["id"].(int)
+		children[fmt.Sprintf("/c/%d", id)] = []map[string]any{{"id": 100 + id, "updated_at": p["updated_at"]}}
+	}
+	failed := false
+	c := childCase("", "", parents, children, map[string]any{"end_date": key(5)}, func(t *testing.T, r *recorder, src *source, _ string) {
+		equal(t, "parents", idsOf(r, "s"), []int{1, 2, 31, 32, 4, 31, 32, 33})
+		equal(t, "children", idsOf(r, "c"), []int{101, 102, 131, 132, 104, 131, 132, 133})
+		var after bool
+		for i, m := range r.msgs {
+			if m.Type != "STATE" {
+				continue
+			}
+			b, _ := m.State["bookmarks"].(map[string]any)["s"].(map[string]any)
+			if w, _ := b["window"].(map[string]any); w != nil && w["start"] == key(5) {
+				after = true // the walk is over, checkpointed before the retry
+			}
+			res, _ := b["resume"].(map[string]any)
+			if filter, _ := res["filter"].(map[string]any); after && filter["from"] == key(3) {
+				t.Errorf("message %d: the retry of day 3 wrote a resume object: %v", i, res)
+			}
+		}
+		if !after {
+			t.Fatal("no STATE at the walk's end")
+		}
+		if b := lastBookmark(t, r); b["resume"] != nil || b["failed_windows"] != nil || b["window"] != nil {
+			t.Errorf("last bookmark %v", b)
+		}
+	})
+	c.name = "a failed window read again writes no resume object"
+	c.stream = map[string]any{
+		"incremental": map[string]any{"param": "from", "end_param": "to", "chunk_days": 1, "format": "rfc3339"},
+		"pagination":  map[string]any{"type": "page_number", "page_param": "page", "page_size_param": "per_page", "page_size": 2}}
+	c.failReq = func(req string) error {
+		if strings.Contains(req, "from="+url.QueryEscape(key(3))) && strings.Contains(req, "&page=2&") && !failed {
+			failed = true
+			return &client.StatusError{Stream: "s", Method: "GET", Path: "/s", Status: 503, Attempts: 3}
+		}
+		return nil
+	}
+	runEngineCase(t, c)
+}
+
+// idsOf lists the ids of a stream's RECORD messages.
+func idsOf(r *recorder, stream string) []int {
+	var out []int
+	for _, m := range r.msgs {
+		if m.Type == "RECORD" && m.Stream == stream {
+			n, _ := m.Record["id"].(float64)
+			out = append(out, int(n))
+		}
+	}
+	return out
 }

@@ -350,6 +350,13 @@ func (e *engine) syncWindows(ctx context.Context, n *node, ws []streams.Window) 
 			return err
 		}
 	}
+	if len(p.Failed()) > 0 && n.selected {
+		// A run killed while it reads them again goes on after the walk.
+		e.setPosition(n)
+		if err := e.checkpoint(n); err != nil {
+			return err
+		}
+	}
 	for _, f := range p.Failed() {
 		if n.backfill.outcome(f.Window).kind != windowFailed {
 			continue // deferred, dead-lettered, or not tried in this run
