@@ -2,6 +2,7 @@ package records
 
 import (
 	"maps"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -31,6 +32,10 @@ type RequestLetter struct {
 	// Bookmark is the stream's replication-key value the request was
 	// filtered from (nil: no filter).
 	Bookmark any
+	// Resume, when the walk failed past its first page, is the request of
+	// the page that failed (as a resume object of the bookmark): replay
+	// starts there, since the pages before it were written.
+	Resume map[string]any
 
 	Method, URL  string // URL with credentials masked
 	RequestBody  string
@@ -52,6 +57,7 @@ type requestLetter struct {
 	Context      map[string]any `json:"context"`
 	Window       *letterWindow  `json:"window,omitempty"`
 	Bookmark     any            `json:"bookmark,omitempty"`
+	Resume       map[string]any `json:"resume,omitempty"`
 	Request      letterRequest  `json:"request"`
 	Response     letterResponse `json:"response"`
 	ErrorType    string         `json:"error_type"`
@@ -95,6 +101,13 @@ func (d *DeadLetters) Request(r RequestLetter) error {
 	}
 	if r.Context != nil {
 		l.Context, _ = d.redact.Value(r.Context).(map[string]any)
+	}
+	if r.Resume != nil {
+		// A page position that held a secret cannot be sent again
+		// masked: without it replay reads the walk from its start.
+		if v, _ := d.redact.Value(r.Resume).(map[string]any); reflect.DeepEqual(v, r.Resume) {
+			l.Resume = v
+		}
 	}
 	if r.WindowStart != "" || r.WindowEnd != "" {
 		l.Window = &letterWindow{Start: r.WindowStart, End: r.WindowEnd}

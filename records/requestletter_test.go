@@ -70,3 +70,28 @@ func TestRequestLetter(t *testing.T) {
 		t.Errorf("depths (-want +got):\n%s", diff)
 	}
 }
+
+// A letter keeps the page it failed on unless the page's request holds a
+// secret, which masked could not be sent again.
+func TestRequestLetterResume(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "dead.jsonl")
+	d := NewDeadLetters(path, testRun, redactor{"s3cret"})
+	page := func(cursor string) map[string]any {
+		return map[string]any{"request": map[string]any{"method": "GET", "url": "/items", "query": map[string]any{"cursor": []any{cursor}}}, "pages": int64(0)}
+	}
+	for _, c := range []string{"c2", "c2-s3cret"} {
+		if err := d.Request(RequestLetter{Stream: "items", Method: "GET", URL: "/items", Resume: page(c)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d.Close()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) != 2 || !strings.Contains(lines[0], `"resume":{"pages":0,"request":{"method":"GET","query":{"cursor":["c2"]},"url":"/items"}}`) ||
+		strings.Contains(lines[1], "resume") {
+		t.Errorf("letters:\n%s", b)
+	}
+}

@@ -33,8 +33,8 @@ func (e *engine) commit(n *node) bool {
 // happen (unbuffered), so none can be lost behind a bookmark that moved
 // past it.
 func (e *engine) checkpoint(n *node) error {
-	if err := e.schema(n); err != nil || e.recordLimit > 0 {
-		return err
+	if err := e.schema(n); err != nil || e.recordLimit > 0 || e.replaying {
+		return err // a replay writes one STATE, at its end
 	}
 	return e.out.State(n.def.Name, e.state, n.records.Load())
 }

@@ -167,7 +167,7 @@ func (e *engine) walk(ctx context.Context, n *node, first streams.Request, part 
 			return pages.WalkInOrder(ctx, d, p, first, fetch, page)
 		}
 	}
-	err = walkPages(ctx, n.def, p, first, e.fetch(n), func(resp *streams.Response) error {
+	err = walkPages(ctx, n.def, p, first, pageErrors(e.fetch(n)), func(resp *streams.Response) error {
 		n.pages.Add(1)
 		n.received.Add(int64(len(resp.Records)))
 		extracted := e.now()

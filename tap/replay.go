@@ -38,9 +38,14 @@ func Replay(ctx context.Context, f Files, lettersPath string, stdout, stderr io.
 	if err != nil {
 		return err
 	}
-	st := NewState()
+	// st is the one STATE written, as given; the engine reads its own
+	// copy (walks and jobs note their progress in it).
+	st, work := NewState(), NewState()
 	if f.State != "" {
 		if st, err = loadStateFor(f.State, cfg); err != nil {
+			return err
+		}
+		if work, err = loadStateFor(f.State, cfg); err != nil {
 			return err
 		}
 	}
@@ -57,17 +62,18 @@ func Replay(ctx context.Context, f Files, lettersPath string, stdout, stderr io.
 	cfg.DeadLetterPath = side
 	cfg.OnSchemaViolation = settings.ViolationDeadLetter
 	log := NewStderrLogger(stderr, f.logLevel(cfg), cfg.Redactor)
-	st.redact = cfg.Redactor
+	st.redact, work.redact = cfg.Redactor, cfg.Redactor
 	base, stop, err := startAPI(cfg, log)
 	if err != nil {
 		return err
 	}
 	defer stop()
 	out := NewSingerWriter(stdout)
-	e, err := newEngine(cfg, nil, st, out, log)
+	e, err := newEngine(cfg, nil, work, out, log)
 	if err != nil {
 		return err
 	}
+	e.base = strings.TrimRight(base.String(), "/")
 	defer os.Remove(side)
 	defer e.dead.Close()
 	e.replaying = true
@@ -245,12 +251,19 @@ func (e *engine) replayRecord(n *node, m map[string]any, extracted time.Time) er
 }
 
 // replayRequest walks a request letter's stream again, for its parent and
-// window, from the bookmark it was filtered from; a failure is written as
-// a new letter (e.replaying) and settles the old one.
+// window, from the bookmark it was filtered from, starting at the page
+// that failed when the letter says which: only what the failed request
+// would have read. A failure is written as a new letter (e.replaying) and
+// settles the old one.
 func (e *engine) replayRequest(ctx context.Context, n *node, m map[string]any) (bool, error) {
 	d := n.def
+	c, _ := m["context"].(map[string]any)
+	wm, _ := m["window"].(map[string]any)
+	if wm == nil {
+		wm, _ = c["window"].(map[string]any) // the shape of a window's context
+	}
 	b := streams.Bounds{Bookmark: m["bookmark"], StartDate: e.cfg.Start, Now: e.now().UTC(), Numeric: n.numeric}
-	b.FullTable = b.Bookmark == nil && m["window"] == nil
+	b.FullTable = b.Bookmark == nil && wm == nil
 	p, err := streams.NewPlan(d, b)
 	if err != nil {
 		return false, fmt.Errorf("stream %q: %w", d.Name, err)
@@ -258,7 +271,6 @@ func (e *engine) replayRequest(ctx context.Context, n *node, m map[string]any) (
 	n.plan = p
 	var part streams.Partition
 	if par := d.Parent; par != nil {
-		c, _ := m["context"].(map[string]any)
 		name := par.Key
 		if par.As != "" {
 			name = par.As
@@ -268,7 +280,7 @@ func (e *engine) replayRequest(ctx context.Context, n *node, m map[string]any) (
 		}
 	}
 	var w *streams.Window
-	if wm, ok := m["window"].(map[string]any); ok {
+	if wm != nil {
 		s, err1 := time.Parse(time.RFC3339, fmt.Sprint(wm["start"]))
 		t, err2 := time.Parse(time.RFC3339, fmt.Sprint(wm["end"]))
 		if err := errors.Join(err1, err2); err != nil {
@@ -280,8 +292,15 @@ func (e *engine) replayRequest(ctx context.Context, n *node, m map[string]any) (
 	if err != nil {
 		return false, err
 	}
+	if t, ok := m["resume"].(map[string]any); ok {
+		r, err := streams.ResumeFromTree(t)
+		if err != nil {
+			return false, fmt.Errorf("resume.%w", err)
+		}
+		req, n.continuing = r.Next, true
+	}
 	n.window = w
-	defer func() { n.window = nil }()
+	defer func() { n.window, n.continuing = nil, false }()
 	if err := e.walk(ctx, n, req, part); err != nil {
 		return false, err
 	}

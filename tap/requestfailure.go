@@ -1,8 +1,12 @@
 package tap
 
 import (
+	"bytes"
+	"cmp"
+	"context"
 	"errors"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/tap-dev/tap/client"
@@ -27,6 +31,9 @@ func (e *engine) deadLetter(n *node, first streams.Request, part streams.Partiti
 	}
 	if w := n.window; w != nil {
 		l.WindowStart, l.WindowEnd = w.Start.UTC().Format(time.RFC3339), w.End.UTC().Format(time.RFC3339)
+		if l.Context == nil {
+			l.Context = map[string]any{"window": map[string]any{"start": l.WindowStart, "end": l.WindowEnd}}
+		}
 	}
 	if !n.plan.FullTable() && e.state != nil {
 		l.Bookmark = e.state.Value(n.def.Name)
@@ -97,6 +104,12 @@ func (e *engine) letterFor(n *node, first streams.Request, part streams.Partitio
 		var de *client.DeferError
 		l.Transient = errors.As(err, &de) // still pending: it may be done later
 	}
+	var pe *pageError
+	if errors.As(err, &pe) && (n.continuing || !sameRequest(pe.Req, first)) {
+		// Replay starts at the page that failed: the pages before it
+		// were written (by this walk, or by the run it resumes).
+		l.Resume = streams.Resume{Next: e.relative(pe.Req)}.Tree()
+	}
 	if hasSE {
 		l.Method, l.URL, l.Status, l.ResponseBody = se.Method, se.URL, se.Status, se.Body
 		if l.URL == "" {
@@ -105,6 +118,32 @@ func (e *engine) letterFor(n *node, first streams.Request, part streams.Partitio
 		l.Transient, l.Attempts = se.Transient(), se.Attempts
 	}
 	return l, true
+}
+
+// pageError is the failure of one page request of a walk.
+type pageError struct {
+	Req streams.Request
+	Err error
+}
+
+func (e *pageError) Error() string { return e.Err.Error() }
+func (e *pageError) Unwrap() error { return e.Err }
+
+// pageErrors makes fetch's errors say which request failed.
+func pageErrors(fetch streams.Fetch) streams.Fetch {
+	return func(ctx context.Context, req streams.Request) (*streams.Response, error) {
+		resp, err := fetch(ctx, req)
+		if err != nil {
+			return nil, &pageError{Req: req, Err: err}
+		}
+		return resp, nil
+	}
+}
+
+// sameRequest reports whether two requests send the same thing.
+func sameRequest(a, b streams.Request) bool {
+	return strings.EqualFold(cmp.Or(a.Method, "GET"), cmp.Or(b.Method, "GET")) && a.URL == b.URL &&
+		a.Query.Encode() == b.Query.Encode() && bytes.Equal(a.Body, b.Body)
 }
 
 // pathOnly is a URL without its query.

@@ -1,0 +1,155 @@
+package integration_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// walkAPI serves users 1-3 with their orders (two each, updated on day
+// 10·user and 10·user+1 of January) and six items in pages of two.
+// While broken, the orders of user 2 and the second page of items answer
+// 500.
+type walkAPI struct{ broken atomic.Bool }
+
+func (a *walkAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	switch {
+	case r.URL.Path == "/users":
+		fmt.Fprint(w, `{"data":[{"id":1},{"id":2},{"id":3}]}`)
+	case strings.HasPrefix(r.URL.Path, "/users/") && strings.HasSuffix(r.URL.Path, "/orders"):
+		id, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, "/users/"), "/orders"))
+		if id == 2 && a.broken.Load() {
+			http.Error(w, `{"error":"down"}`, http.StatusInternalServerError)
+			return
+		}
+		fmt.Fprintf(w, `{"data":[{"id":%d1,"updated_at":"2026-01-%02dT00:00:00Z"},{"id":%d2,"updated_at":"2026-01-%02dT00:00:00Z"}]}`,
+			id, 10*id-9, id, 10*id-8)
+	case r.URL.Path == "/items":
+		page, _ := strconv.Atoi(r.URL.Query().Get("page"))
+		if page == 2 && a.broken.Load() {
+			http.Error(w, `{"error":"down"}`, http.StatusInternalServerError)
+			return
+		}
+		var rows []string
+		for id := 2*page - 1; id <= 2*page && id <= 6; id++ {
+			rows = append(rows, fmt.Sprintf(`{"id":%d}`, id))
+		}
+		fmt.Fprintf(w, `{"data":[%s]}`, strings.Join(rows, ","))
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+func walkConfig(base string) map[string]any {
+	obj := func(props ...string) map[string]any {
+		p := map[string]any{}
+		for _, name := range props {
+			p[name] = map[string]any{"type": "integer"}
+		}
+		if slices.Contains(props, "user_id") {
+			p["updated_at"] = map[string]any{"type": "string", "format": "date-time"}
+		}
+		return map[string]any{"type": "object", "properties": p}
+	}
+	cfg := tapConfig(base, []any{
+		map[string]any{"name": "users", "path": "/users", "records_path": "data", "primary_key": []string{"id"},
+			"pagination": map[string]any{"type": "none"}, "schema": obj("id")},
+		map[string]any{"name": "orders", "path": "/users/{id}/orders", "records_path": "data", "primary_key": []string{"id"},
+			"parent": map[string]any{"stream": "users", "key": "id", "as": "user_id"}, "pagination": map[string]any{"type": "none"},
+			"replication_key": "updated_at", "incremental": map[string]any{"param": "since", "format": "rfc3339"},
+			"on_request_failure": "dead_letter", "schema": obj("id", "user_id")},
+		map[string]any{"name": "items", "path": "/items", "records_path": "data", "primary_key": []string{"id"},
+			"pagination":         map[string]any{"type": "page_number", "page_param": "page", "page_size": 2},
+			"on_request_failure": "dead_letter", "schema": obj("id")},
+	})
+	cfg["start_date"] = "2026-01-01T00:00:00Z"
+	cfg["retry"] = map[string]any{"max_attempts": 2, "base_delay_ms": 1, "max_delay_ms": 2}
+	return cfg
+}
+
+// partitionBookmarks reads the orders' bookmark per user from a state.
+func partitionBookmarks(t *testing.T, state json.RawMessage) map[string]string {
+	t.Helper()
+	var st struct {
+		Bookmarks map[string]struct {
+			Partitions []struct {
+				Context map[string]any `json:"context"`
+				Value   string         `json:"replication_key_value"`
+			} `json:"partitions"`
+		} `json:"bookmarks"`
+	}
+	if err := json.Unmarshal(state, &st); err != nil {
+		t.Fatalf("state %s: %v", state, err)
+	}
+	out := map[string]string{}
+	for _, p := range st.Bookmarks["orders"].Partitions {
+		out[fmt.Sprint(p.Context["user_id"])] = p.Value
+	}
+	return out
+}
+
+// A child fetch dead-lettered for user 2 holds user 2's partition bookmark
+// while the others move on; a stream whose second page is dead-lettered is
+// replayed from that page, so no record is written twice.
+func TestRequestLetterHoldsItsPartition(t *testing.T) {
+	t.Parallel()
+	api := &walkAPI{}
+	api.broken.Store(true)
+	d := newTapDir(t, walkConfig(serve(t, api)))
+	l := newLoader(t)
+	l.state = json.RawMessage(`{"bookmarks":{"orders":{"replication_key":"updated_at","partitions":[` +
+		`{"context":{"user_id":1},"replication_key_value":"2026-01-01T00:00:00Z"},` +
+		`{"context":{"user_id":2},"replication_key_value":"2026-01-05T00:00:00Z"}]}}}`)
+	r := d.sync(l, time.Minute)
+	if r.code != 0 {
+		t.Fatalf("run exit %d, want 0; stderr:\n%s", r.code, r.stderr)
+	}
+	want := map[string]string{"1": "2026-01-02T00:00:00Z", "2": "2026-01-05T00:00:00Z", "3": "2026-01-22T00:00:00Z"}
+	if got := partitionBookmarks(t, l.state); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("partition bookmarks %v, want %v (user 2's held, the others moved)", got, want)
+	}
+	if got, want := recordIDs(t, r.stdout), []string{"items:1", "items:2", "orders:11", "orders:12", "orders:31", "orders:32", "users:1", "users:2", "users:3"}; !slices.Equal(got, want) {
+		t.Errorf("run records %v, want %v", got, want)
+	}
+	ls := letters(t, d)
+	if len(ls) != 2 {
+		t.Fatalf("%d letters, want 2: %v", len(ls), ls)
+	}
+	for _, l := range ls {
+		_, resume := l["resume"]
+		if l["stream"] == "items" != resume {
+			t.Errorf("letter %v: only the items letter (failed on its page 2) has a resume", l)
+		}
+	}
+
+	api.broken.Store(false)
+	rr := runTap(t, d.dir, time.Minute, nil, "replay", "--config", "config.json", "--dead-letters", "dead_letter.jsonl")
+	d.checkSecrets(rr)
+	if rr.code != 0 {
+		t.Fatalf("replay exit %d; stderr:\n%s", rr.code, rr.stderr)
+	}
+	if got, want := recordIDs(t, rr.stdout), []string{"items:3", "items:4", "items:5", "items:6", "orders:21", "orders:22"}; !slices.Equal(got, want) {
+		t.Errorf("replay records %v, want %v: user 2's orders and the items from page 2 on", got, want)
+	}
+	if ls := letters(t, d); len(ls) != 0 {
+		t.Errorf("letters left: %v", ls)
+	}
+	replaySummary(t, rr.stderr, "letters=2 emitted=2 records=6 still_failing=0 left=0")
+
+	// The next sync reads user 2's orders from its held bookmark.
+	r = d.sync(l, time.Minute)
+	if r.code != 0 {
+		t.Fatalf("rerun exit %d; stderr:\n%s", r.code, r.stderr)
+	}
+	want["2"] = "2026-01-12T00:00:00Z"
+	if got := partitionBookmarks(t, l.state); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("partition bookmarks after the rerun %v, want %v", got, want)
+	}
+}
