@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -208,6 +209,11 @@ func rawValue(raw string) (any, error) {
 // splicable ones are written from their bytes; the others go through
 // handle.
 func (e *engine) handlePage(ctx context.Context, n *node, resp *streams.Response, extracted time.Time, part streams.Partition) (err error) {
+	// The walk has just started fetching the next page. On one CPU that
+	// fetch would wait for this page to be written (nothing blocks until
+	// then), and the API's time would add to ours: let it send its
+	// request first, and the answer arrive while this page is written.
+	runtime.Gosched()
 	if len(n.children) == 0 && n.outs == nil {
 		// Nothing else of the stream is written in the middle of the
 		// page: its lines go out together.
