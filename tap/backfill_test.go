@@ -102,6 +102,7 @@ func TestEngineBackfillOutcomes(t *testing.T) {
 			equal(t, "window", []any{b["window"]}, []any{map[string]any{"start": key(6), "end": key(6), "high": key(5)}})
 			hasFailed(t, b, map[string]string{key(3) + "/" + key(4): "gave up after 3 attempts: last status 503"})
 			hasLine(t, logs, "INFO windows completed=4 failed=1 deferred=0 resumed=0 stream=s")
+			equal(t, "stream statuses", r.statuses, []string{"s:STARTED", "s:INCOMPLETE"})
 			if !strings.Contains(logs, "WARN backfill window failed; the walk goes on stream=s start="+key(3)) {
 				t.Errorf("no WARN for the failed window:\n%s", logs)
 			}
@@ -123,6 +124,7 @@ func TestEngineBackfillOutcomes(t *testing.T) {
 				}
 			}
 			hasLine(t, logs, "INFO windows completed=1 failed=0 deferred=0 resumed=1 stream=s")
+			equal(t, "stream statuses", r.statuses, []string{"s:STARTED", "s:COMPLETE"})
 		},
 	}, {
 		name:   "failed windows of the last run come before the walk at its position",
@@ -182,6 +184,19 @@ func TestEngineBackfillOutcomes(t *testing.T) {
 			hasLine(t, logs, "INFO windows completed=2 failed=0 deferred=1 resumed=0 stream=s")
 		},
 	}, {
+		name:   "the circuit breaker giving up: the window is recorded and the stream stops there, exit 1",
+		stream: daily, cfg: endDate, rows: days,
+		failReq: failOn(fmt.Errorf("stream %q: GET /s: %w (opened 5 times in this run)", "s", client.ErrCircuitOpen), winReq(3)),
+		wantErr: "1 backfill window still failed", wantExit: ExitFailure,
+		check: func(t *testing.T, r *recorder, src *source, logs string) {
+			equal(t, "requests", src.requests, []string{winReq(1), winReq(2), winReq(3)})
+			b := lastBookmark(t, r)
+			equal(t, "bookmark", []any{b["replication_key_value"]}, []any{key(2)})
+			equal(t, "window", []string{r.msgs[len(r.msgs)-1].window("s")}, []string{key(4) + "/" + key(5)})
+			hasFailed(t, b, map[string]string{key(3) + "/" + key(4): "circuit breaker open"})
+			hasLine(t, logs, "INFO windows completed=2 failed=1 deferred=0 resumed=0 stream=s")
+		},
+	}, {
 		name:   "a failed window, then a deferred one: exit 1, both recorded, none read again",
 		stream: daily, cfg: endDate, rows: days,
 		failReq: func(req string) error {
@@ -211,6 +226,7 @@ func TestEngineBackfillOutcomes(t *testing.T) {
 			equal(t, "bookmark", []any{b["replication_key_value"]}, []any{key(2)})
 			hasFailed(t, b, map[string]string{key(3) + "/" + key(4): "a request was dead-lettered to " + lettersPath})
 			hasLine(t, logs, "INFO windows completed=4 failed=1 deferred=0 resumed=0 stream=s")
+			equal(t, "stream statuses", r.statuses, []string{"s:STARTED", "s:COMPLETE"}) // the letter is its record
 			raw, err := os.ReadFile(lettersPath)
 			if err != nil {
 				t.Fatal(err)

@@ -32,6 +32,8 @@ type message struct {
 type recorder struct {
 	mu   sync.Mutex
 	msgs []message
+
+	statuses []string // stream:status, in order
 }
 
 func (r *recorder) add(m message) error {
@@ -69,8 +71,14 @@ func (r *recorder) ActivateVersion(stream string, _ int64) error {
 	return r.add(message{Type: "ACTIVATE_VERSION", Stream: stream})
 }
 
-func (r *recorder) StreamStatus(string, string) error { return nil }
-func (r *recorder) Flush() error                      { return nil }
+func (r *recorder) StreamStatus(stream, status string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.statuses = append(r.statuses, stream+":"+status)
+	return nil
+}
+
+func (r *recorder) Flush() error { return nil }
 
 // bookmark reads a stream's bookmark value out of a STATE message.
 func (m message) bookmark(stream string) any {

@@ -251,7 +251,11 @@ func (e *engine) syncTree(ctx context.Context, root *node) error {
 			e.commit(n)
 			err = errors.Join(err, e.checkpoint(n))
 		}
-		e.status(n, StatusComplete)
+		if _, _, failed := n.windowCounts(); n.chunked() && failed > 0 {
+			e.status(n, StatusIncomplete) // a window is still to read
+		} else {
+			e.status(n, StatusComplete)
+		}
 		e.logStreamEnd(n)
 	})
 	return err
