@@ -2,6 +2,7 @@ package tap
 
 import (
 	"io"
+	"os"
 	"sync"
 	"time"
 
@@ -11,7 +12,9 @@ import (
 // lineBatch is the most a lineWriter holds before it writes. It is the
 // default capacity of a Linux pipe: a write that fits in the pipe is
 // copied in whole without waiting for the reader, so a kill cannot land
-// in the middle of it.
+// in the middle of it. Into a larger pipe (the tap asks for 1 MiB) a
+// writer batches up to a quarter of it: fewer writes, and fewer wake-ups
+// of the reader, showed as 7% of the CPU.
 const lineBatch = 64 << 10
 
 // lineWriter writes protocol messages as whole lines. Lines are built
@@ -21,14 +24,23 @@ const lineBatch = 64 << 10
 // no part of a line (a buffer flushed when full would cut one in two). A
 // line longer than the batch is written alone, whole.
 type lineWriter struct {
-	mu  sync.Mutex
-	w   io.Writer
-	buf []byte // whole lines not yet written
+	mu    sync.Mutex
+	w     io.Writer
+	buf   []byte // whole lines not yet written
+	batch int    // lineBatch, or a quarter of a larger pipe
 }
 
 func newLineWriter(w io.Writer) *lineWriter {
-	return &lineWriter{w: w, buf: make([]byte, 0, lineBatch)}
+	batch := lineBatch
+	if f, ok := w.(*os.File); ok {
+		batch = max(batch, pipeSize(f)/4)
+	}
+	return &lineWriter{w: w, buf: make([]byte, 0, lineBatch), batch: batch}
 }
+
+// batchSize is the most whole lines a caller should hand writeLines at
+// once.
+func (lw *lineWriter) batchSize() int { return lw.batch }
 
 // write appends one line built by build; flush writes it out at once, as
 // STATE must reach the target before anything else happens.
@@ -43,7 +55,7 @@ func (lw *lineWriter) write(flush bool, build func(b []byte) []byte) error {
 func (lw *lineWriter) writeLocked(flush bool, build func(b []byte) []byte) error {
 	start := len(lw.buf)
 	lw.buf = append(build(lw.buf), '\n')
-	if start > 0 && len(lw.buf) > lineBatch {
+	if start > 0 && len(lw.buf) > lw.batch {
 		// The new line does not fit: write the lines before it.
 		if _, err := lw.w.Write(lw.buf[:start]); err != nil {
 			lw.buf = lw.buf[:0]
@@ -51,7 +63,7 @@ func (lw *lineWriter) writeLocked(flush bool, build func(b []byte) []byte) error
 		}
 		lw.buf = lw.buf[:copy(lw.buf, lw.buf[start:])]
 	}
-	if flush || len(lw.buf) >= lineBatch {
+	if flush || len(lw.buf) >= lw.batch {
 		return lw.flushLocked()
 	}
 	return nil
@@ -66,17 +78,17 @@ func (lw *lineWriter) writeLines(lines []byte) error {
 }
 
 func (lw *lineWriter) writeLinesLocked(lines []byte) error {
-	if len(lw.buf) > 0 && len(lw.buf)+len(lines) > lineBatch {
+	if len(lw.buf) > 0 && len(lw.buf)+len(lines) > lw.batch {
 		if err := lw.flushLocked(); err != nil {
 			return err
 		}
 	}
-	if len(lw.buf) == 0 && len(lines) >= lineBatch/2 {
+	if len(lw.buf) == 0 && len(lines) >= lw.batch/2 {
 		_, err := lw.w.Write(lines) // most of a batch already: no copy
 		return err
 	}
 	lw.buf = append(lw.buf, lines...)
-	if len(lw.buf) >= lineBatch {
+	if len(lw.buf) >= lw.batch {
 		return lw.flushLocked()
 	}
 	return nil
@@ -88,7 +100,7 @@ func (lw *lineWriter) flushLocked() error {
 	}
 	_, err := lw.w.Write(lw.buf)
 	lw.buf = lw.buf[:0]
-	if cap(lw.buf) > 4*lineBatch {
+	if cap(lw.buf) > 4*lw.batch {
 		lw.buf = make([]byte, 0, lineBatch) // a huge line's buffer is not kept
 	}
 	return err
@@ -117,15 +129,17 @@ type recordFramer interface {
 	// recordFrame sets f to the frame of stream's records extracted at
 	// extracted, reusing f's buffers. Call it only once a record follows.
 	recordFrame(f *recordFrame, stream string, extracted time.Time, version int64) error
-	// writeLines writes whole RECORD lines built in a frame.
+	// writeLines writes whole RECORD lines built in a frame, at most
+	// batchSize bytes of them unless a single line is longer.
 	writeLines(lines []byte) error
+	batchSize() int
 }
 
 // recordFrame is what a RECORD line holds around its record.
 type recordFrame struct{ prefix, suffix []byte }
 
 // pageLines gathers the RECORD lines of the page being handled. Lines
-// leave in batches of lineBatch and at end, so a page's records keep
+// leave in the writer's batches and at end, so a page's records keep
 // their order and a tap killed at any moment has written whole lines.
 type pageLines struct {
 	w      recordFramer // nil: not gathering, records go through Writer.Record
@@ -152,7 +166,7 @@ func (p *pageLines) add(stream string, rec []byte, extracted time.Time, version 
 		}
 		p.framed = true
 	}
-	if size := len(p.frame.prefix) + len(rec) + len(p.frame.suffix) + 1; len(p.buf)+size > lineBatch {
+	if size := len(p.frame.prefix) + len(rec) + len(p.frame.suffix) + 1; len(p.buf)+size > p.w.batchSize() {
 		if err := p.flush(); err != nil {
 			return true, err
 		}
@@ -169,7 +183,7 @@ func (p *pageLines) flush() error {
 	}
 	err := p.w.writeLines(p.buf)
 	p.buf = p.buf[:0]
-	if cap(p.buf) > 4*lineBatch {
+	if cap(p.buf) > 4*p.w.batchSize() {
 		p.buf = nil // a huge record's buffer is not kept
 	}
 	return err

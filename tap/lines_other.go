@@ -1,0 +1,9 @@
+//go:build !linux
+
+package tap
+
+import "os"
+
+// pipeSize is Linux only (F_GETPIPE_SZ): elsewhere lines go in batches of
+// lineBatch.
+func pipeSize(*os.File) int { return 0 }
