@@ -129,6 +129,18 @@ func TestRequestLetterHoldsItsPartition(t *testing.T) {
 		}
 	}
 
+	// A second run while still broken: user 2's bookmark is still held,
+	// and the same two requests are dead-lettered again.
+	if r := d.sync(l, time.Minute); r.code != 0 {
+		t.Fatalf("second run exit %d, want 0; stderr:\n%s", r.code, r.stderr)
+	}
+	if got := partitionBookmarks(t, l.state); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("partition bookmarks after the second run %v, want %v", got, want)
+	}
+	if ls := letters(t, d); len(ls) != 4 {
+		t.Fatalf("%d letters after two runs, want 4", len(ls))
+	}
+
 	api.broken.Store(false)
 	rr := runTap(t, d.dir, time.Minute, nil, "replay", "--config", "config.json", "--dead-letters", "dead_letter.jsonl")
 	d.checkSecrets(rr)
@@ -141,7 +153,8 @@ func TestRequestLetterHoldsItsPartition(t *testing.T) {
 	if ls := letters(t, d); len(ls) != 0 {
 		t.Errorf("letters left: %v", ls)
 	}
-	replaySummary(t, rr.stderr, "letters=2 emitted=2 records=6 still_failing=0 left=0")
+	// Each of the two walks is read once, for both its letters.
+	replaySummary(t, rr.stderr, "letters=4 emitted=4 records=6 still_failing=0 left=0")
 
 	// The next sync reads user 2's orders from its held bookmark.
 	r = d.sync(l, time.Minute)

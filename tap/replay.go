@@ -88,9 +88,18 @@ func Replay(ctx context.Context, f Files, lettersPath string, stdout, stderr io.
 	}
 	var keep [][]byte
 	sum := replaySummary{letters: len(lines)}
+	// The same request dead-lettered by several runs (its bookmark held,
+	// each run failed it again) is sent once: its records once, or one
+	// new letter for them all.
+	settled := map[string]string{}
 	for i, l := range lines {
 		if ctx.Err() != nil {
 			return errors.New("interrupted; the dead letters file is unchanged")
+		}
+		walk := l.walkKey()
+		if result, ok := settled[walk]; ok && walk != "" {
+			sum.add(l, result)
+			continue
 		}
 		before := e.dead.Count()
 		done, err := e.replayLetter(ctx, l)
@@ -101,11 +110,13 @@ func Replay(ctx context.Context, f Files, lettersPath string, stdout, stderr io.
 		case !done:
 			keep = append(keep, l.raw)
 			sum.add(l, "still_failing")
+			continue
 		case e.dead.Count() > before: // a new letter in its place
-			sum.add(l, "still_failing")
+			settled[walk] = "still_failing"
 		default:
-			sum.add(l, "emitted")
+			settled[walk] = "emitted"
 		}
+		sum.add(l, settled[walk])
 	}
 	if err := out.State("", st, 0); err != nil {
 		return err
@@ -179,6 +190,19 @@ type letterLine struct {
 	raw  []byte
 	kind string
 	m    map[string]any
+}
+
+// walkKey names the walk a request letter asks to read again: its stream,
+// context, window, bookmark and resume page; "" for any other line.
+func (l letterLine) walkKey() string {
+	if l.kind != records.KindRequest {
+		return ""
+	}
+	b, err := codec.Marshal([]any{l.m["stream"], l.m["context"], l.m["window"], l.m["bookmark"], l.m["resume"]})
+	if err != nil {
+		return ""
+	}
+	return string(b)
 }
 
 // readLetters reads a dead-letter file. A line that is not a letter is
