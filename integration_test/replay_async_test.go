@@ -18,7 +18,8 @@ func TestReplayAsyncJob(t *testing.T) {
 	t.Parallel()
 	srv, _ := startDemo(t, demoBase())
 	// While broken is "poll", every poll says the job failed; while it is
-	// "create", creating a job answers 503.
+	// "create" or "download", creating a job or reading its files answers
+	// 503.
 	var broken atomic.Value
 	broken.Store("")
 	base := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -29,6 +30,8 @@ func TestReplayAsyncJob(t *testing.T) {
 			fmt.Fprintf(w, `{"id":%q,"status":"failed","error":{"message":"the warehouse is down"}}`, id)
 		case broken.Load() == "create" && r.URL.Path == "/v1/reports":
 			http.Error(w, `{"error":"the report service is down"}`, http.StatusServiceUnavailable)
+		case broken.Load() == "download" && poll && strings.Contains(id, "/files/"):
+			http.Error(w, `{"error":"the file store is down"}`, http.StatusServiceUnavailable)
 		default:
 			srv.ServeHTTP(w, r)
 		}
@@ -51,6 +54,7 @@ func TestReplayAsyncJob(t *testing.T) {
 		{"failed", "poll", "poll", "/v1/reports/rep_", 1, 60, "permanent", "the warehouse is down"},
 		{"still pending at poll.timeout_s", "", "poll", "/v1/reports/rep_", 1000, 0.1, "transient", "async.poll.timeout_s"},
 		{"create out of retries", "create", "create", "/v1/reports", 1, 60, "transient", "503"},
+		{"download out of retries", "download", "download", "/v1/reports/rep_", 1, 60, "transient", "503"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			broken.Store(c.broken)
@@ -71,7 +75,7 @@ func TestReplayAsyncJob(t *testing.T) {
 			req, _ := ls[0]["request"].(map[string]any)
 			if ls[0]["kind"] != "request" || ls[0]["stream"] != "invoices_report" || ls[0]["error_type"] != c.errorType ||
 				(ctx["job_id"] == nil) != (c.phase == "create") || ctx["phase"] != c.phase || !strings.Contains(fmt.Sprint(req["url"]), c.url) ||
-				!strings.Contains(fmt.Sprint(ls[0]["error"]), c.message) {
+				!strings.Contains(fmt.Sprint(ls[0]["error"]), c.message) || c.phase == "download" && strings.Contains(fmt.Sprint(req["url"]), "?") {
 				t.Errorf("letter %v", ls[0])
 			}
 

@@ -91,9 +91,6 @@ func (e *engine) letterFor(n *node, first streams.Request, part streams.Partitio
 		}
 		l.Method, l.RequestBody = je.Req.Method, string(je.Req.Body)
 		l.URL = je.Req.URL
-		if je.Phase == "download" {
-			l.URL = pathOnly(l.URL) // a pre-signed URL carries a signature
-		}
 		if je.Body != "" {
 			l.Status, l.ResponseBody = 200, je.Body // the poll answer that said failed, or still pending
 		}
@@ -116,6 +113,9 @@ func (e *engine) letterFor(n *node, first streams.Request, part streams.Partitio
 			l.URL = se.Path
 		}
 		l.Transient, l.Attempts = se.Transient(), se.Attempts
+	}
+	if hasJob && je.Phase == "download" {
+		l.URL = pathOnly(l.URL) // a pre-signed URL carries a signature
 	}
 	return l, true
 }
