@@ -14,11 +14,11 @@ import (
 
 // Backfills with outcomes. A chunk window whose walk fails after its
 // retries is recorded in the bookmark's failed_windows and the walk goes
-// on with the next window; the plan holds the bookmark at the start of
-// the earliest failed window (streams/window.go). The windows still
-// failed at the end of the walk are read once more; the next run reads
-// them first. A window deferred (the API asked us to stop) is recorded
-// too, and the run stops there, as any deferral stops it.
+// on with the next window; the plan holds the bookmark where it stood
+// when the earliest failed window failed (streams/window.go). The
+// windows still failed at the end of the walk are read once more; the
+// next run reads them first. A window deferred (the API asked us to
+// stop) is recorded too, and the run stops there, as any deferral does.
 
 // Kinds of window outcome.
 const (
