@@ -78,20 +78,17 @@ func (lw *lineWriter) writeLines(lines []byte) error {
 }
 
 func (lw *lineWriter) writeLinesLocked(lines []byte) error {
-	if len(lw.buf) > 0 && len(lw.buf)+len(lines) > lw.batch {
-		if err := lw.flushLocked(); err != nil {
-			return err
-		}
+	if len(lw.buf)+len(lines) <= lineBatch {
+		// A page's last lines wait for the next message, in a buffer
+		// that stays the size it started with.
+		lw.buf = append(lw.buf, lines...)
+		return nil
 	}
-	if len(lw.buf) == 0 && len(lines) >= lw.batch/2 {
-		_, err := lw.w.Write(lines) // most of a batch already: no copy
+	if err := lw.flushLocked(); err != nil {
 		return err
 	}
-	lw.buf = append(lw.buf, lines...)
-	if len(lw.buf) >= lw.batch {
-		return lw.flushLocked()
-	}
-	return nil
+	_, err := lw.w.Write(lines) // a batch already: no copy
+	return err
 }
 
 func (lw *lineWriter) flushLocked() error {
