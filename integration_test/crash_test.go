@@ -34,15 +34,19 @@ func newCrashSetup(long bool) crashSetup {
 	dc := demoBase()
 	dc.LatencyMS = 15
 	dc.Customers, dc.Orders, dc.Events, dc.Issues, dc.BarsDays = 500, 40, 3000, 300, days
+	// Small pages: a job of many requests, over which a kill's cost
+	// (the pages in flight) is measured.
+	pages := map[string]int{"bars": 100, "customers": 10, "orders": 10, "events": 20, "issues": 10}
 	if long {
 		days = 60
-		dc.Customers, dc.Events, dc.Issues, dc.BarsDays = 1000, 5000, 400, days
+		dc.Customers, dc.Orders, dc.Events, dc.Issues, dc.BarsDays = 1000, 200, 6000, 400, days
+		pages = map[string]int{"bars": 50, "customers": 5, "orders": 10, "events": 10, "issues": 5}
 	}
 	dc.SpanDays = float64(days)
 	return crashSetup{
 		demo:    dc,
-		streams: []string{"bars", "customers", "orders", "events", "issues"},
-		pages:   map[string]int{"bars": 100, "customers": 10, "orders": 10, "events": 50, "issues": 10},
+		streams: []string{"bars", "customers", "orders", "order_items", "events", "issues"},
+		pages:   pages,
 		start:   today.AddDate(0, 0, -days-1).Format(time.RFC3339),
 	}
 }
@@ -92,9 +96,13 @@ func barsResumeCheck(t *testing.T, run int, state map[string]any, start string, 
 
 // TestCrashResume kills the tap with SIGKILL at random moments, restarts
 // it each time from the last STATE the loader committed, and checks that
-// the final tables equal the source, that the restarts cost at most half
-// again the requests of an uninterrupted run, and that the bars backfill
-// resumes at the window recorded in the state.
+// the final tables equal the source, that the bars backfill resumes at the
+// window recorded in the state, and that all the runs together send at
+// most 1.05× the requests of an uninterrupted run (every request counts:
+// pages of every stream, child walks, windows). A kill costs the pages in
+// flight: one per stream being walked (two run at once), and the parent's
+// page for a kill inside a child walk; with 24 kills that stays under 5%
+// of a job of about 1,500 requests, which is why the pages are small.
 func TestCrashResume(t *testing.T) {
 	t.Parallel()
 	kills, seed := 5, uint64(20260830)
@@ -175,8 +183,8 @@ func TestCrashResume(t *testing.T) {
 	}
 	total := srv.Stats().Requests
 	t.Logf("%d runs, %d kills: %d requests, %.2f× the uninterrupted run", run, killed, total, float64(total)/float64(fullReqs))
-	if float64(total) > 1.5*float64(fullReqs) {
-		t.Errorf("the interrupted runs made %d requests, more than 1.5× the %d of an uninterrupted run", total, fullReqs)
+	if float64(total) > 1.05*float64(fullReqs) {
+		t.Errorf("the interrupted runs made %d requests, more than 1.05× the %d of an uninterrupted run", total, fullReqs)
 	}
 }
 
@@ -607,11 +615,15 @@ func logResent(t *testing.T, base, reqs []loggedReq) {
 		}
 		last = max(last, q.Run)
 		k := reqKey(q)
-		c.all[q.Path]++
+		path := q.Path
+		if strings.HasSuffix(path, "/items") {
+			path = "/v1/orders/{id}/items"
+		}
+		c.all[path]++
 		if r, ok := firstRun[k]; ok && r < q.Run {
-			c.again[q.Path]++
+			c.again[path]++
 		} else if !inBase[k] {
-			c.foreign[q.Path]++
+			c.foreign[path]++
 		}
 		if _, ok := firstRun[k]; !ok {
 			firstRun[k] = q.Run

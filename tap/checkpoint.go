@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/tap-dev/tap/streams"
@@ -260,3 +261,79 @@ func (n *node) childFrom(c *node) (from *streams.Resume, walk bool) {
 	n.childWalk = nil
 	return w, true
 }
+
+// startJob returns, for each top-level stream this run reads, a count of
+// the streams left to end, shared by all. A stream the run this state
+// comes from had ended before it was interrupted is left out: a restart
+// goes on with the job instead of asking every finished stream again
+// (a full table read whole, an incremental one from its bookmark − its
+// overlap). The next run, started from a state of a run that ended,
+// reads them all again.
+func (e *engine) startJob() map[*node]*atomic.Int64 {
+	done := map[string]bool{}
+	if e.jobs() {
+		for _, name := range e.state.JobDone() {
+			done[name] = true
+		}
+	}
+	left := new(atomic.Int64)
+	out := map[*node]*atomic.Int64{}
+	for _, n := range e.nodes {
+		if n.def.Parent != nil || !n.needed() {
+			continue
+		}
+		if done[n.def.Name] {
+			e.log.Info("stream ended in the interrupted run this one goes on with; it is read again by the next run", "stream", n.def.Name)
+			continue
+		}
+		out[n] = left
+		left.Add(1)
+	}
+	return out
+}
+
+// endedInJob records that root's tree has ended, unless it is the last of
+// the run (the run ends with it, and job_done with the run) or it has
+// failed windows, which the next run retries first.
+func (e *engine) endedInJob(root *node, left map[*node]*atomic.Int64) error {
+	if !e.jobs() || left[root].Add(-1) == 0 {
+		return nil
+	}
+	if failed, _ := e.state.FailedWindows(root.def.Name); len(failed) > 0 {
+		return nil
+	}
+	e.state.SetJobDone(root.def.Name)
+	return e.stateOf(root)
+}
+
+// stateOf writes STATE as the first selected stream of n's tree, never
+// as a stream read only for its children: Airbyte's state is per stream,
+// and only for the streams of its catalog.
+func (e *engine) stateOf(n *node) error {
+	var s *node
+	n.each(func(c *node) {
+		if s == nil && c.selected {
+			s = c
+		}
+	})
+	if s == nil {
+		return nil
+	}
+	return e.out.State(s.def.Name, e.state, s.records.Load())
+}
+
+// endJob writes the STATE of a run that has ended, without job_done.
+func (e *engine) endJob() error {
+	for _, n := range e.nodes {
+		if n.def.Parent == nil && n.needed() {
+			return e.stateOf(n)
+		}
+	}
+	return nil
+}
+
+// jobs reports whether a run interrupted after some of its streams ended
+// leaves their names in the state (job_done), for the next run to go on
+// with the others only: not in a test run or a replay, and not in
+// Airbyte's per-stream state, which does not carry it.
+func (e *engine) jobs() bool { return e.recordLimit == 0 && !e.replaying }

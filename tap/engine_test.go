@@ -774,3 +774,51 @@ func TestEngineEndDateInclusive(t *testing.T) {
 			equal(t, "ids", ids(r), []int{2, 1, 4, 5})
 		}})
 }
+
+// A run from the state of a run interrupted after stream "t" ended goes
+// on with the job: it does not ask "t" again, and its last STATE has no
+// job_done. A run that ends with streams left running lists the ended
+// ones until it ends.
+func TestEngineJobDone(t *testing.T) {
+	rows := []map[string]any{row(1, 9), row(2, 3), row(3, 5)}
+	other := map[string]any{
+		"name": "t", "path": "/t", "records_path": "data", "primary_key": []string{"id"},
+		"pagination": map[string]any{"type": "none"},
+		"schema":     map[string]any{"type": "object", "properties": map[string]any{"id": map[string]any{"type": "integer"}}},
+	}
+	for _, tc := range []struct {
+		name, state string
+		wantT       bool // stream t is read
+	}{
+		{"t ended in the interrupted run", `{"bookmarks":{},"job_done":["t"]}`, false},
+		{"a run that ended", `{"bookmarks":{}}`, true},
+	} {
+		runEngineCase(t, engineCase{name: tc.name, rows: rows, state: tc.state, more: []map[string]any{other},
+			srcRows: map[string][]map[string]any{"t": {{"id": 7, "updated_at": key(2)}}},
+			check: func(t *testing.T, r *recorder, src *source, logs string) {
+				asked := false
+				for _, q := range src.requests {
+					asked = asked || strings.HasPrefix(q, "t")
+				}
+				if asked != tc.wantT {
+					t.Errorf("stream t asked: %v, want %v (requests %v)", asked, tc.wantT, src.requests)
+				}
+				sawJob := false
+				for _, m := range r.msgs {
+					if m.Type == "STATE" {
+						_, ok := m.State["job_done"]
+						sawJob = sawJob || ok
+					}
+				}
+				if last := lastState(t, r); strings.Contains(last, "job_done") {
+					t.Errorf("the last STATE of a run that ended lists job_done: %s", last)
+				}
+				if !tc.wantT && !strings.Contains(logs, "ended in the interrupted run") {
+					t.Errorf("no log of the stream left out:\n%s", logs)
+				}
+				if tc.wantT && !sawJob {
+					t.Errorf("no STATE listed the stream that ended first while the other ran")
+				}
+			}})
+	}
+}

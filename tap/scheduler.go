@@ -180,8 +180,9 @@ func (e *engine) run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	var errOnce sync.Once
 	var firstErr error
+	left := e.startJob()
 	for _, n := range e.nodes {
-		if n.def.Parent != nil || !n.needed() {
+		if n.def.Parent != nil || !n.needed() || left[n] == nil {
 			continue
 		}
 		select {
@@ -195,7 +196,11 @@ func (e *engine) run(ctx context.Context) error {
 		go func(n *node) {
 			defer wg.Done()
 			defer func() { <-sem }()
-			if err := e.syncTree(ctx, n); err != nil {
+			err := e.syncTree(ctx, n)
+			if err == nil {
+				err = e.endedInJob(n, left)
+			}
+			if err != nil {
 				errOnce.Do(func() { firstErr = err; cancel(err) })
 			}
 		}(n)
@@ -205,6 +210,11 @@ func (e *engine) run(ctx context.Context) error {
 		firstErr = context.Cause(ctx)
 		if errors.Is(firstErr, context.Canceled) && ctx.Err() == nil {
 			firstErr = nil
+		}
+	}
+	if firstErr == nil && e.jobs() && e.state.EndJob() {
+		if err := e.endJob(); err != nil {
+			return err
 		}
 	}
 	// A failed window did not stop the run; it fails it at the end.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -25,6 +26,10 @@ type State struct {
 	bookmarks        map[string]map[string]any
 	other            map[string]any // top-level keys other than bookmarks and currently_syncing
 	currentlySyncing string
+	// jobDone lists, while a run that has more than one stream is under
+	// way, the streams it has ended (job_done): a run that continues an
+	// interrupted one does not read them again (see engine.run).
+	jobDone []string
 	// quota, when set, gives the daily quota count every snapshot carries
 	// (see trackQuota).
 	quota func() (day string, used int)
@@ -108,6 +113,16 @@ func stateFromTree(tree any) (*State, error) {
 			}
 		case "currently_syncing":
 			// A run that died mid-stream left it set; this run sets its own.
+		case keyJobDone:
+			list, ok := v.([]any)
+			for _, name := range list {
+				s, isName := name.(string)
+				ok = ok && isName
+				st.jobDone = append(st.jobDone, s)
+			}
+			if !ok {
+				return nil, fmt.Errorf("%s: expected a list of stream names", keyJobDone)
+			}
 		default:
 			st.other[k] = v
 		}
@@ -380,6 +395,37 @@ func (st *State) SetSyncing(stream string, running bool) {
 	}
 }
 
+// keyJobDone is the top-level list of the streams a run under way has
+// ended.
+const keyJobDone = "job_done"
+
+// JobDone returns the streams the run this state comes from had ended
+// when it stopped; none when it ended.
+func (st *State) JobDone() []string {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return slices.Clone(st.jobDone)
+}
+
+// SetJobDone adds stream to the streams the run has ended.
+func (st *State) SetJobDone(stream string) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if i, found := slices.BinarySearch(st.jobDone, stream); !found {
+		st.jobDone = slices.Insert(st.jobDone, i, stream)
+	}
+}
+
+// EndJob forgets the streams ended, the run being over, and reports
+// whether there were any.
+func (st *State) EndJob() bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	had := st.jobDone != nil
+	st.jobDone = nil
+	return had
+}
+
 func (st *State) update(stream string, f func(map[string]any)) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -408,6 +454,9 @@ func (st *State) MarshalJSON() ([]byte, error) {
 		}
 		out["bookmarks"] = bookmarks
 		out = st.redact.Value(out).(map[string]any)
+	}
+	if st.jobDone != nil {
+		out[keyJobDone] = st.jobDone
 	}
 	if st.currentlySyncing != "" {
 		out["currently_syncing"] = st.currentlySyncing

@@ -49,6 +49,8 @@ func TestLoadStateForms(t *testing.T) {
 		{name: "not an object", input: `"x"`, wantErr: "expected a JSON object"},
 		{name: "bookmarks not an object", input: `{"bookmarks": 3}`, wantErr: "bookmarks: expected an object"},
 		{name: "bookmark not an object", input: `{"bookmarks": {"a": 3}}`, wantErr: "bookmarks.a: expected a bookmark object"},
+		{name: "job_done not a list of names", input: `{"bookmarks": {}, "job_done": ["a", 3]}`, wantErr: "job_done: expected a list of stream names"},
+		{name: "job_done not a list", input: `{"bookmarks": {}, "job_done": "a"}`, wantErr: "job_done: expected a list of stream names"},
 		{name: "airbyte global", input: `[{"type": "GLOBAL"}]`, wantErr: "GLOBAL state is not supported"},
 		{name: "airbyte stream without name", input: `[{"type": "STREAM", "stream": {}}]`, wantErr: "stream_descriptor.name"},
 	}
