@@ -67,3 +67,40 @@ func statusOf(se *StatusError) int {
 	}
 	return se.Status
 }
+
+// TestBuffer: a 2xx body is read into the request's Buffer, asked for
+// with room for its Content-Length; an error body is not, as its error
+// outlives the request.
+func TestBuffer(t *testing.T) {
+	srv := newServer(t, func(n int, w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/bad" {
+			w.WriteHeader(http.StatusBadRequest)
+		}
+		io.WriteString(w, `{"page":"`+r.URL.Path+`"}`)
+	})
+	e := newEnv(t, srv.URL, nil)
+	buf := make([]byte, 0, 1024)
+	var asked []int
+	var checked []byte
+	req := func(path string) Request {
+		return Request{Stream: "s", URL: path,
+			Buffer: func(size int) []byte { asked = append(asked, size); return buf },
+			Check:  func(b []byte) error { checked = b; return nil }}
+	}
+	if _, err := e.c.Do(context.Background(), req("/ok")); err != nil {
+		t.Fatal(err)
+	}
+	if string(checked) != `{"page":"/ok"}` || &checked[0] != &buf[:1][0] {
+		t.Errorf("checked %q, not in the request's buffer", checked)
+	}
+	if len(asked) != 1 || asked[0] < len(`{"page":"/ok"}`) {
+		t.Errorf("Buffer asked for %v bytes", asked)
+	}
+	asked = nil
+	if _, err := e.c.Do(context.Background(), req("/bad")); err == nil || !strings.Contains(err.Error(), "400") {
+		t.Fatalf("a 400: %v", err)
+	}
+	if len(asked) != 0 {
+		t.Errorf("Buffer asked for an error body (%v)", asked)
+	}
+}
