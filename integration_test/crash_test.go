@@ -635,3 +635,36 @@ func logResent(t *testing.T, base, reqs []loggedReq) {
 		}
 	}
 }
+
+// TestCrashResumeRejected starts from a state whose resume cursor the API
+// no longer accepts (the demo answers 400 to a cursor it did not issue):
+// the tap warns, restarts the stream from its bookmark with the filter of
+// a new walk, and completes the table.
+func TestCrashResumeRejected(t *testing.T) {
+	t.Parallel()
+	dc := demoBase()
+	srv, err := demoapi.New(dc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := &reqLog{run: 1}
+	d := newTapDir(t, tapConfig(serve(t, log.wrap(srv)), demoStreams(t, map[string]int{"orders": 10}, "orders")))
+	l := newLoader(t)
+	l.state = json.RawMessage(`{"bookmarks":{"orders":{"resume":{"request":{"method":"GET","url":"/v1/orders",` +
+		`"query":{"cursor":["expired"],"limit":["10"]}},"filter":{"updated_since":"` + startDate + `"},"pages":3}}}}`)
+	r := d.sync(l, time.Minute)
+	if r.code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
+	}
+	if !bytes.Contains(r.stderr, []byte("WARN the API rejected the resume position")) {
+		t.Errorf("no WARN about the rejected resume position; stderr:\n%s", r.stderr)
+	}
+	reqs := log.all()
+	if len(reqs) < 2 || reqs[0].Query.Get("cursor") != "expired" || reqs[1].Query.Has("cursor") || reqs[1].Query.Get("updated_since") != startDate {
+		t.Errorf("requests %v, want the rejected cursor, then page 1 from start_date", reqs[:min(2, len(reqs))])
+	}
+	assertTable(t, l, "orders", demoKeys["orders"], source(t, srv, "orders"))
+	if res := l.stateBookmark("orders")["resume"]; res != nil {
+		t.Errorf("resume left in the state after the walk ended: %v", res)
+	}
+}
