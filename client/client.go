@@ -286,13 +286,14 @@ func normalize(cfg *Config) error {
 		cfg.Now = time.Now
 	}
 	if cfg.Sleep == nil {
-		cfg.Sleep = sleepCtx
+		cfg.Sleep = Sleep
 	}
 	return nil
 }
 
-// sleepCtx waits d or until ctx is done.
-func sleepCtx(ctx context.Context, d time.Duration) error {
+// Sleep waits d or until ctx is done, whichever comes first; it is the
+// client's wait unless Config.Sleep replaces it.
+func Sleep(ctx context.Context, d time.Duration) error {
 	if d <= 0 {
 		return ctx.Err()
 	}

@@ -239,7 +239,7 @@ func (e *engine) pollJob(ctx context.Context, n *node, id string) (any, *url.URL
 			je.Msg = fmt.Sprintf("stream %q: %s", d.Name, late)
 			return nil, nil, je
 		}
-		if err := waitCtx(ctx, interval); err != nil {
+		if err := client.Sleep(ctx, interval); err != nil {
 			return nil, nil, fmt.Errorf("stream %q: waiting for report job %s: %w", d.Name, id, err)
 		}
 	}

@@ -132,14 +132,7 @@ func (e *engine) walk(ctx context.Context, n *node, first streams.Request, part 
 		return nil
 	}
 	if err := e.walkFormat(ctx, n, first, part); err != errNotStreamed {
-		if errors.Is(err, errIgnored) {
-			n.ignored.Add(1)
-			return nil
-		}
-		if errors.Is(err, errRecordLimit) {
-			return nil
-		}
-		return e.deadLetter(n, first, part, err)
+		return e.walkEnd(n, first, part, err)
 	}
 	p, err := pages.New(n.def)
 	if err != nil {
@@ -208,11 +201,18 @@ func (e *engine) walk(ctx context.Context, n *node, first streams.Request, part 
 		}
 		return nil
 	})
-	if errors.Is(err, errIgnored) {
+	return e.walkEnd(n, first, part, err)
+}
+
+// walkEnd is what the error that ended a walk means for the run: a status
+// the stream ignores and the record limit end it quietly; anything else
+// fails the stream, or becomes a dead letter when the stream says so.
+func (e *engine) walkEnd(n *node, first streams.Request, part streams.Partition, err error) error {
+	switch {
+	case errors.Is(err, errIgnored):
 		n.ignored.Add(1)
 		return nil
-	}
-	if errors.Is(err, errRecordLimit) {
+	case errors.Is(err, errRecordLimit):
 		return nil
 	}
 	return e.deadLetter(n, first, part, err)

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"time"
 
 	"github.com/tap-dev/tap/client"
 	"github.com/tap-dev/tap/streams"
@@ -139,18 +138,6 @@ func (e *engine) pageDone(n *node) error {
 		return e.checkpoint(n)
 	}
 	return nil
-}
-
-// waitCtx waits d or until ctx is done.
-func waitCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 // withAccept adds an Accept header asking for format, unless h has one.

@@ -513,32 +513,19 @@ func (p *parser) comparison() (val, error) {
 	return val{code: "(" + strings.Join(parts, " && ") + ")", kind: kindBoolean}, nil
 }
 
-func (p *parser) arith() (val, error) {
-	a, err := p.term()
-	if err != nil {
-		return val{}, err
-	}
-	for p.isOp("+") || p.isOp("-") {
-		op := p.next().text
-		b, err := p.term()
-		if err != nil {
-			return val{}, err
-		}
-		if a, err = binary(op, a, b); err != nil {
-			return val{}, err
-		}
-	}
-	return a, nil
-}
+func (p *parser) arith() (val, error) { return p.leftAssoc(p.term, "+", "-") }
 
-func (p *parser) term() (val, error) {
-	a, err := p.factor()
+func (p *parser) term() (val, error) { return p.leftAssoc(p.factor, "*", "/", "//", "%") }
+
+// leftAssoc parses operands joined by any of ops, left to right.
+func (p *parser) leftAssoc(operand func() (val, error), ops ...string) (val, error) {
+	a, err := operand()
 	if err != nil {
 		return val{}, err
 	}
-	for p.isOp("*") || p.isOp("/") || p.isOp("//") || p.isOp("%") {
+	for slices.ContainsFunc(ops, p.isOp) {
 		op := p.next().text
-		b, err := p.factor()
+		b, err := operand()
 		if err != nil {
 			return val{}, err
 		}
