@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"go/build"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -10,6 +12,20 @@ import (
 )
 
 const module = "github.com/tap-dev/tap"
+
+// maxLines is how many lines of non-test Go a package may hold: past it a
+// package has more than one job and a newcomer cannot hold it in mind.
+const maxLines = 2500
+
+// oversized are the packages still over maxLines, with the most lines each
+// may hold until it is split: its size when this test came, with room for
+// the work then in flight. An entry may only go down; the test fails when
+// a package grows past it or when it is no longer needed.
+var oversized = map[string]int{
+	"tap":     6800,
+	"streams": 3400,
+	"client":  3700,
+}
 
 // modulePackages reads every package of the module (directory relative to
 // the module root → its non-test files), without the go command.
@@ -41,6 +57,45 @@ func modulePackages(t *testing.T) map[string]*build.Package {
 		t.Fatal(err)
 	}
 	return pkgs
+}
+
+// nonTestLines counts lines as wc -l does, over every non-test Go file of
+// the directory whatever its build constraints.
+func nonTestLines(t *testing.T, dir string, p *build.Package) int {
+	t.Helper()
+	n := 0
+	for _, f := range slices.Concat(p.GoFiles, p.CgoFiles, p.IgnoredGoFiles) {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		n += bytes.Count(b, []byte("\n"))
+	}
+	return n
+}
+
+func TestPackageSize(t *testing.T) {
+	pkgs := modulePackages(t)
+	for dir, p := range pkgs {
+		n := nonTestLines(t, dir, p)
+		ceiling, known := oversized[dir]
+		switch {
+		case known && n <= maxLines:
+			t.Errorf("%s: %d lines, within %d now: remove it from oversized", dir, n, maxLines)
+		case known && n > ceiling:
+			t.Errorf("%s: %d lines of non-test code, more than its ceiling %d: split it by concern", dir, n, ceiling)
+		case !known && n > maxLines:
+			t.Errorf("%s: %d lines of non-test code, more than %d: split it by concern", dir, n, maxLines)
+		}
+	}
+	for dir := range oversized {
+		if pkgs[dir] == nil {
+			t.Errorf("oversized names %s, which is not a package", dir)
+		}
+	}
 }
 
 // TestImportArrows keeps the arrows one way: main → tap → {settings,
