@@ -1,6 +1,8 @@
 // Package streams holds the declarative stream model: stream definitions and
-// their checks, paginators, record extraction and incremental windows. It is
-// pure logic: nothing here opens a connection or keeps global state.
+// their checks (pagination options included), the stream plan, record
+// extraction and incremental windows; the paginators and the page walk are
+// in streams/pages, the body decoders in streams/decoder. It is pure logic:
+// nothing here opens a connection or keeps global state.
 package streams
 
 import (

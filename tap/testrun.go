@@ -47,7 +47,7 @@ func SingerTest(ctx context.Context, f Files, mode string, stdout, stderr io.Wri
 	return &UsageError{Msg: fmt.Sprintf("--test: expected all or schema, got %q", mode)}
 }
 
-// walkPages is streams.Walk, but in order in a test run: a run that stops
+// walkPages is pages.Walk, but in order in a test run: a run that stops
 // after RecordLimit records would mostly send a look-ahead request only to
 // cancel it, and a test's requests would depend on timing.
 func (e *engine) walkPages(ctx context.Context, d *streams.Definition, p streams.Paginator, first streams.Request, fetch streams.Fetch, page func(*streams.Response) error) error {

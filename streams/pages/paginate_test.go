@@ -23,7 +23,7 @@ func mustPaginator(t *testing.T, d *streams.Definition) streams.Paginator {
 	t.Helper()
 	p, err := New(d)
 	if err != nil {
-		t.Fatalf("NewPaginator: %v", err)
+		t.Fatalf("New: %v", err)
 	}
 	return p
 }
@@ -93,7 +93,7 @@ func runSteps(t *testing.T, p streams.Paginator, steps map[string]step) {
 	}
 }
 
-func TestNewPaginatorRejectsBadDefinitions(t *testing.T) {
+func TestNewRejectsBadDefinitions(t *testing.T) {
 	tests := map[string]struct {
 		d    *streams.Definition
 		want string
