@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -36,7 +37,8 @@ const UsedWeightHeader = "X-MBX-USED-WEIGHT-1M"
 // limits is the state of the throttling knobs.
 type limits struct {
 	mu        sync.Mutex
-	arrivals  []time.Time // when Throttle429At > 0
+	arrivals  []time.Time // when Throttle429At > 0 or logAll
+	logAll    bool        // RecordArrivals was called
 	win429    [2]time.Time
 	minute    time.Time
 	weight    int
@@ -125,12 +127,24 @@ func (s *Server) throttled(w http.ResponseWriter, route string, n int64) bool {
 
 // logArrival notes when a request arrived, while a test may ask.
 func (s *Server) logArrival(t time.Time) {
-	if s.cfg.Throttle429At == 0 {
+	if s.cfg.Throttle429At == 0 && !s.lim.logAll {
 		return
 	}
 	s.lim.mu.Lock()
 	s.lim.arrivals = append(s.lim.arrivals, t)
 	s.lim.mu.Unlock()
+}
+
+// RecordArrivals makes the server log the arrival time of every request,
+// for Arrivals. Call it before Start.
+func (s *Server) RecordArrivals() { s.lim.logAll = true }
+
+// Arrivals returns the arrival times logged so far, in the order the
+// requests arrived.
+func (s *Server) Arrivals() []time.Time {
+	s.lim.mu.Lock()
+	defer s.lim.mu.Unlock()
+	return slices.Clone(s.lim.arrivals)
 }
 
 // Throttle429Window returns when the one 429 of Throttle429At was

@@ -2,6 +2,7 @@ package demoapi
 
 import (
 	"fmt"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -113,6 +114,37 @@ func TestThrottleKnobsChecked(t *testing.T) {
 	for _, tt := range tests {
 		if _, err := New(tt.cfg); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%+v: error %v, want %q", tt.cfg, err, tt.want)
+		}
+	}
+}
+
+// RecordArrivals logs every request's arrival; without it (and without
+// throttle_429_at) nothing is logged.
+func TestRecordArrivals(t *testing.T) {
+	for _, record := range []bool{false, true} {
+		clk := &fakeClock{}
+		clk.set(time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC))
+		s, err := New(Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.clock = clk.now
+		if record {
+			s.RecordArrivals()
+		}
+		ts := httptest.NewServer(s)
+		var want []time.Time
+		for range 3 {
+			want = append(want, clk.now())
+			get(t, ts.URL+"/v1/customers?limit=1")
+			clk.set(clk.now().Add(time.Second))
+		}
+		ts.Close()
+		if !record {
+			want = nil
+		}
+		if got := s.Arrivals(); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("record %v: arrivals %v, want %v", record, got, want)
 		}
 	}
 }

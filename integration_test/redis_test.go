@@ -147,6 +147,57 @@ func TestRedisLostMidRun(t *testing.T) {
 	}
 }
 
+// Redis down for 5 s mid-run and back within the retry budget: the
+// attempts that find it gone fail before they leave and are retried as
+// transient, and the run completes (exit 0) with every row, and no request
+// reached the API twice.
+func TestRedisDownFiveSecondsMidRun(t *testing.T) {
+	rs := redistest.ForTest(t)
+	setup := newCrashSetup(false)
+	srv, err := demoapi.New(setup.demo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := &reqLog{run: 1}
+	base := serve(t, log.wrap(srv))
+	cfg := setup.config(t, base)
+	cfg["rate_limit"] = sharedLimit(rs.URL(), "tap:it-down", 200)
+	// A retry budget far above the outage: 100 attempts with a full-jitter
+	// backoff capped at 1 s wait about 45 s in all.
+	cfg["retry"] = map[string]any{"max_attempts": 100, "base_delay_ms": 50, "max_delay_ms": 1000}
+	d := newTapDir(t, cfg)
+	restarted := make(chan error, 1)
+	go func() {
+		<-log.after(1, 15)
+		rs.Stop()
+		time.Sleep(5 * time.Second) // the outage, not a synchronisation
+		restarted <- rs.Restart(t.TempDir())
+	}()
+	l := newLoader(t)
+	r := d.sync(l, 3*time.Minute)
+	if err := <-restarted; err != nil {
+		t.Fatal(err)
+	}
+	if r.code != 0 {
+		t.Fatalf("exit %d, want 0 (Redis was back within the retry budget); stderr:\n%s", r.code, r.stderr)
+	}
+	if !bytes.Contains(r.stderr, []byte("rate_limit.shared: Redis")) {
+		t.Fatalf("no attempt met the outage (the run ended before it?); stderr:\n%s", r.stderr)
+	}
+	for _, s := range setup.streams {
+		assertTable(t, l, s, demoKeys[s], source(t, srv, s))
+	}
+	seen := map[string]int{}
+	for _, q := range log.all() {
+		seen[q.Method+" "+q.Path+"?"+q.Query.Encode()+" "+string(q.Body)]++
+	}
+	for req, n := range seen {
+		if n > 1 {
+			t.Errorf("%s reached the API %d times", req, n)
+		}
+	}
+}
+
 // Four shards of one chunked backfill: every window is asked for by one
 // shard only, the stream that is not chunked by shard 0 only, and the
 // shards' records together are the source.

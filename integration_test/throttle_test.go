@@ -330,3 +330,81 @@ func TestDailyQuotaAirbyte(t *testing.T) {
 		t.Errorf("the second read the same day emitted %d records, want 0: the quota was used", n)
 	}
 }
+
+// Weights, end to end against the demo's weight budget of 30 a UTC minute
+// with every customers request billed 5 (as exchanges bill by weight):
+//
+//   - "weight": 5 on the stream spends 5 of rate_limit.weight_per_minute
+//     per request, with no header to learn from;
+//   - a stream of weight 1 that the API bills 5 learns its true cost from
+//     rate_limit.used_weight_header.
+//
+// Either way the tap must send exactly 6 requests in the first minute (the
+// budget, used in full), wait for the next minute for the other 4, and
+// never be answered 429. The counts come from the server's log of arrivals,
+// grouped by UTC minute; the test takes up to about a minute.
+func TestWeightBudgetEndToEnd(t *testing.T) {
+	const budget, billed, pages = 30, 5, 10
+	tests := []struct {
+		name   string
+		weight int    // the stream's "weight"; 0 leaves it out
+		header string // rate_limit.used_weight_header
+	}{
+		{"weight spent per request", billed, ""},
+		{"used weight header trues up", 0, demoapi.UsedWeightHeader},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			dc := demoBase()
+			dc.WeightPerMinute, dc.Weights = budget, map[string]int{"customers": billed}
+			srv, err := demoapi.New(dc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			log := &reqLog{}
+			base := serve(t, log.wrap(srv))
+			streams := demoStreams(t, map[string]int{"customers": 60 / pages}, "customers")
+			if tt.weight > 0 {
+				streams[0].(map[string]any)["weight"] = tt.weight
+			}
+			cfg := tapConfig(base, streams)
+			rl := map[string]any{"requests_per_second": 0, "max_in_flight": 1, "weight_per_minute": budget}
+			if tt.header != "" {
+				rl["used_weight_header"] = tt.header
+			}
+			cfg["rate_limit"] = rl
+			d := newTapDir(t, cfg)
+			// The first minute's 6 requests take milliseconds; start them
+			// well before the minute turns, so that they all land in it.
+			if now := time.Now().UTC(); now.Second() >= 50 {
+				time.Sleep(now.Truncate(time.Minute).Add(time.Minute).Sub(now))
+			}
+			l := newLoader(t)
+			r := d.sync(l, 3*time.Minute)
+			if r.code != 0 {
+				t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
+			}
+			if n := srv.Stats().ByStatus[429]; n != 0 {
+				t.Errorf("%d answers 429, want 0 (statuses %v)", n, srv.Stats().ByStatus)
+			}
+			var minutes []time.Time
+			perMinute := map[time.Time]int{}
+			for _, q := range log.all() {
+				m := q.At.UTC().Truncate(time.Minute)
+				if perMinute[m] == 0 {
+					minutes = append(minutes, m)
+				}
+				perMinute[m]++
+			}
+			var got []int
+			for _, m := range minutes {
+				got = append(got, perMinute[m])
+			}
+			if want := []int{budget / billed, pages - budget/billed}; fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("requests per UTC minute %v, want %v (a budget of %d, each request billed %d)", got, want, budget, billed)
+			}
+			assertTable(t, l, "customers", demoKeys["customers"], source(t, srv, "customers"))
+		})
+	}
+}
