@@ -15,17 +15,35 @@ import (
 	"github.com/tap-dev/tap/internal/redistest"
 )
 
-// sleeps records the waits asked of a limiter instead of sleeping.
+// sleeps records the waits asked of a limiter and, instead of sleeping,
+// fails: the shared limiter asks Redis again after a sleep, and Redis's
+// clock does not move with a fake one. A wait is the script's answer at
+// the moment of the call.
 type sleeps struct {
 	mu sync.Mutex
 	d  []time.Duration
 }
 
+var errNoSleep = errors.New("sleeps: not sleeping")
+
 func (s *sleeps) sleep(_ context.Context, d time.Duration) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.d = append(s.d, d)
-	return nil
+	return errNoSleep
+}
+
+// realSleep sleeps, and records the waits in s.
+func (s *sleeps) realSleep(ctx context.Context, d time.Duration) error {
+	s.mu.Lock()
+	s.d = append(s.d, d)
+	s.mu.Unlock()
+	select {
+	case <-time.After(d):
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // newTestShared is a shared limiter on the real Redis at url under key.
@@ -48,14 +66,22 @@ func TestSharedBucketAcrossClients(t *testing.T) {
 	srv := redistest.ForTest(t)
 	var sa, sb sleeps
 	// One token per 1000 s and a burst of 3: three attempts leave at once,
-	// whichever client sends them, and the fourth waits about 1000 s. The
-	// time the test takes (far below a second) cannot change that.
+	// whichever client sends them, and the fourth is told to wait about
+	// 1000 s, granted nothing. The time the test takes (far below a
+	// second) cannot change that.
+	const T = 1000 * time.Second
 	a := newTestShared(t, srv.URL(), "t:bucket", 0.001, 3, 0, &sa)
 	b := newTestShared(t, srv.URL(), "t:bucket", 0.001, 3, 0, &sb)
 	other := newTestShared(t, srv.URL(), "t:other", 0.001, 3, 0, &sleeps{})
 	ctx := context.Background()
 	for i, l := range []*sharedLimiter{a, b, a, b, other} {
 		release, err := l.acquire(ctx, spend{weight: 1})
+		if i == 3 {
+			if !errors.Is(err, errNoSleep) {
+				t.Fatalf("acquire %d (the 4th of the key): %v, want a wait", i, err)
+			}
+			continue
+		}
 		if err != nil {
 			t.Fatalf("acquire %d: %v", i, err)
 		}
@@ -65,22 +91,32 @@ func TestSharedBucketAcrossClients(t *testing.T) {
 	if len(sa.d) != 0 {
 		t.Errorf("client a waited %v within the burst", sa.d)
 	}
-	if len(sb.d) != 1 || sb.d[0] < 998*time.Second || sb.d[0] > 1000*time.Second {
-		t.Errorf("client b's second attempt (the 4th of the key) waited %v, want about 1000s", sb.d)
+	if len(sb.d) != 1 || sb.d[0] < T-2*time.Second || sb.d[0] > T {
+		t.Errorf("client b's second attempt (the 4th of the key) was told to wait %v, want about %v", sb.d, T)
 	}
-	// A retry after a 5xx takes no token: it leaves at once, bucket full.
-	if _, err := a.acquire(ctx, spend{weight: 1, retry: true}); err != nil {
+	// A retry after a 5xx takes no token: it leaves at once, bucket empty.
+	release, err := a.acquire(ctx, spend{weight: 1, retry: true})
+	if err != nil {
 		t.Fatal(err)
 	}
+	release()
+	a.settle(spend{weight: 1, retry: true}, reply{})
 	if len(sa.d) != 0 {
 		t.Errorf("a retry waited %v for the bucket", sa.d)
 	}
-	// A weight of 2 reserves two tokens: 1000 s more than a weight of 1.
-	if _, err := a.acquire(ctx, spend{weight: 2}); err != nil {
-		t.Fatal(err)
+	// A weight of 2 needs two tokens: T more than a weight of 1.
+	if _, err := a.acquire(ctx, spend{weight: 2}); !errors.Is(err, errNoSleep) {
+		t.Fatalf("weight 2: %v, want a wait", err)
 	}
-	if len(sa.d) != 1 || sa.d[0] < 2998*time.Second || sa.d[0] > 3000*time.Second {
-		t.Errorf("a weight-2 attempt after 4 tokens waited %v, want about 3000s", sa.d)
+	if len(sa.d) != 1 || sa.d[0] < 2*T-2*time.Second || sa.d[0] > 2*T {
+		t.Errorf("a weight-2 attempt after 3 tokens was told to wait %v, want about %v", sa.d, 2*T)
+	}
+	// Nothing was granted to the attempts told to wait, and their slots
+	// and attempts in flight were given back.
+	for _, l := range []*sharedLimiter{a, b} {
+		if len(l.local.slots) != 0 || l.local.outstanding != 0 {
+			t.Errorf("%d slots held, %d attempts outstanding", len(l.local.slots), l.local.outstanding)
+		}
 	}
 }
 
@@ -151,37 +187,49 @@ func TestDialSharedUnreachable(t *testing.T) {
 func TestSharedPauseAndRateAcrossClients(t *testing.T) {
 	srv := redistest.ForTest(t)
 	var sa, sb sleeps
-	// One token a second, burst 1. The sleeps are recorded, not slept, so
-	// each wait is the script's answer at the moment of the call; the
-	// test's own run time (far below the 50 ms slack) cannot change them.
+	// One token a second, burst 1.
 	a := newTestShared(t, srv.URL(), "t:pause", 1, 1, 0, &sa)
 	b := newTestShared(t, srv.URL(), "t:pause", 1, 1, 0, &sb)
 	ctx := context.Background()
-	take := func(l *sharedLimiter, sp spend) {
-		t.Helper()
+	take := func(l *sharedLimiter, sp spend) error {
 		release, err := l.acquire(ctx, sp)
-		if err != nil {
-			t.Fatal(err)
+		if err == nil {
+			release()
 		}
-		release()
+		return err
 	}
-	near := func(got, want time.Duration) bool { return got <= want && got > want-50*time.Millisecond }
+	// The waits are the script's answers at the moment of the call; the
+	// test's own pace can only make them shorter, by far less than 500 ms.
+	near := func(got, want time.Duration) bool { return got <= want && got > want-500*time.Millisecond }
 
-	take(a, spend{weight: 1}) // TAT = now + 1 s
+	if err := take(a, spend{weight: 1}); err != nil { // TAT = now + 1 s
+		t.Fatal(err)
+	}
 	h := http.Header{"Retry-After": {"3"}}
 	a.settle(spend{weight: 1}, reply{header: h, status: http.StatusTooManyRequests})
-
-	// b's next attempt waits out the pause (3 s), then its token at the
-	// rate lowered to 0.8/s: 1.25 s later.
-	take(b, spend{weight: 1})
-	take(b, spend{weight: 1})
-	if len(sb.d) != 2 || !near(sb.d[0], 3*time.Second) || !near(sb.d[1], 3*time.Second+1250*time.Millisecond) {
-		t.Fatalf("b waited %v after a's 429, want about [3s 4.25s]", sb.d)
+	// b is told to wait out the pause (3 s), a free retry too.
+	if err := take(b, spend{weight: 1}); !errors.Is(err, errNoSleep) {
+		t.Fatalf("b after a's 429: %v, want a wait", err)
 	}
-	// A free retry (no tokens) still waits out the pause.
-	take(b, spend{weight: 1, retry: true})
-	if len(sb.d) != 3 || !near(sb.d[2], 3*time.Second) {
-		t.Errorf("b's free retry waited %v, want about 3s", sb.d[2:])
+	if err := take(b, spend{weight: 1, retry: true}); !errors.Is(err, errNoSleep) {
+		t.Fatalf("b's free retry after a's 429: %v, want a wait", err)
+	}
+	if len(sb.d) != 2 || !near(sb.d[0], 3*time.Second) || !near(sb.d[1], 3*time.Second) {
+		t.Fatalf("b was told to wait %v after a's 429, want about [3s 3s]", sb.d)
+	}
+	// Once the pause is over, b leaves, and the next attempt waits for a
+	// token at the rate lowered to 0.8/s: 1.25 s.
+	sb.d = nil
+	b.sleep = sb.realSleep
+	if err := take(b, spend{weight: 1}); err != nil {
+		t.Fatal(err)
+	}
+	b.sleep = sb.sleep
+	if err := take(b, spend{weight: 1}); !errors.Is(err, errNoSleep) {
+		t.Fatalf("b's second attempt after the pause: %v, want a wait", err)
+	}
+	if n := len(sb.d); n < 2 || !near(sb.d[n-1], 1250*time.Millisecond) {
+		t.Fatalf("b was told to wait %v, the last about 1.25s", sb.d)
 	}
 	if a.factor != 0.8 || b.factor != 0.8 {
 		t.Errorf("factors a %v, b %v after one 429, want 0.8", a.factor, b.factor)
@@ -194,7 +242,9 @@ func TestSharedPauseAndRateAcrossClients(t *testing.T) {
 		}
 		l.settle(spend{weight: 1}, reply{header: http.Header{}, status: http.StatusOK})
 	}
-	take(b, spend{weight: 1}) // (a would wait out its own pause in the process)
+	if err := take(b, spend{weight: 1}); !errors.Is(err, errNoSleep) { // asks Redis for the factor
+		t.Fatal(err)
+	}
 	if b.factor < 0.9-1e-6 || b.factor > 0.9+1e-6 {
 		t.Errorf("factor after 20 clean answers %v, want 0.9", b.factor)
 	}
