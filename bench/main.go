@@ -60,6 +60,16 @@
 //     and no request rate. Targets: 0 THROTTLED answers, wall ≤ 1.10 × the
 //     budget floor (total cost − 1,000) ÷ 50 s.
 //
+//   - scale-out: 4 tap processes share one Redis key (rate_limit.shared;
+//     the bench starts a redis-server on loopback) at 20 requests/s,
+//     against the demo enforcing 20 per fixed one-second window (20 ms
+//     latency, no faults), ~300 pages each (30 with -quick); then the same
+//     4 with in-process limiters, side by side, to show the 429s they
+//     cause. Targets for the shared run: 200 answers/s ≥ 19 between them,
+//     0 429s. The shortest span of 21 consecutive arrivals at the demo is
+//     printed for both: a window of 20 answers 429 only when it is below
+//     1 s. Skipped, and said so, without redis-server.
+//
 //   - -only quota,pause,cost (or throughput, formats) runs only those.
 //
 //   - formats: the same N invoices read as JSON pages (offset, 1,000 a
