@@ -344,6 +344,7 @@ func TestDailyQuotaAirbyte(t *testing.T) {
 // never be answered 429. The counts come from the server's log of arrivals,
 // grouped by UTC minute; the test takes up to about a minute.
 func TestWeightBudgetEndToEnd(t *testing.T) {
+	t.Parallel() // it mostly waits for the minute to turn
 	const budget, billed, pages = 30, 5, 10
 	tests := []struct {
 		name   string
