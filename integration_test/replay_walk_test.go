@@ -166,3 +166,46 @@ func TestRequestLetterHoldsItsPartition(t *testing.T) {
 		t.Errorf("partition bookmarks after the rerun %v, want %v", got, want)
 	}
 }
+
+// A chunk window dead-lettered (on_request_failure dead_letter) is one
+// letter whose context names the window; replay reads that window only.
+func TestReplayWindowLetter(t *testing.T) {
+	t.Parallel()
+	var bad atomic.Int64
+	bad.Store(3)
+	base, log := backfillServer(t, &bad, http.StatusInternalServerError)
+	cfg := backfillConfig(base)
+	cfg["streams"].([]any)[0].(map[string]any)["on_request_failure"] = "dead_letter"
+	d := newTapDir(t, cfg)
+	l := newLoader(t)
+	if r := d.sync(l, time.Minute); r.code != 0 {
+		t.Fatalf("run exit %d, want 0; stderr:\n%s", r.code, r.stderr)
+	}
+	ls := letters(t, d)
+	if len(ls) == 0 {
+		t.Fatal("no letter for the failed window")
+	}
+	for _, l := range ls {
+		ctx, _ := l["context"].(map[string]any)
+		if w, _ := ctx["window"].(map[string]any); l["kind"] != "request" || w["start"] != backfillDay(3) || w["end"] != backfillDay(4) {
+			t.Errorf("letter %v, want one for the window of day 3", l)
+		}
+	}
+
+	bad.Store(-1)
+	log.setRun(2)
+	rr := runTap(t, d.dir, time.Minute, nil, "replay", "--config", "config.json", "--dead-letters", "dead_letter.jsonl")
+	d.checkSecrets(rr)
+	if rr.code != 0 {
+		t.Fatalf("replay exit %d; stderr:\n%s", rr.code, rr.stderr)
+	}
+	if got, want := recordIDs(t, rr.stdout), []string{"ticks:30", "ticks:31", "ticks:32"}; !slices.Equal(got, want) {
+		t.Errorf("replay records %v, want %v", got, want)
+	}
+	if byDay, pages := windowsAsked(log, 2); len(byDay) != 1 || byDay[3] != 2 {
+		t.Errorf("replay asked for %v, want the two pages of day 3 only", pages)
+	}
+	if ls := letters(t, d); len(ls) != 0 {
+		t.Errorf("letters left: %v", ls)
+	}
+}
