@@ -347,36 +347,22 @@ func validHeaderName(s string) bool {
 // checkWritable checks that records can be appended to the file at path,
 // without leaving a file behind that was not there.
 func checkWritable(path string) error {
-	// Another process checking the same file (shards, or runs sharing a
-	// dead-letter file) may remove its probe between our two opens: then
-	// the file is absent again and the check starts over.
-	for range 3 {
-		err := probeWritable(path)
-		if !errors.Is(err, errProbeRemoved) {
-			return err
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		// Probe the folder with a file of our own: creating and removing
+		// path itself would race with another process checking it too
+		// (shards, or runs sharing a dead-letter file).
+		f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".probe-*")
+		if err != nil {
+			return fmt.Errorf("cannot create %s: %v", path, unwrapPathError(err))
 		}
-	}
-	return probeWritable(path)
-}
-
-var errProbeRemoved = errors.New("removed by another process's check")
-
-func probeWritable(path string) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|os.O_EXCL, 0o644)
-	if err == nil {
 		f.Close()
-		return os.Remove(path)
-	}
-	if !errors.Is(err, fs.ErrExist) {
-		return fmt.Errorf("cannot create %s: %v", path, unwrapPathError(err))
-	}
-	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
+		return os.Remove(f.Name())
+	case err == nil && !fi.Mode().IsRegular():
 		return fmt.Errorf("%s is not a regular file", path)
 	}
-	f, err = os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
-	if errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("cannot write %s: %w", path, errProbeRemoved)
-	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		return fmt.Errorf("cannot write %s: %v", path, unwrapPathError(err))
 	}
