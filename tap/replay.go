@@ -40,14 +40,15 @@ func Replay(ctx context.Context, f Files, lettersPath string, stdout, stderr io.
 	}
 	// st is the one STATE written, as given; the engine reads its own
 	// copy (walks and jobs note their progress in it).
-	st, work := NewState(), NewState()
+	st := NewState()
 	if f.State != "" {
 		if st, err = loadStateFor(f.State, cfg); err != nil {
 			return err
 		}
-		if work, err = loadStateFor(f.State, cfg); err != nil {
-			return err
-		}
+	}
+	work, err := st.clone()
+	if err != nil {
+		return err
 	}
 	lines, err := readLetters(lettersPath)
 	if err != nil {
@@ -281,11 +282,7 @@ func (e *engine) replayRecord(n *node, m map[string]any, extracted time.Time) er
 // settles the old one.
 func (e *engine) replayRequest(ctx context.Context, n *node, m map[string]any) (bool, error) {
 	d := n.def
-	c, _ := m["context"].(map[string]any)
 	wm, _ := m["window"].(map[string]any)
-	if wm == nil {
-		wm, _ = c["window"].(map[string]any) // the shape of a window's context
-	}
 	b := streams.Bounds{Bookmark: m["bookmark"], StartDate: e.cfg.Start, Now: e.now().UTC(), Numeric: n.numeric}
 	b.FullTable = b.Bookmark == nil && wm == nil
 	p, err := streams.NewPlan(d, b)
@@ -295,6 +292,7 @@ func (e *engine) replayRequest(ctx context.Context, n *node, m map[string]any) (
 	n.plan = p
 	var part streams.Partition
 	if par := d.Parent; par != nil {
+		c, _ := m["context"].(map[string]any)
 		name := par.Key
 		if par.As != "" {
 			name = par.As

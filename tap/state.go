@@ -466,6 +466,20 @@ func (st *State) MarshalJSON() ([]byte, error) {
 	return json.Marshal(out)
 }
 
+// clone is a deep copy of st, made through its JSON form; st must not
+// have a redactor yet, which would mask the copy's values.
+func (st *State) clone() (*State, error) {
+	b, err := st.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	tree, err := codec.Decode(b)
+	if err != nil {
+		return nil, err
+	}
+	return stateFromTree(tree)
+}
+
 // StreamJSON returns one stream's bookmark object (Airbyte's stream_state).
 func (st *State) StreamJSON(stream string) ([]byte, error) {
 	st.mu.Lock()
