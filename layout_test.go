@@ -22,7 +22,7 @@ const maxLines = 2500
 // the work then in flight. An entry may only go down; the test fails when
 // a package grows past it or when it is no longer needed.
 var oversized = map[string]int{
-	"tap":     6800,
+	"tap":     5900,
 	"streams": 3400,
 	"client":  3700,
 }
@@ -139,6 +139,8 @@ func TestImportArrows(t *testing.T) {
 		{"streammap", "tap", "tap imports streammap, not the reverse"},
 		{"demoapi", "tap", "demoapi is an API, not a tap"},
 		{"demoapi", "client", "demoapi is an API, not a tap"},
+		{"tap/output", "tap", "the run imports its writers; the writers know messages, not the run"},
+		{"tap/output", "client", "the writers know messages, not requests"},
 		{"streams", "client", "paginators plan requests, the run sends them"},
 		{"client", "streams", "paginators plan requests, the run sends them"},
 	}

@@ -2,10 +2,13 @@ package tap
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 
+	"github.com/tap-dev/tap/client"
 	"github.com/tap-dev/tap/settings"
+	"github.com/tap-dev/tap/tap/output"
 )
 
 // Airbyte runs an Airbyte command: spec, check, discover or read. Every
@@ -14,11 +17,11 @@ import (
 // returned, for a non-zero exit; a failed `check` is a CONNECTION_STATUS
 // FAILED and no error.
 func Airbyte(ctx context.Context, cmd string, f Files, stdout io.Writer) error {
-	aw := NewAirbyteWriter(stdout)
+	aw := output.NewAirbyte(stdout)
 	var err error
 	switch cmd {
 	case "spec":
-		err = aw.writeJSON(true, airbyteMessage{Type: "SPEC", Spec: settings.AirbyteSpec()})
+		err = aw.Spec(settings.AirbyteSpec())
 	case "check":
 		err = airbyteCheck(ctx, f, aw)
 	case "discover":
@@ -29,7 +32,7 @@ func Airbyte(ctx context.Context, cmd string, f Files, stdout io.Writer) error {
 		err = &UsageError{Msg: fmt.Sprintf("unknown Airbyte command %q: expected spec, check, discover or read", cmd)}
 	}
 	if err != nil {
-		_ = aw.Error(err)
+		_ = reportError(aw, err)
 	}
 	if ferr := aw.Flush(); ferr != nil && err == nil {
 		err = ferr
@@ -40,15 +43,58 @@ func Airbyte(ctx context.Context, cmd string, f Files, stdout io.Writer) error {
 // AirbyteFail reports err, which ended an Airbyte command before it ran
 // (a bad command line), as a TRACE ERROR on stdout, and returns it.
 func AirbyteFail(stdout io.Writer, err error) error {
-	aw := NewAirbyteWriter(stdout)
-	_ = aw.Error(err)
+	aw := output.NewAirbyte(stdout)
+	_ = reportError(aw, err)
 	_ = aw.Flush()
 	return err
 }
 
+// reportError writes the ERROR trace of err, which ends the command.
+func reportError(aw *output.Airbyte, err error) error {
+	return aw.Error(err, failureType(err), errorStream(err))
+}
+
+// failureType classifies the error that ended a command: config_error is
+// the user's to fix (the config, the catalog, the state, the credentials);
+// transient_error may pass on its own (the API was down, rate-limited or
+// asked us to come back later); system_error is anything else.
+func failureType(err error) string {
+	var ie *InputError
+	var ue *UsageError
+	var de *client.DeferError
+	var se *client.StatusError
+	switch {
+	case errors.As(err, &ie), errors.As(err, &ue):
+		return output.FailureConfig
+	case errors.As(err, &de), errors.Is(err, client.ErrCircuitOpen):
+		return output.FailureTransient
+	case errors.As(err, &se):
+		switch {
+		case se.Status == 401 || se.Status == 403:
+			return output.FailureConfig
+		case se.Status == 0 || se.Status == 408 || se.Status == 425 || se.Status == 429 || se.Status >= 500:
+			return output.FailureTransient
+		}
+	}
+	return output.FailureSystem
+}
+
+// errorStream is the stream an error names, if any.
+func errorStream(err error) string {
+	var de *client.DeferError
+	var se *client.StatusError
+	switch {
+	case errors.As(err, &se):
+		return se.Stream
+	case errors.As(err, &de):
+		return de.Stream
+	}
+	return ""
+}
+
 // loadAirbyteConfig loads --config and arms the writer's scrubbing with
 // its secrets.
-func loadAirbyteConfig(cmd string, f Files, aw *AirbyteWriter) (*Config, error) {
+func loadAirbyteConfig(cmd string, f Files, aw *output.Airbyte) (*Config, error) {
 	if f.Config == "" {
 		return nil, &UsageError{Msg: cmd + " needs --config"}
 	}
@@ -56,22 +102,22 @@ func loadAirbyteConfig(cmd string, f Files, aw *AirbyteWriter) (*Config, error) 
 	if err != nil {
 		return nil, err
 	}
-	aw.redact = cfg.Redactor
+	aw.SetRedactor(cfg.Redactor)
 	return cfg, nil
 }
 
 // airbyteDiscover is `tap discover --config C`.
-func airbyteDiscover(f Files, aw *AirbyteWriter) error {
+func airbyteDiscover(f Files, aw *output.Airbyte) error {
 	cfg, err := loadAirbyteConfig("discover", f, aw)
 	if err != nil {
 		return err
 	}
-	return aw.writeJSON(true, airbyteMessage{Type: "CATALOG", Catalog: DiscoverAirbyte(cfg)})
+	return aw.Catalog(DiscoverAirbyte(cfg))
 }
 
 // airbyteRead is `tap read --config C --catalog K [--state S]`: the same
 // engine as the Singer mode, with the Airbyte writer.
-func airbyteRead(ctx context.Context, f Files, aw *AirbyteWriter) error {
+func airbyteRead(ctx context.Context, f Files, aw *output.Airbyte) error {
 	cfg, err := loadAirbyteConfig("read", f, aw)
 	if err != nil {
 		return err

@@ -8,12 +8,13 @@ import (
 	"github.com/tap-dev/tap/client"
 	"github.com/tap-dev/tap/streams"
 	"github.com/tap-dev/tap/streams/pages"
+	"github.com/tap-dev/tap/tap/output"
 )
 
 // airbyteCheck is `tap check --config C`. A config that cannot be loaded
 // is an error (TRACE ERROR, non-zero exit); otherwise it writes
 // CONNECTION_STATUS SUCCEEDED or FAILED and returns nil.
-func airbyteCheck(ctx context.Context, f Files, aw *AirbyteWriter) error {
+func airbyteCheck(ctx context.Context, f Files, aw *output.Airbyte) error {
 	cfg, err := loadAirbyteConfig("check", f, aw)
 	if err != nil {
 		return err
@@ -32,9 +33,9 @@ func airbyteCheck(ctx context.Context, f Files, aw *AirbyteWriter) error {
 		if errors.As(err, &ie) {
 			return err
 		}
-		status = map[string]any{"status": "FAILED", "message": aw.redact.Redact("Connection check failed: " + err.Error())}
+		status = map[string]any{"status": "FAILED", "message": cfg.Redactor.Redact("Connection check failed: " + err.Error())}
 	}
-	return aw.writeJSON(true, airbyteMessage{Type: "CONNECTION_STATUS", ConnectionStatus: status})
+	return aw.ConnectionStatus(status)
 }
 
 // CheckConnection sends one cheap request per stream — its first page —
@@ -63,7 +64,7 @@ func checkConnection(ctx context.Context, cfg *Config, log *slog.Logger, keep ke
 		return err
 	}
 	defer stop()
-	e, err := newEngine(cfg, nil, NewState(), discardWriter{}, log)
+	e, err := newEngine(cfg, nil, NewState(), output.Discard, log)
 	if err != nil {
 		return err
 	}

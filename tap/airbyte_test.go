@@ -19,8 +19,8 @@ import (
 
 	"github.com/tap-dev/tap/client"
 	"github.com/tap-dev/tap/codec"
-	"github.com/tap-dev/tap/settings"
 	"github.com/tap-dev/tap/streams"
+	"github.com/tap-dev/tap/tap/output"
 )
 
 // abConfig is a config of four streams: a full table, an incremental one,
@@ -205,7 +205,7 @@ func TestLoadConfiguredCatalogNamesTheFile(t *testing.T) {
 	}
 	_, _, err := LoadConfiguredCatalog(path, abConfig())
 	var ie *InputError
-	if !errors.As(err, &ie) || ie.File != path || failureType(err) != FailureConfig || ExitCode(err) != ExitBadInput {
+	if !errors.As(err, &ie) || ie.File != path || failureType(err) != output.FailureConfig || ExitCode(err) != ExitBadInput {
 		t.Fatalf("error %v (%T), want an *InputError naming %s", err, err, path)
 	}
 }
@@ -225,20 +225,20 @@ func TestFailureType(t *testing.T) {
 		err  error
 		want string
 	}{
-		{&InputError{File: "config.json", Err: errors.New("base_url: is required")}, FailureConfig},
-		{&UsageError{Msg: "read needs --catalog"}, FailureConfig},
-		{fmt.Errorf("wrapped: %w", &InputError{File: "catalog.json", Err: errors.New("x")}), FailureConfig},
-		{&client.StatusError{Stream: "s", Status: 401}, FailureConfig},
-		{&client.StatusError{Stream: "s", Status: 403}, FailureConfig},
-		{&client.StatusError{Stream: "s", Status: 503, Attempts: 6}, FailureTransient},
-		{&client.StatusError{Stream: "s", Status: 429, Attempts: 6}, FailureTransient},
-		{&client.StatusError{Stream: "s", Status: 0, Attempts: 6, Err: errors.New("connection reset")}, FailureTransient},
-		{&client.StatusError{Stream: "s", Status: 404}, FailureSystem},
-		{&client.StatusError{Stream: "s", Status: 400}, FailureSystem},
-		{&client.DeferError{Stream: "s", Reason: "banned", RetryAt: time.Now()}, FailureTransient},
-		{errors.Join(&client.DeferError{Stream: "s"}, errors.New("checkpoint")), FailureTransient},
-		{fmt.Errorf("stream %q: %w", "s", client.ErrCircuitOpen), FailureTransient},
-		{errors.New("stream \"s\": a record is not a JSON object"), FailureSystem},
+		{&InputError{File: "config.json", Err: errors.New("base_url: is required")}, output.FailureConfig},
+		{&UsageError{Msg: "read needs --catalog"}, output.FailureConfig},
+		{fmt.Errorf("wrapped: %w", &InputError{File: "catalog.json", Err: errors.New("x")}), output.FailureConfig},
+		{&client.StatusError{Stream: "s", Status: 401}, output.FailureConfig},
+		{&client.StatusError{Stream: "s", Status: 403}, output.FailureConfig},
+		{&client.StatusError{Stream: "s", Status: 503, Attempts: 6}, output.FailureTransient},
+		{&client.StatusError{Stream: "s", Status: 429, Attempts: 6}, output.FailureTransient},
+		{&client.StatusError{Stream: "s", Status: 0, Attempts: 6, Err: errors.New("connection reset")}, output.FailureTransient},
+		{&client.StatusError{Stream: "s", Status: 404}, output.FailureSystem},
+		{&client.StatusError{Stream: "s", Status: 400}, output.FailureSystem},
+		{&client.DeferError{Stream: "s", Reason: "banned", RetryAt: time.Now()}, output.FailureTransient},
+		{errors.Join(&client.DeferError{Stream: "s"}, errors.New("checkpoint")), output.FailureTransient},
+		{fmt.Errorf("stream %q: %w", "s", client.ErrCircuitOpen), output.FailureTransient},
+		{errors.New("stream \"s\": a record is not a JSON object"), output.FailureSystem},
 	}
 	for _, tt := range tests {
 		if got := failureType(tt.err); got != tt.want {
@@ -262,134 +262,6 @@ func abLines(t *testing.T, out []byte) []map[string]any {
 		msgs = append(msgs, m)
 	}
 	return msgs
-}
-
-func TestAirbyteWriterStateDedupeAndRecordCount(t *testing.T) {
-	var out bytes.Buffer
-	w := NewAirbyteWriter(&out)
-	st := NewState()
-	st.SetValue("orders", "updated_at", "2026-01-01T00:00:00Z")
-	rec := []byte(`{"id":1}`)
-	at := time.UnixMilli(1_700_000_000_123)
-	steps := []func() error{
-		func() error { return w.Record("orders", rec, at, 0) },
-		func() error { return w.Record("orders", rec, at, 0) },
-		func() error { return w.State("orders", st, 2) }, // 2 records
-		func() error { return w.State("orders", st, 2) }, // exact repeat: skipped
-		func() error { return w.Record("orders", rec, at, 0) },
-		func() error { return w.State("orders", st, 3) }, // same blob, 1 new record: written
-		func() error {
-			st.SetValue("orders", "updated_at", "2026-02-01T00:00:00Z")
-			return w.State("orders", st, 3)
-		},
-		func() error { return w.State("orders", st, 3) },  // repeat: skipped
-		func() error { return w.State("tickets", st, 0) }, // another stream, first STATE, even empty
-		func() error { return w.State("tickets", st, 0) }, // repeat: skipped
-	}
-	for i, step := range steps {
-		if err := step(); err != nil {
-			t.Fatalf("step %d: %v", i, err)
-		}
-	}
-	if err := w.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	var states []string
-	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
-		if strings.HasPrefix(line, `{"type":"STATE"`) {
-			states = append(states, line)
-		}
-	}
-	want := []string{
-		`{"type":"STATE","state":{"type":"STREAM","stream":{"stream_descriptor":{"name":"orders"},"stream_state":{"replication_key":"updated_at","replication_key_value":"2026-01-01T00:00:00Z"}},"sourceStats":{"recordCount":2.0}}}`,
-		`{"type":"STATE","state":{"type":"STREAM","stream":{"stream_descriptor":{"name":"orders"},"stream_state":{"replication_key":"updated_at","replication_key_value":"2026-01-01T00:00:00Z"}},"sourceStats":{"recordCount":1.0}}}`,
-		`{"type":"STATE","state":{"type":"STREAM","stream":{"stream_descriptor":{"name":"orders"},"stream_state":{"replication_key":"updated_at","replication_key_value":"2026-02-01T00:00:00Z"}},"sourceStats":{"recordCount":0.0}}}`,
-		`{"type":"STATE","state":{"type":"STREAM","stream":{"stream_descriptor":{"name":"tickets"},"stream_state":{}},"sourceStats":{"recordCount":0.0}}}`,
-	}
-	if diff := cmp.Diff(want, states); diff != "" {
-		t.Errorf("STATE lines (-want +got):\n%s", diff)
-	}
-}
-
-func TestAirbyteWriterRecordAndStatus(t *testing.T) {
-	var out bytes.Buffer
-	w := NewAirbyteWriter(&out)
-	w.now = func() time.Time { return time.UnixMilli(42) }
-	at := time.UnixMilli(1_700_000_000_123)
-	_ = w.Schema("orders", map[string]any{"type": "object"}, []string{"id"}, nil)
-	_ = w.ActivateVersion("orders", 7)
-	_ = w.StreamStatus("orders", StatusStarted)
-	_ = w.Record("orders", []byte(`{"id":1,"note":"a<b"}`), at, 7)
-	_ = w.Record("orders", []byte(`{"id":2}`), at, 7)
-	_ = w.StreamStatus("orders", StatusComplete)
-	_ = w.Flush()
-	want := `{"type":"TRACE","trace":{"type":"STREAM_STATUS","emitted_at":42,"stream_status":{"stream_descriptor":{"name":"orders"},"status":"STARTED"}}}
-{"type":"TRACE","trace":{"type":"STREAM_STATUS","emitted_at":42,"stream_status":{"stream_descriptor":{"name":"orders"},"status":"RUNNING"}}}
-{"type":"RECORD","record":{"stream":"orders","data":{"id":1,"note":"a<b"},"emitted_at":1700000000123}}
-{"type":"RECORD","record":{"stream":"orders","data":{"id":2},"emitted_at":1700000000123}}
-{"type":"TRACE","trace":{"type":"STREAM_STATUS","emitted_at":42,"stream_status":{"stream_descriptor":{"name":"orders"},"status":"COMPLETE"}}}
-`
-	if diff := cmp.Diff(want, out.String()); diff != "" {
-		t.Errorf("output (-want +got):\n%s", diff)
-	}
-}
-
-func TestAirbyteWriterConcurrentLines(t *testing.T) {
-	var out bytes.Buffer
-	w := NewAirbyteWriter(&out)
-	log := w.Logger(0)
-	var wg sync.WaitGroup
-	for g := range 8 {
-		wg.Go(func() {
-			stream := fmt.Sprintf("s%d", g)
-			st := NewState()
-			for i := range 200 {
-				_ = w.Record(stream, []byte(`{"id":1}`), time.Now(), 0)
-				log.Info("progress", "stream", stream, "i", i)
-				if i%50 == 0 {
-					_ = w.State(stream, st, int64(i+1))
-				}
-			}
-		})
-	}
-	wg.Wait()
-	_ = w.Flush()
-	running := map[string]int{}
-	for _, m := range abLines(t, out.Bytes()) {
-		if tr, ok := m["trace"].(map[string]any); ok {
-			ss := tr["stream_status"].(map[string]any)
-			running[ss["stream_descriptor"].(map[string]any)["name"].(string)]++
-		}
-	}
-	for g := range 8 {
-		if n := running[fmt.Sprintf("s%d", g)]; n != 1 {
-			t.Errorf("stream s%d: %d RUNNING statuses, want 1", g, n)
-		}
-	}
-}
-
-func TestAirbyteErrorTraceScrubsSecrets(t *testing.T) {
-	var out bytes.Buffer
-	w := NewAirbyteWriter(&out)
-	w.redact = settings.NewRedactor("s3cr3t")
-	err := &client.StatusError{Stream: "orders", Method: "GET", Path: "/v1/orders?key=s3cr3t", Status: 401, Message: "bad token s3cr3t"}
-	if werr := w.Error(err); werr != nil {
-		t.Fatal(werr)
-	}
-	w.Logger(0).Info("token is s3cr3t")
-	_ = w.Flush()
-	if strings.Contains(out.String(), "s3cr3t") {
-		t.Fatalf("secret leaked:\n%s", out.String())
-	}
-	msgs := abLines(t, out.Bytes())
-	e := msgs[0]["trace"].(map[string]any)["error"].(map[string]any)
-	if e["failure_type"] != FailureConfig || !strings.Contains(e["message"].(string), "check the credentials") ||
-		e["stream_descriptor"].(map[string]any)["name"] != "orders" {
-		t.Errorf("error trace: %v", e)
-	}
-	if msgs[1]["log"].(map[string]any)["message"] != "token is REDACTED" {
-		t.Errorf("log: %v", msgs[1])
-	}
 }
 
 // abServer is a small API: /tickets (full table, empty), /orders
@@ -503,7 +375,7 @@ func TestAirbyteReadEveryStreamEndsWithState(t *testing.T) {
 			lastState[s] = i
 		case "TRACE":
 			tr := m["trace"].(map[string]any)
-			if ss, ok := tr["stream_status"].(map[string]any); ok && ss["status"] == StatusComplete {
+			if ss, ok := tr["stream_status"].(map[string]any); ok && ss["status"] == output.StatusComplete {
 				complete[ss["stream_descriptor"].(map[string]any)["name"].(string)] = i
 			}
 		}
@@ -553,12 +425,12 @@ func TestAirbyteReadErrors(t *testing.T) {
 		failure       string
 		code          int
 	}{
-		{"incremental on a full-table stream", `{"streams": [{"stream": {"name": "tickets"}, "sync_mode": "incremental", "destination_sync_mode": "append"}]}`, 0, FailureConfig, ExitBadInput},
-		{"unknown stream", `{"streams": [{"stream": {"name": "nope"}, "sync_mode": "full_refresh", "destination_sync_mode": "append"}]}`, 0, FailureConfig, ExitBadInput},
-		{"catalog not JSON", `{"streams": [`, 0, FailureConfig, ExitBadInput},
-		{"forbidden", abAllStreams, http.StatusForbidden, FailureConfig, ExitFailure},
-		{"server down", abAllStreams, http.StatusServiceUnavailable, FailureTransient, ExitFailure},
-		{"not found", abAllStreams, http.StatusNotFound, FailureSystem, ExitFailure},
+		{"incremental on a full-table stream", `{"streams": [{"stream": {"name": "tickets"}, "sync_mode": "incremental", "destination_sync_mode": "append"}]}`, 0, output.FailureConfig, ExitBadInput},
+		{"unknown stream", `{"streams": [{"stream": {"name": "nope"}, "sync_mode": "full_refresh", "destination_sync_mode": "append"}]}`, 0, output.FailureConfig, ExitBadInput},
+		{"catalog not JSON", `{"streams": [`, 0, output.FailureConfig, ExitBadInput},
+		{"forbidden", abAllStreams, http.StatusForbidden, output.FailureConfig, ExitFailure},
+		{"server down", abAllStreams, http.StatusServiceUnavailable, output.FailureTransient, ExitFailure},
+		{"not found", abAllStreams, http.StatusNotFound, output.FailureSystem, ExitFailure},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -628,17 +500,32 @@ func TestAirbyteCheck(t *testing.T) {
 			t.Fatal("want an error")
 		}
 		msgs := abLines(t, out.Bytes())
-		if len(msgs) != 1 || msgs[0]["trace"].(map[string]any)["error"].(map[string]any)["failure_type"] != FailureConfig {
+		if len(msgs) != 1 || msgs[0]["trace"].(map[string]any)["error"].(map[string]any)["failure_type"] != output.FailureConfig {
 			t.Errorf("output %v", msgs)
 		}
 	})
+}
+
+// The trace of an error that ends a command carries its failure type and
+// the stream it names.
+func TestAirbyteErrorTrace(t *testing.T) {
+	var out bytes.Buffer
+	err := AirbyteFail(&out, fmt.Errorf("sync: %w", &client.StatusError{Stream: "orders", Method: "GET", Path: "/v1/orders", Status: 503, Attempts: 6}))
+	msgs := abLines(t, out.Bytes())
+	if len(msgs) != 1 {
+		t.Fatalf("output %s", out.String())
+	}
+	e := msgs[0]["trace"].(map[string]any)["error"].(map[string]any)
+	if e["failure_type"] != output.FailureTransient || e["stream_descriptor"].(map[string]any)["name"] != "orders" || ExitCode(err) != ExitFailure {
+		t.Errorf("exit %d, error trace %v", ExitCode(err), e)
+	}
 }
 
 func TestAirbyteFail(t *testing.T) {
 	var out bytes.Buffer
 	err := AirbyteFail(&out, &UsageError{Msg: "flag provided but not defined: -bogus"})
 	msgs := abLines(t, out.Bytes())
-	if ExitCode(err) != ExitBadInput || len(msgs) != 1 || msgs[0]["trace"].(map[string]any)["error"].(map[string]any)["failure_type"] != FailureConfig {
+	if ExitCode(err) != ExitBadInput || len(msgs) != 1 || msgs[0]["trace"].(map[string]any)["error"].(map[string]any)["failure_type"] != output.FailureConfig {
 		t.Errorf("exit %d, output %s", ExitCode(err), out.String())
 	}
 }

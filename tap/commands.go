@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/url"
 	"strconv"
@@ -12,6 +13,7 @@ import (
 	"github.com/tap-dev/tap/demoapi"
 	"github.com/tap-dev/tap/settings"
 	"github.com/tap-dev/tap/streams"
+	"github.com/tap-dev/tap/tap/output"
 )
 
 // Files are the paths given on the command line; empty means not given.
@@ -19,6 +21,29 @@ type Files struct {
 	Config, State, Catalog string
 	LogLevel               string        // --log-level: debug, info, warn or error; "" = the config's log_level
 	Shard                  streams.Shard // --shard I/N: this process's part of the chunked backfills
+}
+
+// CheckLogLevel checks the value of --log-level: empty (the config's
+// log_level decides), debug, info, warn or error.
+func CheckLogLevel(name string) error {
+	if name == "" {
+		return nil
+	}
+	if _, err := settings.Level(name); err != nil {
+		return &UsageError{Msg: "--log-level: " + err.Error()}
+	}
+	return nil
+}
+
+// logLevel is the level of a run's log: --log-level when given, else the
+// config's log_level.
+func (f Files) logLevel(cfg *Config) slog.Level {
+	name := cfg.LogLevel
+	if f.LogLevel != "" {
+		name = f.LogLevel
+	}
+	l, _ := settings.Level(name) // both checked: the flag by CheckLogLevel, the config by its registry
+	return l
 }
 
 // load reads the config, then the state and the catalog, so that every
@@ -55,7 +80,7 @@ func SingerSync(ctx context.Context, f Files, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	return Sync(ctx, Options{Config: cfg, Selection: sel, State: st, Writer: NewSingerWriter(stdout), Log: NewStderrLogger(stderr, f.logLevel(cfg), cfg.Redactor), Shard: f.Shard})
+	return Sync(ctx, Options{Config: cfg, Selection: sel, State: st, Writer: output.NewSinger(stdout), Log: output.NewStderrLogger(stderr, f.logLevel(cfg), cfg.Redactor), Shard: f.Shard})
 }
 
 // SingerDiscover is `tap --config C --discover`.

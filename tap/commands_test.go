@@ -1,6 +1,9 @@
 package tap
 
-import "testing"
+import (
+	"log/slog"
+	"testing"
+)
 
 // The log of serve-demo names the address the server is bound to: a
 // wildcard is reported as such, not as the loopback URL a client uses.
@@ -15,5 +18,24 @@ func TestBoundAddr(t *testing.T) {
 		if got := boundAddr(c.host, c.base); got != c.want {
 			t.Errorf("boundAddr(%q, %q) = %q, want %q", c.host, c.base, got, c.want)
 		}
+	}
+}
+
+func TestCheckLogLevel(t *testing.T) {
+	for name, ok := range map[string]bool{"": true, "debug": true, "info": true, "warn": true, "error": true, "INFO": false, "trace": false} {
+		err := CheckLogLevel(name)
+		if (err == nil) != ok {
+			t.Errorf("CheckLogLevel(%q) = %v", name, err)
+		}
+		if err != nil && ExitCode(err) != ExitBadInput {
+			t.Errorf("CheckLogLevel(%q): exit %d, want 2", name, ExitCode(err))
+		}
+	}
+	cfg := &Config{LogLevel: "warn"}
+	if got := (Files{}).logLevel(cfg); got != slog.LevelWarn {
+		t.Errorf("config log_level: %v", got)
+	}
+	if got := (Files{LogLevel: "debug"}).logLevel(cfg); got != slog.LevelDebug {
+		t.Errorf("--log-level does not override log_level: %v", got)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/tap-dev/tap/codec"
 	"github.com/tap-dev/tap/settings"
 	"github.com/tap-dev/tap/streams"
+	"github.com/tap-dev/tap/tap/output"
 )
 
 // message is one message a recording writer got.
@@ -55,7 +56,7 @@ func (r *recorder) Record(stream string, rec []byte, _ time.Time, version int64)
 	return r.add(message{Type: "RECORD", Stream: stream, Record: m, Version: version})
 }
 
-func (r *recorder) State(stream string, st *State, _ int64) error {
+func (r *recorder) State(stream string, st output.State, _ int64) error {
 	b, err := json.Marshal(st)
 	if err != nil {
 		return err
@@ -260,7 +261,7 @@ func runEngineCase(t *testing.T, c engineCase) {
 		sel = c.sel()
 	}
 	var logs bytes.Buffer
-	log := NewStderrLogger(&logs, slog.LevelInfo, nil)
+	log := output.NewStderrLogger(&logs, slog.LevelInfo, nil)
 	rec := &recorder{}
 	e, err := newEngine(cfg, sel, st, rec, log)
 	if err != nil {

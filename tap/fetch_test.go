@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/tap-dev/tap/settings"
+	"github.com/tap-dev/tap/tap/output"
 )
 
 // TestFetchBodiesRetryCannotFix: a whole 200 body of the wrong kind fails
@@ -75,7 +76,7 @@ func TestFetchBodiesRetryCannotFix(t *testing.T) {
 				t.Fatal(err)
 			}
 			var out, logs bytes.Buffer
-			err = Sync(context.Background(), Options{Config: cfg, Writer: NewSingerWriter(&out), Log: NewStderrLogger(&logs, slog.LevelInfo, nil)})
+			err = Sync(context.Background(), Options{Config: cfg, Writer: output.NewSinger(&out), Log: output.NewStderrLogger(&logs, slog.LevelInfo, nil)})
 			if err == nil {
 				t.Fatalf("sync succeeded; stdout:\n%s", out.String())
 			}

@@ -21,6 +21,7 @@ import (
 	"github.com/tap-dev/tap/settings"
 	"github.com/tap-dev/tap/streams"
 	"github.com/tap-dev/tap/streams/pages"
+	"github.com/tap-dev/tap/tap/output"
 )
 
 // InferSchema walks the first pages of a stream and prints a JSON Schema
@@ -48,7 +49,7 @@ func InferSchema(ctx context.Context, f Files, stream string, pages int, stdout,
 	var known map[string]any // the target's own schema, when it has a usable one
 	cfg, err := settings.LoadWith(f.Config, func(c *Config, streamsPath string) error {
 		var err error
-		log = NewStderrLogger(stderr, f.logLevel(c), c.Redactor)
+		log = output.NewStderrLogger(stderr, f.logLevel(c), c.Redactor)
 		known, err = prepareInference(c, streamsPath, stream, log)
 		return err
 	})

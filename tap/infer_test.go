@@ -22,6 +22,7 @@ import (
 
 	"github.com/tap-dev/tap/codec"
 	"github.com/tap-dev/tap/settings"
+	"github.com/tap-dev/tap/tap/output"
 )
 
 // demoConfig writes a config of the demo streams of sample_config.json,
@@ -124,7 +125,7 @@ func TestInferSchemaDemoRoundTrip(t *testing.T) {
 		t.Fatalf("the inferred schemas are not accepted by LoadConfig: %v", err)
 	}
 	var out, logs bytes.Buffer
-	err = Sync(context.Background(), Options{Config: loaded, Writer: NewSingerWriter(&out), Log: NewStderrLogger(&logs, slog.LevelInfo, nil)})
+	err = Sync(context.Background(), Options{Config: loaded, Writer: output.NewSinger(&out), Log: output.NewStderrLogger(&logs, slog.LevelInfo, nil)})
 	if err != nil {
 		t.Fatalf("sync with the inferred schemas: %v\nlogs:\n%s", err, tail(logs.String(), 40))
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tap-dev/tap/client"
 	"github.com/tap-dev/tap/settings"
+	"github.com/tap-dev/tap/tap/output"
 )
 
 // keeper keeps a rotated refresh token where the next run finds it. It is
@@ -82,7 +83,7 @@ func keepInFile(cfg *Config, log *slog.Logger) keeper {
 // keepInControl is the keeper of Airbyte mode: a CONTROL message of type
 // CONNECTOR_CONFIG carries the whole updated config for the platform to
 // store. The file is left alone; the platform writes the next one.
-func keepInControl(cfg *Config, aw *AirbyteWriter, log *slog.Logger) keeper {
+func keepInControl(cfg *Config, aw *output.Airbyte, log *slog.Logger) keeper {
 	var mu sync.Mutex
 	var current []byte // the config as last sent, for a second rotation
 	return func(_ context.Context, rt string) error {

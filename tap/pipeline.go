@@ -101,7 +101,7 @@ func (e *engine) emit(n *node, m map[string]any, extracted time.Time, part strea
 // record writes one record of n: into the lines of its page when they
 // are gathered.
 func (e *engine) record(n *node, rec []byte, extracted time.Time) error {
-	if ok, err := n.lines.add(n.def.Name, rec, extracted, n.version); ok {
+	if ok, err := n.lines.Add(n.def.Name, rec, extracted, n.version); ok {
 		return err
 	}
 	return e.out.Record(n.def.Name, rec, extracted, n.version)
@@ -127,7 +127,7 @@ func (e *engine) observe(n *node, part streams.Partition, v any) error {
 	case streams.Demoted:
 		e.log.Warn(err.Error(), "stream", n.def.Name)
 	case streams.Unsorted:
-		if err := n.lines.flush(); err != nil {
+		if err := n.lines.Flush(); err != nil {
 			return err // the records before it go out before its STATE
 		}
 		if e.commit(n) {

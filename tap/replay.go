@@ -17,6 +17,7 @@ import (
 	"github.com/tap-dev/tap/records"
 	"github.com/tap-dev/tap/settings"
 	"github.com/tap-dev/tap/streams"
+	"github.com/tap-dev/tap/tap/output"
 )
 
 // Replay is `tap replay --config C --dead-letters FILE [--state S]`: it
@@ -62,14 +63,14 @@ func Replay(ctx context.Context, f Files, lettersPath string, stdout, stderr io.
 	}
 	cfg.DeadLetterPath = side
 	cfg.OnSchemaViolation = settings.ViolationDeadLetter
-	log := NewStderrLogger(stderr, f.logLevel(cfg), cfg.Redactor)
+	log := output.NewStderrLogger(stderr, f.logLevel(cfg), cfg.Redactor)
 	st.redact, work.redact = cfg.Redactor, cfg.Redactor
 	base, stop, err := startAPI(cfg, log)
 	if err != nil {
 		return err
 	}
 	defer stop()
-	out := NewSingerWriter(stdout)
+	out := output.NewSinger(stdout)
 	e, err := newEngine(cfg, nil, work, out, log)
 	if err != nil {
 		return err

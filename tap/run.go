@@ -13,6 +13,7 @@ import (
 	"github.com/tap-dev/tap/demoapi"
 	"github.com/tap-dev/tap/settings"
 	"github.com/tap-dev/tap/streams"
+	"github.com/tap-dev/tap/tap/output"
 )
 
 // Options of one sync.
@@ -20,7 +21,7 @@ type Options struct {
 	Config    *Config
 	Selection *Selection // nil syncs every stream
 	State     *State
-	Writer    Writer
+	Writer    output.Writer
 	Log       *slog.Logger
 	// Shard reads one shard of the chunked streams' windows, and the
 	// streams that are not chunked only in shard 0 (--shard I/N).
@@ -73,7 +74,7 @@ func Sync(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
-	if aw, ok := o.Writer.(*AirbyteWriter); ok {
+	if aw, ok := o.Writer.(*output.Airbyte); ok {
 		opts = append(opts, keepWith(keepInControl(o.Config, aw, o.Log)))
 	}
 	if e.client, err = newClient(o.Config, base, o.Log, e.requestMetric, append(opts0, opts...)...); err != nil {

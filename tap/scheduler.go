@@ -12,6 +12,7 @@ import (
 	"github.com/tap-dev/tap/records"
 	"github.com/tap-dev/tap/settings"
 	"github.com/tap-dev/tap/streams"
+	"github.com/tap-dev/tap/tap/output"
 )
 
 // node is one stream of a run, with the streams that are its children.
@@ -78,9 +79,9 @@ type node struct {
 	retrying bool     // the window walked is one that failed (backfill.go)
 	backfill backfill // what became of the chunk windows
 
-	buf   []byte    // the record being encoded
-	keys  []string  // the sorted keys of the last record encoded
-	lines pageLines // the RECORD lines of the page being handled
+	buf   []byte           // the record being encoded
+	keys  []string         // the sorted keys of the last record encoded
+	lines output.PageLines // the RECORD lines of the page being handled
 }
 
 // engine runs one sync: the same engine serves Singer and Airbyte; only
@@ -88,7 +89,7 @@ type node struct {
 type engine struct {
 	cfg    *Config
 	state  *State
-	out    Writer
+	out    output.Writer
 	log    *slog.Logger
 	client *client.Client
 	dead   *records.DeadLetters
@@ -110,7 +111,7 @@ type engine struct {
 	replaying bool // tap replay: every failed request becomes a dead letter
 }
 
-func newEngine(cfg *Config, sel *Selection, st *State, out Writer, log *slog.Logger) (*engine, error) {
+func newEngine(cfg *Config, sel *Selection, st *State, out output.Writer, log *slog.Logger) (*engine, error) {
 	e := &engine{cfg: cfg, state: st, out: out, log: log, now: time.Now, redact: cfg.Redactor}
 	e.fetch = e.fetcher
 	run, err := records.NewRun(e.now())
@@ -236,7 +237,7 @@ func (e *engine) syncTree(ctx context.Context, root *node) error {
 		if n.selected {
 			n.started = e.now()
 			n.running.Store(true)
-			e.status(n, StatusStarted)
+			e.status(n, output.StatusStarted)
 			e.state.SetSyncing(n.def.Name, true)
 		}
 	})
@@ -248,7 +249,7 @@ func (e *engine) syncTree(ctx context.Context, root *node) error {
 		n.running.Store(false)
 		if err != nil {
 			// currently_syncing stays set: the stream did not finish.
-			e.status(n, StatusIncomplete)
+			e.status(n, output.StatusIncomplete)
 			return
 		}
 		e.state.SetSyncing(n.def.Name, false)
@@ -262,9 +263,9 @@ func (e *engine) syncTree(ctx context.Context, root *node) error {
 			err = errors.Join(err, e.checkpoint(n))
 		}
 		if _, _, failed := n.windowCounts(); n.chunked() && failed > 0 {
-			e.status(n, StatusIncomplete) // a window is still to read
+			e.status(n, output.StatusIncomplete) // a window is still to read
 		} else {
-			e.status(n, StatusComplete)
+			e.status(n, output.StatusComplete)
 		}
 		e.logStreamEnd(n)
 	})

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/tap-dev/tap/settings"
+	"github.com/tap-dev/tap/tap/output"
 )
 
 // Credentials given in the headers block are secrets: an API that echoes
@@ -59,7 +60,7 @@ func TestHeaderCredentialsDoNotLeak(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out, logs bytes.Buffer
-	err = Sync(context.Background(), Options{Config: cfg, Writer: NewSingerWriter(&out), Log: NewStderrLogger(&logs, slog.LevelDebug, cfg.Redactor)})
+	err = Sync(context.Background(), Options{Config: cfg, Writer: output.NewSinger(&out), Log: output.NewStderrLogger(&logs, slog.LevelDebug, cfg.Redactor)})
 	if err == nil || !strings.Contains(err.Error(), "403") {
 		t.Fatalf("want the 403 of page 2, got %v", err)
 	}

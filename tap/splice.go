@@ -217,9 +217,9 @@ func (e *engine) handlePage(ctx context.Context, n *node, resp *streams.Response
 	if len(n.children) == 0 && n.outs == nil {
 		// Nothing else of the stream is written in the middle of the
 		// page: its lines go out together.
-		n.lines.start(e.out)
+		n.lines.Start(e.out)
 		defer func() {
-			if ferr := n.lines.end(); err == nil {
+			if ferr := n.lines.End(); err == nil {
 				err = ferr
 			}
 		}()

@@ -17,6 +17,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/tap-dev/tap/settings"
+	"github.com/tap-dev/tap/tap/output"
 )
 
 // rawRecorder keeps each RECORD's bytes as the engine wrote them.
@@ -107,7 +108,7 @@ func BenchmarkSpliceEvents(b *testing.B) {
 		}
 		b.StartTimer()
 		log := slog.New(slog.NewTextHandler(io.Discard, nil))
-		if err := Sync(context.Background(), Options{Config: cfg, Writer: NewSingerWriter(io.Discard), Log: log}); err != nil {
+		if err := Sync(context.Background(), Options{Config: cfg, Writer: output.NewSinger(io.Discard), Log: log}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -229,9 +230,9 @@ func TestSpliceMixedPage(t *testing.T) {
 // lines gathered on the tree path and spliced — and gets the same
 // messages in the same order, in writes of whole lines.
 func TestPageLines(t *testing.T) {
-	writers := map[string]func(io.Writer) Writer{
-		"singer":  func(w io.Writer) Writer { return NewSingerWriter(w) },
-		"airbyte": func(w io.Writer) Writer { return NewAirbyteWriter(w) },
+	writers := map[string]func(io.Writer) output.Writer{
+		"singer":  func(w io.Writer) output.Writer { return output.NewSinger(w) },
+		"airbyte": func(w io.Writer) output.Writer { return output.NewAirbyte(w) },
 	}
 	for name, newWriter := range writers {
 		t.Run(name, func(t *testing.T) {
@@ -247,7 +248,7 @@ func TestPageLines(t *testing.T) {
 				rec := &recordingWriter{}
 				w := newWriter(rec)
 				if !gather {
-					w = struct{ Writer }{w} // hides recordFramer
+					w = struct{ output.Writer }{w} // hides recordFramer
 				}
 				log := slog.New(slog.NewTextHandler(io.Discard, nil))
 				if err := Sync(context.Background(), Options{Config: cfg, Writer: w, Log: log, Tree: tree}); err != nil {
@@ -290,6 +291,40 @@ func TestPageLines(t *testing.T) {
 				t.Fatalf("%d records", records)
 			}
 		})
+	}
+}
+
+// recordingWriter keeps every Write call apart.
+type recordingWriter struct {
+	mu     sync.Mutex
+	writes [][]byte
+}
+
+func (r *recordingWriter) Write(p []byte) (int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.writes = append(r.writes, bytes.Clone(p))
+	return len(p), nil
+}
+
+// checkBatches checks that every Write holds whole lines, at most a batch
+// (64 KiB into a buffer, output's lineBatch) unless it is a single line,
+// and that together they are want.
+func checkBatches(t *testing.T, writes [][]byte, want string) {
+	t.Helper()
+	const batch = 64 << 10
+	var all []byte
+	for i, w := range writes {
+		if len(w) == 0 || w[len(w)-1] != '\n' {
+			t.Fatalf("write %d does not end a line: %.40q…", i, w)
+		}
+		if len(w) > batch && bytes.Count(w, []byte{'\n'}) > 1 {
+			t.Fatalf("write %d is %d bytes of several lines, more than the batch of %d", i, len(w), batch)
+		}
+		all = append(all, w...)
+	}
+	if string(all) != want {
+		t.Fatalf("the writes add up to %d bytes, want %d", len(all), len(want))
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/tap-dev/tap/streams"
 	"github.com/tap-dev/tap/streams/pages"
+	"github.com/tap-dev/tap/tap/output"
 )
 
 // Test modes of `tap --test`, as the Meltano SDK names them.
@@ -24,8 +25,8 @@ func SingerTest(ctx context.Context, f Files, mode string, stdout, stderr io.Wri
 	if err != nil {
 		return err
 	}
-	w := NewSingerWriter(stdout)
-	log := NewStderrLogger(stderr, f.logLevel(cfg), cfg.Redactor)
+	w := output.NewSinger(stdout)
+	log := output.NewStderrLogger(stderr, f.logLevel(cfg), cfg.Redactor)
 	switch mode {
 	case TestSchema:
 		// The engine's own SCHEMA path, so that the test shows what a

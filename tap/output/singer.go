@@ -1,4 +1,9 @@
-package tap
+// Package output writes the tap's protocol messages: Singer or Airbyte
+// lines, each written whole and batched into few writes, and the log
+// handlers that turn the run's log into Singer stderr lines or Airbyte LOG
+// messages. The engine is the same for both protocols; only the Writer
+// differs.
+package output
 
 import (
 	"bytes"
@@ -16,13 +21,21 @@ type Writer interface {
 	Schema(stream string, schema map[string]any, keys []string, bookmarkKeys []string) error
 	// Record writes one record; rec is the record's JSON object.
 	Record(stream string, rec []byte, extracted time.Time, version int64) error
-	// State writes a checkpoint after a change to stream's bookmark.
-	State(stream string, st *State, recordCount int64) error
+	// State writes a checkpoint after a change to stream's bookmark;
+	// recordCount is the engine's count of the stream's records so far.
+	State(stream string, st State, recordCount int64) error
 	ActivateVersion(stream string, version int64) error
 	// StreamStatus reports a stream's life cycle (Airbyte TRACE); Singer
 	// has no such message.
 	StreamStatus(stream, status string) error
 	Flush() error
+}
+
+// State is the run's state as the writers read it: Singer writes it
+// whole, Airbyte one stream's part.
+type State interface {
+	MarshalJSON() ([]byte, error)
+	StreamJSON(stream string) ([]byte, error)
 }
 
 // Stream statuses.
@@ -33,8 +46,8 @@ const (
 	StatusIncomplete = "INCOMPLETE"
 )
 
-// SingerWriter writes Singer messages.
-type SingerWriter struct {
+// Singer writes Singer messages.
+type Singer struct {
 	*lineWriter
 	// A STATE equal to the last one, with no record in between, says
 	// nothing new.
@@ -42,10 +55,10 @@ type SingerWriter struct {
 	recordsSince bool
 }
 
-// NewSingerWriter writes Singer messages to w.
-func NewSingerWriter(w io.Writer) *SingerWriter { return &SingerWriter{lineWriter: newLineWriter(w)} }
+// NewSinger writes Singer messages to w.
+func NewSinger(w io.Writer) *Singer { return &Singer{lineWriter: newLineWriter(w)} }
 
-func (s *SingerWriter) Schema(stream string, schema map[string]any, keys, bookmarkKeys []string) error {
+func (s *Singer) Schema(stream string, schema map[string]any, keys, bookmarkKeys []string) error {
 	msg := map[string]any{"type": "SCHEMA", "stream": stream, "schema": schema, "key_properties": nonNil(keys)}
 	if len(bookmarkKeys) > 0 {
 		msg["bookmark_properties"] = bookmarkKeys
@@ -53,20 +66,20 @@ func (s *SingerWriter) Schema(stream string, schema map[string]any, keys, bookma
 	return s.writeJSON(false, msg)
 }
 
-func (s *SingerWriter) Record(stream string, rec []byte, extracted time.Time, version int64) error {
+func (s *Singer) Record(stream string, rec []byte, extracted time.Time, version int64) error {
 	return s.write(false, func(b []byte) []byte {
 		s.recordsSince = true
 		return appendSingerSuffix(append(appendSingerPrefix(b, stream), rec...), extracted, version)
 	})
 }
 
-func (s *SingerWriter) recordFrame(f *recordFrame, stream string, extracted time.Time, version int64) error {
+func (s *Singer) recordFrame(f *recordFrame, stream string, extracted time.Time, version int64) error {
 	f.prefix = appendSingerPrefix(f.prefix[:0], stream)
 	f.suffix = appendSingerSuffix(f.suffix[:0], extracted, version)
 	return nil
 }
 
-func (s *SingerWriter) writeLines(lines []byte) error {
+func (s *Singer) writeLines(lines []byte) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.recordsSince = true
@@ -93,7 +106,7 @@ func appendSingerSuffix(b []byte, extracted time.Time, version int64) []byte {
 // State writes the whole state. The snapshot is taken under the writer's
 // lock, so parallel streams can never write an older snapshot after a
 // newer one.
-func (s *SingerWriter) State(_ string, st *State, _ int64) error {
+func (s *Singer) State(_ string, st State, _ int64) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	value, err := st.MarshalJSON()
@@ -106,11 +119,11 @@ func (s *SingerWriter) State(_ string, st *State, _ int64) error {
 	})
 }
 
-func (s *SingerWriter) ActivateVersion(stream string, version int64) error {
+func (s *Singer) ActivateVersion(stream string, version int64) error {
 	return s.writeJSON(false, map[string]any{"type": "ACTIVATE_VERSION", "stream": stream, "version": version})
 }
 
-func (s *SingerWriter) StreamStatus(string, string) error { return nil }
+func (s *Singer) StreamStatus(string, string) error { return nil }
 
 func nonNil(s []string) []string {
 	if s == nil {

@@ -1,4 +1,4 @@
-package tap
+package output
 
 import (
 	"bytes"
@@ -34,18 +34,18 @@ func TestLineWriterPipeBatch(t *testing.T) {
 		read <- b
 	}()
 	var want strings.Builder
-	sw := NewSingerWriter(w)
-	var p pageLines
-	p.start(sw)
+	sw := NewSinger(w)
+	var p PageLines
+	p.Start(sw)
 	extracted := time.Date(2026, 11, 30, 21, 0, 0, 0, time.UTC)
 	for i := range 3000 {
 		rec := []byte(`{"id":` + strings.Repeat("7", 1+i%200) + `}`)
-		if _, err := p.add("s", rec, extracted, 0); err != nil {
+		if _, err := p.Add("s", rec, extracted, 0); err != nil {
 			t.Fatal(err)
 		}
 		want.WriteString(string(append(append(append([]byte(nil), p.frame.prefix...), rec...), p.frame.suffix...)) + "\n")
 	}
-	if err := p.end(); err != nil {
+	if err := p.End(); err != nil {
 		t.Fatal(err)
 	}
 	if err := sw.Flush(); err != nil {

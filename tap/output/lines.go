@@ -1,4 +1,4 @@
-package tap
+package output
 
 import (
 	"io"
@@ -135,25 +135,27 @@ type recordFramer interface {
 // recordFrame is what a RECORD line holds around its record.
 type recordFrame struct{ prefix, suffix []byte }
 
-// pageLines gathers the RECORD lines of the page being handled. Lines
-// leave in the writer's batches and at end, so a page's records keep
+// PageLines gathers the RECORD lines of the page being handled. Lines
+// leave in the writer's batches and at End, so a page's records keep
 // their order and a tap killed at any moment has written whole lines.
-type pageLines struct {
+// The zero value gathers nothing until Start.
+type PageLines struct {
 	w      recordFramer // nil: not gathering, records go through Writer.Record
 	framed bool         // frame is the page's
 	frame  recordFrame
 	buf    []byte
 }
 
-// start gathers the lines of a page, when out can frame them.
-func (p *pageLines) start(out Writer) {
+// Start gathers the lines of a page, when out can frame them (the
+// writers of this package can).
+func (p *PageLines) Start(out Writer) {
 	p.w, _ = out.(recordFramer)
 	p.framed = false
 }
 
-// add appends one record's line; ok is false when the page is not being
-// gathered.
-func (p *pageLines) add(stream string, rec []byte, extracted time.Time, version int64) (ok bool, err error) {
+// Add appends one record's line; ok is false when the page is not being
+// gathered, and the record is then the caller's to write.
+func (p *PageLines) Add(stream string, rec []byte, extracted time.Time, version int64) (ok bool, err error) {
 	if p.w == nil {
 		return false, nil
 	}
@@ -164,7 +166,7 @@ func (p *pageLines) add(stream string, rec []byte, extracted time.Time, version 
 		p.framed = true
 	}
 	if size := len(p.frame.prefix) + len(rec) + len(p.frame.suffix) + 1; len(p.buf)+size > p.w.batchSize() {
-		if err := p.flush(); err != nil {
+		if err := p.Flush(); err != nil {
 			return true, err
 		}
 	}
@@ -172,9 +174,9 @@ func (p *pageLines) add(stream string, rec []byte, extracted time.Time, version 
 	return true, nil
 }
 
-// flush hands the gathered lines to the writer: before any other message
-// of the stream, and at the end of the page.
-func (p *pageLines) flush() error {
+// Flush hands the gathered lines to the writer: call it before any other
+// message of the stream, and at the end of the page.
+func (p *PageLines) Flush() error {
 	if len(p.buf) == 0 {
 		return nil
 	}
@@ -186,12 +188,12 @@ func (p *pageLines) flush() error {
 	return err
 }
 
-// end flushes and stops gathering.
-func (p *pageLines) end() error {
+// End flushes and stops gathering.
+func (p *PageLines) End() error {
 	if p.w == nil {
 		return nil
 	}
-	err := p.flush()
+	err := p.Flush()
 	p.w = nil
 	return err
 }

@@ -1,4 +1,4 @@
-package tap
+package output
 
 import (
 	"context"
@@ -32,29 +32,6 @@ func NewStderrLogger(w io.Writer, level slog.Level, red *settings.Redactor) *slo
 			fmt.Fprintf(w, "%s %s\n", levelName(l), part)
 		}
 	}})
-}
-
-// CheckLogLevel checks the value of --log-level: empty (the config's
-// log_level decides), debug, info, warn or error.
-func CheckLogLevel(name string) error {
-	if name == "" {
-		return nil
-	}
-	if _, err := settings.Level(name); err != nil {
-		return &UsageError{Msg: "--log-level: " + err.Error()}
-	}
-	return nil
-}
-
-// logLevel is the level of a run's log: --log-level when given, else the
-// config's log_level.
-func (f Files) logLevel(cfg *Config) slog.Level {
-	name := cfg.LogLevel
-	if f.LogLevel != "" {
-		name = f.LogLevel
-	}
-	l, _ := settings.Level(name) // both checked: the flag by CheckLogLevel, the config by its registry
-	return l
 }
 
 func levelName(l slog.Level) string {

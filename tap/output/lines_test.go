@@ -1,4 +1,4 @@
-package tap
+package output
 
 import (
 	"bytes"
@@ -130,7 +130,7 @@ func TestLineWriterParallel(t *testing.T) {
 // BenchmarkSingerRecord is the RECORD write path: a record of ~300 bytes
 // wrapped, batched and written.
 func BenchmarkSingerRecord(b *testing.B) {
-	w := NewSingerWriter(io.Discard)
+	w := NewSinger(io.Discard)
 	rec := []byte(`{"actor_id":42,"id":123456,"ip":"10.1.2.3","occurred_at":"2026-10-02T10:11:12Z","payload":{"bytes":56789,"duration_ms":1234,"ok":true,"path":"/pricing"},"source":"web","type":"page_view","user_agent":"Mozilla/5.0 (X11; Linux x86_64)"}`)
 	extracted := time.Date(2026, 11, 30, 18, 0, 0, 0, time.UTC)
 	for b.Loop() {

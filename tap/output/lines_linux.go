@@ -1,4 +1,4 @@
-package tap
+package output
 
 import (
 	"os"

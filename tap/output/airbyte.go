@@ -1,4 +1,4 @@
-package tap
+package output
 
 import (
 	"bytes"
@@ -12,16 +12,16 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tap-dev/tap/client"
 	"github.com/tap-dev/tap/codec"
 	"github.com/tap-dev/tap/settings"
 )
 
-// AirbyteWriter writes Airbyte protocol messages (protocol v0.5): RECORD,
-// per-stream STATE, STREAM_STATUS and ERROR traces, LOG. It is the Writer
-// the engine uses in `tap read`; SCHEMA and ACTIVATE_VERSION have no
-// Airbyte counterpart and write nothing.
-type AirbyteWriter struct {
+// Airbyte writes Airbyte protocol messages (protocol v0.5): RECORD,
+// per-stream STATE, STREAM_STATUS and ERROR traces, LOG, and the replies
+// of spec, check and discover. It is the Writer the engine uses in `tap
+// read`; SCHEMA and ACTIVATE_VERSION have no Airbyte counterpart and
+// write nothing.
+type Airbyte struct {
 	*lineWriter
 	now func() time.Time
 
@@ -49,9 +49,9 @@ type abState struct {
 	counted int64  // the engine's record count at that STATE
 }
 
-// NewAirbyteWriter writes Airbyte messages to w.
-func NewAirbyteWriter(w io.Writer) *AirbyteWriter {
-	return &AirbyteWriter{
+// NewAirbyte writes Airbyte messages to w.
+func NewAirbyte(w io.Writer) *Airbyte {
+	return &Airbyte{
 		lineWriter: newLineWriter(w),
 		now:        time.Now,
 		streams:    map[string]*abStream{},
@@ -60,7 +60,7 @@ func NewAirbyteWriter(w io.Writer) *AirbyteWriter {
 }
 
 // stream returns the cached entry of a stream; call it under lineWriter.mu.
-func (a *AirbyteWriter) stream(name string) *abStream {
+func (a *Airbyte) stream(name string) *abStream {
 	s := a.streams[name]
 	if s == nil {
 		s = &abStream{quoted: codec.AppendString(nil, name)}
@@ -70,14 +70,14 @@ func (a *AirbyteWriter) stream(name string) *abStream {
 }
 
 // Schema writes nothing: the catalog carries the schema in Airbyte.
-func (a *AirbyteWriter) Schema(string, map[string]any, []string, []string) error { return nil }
+func (a *Airbyte) Schema(string, map[string]any, []string, []string) error { return nil }
 
 // ActivateVersion writes nothing: Airbyte has no table versions.
-func (a *AirbyteWriter) ActivateVersion(string, int64) error { return nil }
+func (a *Airbyte) ActivateVersion(string, int64) error { return nil }
 
 // Record writes a RECORD, preceded by the stream's RUNNING status when it
 // is the stream's first.
-func (a *AirbyteWriter) Record(stream string, rec []byte, extracted time.Time, _ int64) error {
+func (a *Airbyte) Record(stream string, rec []byte, extracted time.Time, _ int64) error {
 	ms := extracted.UnixMilli()
 	if extracted.IsZero() {
 		ms = a.now().UnixMilli()
@@ -97,7 +97,7 @@ func (a *AirbyteWriter) Record(stream string, rec []byte, extracted time.Time, _
 
 // recordFrame writes the stream's RUNNING status first when its first
 // record is about to follow.
-func (a *AirbyteWriter) recordFrame(f *recordFrame, stream string, extracted time.Time, _ int64) error {
+func (a *Airbyte) recordFrame(f *recordFrame, stream string, extracted time.Time, _ int64) error {
 	ms := extracted.UnixMilli()
 	if extracted.IsZero() {
 		ms = a.now().UnixMilli()
@@ -128,7 +128,7 @@ func appendAirbyteSuffix(b []byte, ms int64) []byte {
 // stream_state, no record since) is skipped; a STATE whose blob did not
 // change but that covers new records is written, so every record is
 // followed by a STATE that covers it.
-func (a *AirbyteWriter) State(stream string, st *State, recordCount int64) error {
+func (a *Airbyte) State(stream string, st State, recordCount int64) error {
 	blob, err := st.StreamJSON(stream)
 	if err != nil {
 		return err
@@ -162,7 +162,7 @@ func (a *AirbyteWriter) State(stream string, st *State, recordCount int64) error
 }
 
 // StreamStatus writes a STREAM_STATUS trace.
-func (a *AirbyteWriter) StreamStatus(stream, status string) error {
+func (a *Airbyte) StreamStatus(stream, status string) error {
 	return a.write(false, func(b []byte) []byte {
 		s := a.stream(stream)
 		if status == StatusRunning {
@@ -183,7 +183,7 @@ func appendStreamStatus(b, quotedStream []byte, status string, ms int64) []byte 
 }
 
 // Log writes a LOG message.
-func (a *AirbyteWriter) Log(level slog.Level, msg string) error {
+func (a *Airbyte) Log(level slog.Level, msg string) error {
 	msg = a.redact.Redact(msg)
 	return a.write(false, func(b []byte) []byte {
 		b = append(b, `{"type":"LOG","log":{"level":"`...)
@@ -198,7 +198,7 @@ func (a *AirbyteWriter) Log(level slog.Level, msg string) error {
 // the same "message key=value" form as the Singer mode's stderr lines.
 // Singer METRIC lines (one per HTTP request) mean nothing to Airbyte: they
 // are written only at level DEBUG.
-func (a *AirbyteWriter) Logger(level slog.Level) *slog.Logger {
+func (a *Airbyte) Logger(level slog.Level) *slog.Logger {
 	return slog.New(&lineHandler{mu: &sync.Mutex{}, level: level, redact: a.redact, emit: func(l slog.Level, line string) {
 		if level > slog.LevelDebug && strings.HasPrefix(line, "METRIC: ") {
 			return
@@ -207,63 +207,33 @@ func (a *AirbyteWriter) Logger(level slog.Level) *slog.Logger {
 	}})
 }
 
-// Failure types of an Airbyte error trace.
+// Failure types of an Airbyte error trace: config_error is the user's to
+// fix (the config, the catalog, the state, the credentials);
+// transient_error may pass on its own (the API was down, rate-limited or
+// asked us to come back later); system_error is anything else.
 const (
 	FailureConfig    = "config_error"
 	FailureTransient = "transient_error"
 	FailureSystem    = "system_error"
 )
 
-// failureType classifies the error that ended a command: config_error is
-// the user's to fix (the config, the catalog, the state, the credentials);
-// transient_error may pass on its own (the API was down, rate-limited or
-// asked us to come back later); system_error is anything else.
-func failureType(err error) string {
-	var ie *InputError
-	var ue *UsageError
-	var de *client.DeferError
-	var se *client.StatusError
-	switch {
-	case errors.As(err, &ie), errors.As(err, &ue):
-		return FailureConfig
-	case errors.As(err, &de), errors.Is(err, client.ErrCircuitOpen):
-		return FailureTransient
-	case errors.As(err, &se):
-		switch {
-		case se.Status == 401 || se.Status == 403:
-			return FailureConfig
-		case se.Status == 0 || se.Status == 408 || se.Status == 425 || se.Status == 429 || se.Status >= 500:
-			return FailureTransient
-		}
-	}
-	return FailureSystem
-}
+// SetRedactor masks red's secrets in LOG messages and error traces. Call
+// it before the writer is shared.
+func (a *Airbyte) SetRedactor(red *settings.Redactor) { a.redact = red }
 
-// errorStream is the stream an error names, if any.
-func errorStream(err error) string {
-	var de *client.DeferError
-	var se *client.StatusError
-	switch {
-	case errors.As(err, &se):
-		return se.Stream
-	case errors.As(err, &de):
-		return de.Stream
-	}
-	return ""
-}
-
-// Error writes the ERROR trace of the error that ends the command, and
-// flushes. The messages are scrubbed of the config's secrets.
-func (a *AirbyteWriter) Error(err error) error {
+// Error writes the ERROR trace of err, the error that ends the command, a
+// failure of type failure (FailureConfig, …) naming stream unless it is
+// empty, and flushes. The messages are scrubbed of the config's secrets.
+func (a *Airbyte) Error(err error, failure, stream string) error {
 	msg := a.redact.Redact(err.Error())
 	e := map[string]any{
 		"message":          msg,
 		"internal_message": fmt.Sprintf("%T: %s", err, msg),
-		"failure_type":     failureType(err),
+		"failure_type":     failure,
 		"stack_trace":      "",
 	}
-	if s := errorStream(err); s != "" {
-		e["stream_descriptor"] = map[string]any{"name": s}
+	if stream != "" {
+		e["stream_descriptor"] = map[string]any{"name": stream}
 	}
 	return a.writeJSON(true, airbyteMessage{
 		Type:  "TRACE",
@@ -275,7 +245,7 @@ func (a *AirbyteWriter) Error(err error) error {
 // config, the whole updated config, and flushes it: the platform stores
 // it for the next run. It holds the config's secrets by design, so it is
 // not scrubbed.
-func (a *AirbyteWriter) ConnectorConfig(config []byte) error {
+func (a *Airbyte) ConnectorConfig(config []byte) error {
 	if !json.Valid(config) {
 		return errors.New("the updated config is not JSON")
 	}
@@ -287,6 +257,22 @@ func (a *AirbyteWriter) ConnectorConfig(config []byte) error {
 		Type: "CONNECTOR_CONFIG", EmittedAt: a.now().UnixMilli(),
 		ConnectorConfig: map[string]json.RawMessage{"config": compact.Bytes()},
 	}})
+}
+
+// Spec writes the SPEC message of `tap spec`.
+func (a *Airbyte) Spec(spec map[string]any) error {
+	return a.writeJSON(true, airbyteMessage{Type: "SPEC", Spec: spec})
+}
+
+// ConnectionStatus writes the CONNECTION_STATUS message of `tap check`.
+func (a *Airbyte) ConnectionStatus(status map[string]any) error {
+	return a.writeJSON(true, airbyteMessage{Type: "CONNECTION_STATUS", ConnectionStatus: status})
+}
+
+// Catalog writes the CATALOG message of `tap discover`; catalog is an
+// AirbyteCatalog, as encoding/json marshals it.
+func (a *Airbyte) Catalog(catalog any) error {
+	return a.writeJSON(true, airbyteMessage{Type: "CATALOG", Catalog: catalog})
 }
 
 type airbyteControl struct {
@@ -301,7 +287,7 @@ type airbyteMessage struct {
 	Type             string          `json:"type"`
 	Spec             map[string]any  `json:"spec,omitempty"`
 	ConnectionStatus map[string]any  `json:"connectionStatus,omitempty"`
-	Catalog          *AirbyteCatalog `json:"catalog,omitempty"`
+	Catalog          any             `json:"catalog,omitempty"`
 	Trace            *airbyteTrace   `json:"trace,omitempty"`
 	Control          *airbyteControl `json:"control,omitempty"`
 }
@@ -312,13 +298,15 @@ type airbyteTrace struct {
 	Error     map[string]any `json:"error,omitempty"`
 }
 
-// discardWriter is a Writer that writes nothing (for `check`, which uses
-// the engine's request building but syncs nothing).
-type discardWriter struct{}
+// Discard is a Writer that writes nothing (for `check`, which uses the
+// engine's request building but syncs nothing).
+var Discard Writer = discard{}
 
-func (discardWriter) Schema(string, map[string]any, []string, []string) error { return nil }
-func (discardWriter) Record(string, []byte, time.Time, int64) error           { return nil }
-func (discardWriter) State(string, *State, int64) error                       { return nil }
-func (discardWriter) ActivateVersion(string, int64) error                     { return nil }
-func (discardWriter) StreamStatus(string, string) error                       { return nil }
-func (discardWriter) Flush() error                                            { return nil }
+type discard struct{}
+
+func (discard) Schema(string, map[string]any, []string, []string) error { return nil }
+func (discard) Record(string, []byte, time.Time, int64) error           { return nil }
+func (discard) State(string, State, int64) error                        { return nil }
+func (discard) ActivateVersion(string, int64) error                     { return nil }
+func (discard) StreamStatus(string, string) error                       { return nil }
+func (discard) Flush() error                                            { return nil }

@@ -1,0 +1,39 @@
+package output
+
+import (
+	"bytes"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/tap-dev/tap/settings"
+)
+
+// The Singer stderr handler writes the lines at or above its level, with
+// the secrets of the redactor masked.
+func TestStderrLoggerLevelAndRedaction(t *testing.T) {
+	tests := []struct {
+		level slog.Level
+		want  []string
+	}{
+		{slog.LevelDebug, []string{`DEBUG page url="/v1/x?key=REDACTED"`, "INFO token REDACTED refused", "WARN slow", "ERROR failed error=\"Bearer REDACTED\"", "ERROR quoted REDACTED token=REDACTED"}},
+		{slog.LevelInfo, []string{"INFO token REDACTED refused", "WARN slow", "ERROR failed error=\"Bearer REDACTED\"", "ERROR quoted REDACTED token=REDACTED"}},
+		{slog.LevelWarn, []string{"WARN slow", "ERROR failed error=\"Bearer REDACTED\"", "ERROR quoted REDACTED token=REDACTED"}},
+		{slog.LevelError, []string{"ERROR failed error=\"Bearer REDACTED\"", "ERROR quoted REDACTED token=REDACTED"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.level.String(), func(t *testing.T) {
+			var out bytes.Buffer
+			log := NewStderrLogger(&out, tt.level, settings.NewRedactor("hunter2", `pa"ss`))
+			log.Debug("page", "url", "/v1/x?key=hunter2")
+			log.Info("token hunter2 refused")
+			log.Warn("slow")
+			log.Error("failed", "error", "Bearer hunter2")
+			log.With("token", `pa"ss`).Error(`quoted pa"ss`)
+			got := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+			if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
+				t.Errorf("lines\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
+			}
+		})
+	}
+}
