@@ -24,7 +24,6 @@ const maxLines = 2500
 var oversized = map[string]int{
 	"tap":     5900,
 	"streams": 3400,
-	"client":  3700,
 }
 
 // modulePackages reads every package of the module (directory relative to

@@ -15,7 +15,7 @@
 //     Client, an in-flight slot, a circuit-breaker ticket and a unit of the
 //     daily quota, and adds credentials only for BaseURL's origin.
 //   - Rate-limit response headers slow the bucket down before the API has
-//     to answer 429 (limiter.go).
+//     to answer 429 (package limit).
 //   - All waiting (tokens, Retry-After, backoff, breaker cooldown) goes
 //     through Config.Sleep with the caller's context, so a cancelled context
 //     returns promptly and tests need not sleep.
@@ -41,6 +41,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-retryablehttp"
+
+	"github.com/tap-dev/tap/client/limit"
 )
 
 // maxBodyBytes bounds a response body held in memory.
@@ -70,7 +72,7 @@ type Config struct {
 	QuotaUsed         int               // attempts earlier runs made on QuotaDay
 	WeightPerMinute   int               // 0 = off; Request.Weight spent per UTC minute at most
 	UsedWeightHeader  string            // response header reporting the weight used in the current minute (e.g. X-MBX-USED-WEIGHT-1M)
-	Cost              CostBudget        // GraphQL cost budget; Points 0 = off
+	Cost              limit.Cost        // GraphQL cost budget; Points 0 = off
 	MaxAttempts       int               // [6] attempts per request including the first
 	BaseDelay         time.Duration     // [500ms]
 	MaxDelay          time.Duration     // [30s]
@@ -80,9 +82,9 @@ type Config struct {
 
 	// Shared, if set, keeps the bucket (RequestsPerSecond, Burst, the
 	// weights), the daily quota and a 429's pause and rate drop in Redis,
-	// shared with every process using the same key (see reserveScript);
+	// shared with every process using the same key (see limit.Shared);
 	// QuotaDay and QuotaUsed are then ignored. The Client closes it.
-	Shared *Shared
+	Shared *limit.Shared
 
 	BreakerThreshold   int           // consecutive transient failures across the client that open the circuit [10]
 	BreakerCooldown    time.Duration // [30s]
@@ -124,7 +126,7 @@ type Client struct {
 	cfg   Config
 	base  *url.URL
 	hc    *http.Client
-	lim   rateLimiter
+	lim   *limit.Limiter
 	brk   *breaker
 	red   *redactor
 	auth  *tokens // nil unless Auth.Type is oauth2 or jwt
@@ -157,13 +159,13 @@ func New(cfg Config) (*Client, error) {
 		now:   cfg.Now,
 		sleep: cfg.Sleep,
 	}
-	if cfg.Shared != nil {
-		local := cfg
-		local.RequestsPerSecond, local.DailyQuota = 0, 0
-		c.lim = newSharedLimiter(&cfg, c.stats, newLimiter(&local, c.stats, log))
-	} else {
-		c.lim = newLimiter(&cfg, c.stats, log)
-	}
+	c.lim = limit.New(limit.Config{
+		RequestsPerSecond: cfg.RequestsPerSecond, Burst: cfg.Burst, MaxInFlight: cfg.MaxInFlight,
+		DailyQuota: cfg.DailyQuota, QuotaDay: cfg.QuotaDay, QuotaUsed: cfg.QuotaUsed,
+		WeightPerMinute: cfg.WeightPerMinute, UsedWeightHeader: cfg.UsedWeightHeader, Cost: cfg.Cost,
+		MaxRetryAfter: cfg.MaxRetryAfter, Shared: cfg.Shared,
+		Logger: log, OnWait: c.stats.limitWait, Now: cfg.Now, Sleep: cfg.Sleep,
+	})
 	c.brk = newBreaker(&cfg, c.stats, log)
 	rt := cfg.Transport
 	if rt == nil {
@@ -293,19 +295,7 @@ func normalize(cfg *Config) error {
 
 // Sleep waits d or until ctx is done, whichever comes first; it is the
 // client's wait unless Config.Sleep replaces it.
-func Sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
+func Sleep(ctx context.Context, d time.Duration) error { return limit.Sleep(ctx, d) }
 
 func (c *Client) rand() float64 {
 	c.randMu.Lock()
@@ -376,16 +366,6 @@ const (
 	StatusFail   StatusRule = "fail"
 )
 
-// CostBudget is a GraphQL cost budget (Shopify's, GitHub's): Points at
-// most, restored at RestorePerS a second; a response's ActualPath and
-// RemainingPath (dotted JSON paths) true the local count up.
-type CostBudget struct {
-	Points        float64
-	RestorePerS   float64
-	ActualPath    string
-	RemainingPath string
-}
-
 // Close lets go of the shared limiter's connections, if any.
 func (c *Client) Close() error {
 	if c.cfg.Shared != nil {
@@ -397,7 +377,7 @@ func (c *Client) Close() error {
 // QuotaUsage returns the UTC day and the attempts counted against the
 // daily quota on it, earlier runs' Config.QuotaUsed included: what STATE
 // carries so that the next run the same day goes on counting.
-func (c *Client) QuotaUsage() (day string, used int) { return c.lim.quotaUsage() }
+func (c *Client) QuotaUsage() (day string, used int) { return c.lim.QuotaUsage() }
 
 // Response is the accepted (or ignored) answer to a Request.
 type Response struct {
@@ -435,9 +415,9 @@ type call struct {
 }
 
 // spend is what each attempt of the call costs the limiter.
-func (cs *call) spend() spend {
-	return spend{stream: cs.req.Stream, weight: max(cs.req.Weight, 1), cost: cs.req.Cost,
-		retry: cs.c.cfg.FreeRetries && cs.attempts > 1 && cs.prevStatus != http.StatusTooManyRequests}
+func (cs *call) spend() limit.Spend {
+	return limit.Spend{Stream: cs.req.Stream, Weight: max(cs.req.Weight, 1), Cost: cs.req.Cost,
+		Retry: cs.c.cfg.FreeRetries && cs.attempts > 1 && cs.prevStatus != http.StatusTooManyRequests}
 }
 
 type callKey struct{}
@@ -602,11 +582,11 @@ func (cs *call) handle(resp *http.Response) error {
 	}()
 	if cs.req.Consume != nil && resp.StatusCode >= 200 && resp.StatusCode <= 299 && cs.rule(resp.StatusCode) == "" {
 		cs.last = cs.consume(resp)
-		cs.c.lim.trueUpCost(cs.spend(), nil)
+		cs.c.lim.TrueUpCost(cs.spend(), nil)
 	} else {
 		body, rerr := cs.readBody(resp)
 		cs.last = cs.classifyResponse(resp, body, rerr)
-		cs.c.lim.trueUpCost(cs.spend(), body)
+		cs.c.lim.TrueUpCost(cs.spend(), body)
 	}
 	if a := cs.attempt; a != nil {
 		a.resolve(cs.last.health()) // before Close, which would judge by status
@@ -689,6 +669,6 @@ func (c *Client) quotaError(cs *call) error {
 	return &DeferError{
 		Stream:  stream,
 		Reason:  fmt.Sprintf("daily quota of %d requests for today (UTC) reached (rate_limit.daily_quota); it renews at midnight UTC", c.cfg.DailyQuota),
-		RetryAt: nextUTCMidnight(c.now()),
+		RetryAt: limit.NextUTCMidnight(c.now()),
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"math"
 	"math/rand/v2"
 	"net/http"
@@ -208,7 +207,7 @@ func rateLimitHeadersNo429(t *testing.T, epoch bool, workers int) {
 					t.Error(err)
 				}
 				mu.Lock()
-				slowest = min(slowest, e.c.lim.(*limiter).bucket.Limit())
+				slowest = min(slowest, e.c.lim.Limit())
 				mu.Unlock()
 			}
 		})
@@ -221,7 +220,7 @@ func rateLimitHeadersNo429(t *testing.T, epoch bool, workers int) {
 	if api.too != 0 || api.ok != 35 {
 		t.Errorf("API answered %d × 200 and %d × 429, want 35 and 0", api.ok, api.too)
 	}
-	if slowest >= 5 || slowest < minSlowRate {
+	if slowest >= 5 || slowest < 0.1 {
 		t.Errorf("slowest bucket rate %v, want in [0.1, 5)", slowest)
 	}
 	st := e.c.Stats()
@@ -230,67 +229,6 @@ func rateLimitHeadersNo429(t *testing.T, epoch bool, workers int) {
 	}
 	if !strings.Contains(e.log.String(), "rate limit: slowing down") {
 		t.Errorf("no slowdown logged:\n%s", e.log.String())
-	}
-}
-
-// observe sets the bucket's rate from the headers, and restore puts it
-// back after the reset.
-func TestObserveRate(t *testing.T) {
-	tests := []struct {
-		name      string
-		configRPS float64
-		remaining string
-		reset     func(now time.Time) string
-		inFlight  int // attempts sent after the observed one
-		wantRate  rate.Limit
-		wantPause bool
-	}{
-		{"plenty left", 5, "1000", func(time.Time) string { return "60" }, 0, 5, false},
-		{"low: remaining/reset", 5, "30", func(time.Time) string { return "60" }, 0, 0.5, false},
-		{"floor", 5, "1", func(time.Time) string { return "3600" }, 0, 0.1, false},
-		{"never faster than configured", 0.05, "1", func(time.Time) string { return "1" }, 0, 0.05, false},
-		{"unlimited config", 0, "30", func(time.Time) string { return "60" }, 0, 0.5, false},
-		{"epoch seconds", 5, "30", func(now time.Time) string { return strconv.FormatInt(now.Add(time.Minute).Unix(), 10) }, 0, 0.5, false},
-		{"epoch ms", 5, "30", func(now time.Time) string { return strconv.FormatInt(now.Add(time.Minute).UnixMilli(), 10) }, 0, 0.5, false},
-		{"IETF list form", 5, "30, 100;w=3600", func(time.Time) string { return "60" }, 0, 0.5, false},
-		{"in flight counted", 5, "33", func(time.Time) string { return "60" }, 3, 0.5, false},
-		{"zero: pause", 5, "0", func(time.Time) string { return "60" }, 0, 5, true},
-		{"in flight use the rest: pause", 5, "2", func(time.Time) string { return "60" }, 2, 5, true},
-		{"reset in the past: ignored", 5, "0", func(now time.Time) string { return strconv.FormatInt(now.Add(-time.Minute).Unix(), 10) }, 0, 5, false},
-		{"garbage: ignored", 5, "many", func(time.Time) string { return "60" }, 0, 5, false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			e := newEnv(t, "http://api.test", func(c *Config) { c.RequestsPerSecond = tt.configRPS })
-			l := e.c.lim.(*limiter)
-			l.outstanding = 1 + tt.inFlight // the observed attempt and the others
-			h := http.Header{}
-			h.Set("X-RateLimit-Remaining", tt.remaining)
-			h.Set("RateLimit-Reset", tt.reset(t0))
-			l.settle(spend{}, reply{header: h, status: 200})
-			want := tt.wantRate
-			if tt.configRPS == 0 && want == 0 {
-				want = rate.Inf
-			}
-			if got := l.bucket.Limit(); math.Abs(float64(got-want)) > 1e-9 && !(got == rate.Inf && want == rate.Inf) {
-				t.Errorf("rate %v, want %v", got, want)
-			}
-			if paused := !l.windowBlockedLocked(t0).IsZero(); paused != tt.wantPause {
-				t.Errorf("paused %v, want %v", paused, tt.wantPause)
-			}
-			// After the reset the configured rate is back.
-			e.clock.Sleep(context.Background(), 2*time.Hour)
-			if err := l.waitTokens(context.Background(), 1); err != nil {
-				t.Fatal(err)
-			}
-			wantBack := rate.Limit(tt.configRPS)
-			if tt.configRPS == 0 {
-				wantBack = rate.Inf
-			}
-			if got := l.bucket.Limit(); got != wantBack {
-				t.Errorf("rate after reset %v, want %v", got, wantBack)
-			}
-		})
 	}
 }
 
@@ -410,29 +348,32 @@ func TestWaitsByStreamAndKind(t *testing.T) {
 // A wait for an in-flight slot is counted as a slot wait, for the stream
 // that waited, not as a bucket wait.
 func TestSlotWaitAttributed(t *testing.T) {
-	clock := newFakeClock()
-	started := make(chan struct{}, 1)
-	now := func() time.Time {
-		select {
-		case started <- struct{}{}:
-		default:
+	synctest.Test(t, func(t *testing.T) {
+		rt := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			if r.URL.Path == "/slow" {
+				time.Sleep(3 * time.Second)
+			}
+			return jsonResponse(r, 200, nil, "{}"), nil
+		})
+		c, err := New(Config{BaseURL: mustURL(t, "http://api.test"), Transport: rt, MaxInFlight: 1})
+		if err != nil {
+			t.Fatal(err)
 		}
-		return clock.Now()
-	}
-	st := newStats()
-	l := newLimiter(&Config{MaxInFlight: 1, Now: now, Sleep: clock.Sleep}, st, slog.New(slog.DiscardHandler))
-	l.slots <- struct{}{} // another request holds the only slot
-	ctx := context.WithValue(context.Background(), callKey{}, &call{req: Request{Stream: "b"}})
-	done := make(chan error)
-	go func() { done <- l.waitSlot(ctx) }()
-	<-started // the waiter has read its start time
-	clock.Sleep(context.Background(), 3*time.Second)
-	<-l.slots // the other request ends
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	got := st.snapshot()
-	if want := (Waits{WaitSlot: 3 * time.Second}); got.Waits != want || got.ByStream["b"] != want {
-		t.Errorf("waits %+v, by stream %+v; want 3s of slot wait for b", got.Waits, got.ByStream)
-	}
+		done := make(chan error)
+		go func() {
+			_, err := c.Do(t.Context(), Request{Stream: "a", URL: "/slow"})
+			done <- err
+		}()
+		synctest.Wait() // a holds the only slot
+		if _, err := c.Do(t.Context(), Request{Stream: "b", URL: "/x"}); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		got := c.Stats()
+		if want := (Waits{WaitSlot: 3 * time.Second}); got.Waits != want || got.ByStream["b"] != want || got.ByStream["a"] != (Waits{}) {
+			t.Errorf("waits %+v, by stream %+v; want 3s of slot wait for b", got.Waits, got.ByStream)
+		}
+	})
 }

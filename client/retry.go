@@ -11,9 +11,10 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tap-dev/tap/client/limit"
 )
 
 // Classification. Every attempt ends in one verdict; the retry loop of
@@ -156,7 +157,7 @@ func (cs *call) classifyResponse(resp *http.Response, body []byte, rerr error) o
 		}
 	case code == http.StatusTeapot:
 		at := now.Add(time.Hour)
-		if d, ok := ParseRetryAfter(resp.Header.Get("Retry-After"), now); ok {
+		if d, ok := limit.ParseRetryAfter(resp.Header.Get("Retry-After"), now); ok {
 			at = now.Add(d)
 		}
 		o.v, o.err = vDefer, &DeferError{Stream: cs.req.Stream, Reason: "API answered 418 (banned)", RetryAt: at}
@@ -188,7 +189,7 @@ func (cs *call) rule(code int) StatusRule {
 func (cs *call) retryAfter(o outcome, resp *http.Response, now time.Time) outcome {
 	c := cs.c
 	code := resp.StatusCode
-	d, ok := ParseRetryAfter(resp.Header.Get("Retry-After"), now)
+	d, ok := limit.ParseRetryAfter(resp.Header.Get("Retry-After"), now)
 	if !ok {
 		return o
 	}
@@ -357,34 +358,4 @@ func maxInt(a, b int) int {
 		return a
 	}
 	return b
-}
-
-// ParseRetryAfter parses a Retry-After value, delay-seconds ("120") or an
-// HTTP-date, into the wait from now. A date in the past is 0. ok is false
-// for an absent or malformed value. Fractional seconds ("1.5"), which some
-// APIs send, are accepted.
-func ParseRetryAfter(v string, now time.Time) (d time.Duration, ok bool) {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return 0, false
-	}
-	if v[0] >= '0' && v[0] <= '9' {
-		secs, err := strconv.ParseFloat(v, 64)
-		if err != nil || math.IsNaN(secs) || math.IsInf(secs, 0) || secs < 0 {
-			return 0, false
-		}
-		const maxSecs = math.MaxInt64/int64(time.Second) - 1
-		if secs >= float64(maxSecs) {
-			return time.Duration(maxSecs) * time.Second, true
-		}
-		return time.Duration(secs * float64(time.Second)), true
-	}
-	t, err := http.ParseTime(v)
-	if err != nil {
-		return 0, false
-	}
-	if d := t.Sub(now); d > 0 {
-		return d, true
-	}
-	return 0, true
 }

@@ -53,34 +53,6 @@ func TestBackoffDistribution(t *testing.T) {
 	}
 }
 
-func TestParseRetryAfter(t *testing.T) {
-	now := t0
-	tests := []struct {
-		in     string
-		want   time.Duration
-		wantOK bool
-	}{
-		{"120", 120 * time.Second, true},
-		{" 0 ", 0, true},
-		{"1.5", 1500 * time.Millisecond, true},
-		{now.Add(120 * time.Second).Format(http.TimeFormat), 120 * time.Second, true},
-		{now.Add(90 * time.Second).Format(time.RFC850), 90 * time.Second, true},
-		{now.Add(-time.Hour).Format(http.TimeFormat), 0, true},
-		{"", 0, false},
-		{"-5", 0, false},
-		{"soon", 0, false},
-		{"12s", 0, false},
-		{"Mon, 99 Foo 2026", 0, false},
-		{"99999999999999999999", 9223372035 * time.Second, true}, // clamped, no overflow
-	}
-	for _, tt := range tests {
-		got, ok := ParseRetryAfter(tt.in, now)
-		if got != tt.want || ok != tt.wantOK {
-			t.Errorf("ParseRetryAfter(%q) = %s, %v; want %s, %v", tt.in, got, ok, tt.want, tt.wantOK)
-		}
-	}
-}
-
 // A 429 waits exactly Retry-After (seconds or date), then is resent.
 func TestRetryAfter429(t *testing.T) {
 	tests := []struct {

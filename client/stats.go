@@ -5,6 +5,8 @@ import (
 	"maps"
 	"sync"
 	"time"
+
+	"github.com/tap-dev/tap/client/limit"
 )
 
 // Stats counts what a Client did since New.
@@ -100,6 +102,18 @@ func (s *stats) wait(ctx context.Context, kind func(*Waits) *time.Duration, d ti
 			t.ByStream[stream] = w
 		}
 	})
+}
+
+// limitWait counts a wait of the limiter.
+func (s *stats) limitWait(ctx context.Context, kind limit.Wait, d time.Duration) {
+	switch kind {
+	case limit.WaitSlot:
+		s.wait(ctx, slotWait, d)
+	case limit.WaitRetryAfter:
+		s.wait(ctx, retryAfterWait, d)
+	default:
+		s.wait(ctx, bucketWait, d)
+	}
 }
 
 func slotWait(w *Waits) *time.Duration       { return &w.WaitSlot }

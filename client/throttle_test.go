@@ -11,7 +11,7 @@ import (
 	"testing/synctest"
 	"time"
 
-	"golang.org/x/time/rate"
+	"github.com/tap-dev/tap/client/limit"
 )
 
 // fakeAPI is an in-memory API for tests inside a synctest bubble, where
@@ -96,47 +96,6 @@ func TestShared429PausesEveryStream(t *testing.T) {
 	})
 }
 
-// The bucket's rate: × 0.8 on each 429, back up by a tenth of the
-// configured rate after every 20 clean answers, never above it.
-func TestAIMD(t *testing.T) {
-	c := bubbleClient(t, &fakeAPI{}, func(c *Config) { c.RequestsPerSecond = 10 })
-	l := c.lim.(*limiter)
-	h := http.Header{}
-	answer := func(status, times int) {
-		for range times {
-			l.outstanding++
-			l.settle(spend{stream: "s"}, reply{header: h, status: status})
-		}
-	}
-	steps := []struct {
-		status, times int
-		want          rate.Limit
-	}{
-		{429, 1, 8},
-		{429, 1, 6.4},
-		{200, 19, 6.4},
-		{503, 5, 6.4}, // server errors are not clean, and do not reset the count
-		{200, 1, 7.4},
-		{200, 20, 8.4},
-		{404, 20, 9.4},
-		{200, 20, 10},
-		{200, 100, 10},
-		{429, 1, 8},
-	}
-	for i, s := range steps {
-		answer(s.status, s.times)
-		if got := l.bucket.Limit(); fmt.Sprintf("%.4f", float64(got)) != fmt.Sprintf("%.4f", float64(s.want)) {
-			t.Fatalf("step %d (%d × %d): rate %v, want %v", i, s.times, s.status, got, s.want)
-		}
-	}
-	for range 40 {
-		answer(429, 1)
-	}
-	if got := l.bucket.Limit(); got != minSlowRate {
-		t.Errorf("after many 429s: rate %v, want the floor %v", got, minSlowRate)
-	}
-}
-
 // A stream's weight spends that many tokens; weight_per_minute holds the
 // weights of one UTC minute under the budget, trued up by the used-weight
 // header.
@@ -202,7 +161,7 @@ func TestCostBudget(t *testing.T) {
 		}}
 		c := bubbleClient(t, api, func(c *Config) {
 			c.RequestsPerSecond = 0
-			c.Cost = CostBudget{Points: 100, RestorePerS: 10, ActualPath: "extensions.cost.actualQueryCost"}
+			c.Cost = limit.Cost{Points: 100, RestorePerS: 10, ActualPath: "extensions.cost.actualQueryCost"}
 		})
 		start := time.Now()
 		for range 7 {
@@ -229,7 +188,7 @@ func TestCostBudget(t *testing.T) {
 		}}
 		c := bubbleClient(t, api, func(c *Config) {
 			c.RequestsPerSecond = 0
-			c.Cost = CostBudget{Points: 1000, RestorePerS: 50, ActualPath: "extensions.cost.actualQueryCost",
+			c.Cost = limit.Cost{Points: 1000, RestorePerS: 50, ActualPath: "extensions.cost.actualQueryCost",
 				RemainingPath: "extensions.cost.throttleStatus.currentlyAvailable"}
 		})
 		start := time.Now()

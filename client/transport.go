@@ -9,25 +9,9 @@ import (
 	"strings"
 	"sync"
 	"time"
-)
 
-// rateLimiter is what the transport asks before every attempt and tells
-// after it (see limiter for the model). *limiter keeps its state in the
-// process; a limiter shared by several processes implements the same.
-type rateLimiter interface {
-	// acquire waits until an attempt spending sp may leave; it holds an
-	// in-flight slot until release. It fails with ctx's error or
-	// errQuotaReached.
-	acquire(ctx context.Context, sp spend) (release func(), err error)
-	// settle reports the response of an attempt that acquire let go.
-	settle(sp spend, rp reply)
-	// trueUpCost reports the body of a cost-billed attempt (nil if none).
-	trueUpCost(sp spend, body []byte)
-	// quotaReached reports whether the daily quota is used up.
-	quotaReached() bool
-	// quotaUsage is the UTC day and the attempts counted on it.
-	quotaUsage() (day string, used int)
-}
+	"github.com/tap-dev/tap/client/limit"
+)
 
 // transport is the http.RoundTripper under go-retryablehttp's retry loop,
 // so every attempt (retries and redirect hops included) passes through it.
@@ -88,22 +72,22 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return fail(err)
 		}
 	}
-	if limited && c.lim.quotaReached() {
+	if limited && c.lim.QuotaReached() {
 		return fail(c.quotaError(cs))
 	}
 	tk, err := c.brk.acquire(ctx)
 	if err != nil {
 		return fail(err)
 	}
-	sp := spend{weight: 1}
+	sp := limit.Spend{Weight: 1}
 	if cs != nil {
 		sp = cs.spend()
 	}
 	release := func() {}
 	if limited {
-		if release, err = c.lim.acquire(ctx, sp); err != nil {
+		if release, err = c.lim.Acquire(ctx, sp); err != nil {
 			tk.done(neutral)
-			if errors.Is(err, errQuotaReached) {
+			if errors.Is(err, limit.ErrQuotaReached) {
 				err = c.quotaError(cs)
 			}
 			return fail(err)
@@ -133,7 +117,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.base.RoundTrip(out)
 	if err != nil {
 		if limited {
-			c.lim.settle(sp, reply{})
+			c.lim.Settle(sp, nil, 0)
 		}
 		switch {
 		case ctx.Err() != nil:
@@ -160,7 +144,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	c.stats.status(resp.StatusCode)
 	if limited {
-		c.lim.settle(sp, reply{header: resp.Header, status: resp.StatusCode})
+		c.lim.Settle(sp, resp.Header, resp.StatusCode)
 	}
 	a.status = resp.StatusCode
 	resp.Request = req // not out: it carries the credentials

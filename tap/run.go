@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tap-dev/tap/client"
+	"github.com/tap-dev/tap/client/limit"
 	"github.com/tap-dev/tap/demoapi"
 	"github.com/tap-dev/tap/settings"
 	"github.com/tap-dev/tap/streams"
@@ -144,14 +145,14 @@ func startAPI(cfg *Config, log *slog.Logger) (*url.URL, func(), error) {
 
 // dialShared connects to the Redis of rate_limit.shared, if set; nil
 // without it. Unreachable is an *InputError naming the setting.
-func dialShared(cfg *Config) (*client.Shared, error) {
+func dialShared(cfg *Config) (*limit.Shared, error) {
 	sh := cfg.RateLimit.Shared
 	if sh.RedisURL == "" {
 		return nil, nil
 	}
-	s, err := client.DialShared(context.Background(), sh.RedisURL, sh.Key)
+	s, err := limit.DialShared(context.Background(), sh.RedisURL, sh.Key)
 	if err != nil {
-		return nil, &InputError{File: cfg.Path, Err: fmt.Errorf("rate_limit.shared.redis_url: cannot reach Redis at %s: %w", client.RedactURL(sh.RedisURL), err)}
+		return nil, &InputError{File: cfg.Path, Err: fmt.Errorf("rate_limit.shared.redis_url: cannot reach Redis at %s: %w", limit.RedactURL(sh.RedisURL), err)}
 	}
 	return s, nil
 }
@@ -173,7 +174,7 @@ func newClient(cfg *Config, base *url.URL, log *slog.Logger, onAttempt func(stre
 		DailyQuota:        rl.DailyQuota,
 		WeightPerMinute:   rl.WeightPerMinute,
 		UsedWeightHeader:  rl.UsedWeightHeader,
-		Cost: client.CostBudget{Points: rl.Cost.Points, RestorePerS: rl.Cost.RestorePerS,
+		Cost: limit.Cost{Points: rl.Cost.Points, RestorePerS: rl.Cost.RestorePerS,
 			ActualPath: rl.Cost.ActualPath, RemainingPath: rl.Cost.RemainingPath},
 		MaxAttempts:        r.MaxAttempts,
 		BaseDelay:          time.Duration(r.BaseDelayMS) * time.Millisecond,

@@ -1,4 +1,4 @@
-package client
+package limit
 
 import (
 	"context"
@@ -16,8 +16,8 @@ import (
 
 // Shared is a rate limit kept in Redis under one key, so that every
 // process naming the same key shares one requests-per-second bucket, the
-// weights spent from it and one daily quota. Give it to Config.Shared;
-// the Client closes it.
+// weights spent from it and one daily quota. Give it to Config.Shared, and
+// close it once the Limiter is no longer used.
 type Shared struct {
 	rdb *redis.Client
 	key string
@@ -202,13 +202,13 @@ end
 return math.floor(f * 1e6)
 `)
 
-// sharedLimiter is the limiter of a Client with Config.Shared: the
-// bucket, the daily quota, a 429's pause and the rate it lowers are kept
-// in Redis (see the scripts above), the rest of the in-process model
-// (in-flight slots, the API's rate-limit headers, the weight minute, the
-// cost budget) in the process.
+// sharedLimiter is the limiter of Config.Shared: the bucket, the daily
+// quota, a 429's pause and the rate it lowers are kept in Redis (see the
+// scripts above), the rest of the in-process model (in-flight slots, the
+// API's rate-limit headers, the weight minute, the cost budget) in the
+// process.
 type sharedLimiter struct {
-	local    *limiter // its bucket unlimited and its daily quota off
+	local    *local // its bucket unlimited and its daily quota off
 	s        *Shared
 	interval float64 // microseconds per token; 0 = unlimited
 	burst    int
@@ -216,7 +216,7 @@ type sharedLimiter struct {
 	fmin     float64 // the factor of minSlowRate
 	now      func() time.Time
 	sleep    func(context.Context, time.Duration) error
-	stats    *stats
+	onWait   func(context.Context, Wait, time.Duration)
 	log      *slog.Logger
 
 	mu        sync.Mutex
@@ -225,10 +225,12 @@ type sharedLimiter struct {
 	factor    float64 // the shared rate factor, as of the last script
 }
 
-func newSharedLimiter(cfg *Config, st *stats, local *limiter) *sharedLimiter {
+func newSharedLimiter(cfg *Config) *sharedLimiter {
+	local := *cfg
+	local.RequestsPerSecond, local.DailyQuota = 0, 0
 	l := &sharedLimiter{
-		local: local, s: cfg.Shared, burst: cfg.Burst, quota: cfg.DailyQuota, fmin: 1,
-		now: cfg.Now, sleep: cfg.Sleep, stats: st, log: local.log, factor: 1,
+		local: newLocal(&local), s: cfg.Shared, burst: cfg.Burst, quota: cfg.DailyQuota, fmin: 1,
+		now: cfg.Now, sleep: cfg.Sleep, onWait: cfg.OnWait, log: cfg.Logger, factor: 1,
 	}
 	if cfg.RequestsPerSecond > 0 {
 		l.interval = 1e6 / cfg.RequestsPerSecond
@@ -243,7 +245,7 @@ const grantEarly = 3 * time.Millisecond
 
 func (l *sharedLimiter) key(k string) string { return l.s.key + ":" + k }
 
-func (l *sharedLimiter) acquire(ctx context.Context, sp spend) (func(), error) {
+func (l *sharedLimiter) acquire(ctx context.Context, sp Spend) (func(), error) {
 	release, err := l.local.acquire(ctx, sp)
 	if err != nil {
 		return nil, err
@@ -253,14 +255,14 @@ func (l *sharedLimiter) acquire(ctx context.Context, sp spend) (func(), error) {
 		l.local.settle(sp, reply{})
 		return nil, err
 	}
-	n := max(sp.weight, 1)
-	if sp.retry {
+	n := max(sp.Weight, 1)
+	if sp.Retry {
 		n = 0 // FreeRetries, as in the process: a retry's backoff paces it, not the bucket
 	}
 	var waited time.Duration
 	defer func() {
 		if waited > 0 {
-			l.stats.wait(ctx, bucketWait, waited)
+			l.onWait(ctx, WaitBucket, waited)
 		}
 	}()
 	// Each round either is granted or sleeps until it would conform; a
@@ -286,7 +288,7 @@ func (l *sharedLimiter) acquire(ctx context.Context, sp spend) (func(), error) {
 		l.mu.Unlock()
 		switch {
 		case wait < 0:
-			return fail(errQuotaReached)
+			return fail(ErrQuotaReached)
 		case wait == 0:
 			return release, nil
 		}
@@ -303,7 +305,7 @@ func (l *sharedLimiter) acquire(ctx context.Context, sp spend) (func(), error) {
 // keeps the shared rate lowered, in Redis. A failure to reach Redis here
 // is logged: the process's own pause still holds, and the next acquire
 // reports Redis lost.
-func (l *sharedLimiter) settle(sp spend, rp reply) {
+func (l *sharedLimiter) settle(sp Spend, rp reply) {
 	l.local.settle(sp, rp)
 	if rp.header == nil || (rp.status >= 500 && rp.status != http.StatusTooManyRequests) {
 		return
@@ -344,8 +346,6 @@ func (l *sharedLimiter) settle(sp spend, rp reply) {
 // settleTimeout bounds settle's call to Redis, which has no context of
 // its own to end it.
 const settleTimeout = 2 * time.Second
-
-func (l *sharedLimiter) trueUpCost(sp spend, body []byte) { l.local.trueUpCost(sp, body) }
 
 // quotaReached is what the last reservation saw; the script refuses
 // exactly, this only spares a call on a day already used up.

@@ -1,4 +1,4 @@
-package client
+package limit
 
 import (
 	"context"
@@ -29,83 +29,20 @@ const (
 	increaseSteps = 10
 )
 
-// errQuotaReached is turned into a *DeferError by the transport.
-var errQuotaReached = errors.New("daily quota reached")
-
-// spend is what one attempt costs the limiter.
-type spend struct {
-	stream string
-	weight int     // tokens of the bucket and of the weight budget [1]
-	cost   float64 // GraphQL cost estimate; 0 for a request not billed by cost
-	retry  bool    // a retry after a failure other than 429, with FreeRetries: no bucket tokens
-}
-
 // reply is what the limiter learns from an attempt's response.
 type reply struct {
 	header http.Header // nil: no response
 	status int
 }
 
-// limiter decides when an attempt may leave and learns from the answers.
-// Every attempt, retries and redirects included, goes through acquire, and
-// reports its response with settle.
-//
-// The model, in the style of golang.org/x/time/rate:
-//
-// The bucket. One rate.Limiter shared by every stream refills at r tokens
-// a second and holds at most burst. An attempt of a stream with weight N
-// spends N tokens (taken one after the other, so a weight above the burst
-// is spaced rather than refused). r starts at requests_per_second and never
-// goes above it.
-//
-// 429. A 429 pauses the bucket for every stream: no attempt of any stream
-// leaves before its Retry-After has passed (a Retry-After beyond
-// retry.max_retry_after_s defers the run instead). It also lowers the
-// ceiling of r multiplicatively (× 0.8, down to 0.1/s). Every 20 answers in
-// a row without a 429 raise the ceiling additively by a tenth of
-// requests_per_second, never above it (AIMD, as TCP does). With
-// requests_per_second 0 (unlimited) there is no rate to lower: a 429 only
-// pauses.
-//
-// Rate-limit headers. X-RateLimit-Remaining / -Reset / -Limit (or the
-// unprefixed RateLimit-* of the IETF draft) describe the API's window. A
-// Reset above 10^9 is a Unix time (above 10^12, in milliseconds), else
-// delay-seconds. Within one window the smallest Remaining seen is the API's
-// latest count; the attempts still awaiting their response are subtracted,
-// so the budget left is never overestimated. When it is used up, attempts
-// wait for the reset; when what is left, spread over the time to the reset,
-// is below the ceiling, r runs at that pace (burst 1) until the reset.
-//
-// Weight budget. With weight_per_minute W, the weights spent in one UTC
-// minute stay under W; an attempt that would pass it waits for the next
-// minute. used_weight_header (X-MBX-USED-WEIGHT-1M) trues the minute's
-// count up to what the API reports (never down: attempts in flight may not
-// be in it yet).
-//
-// Cost budget. With cost {points P, restore_per_s R}, a budget of P points
-// refills at R a second. A GraphQL query reserves its estimate (the last
-// actual cost of its stream, else the page size asked for) before it
-// leaves, waiting until the budget holds it; the response's actual cost
-// refunds or charges the difference, and its remaining points (less the
-// estimates of the queries still in flight) replace the local count.
-//
-// Daily quota. With daily_quota Q, at most Q attempts leave per UTC day,
-// counting those of earlier runs the same day (carried in STATE); the
-// next attempt fails with errQuotaReached (the run defers until midnight
-// UTC).
-//
-// In-flight slots. At most max_in_flight attempts are out at once; a slot
-// is held until the response body is read.
-//
-// Order of one acquire: wait out what is known to block (pause, API window,
-// weight minute, cost); take a slot; take the tokens; then, under the lock,
-// check again (another stream may have used the budget meanwhile: give
-// the slot back and start over) and commit the spend. Tokens come after
-// the slot so that they are spent the moment they are granted.
-//
-// All waits use the injectable clock and Sleep, so the model is tested
-// without wall-clock time.
-type limiter struct {
+// local is the limiter kept in the process (see the package doc for the
+// model). Order of one acquire: wait out what is known to block (pause,
+// API window, weight minute, cost); take a slot; take the tokens; then,
+// under the lock, check again (another stream may have used the budget
+// meanwhile: give the slot back and start over) and commit the spend.
+// Tokens come after the slot so that they are spent the moment they are
+// granted.
+type local struct {
 	bucket *rate.Limiter
 	rate   rate.Limit // configured
 	burst  int        // configured
@@ -113,12 +50,12 @@ type limiter struct {
 	quota  int
 	wpm    int    // weight per minute, 0 = off
 	wHdr   string // used-weight header
-	cost   CostBudget
+	cost   Cost
 	pause  time.Duration // the longest Retry-After that pauses; longer defers
 	now    func() time.Time
 	sleep  func(context.Context, time.Duration) error
 	log    *slog.Logger
-	stats  *stats
+	onWait func(context.Context, Wait, time.Duration)
 
 	mu          sync.Mutex
 	ceiling     rate.Limit // AIMD ceiling of the bucket's rate
@@ -146,12 +83,12 @@ type budget struct {
 	resetAt   time.Time
 }
 
-func newLimiter(cfg *Config, st *stats, log *slog.Logger) *limiter {
+func newLocal(cfg *Config) *local {
 	r := rate.Inf
 	if cfg.RequestsPerSecond > 0 {
 		r = rate.Limit(cfg.RequestsPerSecond)
 	}
-	return &limiter{
+	return &local{
 		bucket:    rate.NewLimiter(r, cfg.Burst),
 		rate:      r,
 		burst:     cfg.Burst,
@@ -163,8 +100,8 @@ func newLimiter(cfg *Config, st *stats, log *slog.Logger) *limiter {
 		pause:     cfg.MaxRetryAfter,
 		now:       cfg.Now,
 		sleep:     cfg.Sleep,
-		log:       log,
-		stats:     st,
+		log:       cfg.Logger,
+		onWait:    cfg.OnWait,
 		ceiling:   r,
 		quotaDay:  cfg.QuotaDay,
 		quotaUsed: cfg.QuotaUsed,
@@ -175,14 +112,14 @@ func newLimiter(cfg *Config, st *stats, log *slog.Logger) *limiter {
 
 // quotaUsage returns the UTC day and the attempts counted against the
 // daily quota on it.
-func (l *limiter) quotaUsage() (day string, used int) {
+func (l *local) quotaUsage() (day string, used int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.rollDayLocked(l.now())
 	return l.quotaDay, l.quotaUsed
 }
 
-func (l *limiter) rollDayLocked(now time.Time) {
+func (l *local) rollDayLocked(now time.Time) {
 	switch d := utcDay(now); {
 	case l.quotaDay == "": // QuotaUsed is today's
 		l.quotaDay = d
@@ -192,7 +129,7 @@ func (l *limiter) rollDayLocked(now time.Time) {
 }
 
 // quotaReached reports whether the daily quota is used up.
-func (l *limiter) quotaReached() bool {
+func (l *local) quotaReached() bool {
 	if l.quota <= 0 {
 		return false
 	}
@@ -205,10 +142,10 @@ func (l *limiter) quotaReached() bool {
 // acquire waits until an attempt may be sent. On success the attempt holds
 // an in-flight slot, to give back with release, and must report its
 // response headers (or failure) with settle.
-func (l *limiter) acquire(ctx context.Context, sp spend) (release func(), err error) {
+func (l *local) acquire(ctx context.Context, sp Spend) (release func(), err error) {
 	release = func() { <-l.slots }
-	if sp.weight < 1 {
-		sp.weight = 1
+	if sp.Weight < 1 {
+		sp.Weight = 1
 	}
 	// A round that finds a budget used up again (other attempts took it
 	// while this one waited for its slot) starts over. Each round waits
@@ -222,8 +159,8 @@ func (l *limiter) acquire(ctx context.Context, sp spend) (release func(), err er
 		if err := l.waitSlot(ctx); err != nil {
 			return nil, err
 		}
-		if !sp.retry {
-			if err := l.waitTokens(ctx, sp.weight); err != nil {
+		if !sp.Retry {
+			if err := l.waitTokens(ctx, sp.Weight); err != nil {
 				release()
 				return nil, err
 			}
@@ -240,15 +177,15 @@ func (l *limiter) acquire(ctx context.Context, sp spend) (release func(), err er
 			if l.quotaUsed >= l.quota {
 				l.mu.Unlock()
 				release()
-				return nil, errQuotaReached
+				return nil, ErrQuotaReached
 			}
 		}
 		l.quotaUsed++
 		l.outstanding++
 		if l.wpm > 0 {
-			l.wUsed += float64(sp.weight)
+			l.wUsed += float64(sp.Weight)
 		}
-		if sp.cost > 0 && l.cost.Points > 0 {
+		if sp.Cost > 0 && l.cost.Points > 0 {
 			e := l.estimateLocked(sp)
 			l.cAvail -= e
 			l.cOut += e
@@ -261,9 +198,9 @@ func (l *limiter) acquire(ctx context.Context, sp spend) (release func(), err er
 
 // estimateLocked is the cost a query reserves: the last actual cost of its
 // stream, else the caller's estimate (the page size), within the budget.
-func (l *limiter) estimateLocked(sp spend) float64 {
-	e := sp.cost
-	if last, ok := l.cLast[sp.stream]; ok {
+func (l *local) estimateLocked(sp Spend) float64 {
+	e := sp.Cost
+	if last, ok := l.cLast[sp.Stream]; ok {
 		e = last
 	}
 	return min(e, l.cost.Points)
@@ -272,7 +209,7 @@ func (l *limiter) estimateLocked(sp spend) float64 {
 // blockedLocked says what, if anything, keeps an attempt from leaving at
 // now, and until when: a 429's pause, the API's window, the weight minute
 // or the cost budget. why is for the log and the wait's kind.
-func (l *limiter) blockedLocked(now time.Time, sp spend) (until time.Time, why string, blocked bool) {
+func (l *local) blockedLocked(now time.Time, sp Spend) (until time.Time, why string, blocked bool) {
 	if now.Before(l.pausedUntil) {
 		return l.pausedUntil, "429", true
 	}
@@ -284,11 +221,11 @@ func (l *limiter) blockedLocked(now time.Time, sp spend) (until time.Time, why s
 		if !m.Equal(l.wMinute) {
 			l.wMinute, l.wUsed = m, 0
 		}
-		if l.wUsed > 0 && l.wUsed+float64(sp.weight) > float64(l.wpm) {
+		if l.wUsed > 0 && l.wUsed+float64(sp.Weight) > float64(l.wpm) {
 			return m.Add(time.Minute), "weight", true
 		}
 	}
-	if sp.cost > 0 && l.cost.Points > 0 {
+	if sp.Cost > 0 && l.cost.Points > 0 {
 		l.restoreCostLocked(now)
 		need := l.estimateLocked(sp)
 		if l.cAvail < need {
@@ -302,7 +239,7 @@ func (l *limiter) blockedLocked(now time.Time, sp spend) (until time.Time, why s
 	return time.Time{}, "", false
 }
 
-func (l *limiter) restoreCostLocked(now time.Time) {
+func (l *local) restoreCostLocked(now time.Time) {
 	if dt := now.Sub(l.cAt); dt > 0 && !l.cAt.IsZero() {
 		l.cAvail = min(l.cost.Points, l.cAvail+dt.Seconds()*l.cost.RestorePerS)
 	}
@@ -312,7 +249,7 @@ func (l *limiter) restoreCostLocked(now time.Time) {
 // waitBlocked sleeps until nothing known blocks the attempt. The API's
 // window is forgotten once waited for (whatever the clock says), so that a
 // clock that does not move cannot block for ever.
-func (l *limiter) waitBlocked(ctx context.Context, sp spend) error {
+func (l *local) waitBlocked(ctx context.Context, sp Spend) error {
 	for range 1000 {
 		l.mu.Lock()
 		now := l.now()
@@ -331,11 +268,11 @@ func (l *limiter) waitBlocked(ctx context.Context, sp spend) error {
 		if err := l.sleep(ctx, d); err != nil {
 			return err
 		}
-		kind := bucketWait
+		kind := WaitBucket
 		if why == "429" {
-			kind = retryAfterWait
+			kind = WaitRetryAfter
 		}
-		l.stats.wait(ctx, kind, d)
+		l.onWait(ctx, kind, d)
 		if why == "window" {
 			l.mu.Lock()
 			if l.gen == gen {
@@ -350,7 +287,7 @@ func (l *limiter) waitBlocked(ctx context.Context, sp spend) error {
 
 // waitTokens takes n tokens from the bucket, one reservation each, and
 // waits until the last is granted.
-func (l *limiter) waitTokens(ctx context.Context, n int) error {
+func (l *local) waitTokens(ctx context.Context, n int) error {
 	now := l.now()
 	l.mu.Lock()
 	l.restoreLocked(now)
@@ -378,11 +315,11 @@ func (l *limiter) waitTokens(ctx context.Context, n int) error {
 		}
 		return err
 	}
-	l.stats.wait(ctx, bucketWait, d)
+	l.onWait(ctx, WaitBucket, d)
 	return nil
 }
 
-func (l *limiter) waitSlot(ctx context.Context) error {
+func (l *local) waitSlot(ctx context.Context) error {
 	select {
 	case l.slots <- struct{}{}:
 		return nil
@@ -391,7 +328,7 @@ func (l *limiter) waitSlot(ctx context.Context) error {
 	start := l.now()
 	select {
 	case l.slots <- struct{}{}:
-		l.stats.wait(ctx, slotWait, l.now().Sub(start))
+		l.onWait(ctx, WaitSlot, l.now().Sub(start))
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
@@ -400,7 +337,7 @@ func (l *limiter) waitSlot(ctx context.Context) error {
 
 // restoreLocked puts the ceiling back once the window the headers spoke of
 // has reset.
-func (l *limiter) restoreLocked(now time.Time) {
+func (l *local) restoreLocked(now time.Time) {
 	if l.slowUntil.IsZero() || now.Before(l.slowUntil) {
 		return
 	}
@@ -413,13 +350,13 @@ func (l *limiter) restoreLocked(now time.Time) {
 // settle ends an attempt that acquire let go, with its response (header
 // nil if it got none): a 429's pause and decrease, the AIMD recovery, the
 // rate-limit and used-weight headers.
-func (l *limiter) settle(sp spend, rp reply) {
+func (l *local) settle(sp Spend, rp reply) {
 	now := l.now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.outstanding--
 	if rp.header == nil {
-		if sp.cost > 0 && l.cost.Points > 0 {
+		if sp.Cost > 0 && l.cost.Points > 0 {
 			// No answer: the API billed nothing we can learn of; keep the
 			// reservation spent, but it is no longer in flight.
 			l.cOut = max(l.cOut-l.estimateLocked(sp), 0)
@@ -441,7 +378,7 @@ func (l *limiter) settle(sp spend, rp reply) {
 
 // aimdLocked applies a 429 (pause for every stream, ceiling × 0.8) or
 // counts a clean answer towards the ceiling's recovery.
-func (l *limiter) aimdLocked(now time.Time, sp spend, rp reply) {
+func (l *local) aimdLocked(now time.Time, sp Spend, rp reply) {
 	if rp.status != http.StatusTooManyRequests {
 		if rp.status >= 500 || l.ceiling >= l.rate {
 			return
@@ -467,11 +404,11 @@ func (l *limiter) aimdLocked(now time.Time, sp spend, rp reply) {
 		l.applyCeilingLocked(now)
 		args = append(args, "requests_per_second", rateString(l.ceiling))
 	}
-	l.log.Warn("rate limit: 429 answered; every stream waits and the rate drops", append([]any{"stream", sp.stream}, args...)...)
+	l.log.Warn("rate limit: 429 answered; every stream waits and the rate drops", append([]any{"stream", sp.Stream}, args...)...)
 }
 
 // applyCeilingLocked caps the bucket's current rate at the ceiling.
-func (l *limiter) applyCeilingLocked(now time.Time) {
+func (l *local) applyCeilingLocked(now time.Time) {
 	if !l.slowUntil.IsZero() && l.bucket.Limit() < l.ceiling {
 		return // the headers hold it lower until their reset
 	}
@@ -479,7 +416,7 @@ func (l *limiter) applyCeilingLocked(now time.Time) {
 }
 
 // windowLocked applies a response's rate-limit headers.
-func (l *limiter) windowLocked(now time.Time, h http.Header) {
+func (l *local) windowLocked(now time.Time, h http.Header) {
 	w, ok := parseWindow(h, now)
 	b := &l.budget
 	switch {
@@ -510,8 +447,8 @@ func (l *limiter) windowLocked(now time.Time, h http.Header) {
 
 // trueUpCost applies a cost-billed answer's actual cost and remaining
 // points; body is nil when the response had none to read.
-func (l *limiter) trueUpCost(sp spend, body []byte) {
-	if sp.cost <= 0 || l.cost.Points <= 0 {
+func (l *local) trueUpCost(sp Spend, body []byte) {
+	if sp.Cost <= 0 || l.cost.Points <= 0 {
 		return
 	}
 	actual, okA := jsonNumberAt(body, l.cost.ActualPath)
@@ -524,7 +461,7 @@ func (l *limiter) trueUpCost(sp spend, body []byte) {
 	l.restoreCostLocked(now)
 	if okA {
 		l.cAvail += e - actual
-		l.cLast[sp.stream] = actual
+		l.cLast[sp.Stream] = actual
 	}
 	if okR {
 		l.cAvail = remaining - l.cOut
@@ -533,7 +470,7 @@ func (l *limiter) trueUpCost(sp spend, body []byte) {
 }
 
 // windowBlockedLocked is the API's window reset if its budget is used up.
-func (l *limiter) windowBlockedLocked(now time.Time) time.Time {
+func (l *local) windowBlockedLocked(now time.Time) time.Time {
 	b := l.budget
 	if !b.valid || !now.Before(b.resetAt) || l.leftLocked() >= 1 {
 		return time.Time{}
@@ -542,12 +479,12 @@ func (l *limiter) windowBlockedLocked(now time.Time) time.Time {
 }
 
 // leftLocked is the API's budget left for new attempts.
-func (l *limiter) leftLocked() float64 {
+func (l *local) leftLocked() float64 {
 	return l.budget.remaining - float64(l.outstanding)
 }
 
 // adjustLocked sets the bucket's rate from the budget left.
-func (l *limiter) adjustLocked(now time.Time, limit float64) {
+func (l *local) adjustLocked(now time.Time, limit float64) {
 	b := l.budget
 	left := l.leftLocked()
 	until := b.resetAt.Sub(now)
@@ -643,7 +580,7 @@ func rateString(r rate.Limit) string {
 // utcDay is the UTC date of t, the day a daily quota counts.
 func utcDay(t time.Time) string { return t.UTC().Format(time.DateOnly) }
 
-// nextUTCMidnight is when a daily quota renews.
-func nextUTCMidnight(now time.Time) time.Time {
+// NextUTCMidnight is when a daily quota renews.
+func NextUTCMidnight(now time.Time) time.Time {
 	return now.UTC().Truncate(24 * time.Hour).Add(24 * time.Hour)
 }

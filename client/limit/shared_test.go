@@ -1,9 +1,8 @@
-package client
+package limit
 
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
@@ -54,12 +53,8 @@ func newTestShared(t *testing.T, url, key string, rps float64, burst, quota int,
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	cfg := Config{RequestsPerSecond: rps, Burst: burst, DailyQuota: quota, MaxInFlight: 8, Shared: s, MaxRetryAfter: 300 * time.Second,
-		Now: time.Now, Sleep: sl.sleep}
-	local := cfg
-	local.RequestsPerSecond, local.DailyQuota = 0, 0
-	st := newStats()
-	return newSharedLimiter(&cfg, st, newLimiter(&local, st, slog.New(slog.DiscardHandler)))
+	return New(Config{RequestsPerSecond: rps, Burst: burst, DailyQuota: quota, MaxInFlight: 8, Shared: s, MaxRetryAfter: 300 * time.Second,
+		Sleep: sl.sleep}).shared
 }
 
 func TestSharedBucketAcrossClients(t *testing.T) {
@@ -75,7 +70,7 @@ func TestSharedBucketAcrossClients(t *testing.T) {
 	other := newTestShared(t, srv.URL(), "t:other", 0.001, 3, 0, &sleeps{})
 	ctx := context.Background()
 	for i, l := range []*sharedLimiter{a, b, a, b, other} {
-		release, err := l.acquire(ctx, spend{weight: 1})
+		release, err := l.acquire(ctx, Spend{Weight: 1})
 		if i == 3 {
 			if !errors.Is(err, errNoSleep) {
 				t.Fatalf("acquire %d (the 4th of the key): %v, want a wait", i, err)
@@ -86,7 +81,7 @@ func TestSharedBucketAcrossClients(t *testing.T) {
 			t.Fatalf("acquire %d: %v", i, err)
 		}
 		release()
-		l.settle(spend{weight: 1}, reply{})
+		l.settle(Spend{Weight: 1}, reply{})
 	}
 	if len(sa.d) != 0 {
 		t.Errorf("client a waited %v within the burst", sa.d)
@@ -95,17 +90,17 @@ func TestSharedBucketAcrossClients(t *testing.T) {
 		t.Errorf("client b's second attempt (the 4th of the key) was told to wait %v, want about %v", sb.d, T)
 	}
 	// A retry after a 5xx takes no token: it leaves at once, bucket empty.
-	release, err := a.acquire(ctx, spend{weight: 1, retry: true})
+	release, err := a.acquire(ctx, Spend{Weight: 1, Retry: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	release()
-	a.settle(spend{weight: 1, retry: true}, reply{})
+	a.settle(Spend{Weight: 1, Retry: true}, reply{})
 	if len(sa.d) != 0 {
 		t.Errorf("a retry waited %v for the bucket", sa.d)
 	}
 	// A weight of 2 needs two tokens: T more than a weight of 1.
-	if _, err := a.acquire(ctx, spend{weight: 2}); !errors.Is(err, errNoSleep) {
+	if _, err := a.acquire(ctx, Spend{Weight: 2}); !errors.Is(err, errNoSleep) {
 		t.Fatalf("weight 2: %v, want a wait", err)
 	}
 	if len(sa.d) != 1 || sa.d[0] < 2*T-2*time.Second || sa.d[0] > 2*T {
@@ -127,15 +122,15 @@ func TestSharedDailyQuota(t *testing.T) {
 	ctx := context.Background()
 	var errs []error
 	for _, l := range []*sharedLimiter{a, b, a, b, a} {
-		release, err := l.acquire(ctx, spend{weight: 5})
+		release, err := l.acquire(ctx, Spend{Weight: 5})
 		if err == nil {
 			release()
-			l.settle(spend{weight: 5}, reply{})
+			l.settle(Spend{Weight: 5}, reply{})
 		}
 		errs = append(errs, err)
 	}
 	for i, err := range errs {
-		if want := i >= 3; errors.Is(err, errQuotaReached) != want || (err != nil && !want) {
+		if want := i >= 3; errors.Is(err, ErrQuotaReached) != want || (err != nil && !want) {
 			t.Errorf("attempt %d: %v, want quota reached %v", i, err, want)
 		}
 	}
@@ -152,7 +147,7 @@ func TestSharedRedisLost(t *testing.T) {
 	var sl sleeps
 	l := newTestShared(t, srv.URL(), "t:lost", 10, 1, 0, &sl)
 	srv.Stop()
-	_, err := l.acquire(context.Background(), spend{weight: 1})
+	_, err := l.acquire(context.Background(), Spend{Weight: 1})
 	if err == nil || !strings.Contains(err.Error(), "rate_limit.shared: Redis") {
 		t.Fatalf("acquire with Redis gone: %v", err)
 	}
@@ -191,7 +186,7 @@ func TestSharedPauseAndRateAcrossClients(t *testing.T) {
 	a := newTestShared(t, srv.URL(), "t:pause", 1, 1, 0, &sa)
 	b := newTestShared(t, srv.URL(), "t:pause", 1, 1, 0, &sb)
 	ctx := context.Background()
-	take := func(l *sharedLimiter, sp spend) error {
+	take := func(l *sharedLimiter, sp Spend) error {
 		release, err := l.acquire(ctx, sp)
 		if err == nil {
 			release()
@@ -202,16 +197,16 @@ func TestSharedPauseAndRateAcrossClients(t *testing.T) {
 	// test's own pace can only make them shorter, by far less than 500 ms.
 	near := func(got, want time.Duration) bool { return got <= want && got > want-500*time.Millisecond }
 
-	if err := take(a, spend{weight: 1}); err != nil { // TAT = now + 1 s
+	if err := take(a, Spend{Weight: 1}); err != nil { // TAT = now + 1 s
 		t.Fatal(err)
 	}
 	h := http.Header{"Retry-After": {"3"}}
-	a.settle(spend{weight: 1}, reply{header: h, status: http.StatusTooManyRequests})
+	a.settle(Spend{Weight: 1}, reply{header: h, status: http.StatusTooManyRequests})
 	// b is told to wait out the pause (3 s), a free retry too.
-	if err := take(b, spend{weight: 1}); !errors.Is(err, errNoSleep) {
+	if err := take(b, Spend{Weight: 1}); !errors.Is(err, errNoSleep) {
 		t.Fatalf("b after a's 429: %v, want a wait", err)
 	}
-	if err := take(b, spend{weight: 1, retry: true}); !errors.Is(err, errNoSleep) {
+	if err := take(b, Spend{Weight: 1, Retry: true}); !errors.Is(err, errNoSleep) {
 		t.Fatalf("b's free retry after a's 429: %v, want a wait", err)
 	}
 	if len(sb.d) != 2 || !near(sb.d[0], 3*time.Second) || !near(sb.d[1], 3*time.Second) {
@@ -221,11 +216,11 @@ func TestSharedPauseAndRateAcrossClients(t *testing.T) {
 	// token at the rate lowered to 0.8/s: 1.25 s.
 	sb.d = nil
 	b.sleep = sb.realSleep
-	if err := take(b, spend{weight: 1}); err != nil {
+	if err := take(b, Spend{Weight: 1}); err != nil {
 		t.Fatal(err)
 	}
 	b.sleep = sb.sleep
-	if err := take(b, spend{weight: 1}); !errors.Is(err, errNoSleep) {
+	if err := take(b, Spend{Weight: 1}); !errors.Is(err, errNoSleep) {
 		t.Fatalf("b's second attempt after the pause: %v, want a wait", err)
 	}
 	if n := len(sb.d); n < 2 || !near(sb.d[n-1], 1250*time.Millisecond) {
@@ -240,9 +235,9 @@ func TestSharedPauseAndRateAcrossClients(t *testing.T) {
 		if i%2 == 1 {
 			l = b
 		}
-		l.settle(spend{weight: 1}, reply{header: http.Header{}, status: http.StatusOK})
+		l.settle(Spend{Weight: 1}, reply{header: http.Header{}, status: http.StatusOK})
 	}
-	if err := take(b, spend{weight: 1}); !errors.Is(err, errNoSleep) { // asks Redis for the factor
+	if err := take(b, Spend{Weight: 1}); !errors.Is(err, errNoSleep) { // asks Redis for the factor
 		t.Fatal(err)
 	}
 	if b.factor < 0.9-1e-6 || b.factor > 0.9+1e-6 {
@@ -250,7 +245,7 @@ func TestSharedPauseAndRateAcrossClients(t *testing.T) {
 	}
 	// Two more tenths: back to the configured rate, and the key is gone.
 	for range 40 {
-		b.settle(spend{weight: 1}, reply{header: http.Header{}, status: http.StatusOK})
+		b.settle(Spend{Weight: 1}, reply{header: http.Header{}, status: http.StatusOK})
 	}
 	if b.factor != 1 {
 		t.Errorf("factor after 60 clean answers %v, want 1", b.factor)
@@ -263,8 +258,8 @@ func TestSharedPauseAndRateAcrossClients(t *testing.T) {
 	// A 503 neither pauses nor counts as clean; a 429 over
 	// max_retry_after_s (the run defers) lowers the rate without pausing.
 	pauseBefore, _ := rdb.Get(ctx, "t:pause:pause").Result()
-	b.settle(spend{weight: 1}, reply{header: http.Header{"Retry-After": {"1"}}, status: http.StatusServiceUnavailable})
-	a.settle(spend{weight: 1}, reply{header: http.Header{"Retry-After": {"100000"}}, status: http.StatusTooManyRequests})
+	b.settle(Spend{Weight: 1}, reply{header: http.Header{"Retry-After": {"1"}}, status: http.StatusServiceUnavailable})
+	a.settle(Spend{Weight: 1}, reply{header: http.Header{"Retry-After": {"100000"}}, status: http.StatusTooManyRequests})
 	if after, _ := rdb.Get(ctx, "t:pause:pause").Result(); after != pauseBefore {
 		t.Errorf("pause %q became %q: a 503 or an over-long Retry-After set a new pause", pauseBefore, after)
 	}
