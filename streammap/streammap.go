@@ -51,7 +51,8 @@ type Output struct {
 	Schema        map[string]any
 	KeyProperties []string
 
-	passthrough bool // no filter, no properties, no flattening
+	passthrough bool       // no filter, no properties, no flattening
+	splice      *spliceMap // nil: the map needs the record's tree
 	includeAll  bool
 	keys        []string // kept when __else__ is null
 	filter      *pyexpr.Compiled
@@ -380,6 +381,7 @@ func compileOutput(mapKey, name, source string, def map[string]any, src StreamSc
 		o.vars = append(o.vars, envVar{prop, sc.Vars[prop]})
 	}
 	o.passthrough = o.includeAll && o.filter == nil && len(o.props) == 0 && depth == 0
+	o.splice = newSpliceMap(o)
 	return o, nil
 }
 
@@ -431,6 +433,7 @@ type Transformer struct {
 	machine vm.VM
 	results []any // the values of the properties of the record in hand
 	added   []int // the properties new to it
+	spans   []span
 }
 
 // Transformer returns a new Transformer for o.
@@ -461,31 +464,8 @@ func (t *Transformer) transform(rec map[string]any, inPlace bool) (map[string]an
 	for _, v := range o.vars {
 		t.env[v.name] = pyexpr.Normalize(rec[v.prop])
 	}
-	if o.filter != nil {
-		keep, err := t.machine.Run(o.filter.Program, t.env)
-		if err != nil {
-			return nil, fmt.Errorf("stream map %q: __filter__ %q: %w", o.Name, o.filter.Src, pyexpr.RuntimeError(err))
-		}
-		if keep != true {
-			return nil, nil
-		}
-	}
-	// Every expression sees the record as it came: all are evaluated
-	// before any property changes.
-	t.results = t.results[:0]
-	for _, p := range o.props {
-		var v any
-		if !p.remove {
-			var err error
-			v, err = t.machine.Run(p.expr.Program, t.env)
-			if err == nil {
-				v, err = pyexpr.Value(v)
-			}
-			if err != nil {
-				return nil, fmt.Errorf("stream map %q, property %q: %q: %w", o.Name, p.name, p.expr.Src, pyexpr.RuntimeError(err))
-			}
-		}
-		t.results = append(t.results, v)
+	if keep, err := t.evaluate(); err != nil || !keep {
+		return nil, err
 	}
 	out := rec
 	switch {
@@ -534,4 +514,37 @@ func (t *Transformer) transform(rec map[string]any, inPlace bool) (map[string]an
 		out = flat
 	}
 	return out, nil
+}
+
+// evaluate runs the filter and the property expressions over t.env into
+// t.results; keep is false when the filter drops the record. Every
+// expression sees the record as it came: all are evaluated before any
+// property changes.
+func (t *Transformer) evaluate() (keep bool, err error) {
+	o := t.o
+	if o.filter != nil {
+		keep, err := t.machine.Run(o.filter.Program, t.env)
+		if err != nil {
+			return false, fmt.Errorf("stream map %q: __filter__ %q: %w", o.Name, o.filter.Src, pyexpr.RuntimeError(err))
+		}
+		if keep != true {
+			return false, nil
+		}
+	}
+	t.results = t.results[:0]
+	for _, p := range o.props {
+		var v any
+		if !p.remove {
+			var err error
+			v, err = t.machine.Run(p.expr.Program, t.env)
+			if err == nil {
+				v, err = pyexpr.Value(v)
+			}
+			if err != nil {
+				return false, fmt.Errorf("stream map %q, property %q: %q: %w", o.Name, p.name, p.expr.Src, pyexpr.RuntimeError(err))
+			}
+		}
+		t.results = append(t.results, v)
+	}
+	return true, nil
 }

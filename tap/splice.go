@@ -20,7 +20,8 @@ import (
 // output holds the same records, with their keys in the API's order.
 //
 // A stream splices only when nothing needs a record's tree: JSON pages,
-// no GraphQL, no stream maps, no deselected properties, no parent key to
+// no GraphQL, stream maps that need only named properties (streammaps.go),
+// no deselected properties, no parent key to
 // inject, no children to walk, a primary key (the walk's stale-page guard
 // and dedupe read only it), and a paginator that does not read the body
 // (none, keyset, link_header). The primary key, the replication key and
@@ -29,7 +30,8 @@ import (
 // splicer scans the pages of one walk of a stream.
 type splicer struct {
 	page    *codec.Page
-	capture []string // the Shape's captured properties, in slot order
+	capture []string // the captured keys, the Shape's first slots
+	outs    []splicedOutput
 
 	mu   sync.Mutex // the fetch takes slots, the walk puts them back
 	free []*pageSlot
@@ -87,7 +89,7 @@ func (p *pageSlot) buffer(size int) []byte {
 // newSplicer returns nil when the stream cannot splice.
 func (e *engine) newSplicer(n *node) *splicer {
 	d := n.def
-	if e.tree || !n.selected || len(n.children) > 0 || n.outs != nil || len(n.dropped) > 0 || d.Parent != nil ||
+	if e.tree || !n.selected || len(n.children) > 0 || len(n.dropped) > 0 || d.Parent != nil ||
 		d.GraphQL != nil || d.BodyFormat() != streams.FormatJSON || len(d.PrimaryKey) == 0 {
 		return nil
 	}
@@ -109,11 +111,16 @@ func (e *engine) newSplicer(n *node) *splicer {
 			return nil // a path into the record: the tree's
 		}
 	}
-	shape, err := codec.CompileShape(e.cfg.Schemas[d.Name], capture...)
-	if err != nil {
-		return nil // a schema outside the subset
+	schema := e.cfg.Schemas[d.Name]
+	outs, all, ok := spliceOutputs(n, schema, capture)
+	if !ok {
+		return nil
 	}
-	return &splicer{page: codec.NewPage(shape, d.RecordsPath, d.ErrorPath), capture: capture}
+	shape, err := codec.CompileShape(schema, all...)
+	if err != nil {
+		return nil // a schema outside the subset, or too much to capture
+	}
+	return &splicer{page: codec.NewPage(shape, d.RecordsPath, d.ErrorPath), capture: capture, outs: outs}
 }
 
 func appendNew(list []string, s string) []string {
@@ -214,7 +221,7 @@ func (e *engine) handlePage(ctx context.Context, n *node, resp *streams.Response
 	// then), and the API's time would add to ours: let it send its
 	// request first, and the answer arrive while this page is written.
 	runtime.Gosched()
-	if len(n.children) == 0 && n.outs == nil {
+	if len(n.children) == 0 && len(n.selectedOutputs()) == 1 {
 		// Nothing else of the stream is written in the middle of the
 		// page: its lines go out together.
 		n.lines.Start(e.out)
@@ -243,6 +250,17 @@ func (e *engine) handlePage(ctx context.Context, n *node, resp *streams.Response
 			}
 			continue
 		}
+		var mapErr error
+		if n.outs != nil {
+			sure, err := p.of.mapRecord(r)
+			if !sure {
+				if err := e.handleRaw(ctx, n, r.Raw, extracted, part); err != nil {
+					return err
+				}
+				continue
+			}
+			mapErr = err // reported where the tree path would
+		}
 		keys, _ := p.keys[i].(map[string]any)
 		if n.seen != nil {
 			k := primaryKeyString(keys, d.PrimaryKey)
@@ -262,6 +280,15 @@ func (e *engine) handlePage(ctx context.Context, n *node, resp *streams.Response
 		}
 		if err := e.schema(n); err != nil {
 			return err
+		}
+		if n.outs != nil {
+			if mapErr != nil {
+				return e.mapError(n, mapErr)
+			}
+			if err := e.writeMapped(n, p.of, extracted); err != nil {
+				return err
+			}
+			continue
 		}
 		if err := e.record(n, r.Raw, extracted); err != nil {
 			return err

@@ -1,6 +1,8 @@
 package tap
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -196,9 +198,7 @@ func (e *engine) emitMapped(n *node, m map[string]any, extracted time.Time) erro
 			rec, err = mo.tr.Transform(m)
 		}
 		if err != nil {
-			// Config values are compiled into the expressions: the
-			// message is scrubbed of secrets like any other.
-			return fmt.Errorf("stream %q: %s", n.def.Name, e.redact.Redact(err.Error()))
+			return e.mapError(n, err)
 		}
 		if rec == nil {
 			continue
@@ -215,7 +215,7 @@ func (e *engine) emitMapped(n *node, m map[string]any, extracted time.Time) erro
 		if mo.buf, err = codec.AppendObject(mo.buf[:0], rec, &mo.keys); err != nil {
 			return fmt.Errorf("stream %q: %w", mo.o.Name, err)
 		}
-		if err := e.out.Record(mo.o.Name, mo.buf, extracted, n.version); err != nil {
+		if err := e.recordAs(n, mo.o.Name, mo.buf, extracted); err != nil {
 			return err
 		}
 		wrote = true
@@ -224,6 +224,125 @@ func (e *engine) emitMapped(n *node, m map[string]any, extracted time.Time) erro
 		n.records.Add(1)
 	}
 	return nil
+}
+
+// mapError is a map's error for a record of n. Config values are
+// compiled into the expressions: the message is scrubbed of secrets like
+// any other.
+func (e *engine) mapError(n *node, err error) error {
+	return fmt.Errorf("stream %q: %s", n.def.Name, e.redact.Redact(err.Error()))
+}
+
+// recordAs writes a record of n as the stream name: into the lines of its
+// page when they are gathered (its only selected output).
+func (e *engine) recordAs(n *node, name string, rec []byte, extracted time.Time) error {
+	if ok, err := n.lines.add(name, rec, extracted, n.version); ok {
+		return err
+	}
+	return e.out.Record(name, rec, extracted, n.version)
+}
+
+// Stream maps on the splice path: a map that reads only named top-level
+// properties (streammap.Output.SpliceProps) is applied to a splicable
+// record's bytes, its properties read from the walker's captures, so a
+// mapped stream keeps the splice path. A map that needs the tree (it
+// reads the record whole, or flattens), properties deselected in the
+// catalog, or more properties to capture than the walker holds
+// (codec.MaxCaptures, keys included) send the stream down the tree path.
+
+// splicedOutput is a selected stream a map writes from a record's bytes.
+type splicedOutput struct {
+	mo *mappedOutput
+	// slots are the capture slots of the properties the map reads, in
+	// SpliceProps' order; -1 for a property the schema does not list,
+	// which no splicable record holds (the walker is not sure of it).
+	slots []int
+	vals  [][]byte
+	buf   []byte
+	keep  bool // the filter keeps the record in buf
+}
+
+// spliceOutputs are n's selected outputs as spliced records take them,
+// and capture with the properties their maps read appended; ok is false
+// when one of them needs the record's tree.
+func spliceOutputs(n *node, schema map[string]any, capture []string) (outs []splicedOutput, all []string, ok bool) {
+	all = append([]string{}, capture...)
+	if n.outs == nil {
+		return nil, all, true
+	}
+	props, _ := schema["properties"].(map[string]any)
+	for _, mo := range n.outs {
+		if !mo.selected {
+			continue
+		}
+		names, ok := mo.o.SpliceProps()
+		if !ok || len(mo.dropped) > 0 {
+			return nil, nil, false
+		}
+		so := splicedOutput{mo: mo, slots: make([]int, len(names)), vals: make([][]byte, len(names))}
+		for i, name := range names {
+			slot := slices.Index(all, name)
+			if slot < 0 && props[name] != nil {
+				slot = len(all)
+				all = append(all, name)
+			}
+			so.slots[i] = slot
+		}
+		outs = append(outs, so)
+	}
+	return outs, all, true
+}
+
+// mapRecord maps a splicable record into each output's buffer. sure is
+// false when the record must take the tree path; err is a map's error,
+// which the caller reports where the tree path would (after dedupe and
+// the bookmark).
+func (s *splicer) mapRecord(r *codec.Record) (sure bool, err error) {
+	for i := range s.outs {
+		so := &s.outs[i]
+		for j, slot := range so.slots {
+			so.vals[j] = nil
+			if slot >= 0 {
+				so.vals[j] = r.Captures[slot]
+			}
+		}
+		so.buf, so.keep, err = so.mo.tr.AppendSpliced(so.buf[:0], r.Raw, so.vals)
+		if errors.Is(err, streammap.ErrNeedsTree) {
+			return false, nil
+		}
+		if err != nil {
+			return true, err
+		}
+	}
+	return true, nil
+}
+
+// writeMapped writes the outputs mapRecord made.
+func (e *engine) writeMapped(n *node, s *splicer, extracted time.Time) error {
+	wrote := false
+	for i := range s.outs {
+		so := &s.outs[i]
+		if !so.keep {
+			continue
+		}
+		if err := e.recordAs(n, so.mo.o.Name, so.buf, extracted); err != nil {
+			return err
+		}
+		wrote = true
+	}
+	if wrote {
+		n.records.Add(1)
+	}
+	return nil
+}
+
+// handleRaw takes a record of a spliced page down the tree path.
+func (e *engine) handleRaw(ctx context.Context, n *node, raw []byte, extracted time.Time, part streams.Partition) error {
+	v, err := codec.Decode(raw)
+	if err != nil {
+		return fmt.Errorf("stream %q: %w", n.def.Name, err)
+	}
+	return e.handle(ctx, n, v, extracted, part)
 }
 
 // schemaMapped writes the SCHEMA of each selected stream a node's maps

@@ -102,7 +102,11 @@ type Compiled struct {
 	Program *vm.Program
 	Ref     string // the property it copies, when it is a plain reference
 	Whole   bool   // the expression is the whole record
-	kind    valueKind
+	// Record: the expression reads the record as a whole (record or _
+	// other than subscripted by a literal name), not only the
+	// properties it names.
+	Record bool
+	kind   valueKind
 }
 
 // JSONType is the JSON Schema type of the expression's value ("" if unknown).
@@ -140,7 +144,7 @@ func Compile(src string, sc *Scope, asBool bool) (*Compiled, error) {
 		// gap, reported against the user's expression.
 		return nil, fmt.Errorf("cannot compile: %v", firstLine(err.Error()))
 	}
-	return &Compiled{Src: src, Program: program, Ref: v.ref, Whole: v.whole, kind: v.kind}, nil
+	return &Compiled{Src: src, Program: program, Ref: v.ref, Whole: v.whole, Record: p.records > 0, kind: v.kind}, nil
 }
 
 func firstLine(s string) string {
@@ -209,6 +213,9 @@ type parser struct {
 	sc   *Scope
 	toks []token
 	i    int
+	// records counts the uses of the record object not resolved to a
+	// named property (record['x'] is the property x).
+	records int
 }
 
 func (p *parser) errorf(format string, args ...any) error {
@@ -744,6 +751,7 @@ func (p *parser) subscript(v val) (val, error) {
 	if name, ok := literalString(key); ok {
 		switch {
 		case v.record:
+			p.records--
 			return p.sc.property(name), nil
 		case v.config:
 			c, ok := p.sc.Config[name]
@@ -926,6 +934,7 @@ func (p *parser) name(n string) (val, error) {
 	case "None":
 		return val{code: "nil", kind: kindNull}, nil
 	case "record", "_":
+		p.records++
 		return val{code: "rec", kind: kindObject, record: true, whole: true}, nil
 	case "config":
 		return val{code: "cfg", kind: kindObject, config: true}, nil

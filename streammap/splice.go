@@ -1,0 +1,209 @@
+package streammap
+
+import (
+	"bytes"
+	"errors"
+	"slices"
+
+	"github.com/tap-dev/tap/codec"
+	"github.com/tap-dev/tap/streammap/pyexpr"
+)
+
+// A map applied to a record's bytes: a tap that splices records (writes
+// them from the page's bytes, see codec.Walker) need not build a tree for
+// a map that reads only named top-level properties. Those values are
+// decoded alone, the expressions run on them as on a tree, and the
+// record is written from its bytes without the members the map removes
+// or overwrites, followed by the map's properties. A map that reads the
+// record whole (record, _, record.get(…)) or flattens needs the tree.
+
+// ErrNeedsTree is AppendSpliced's answer for a record whose bytes are not
+// as the caller promised: the caller maps the record's tree instead.
+var ErrNeedsTree = errors.New("stream map: the record needs its tree")
+
+// spliceMap is an Output's map as AppendSpliced applies it.
+type spliceMap struct {
+	props []string // the top-level properties whose raw values it takes
+	vars  []int    // per Output.vars, its index in props
+	cut   []int    // props taken out of the record: removed or overwritten
+	keep  []int    // without __else__: the key properties copied as they are
+}
+
+// newSpliceMap is nil when o's map needs the record's tree.
+func newSpliceMap(o *Output) *spliceMap {
+	if o.flatDepth > 0 || o.filter != nil && o.filter.Record {
+		return nil
+	}
+	written := map[string]bool{}
+	for _, p := range o.props {
+		if !p.remove {
+			if p.expr.Record {
+				return nil
+			}
+			written[p.name] = true
+		}
+	}
+	sm := &spliceMap{}
+	index := func(name string) int {
+		i := slices.Index(sm.props, name)
+		if i < 0 {
+			i = len(sm.props)
+			sm.props = append(sm.props, name)
+		}
+		return i
+	}
+	for _, v := range o.vars {
+		sm.vars = append(sm.vars, index(v.prop))
+	}
+	if o.includeAll {
+		for _, p := range o.props {
+			sm.cut = append(sm.cut, index(p.name))
+		}
+	} else {
+		for _, k := range o.keys {
+			if !written[k] {
+				sm.keep = append(sm.keep, index(k))
+			}
+		}
+	}
+	return sm
+}
+
+// SpliceProps lists the top-level properties whose raw values
+// AppendSpliced takes, in its order; ok is false when the map needs the
+// record's tree (it reads the record whole, or flattens).
+func (o *Output) SpliceProps() (props []string, ok bool) {
+	if o.splice == nil {
+		return nil, false
+	}
+	return o.splice.props, true
+}
+
+// span is a member of a record: its key's opening quote to its value's end.
+type span struct{ start, end int }
+
+// AppendSpliced appends to dst the record raw as the map makes it, as
+// Transform would write it (values; key order may differ: the record's
+// own members first, in their order, then the map's properties). raw is
+// a JSON object a codec.Walker found splicable; vals[i] is the raw value
+// of SpliceProps()[i] within raw (a subslice of it, as codec.Record's
+// Captures are of its Raw), nil where the record has no such property.
+// keep is false when the filter drops the record. ErrNeedsTree means the
+// record is not as promised; other errors are the expressions'.
+func (t *Transformer) AppendSpliced(dst, raw []byte, vals [][]byte) (out []byte, keep bool, err error) {
+	o, sm := t.o, t.o.splice
+	if sm == nil || len(vals) != len(sm.props) || len(raw) < 2 || raw[0] != '{' || raw[len(raw)-1] != '}' {
+		return dst, false, ErrNeedsTree
+	}
+	if o.passthrough {
+		return append(dst, raw...), true, nil
+	}
+	t.env["rec"] = nil // no expression reads it; keep no tree alive
+	for i, v := range o.vars {
+		var x any
+		if b := vals[sm.vars[i]]; b != nil {
+			if x, err = codec.Decode(b); err != nil {
+				return dst, false, ErrNeedsTree
+			}
+		}
+		t.env[v.name] = pyexpr.Normalize(x)
+	}
+	if keep, err := t.evaluate(); err != nil || !keep {
+		return dst, false, err
+	}
+	defer clear(t.results) // keep no record values alive
+	out = append(dst, '{')
+	wrote := false // a member is written
+	if o.includeAll {
+		spans := t.spans[:0]
+		for _, i := range sm.cut {
+			if v := vals[i]; v != nil {
+				start, end, ok := member(raw, v, sm.props[i])
+				if !ok {
+					return dst, false, ErrNeedsTree
+				}
+				spans = append(spans, span{start, end})
+			}
+		}
+		t.spans = spans
+		slices.SortFunc(spans, func(a, b span) int { return a.start - b.start })
+		from := 1
+		for _, s := range spans {
+			out, wrote = appendMembers(out, raw[from:s.start], wrote)
+			from = s.end
+		}
+		out, wrote = appendMembers(out, raw[from:len(raw)-1], wrote)
+	} else {
+		for _, i := range sm.keep {
+			if v := vals[i]; v != nil {
+				if wrote {
+					out = append(out, ',')
+				}
+				out = append(codec.AppendString(out, sm.props[i]), ':')
+				out, wrote = append(out, v...), true
+			}
+		}
+	}
+	for i, p := range o.props {
+		if p.remove {
+			continue
+		}
+		if wrote {
+			out = append(out, ',')
+		}
+		out = append(codec.AppendString(out, p.name), ':')
+		if out, err = codec.Append(out, t.results[i]); err != nil {
+			return dst, false, err
+		}
+		wrote = true
+	}
+	return append(out, '}'), true, nil
+}
+
+// member finds the member of raw whose value is v, a subslice of raw,
+// under the key name: the key's opening quote and the value's end. ok is
+// false when v is not within raw or not preceded by "name":.
+func member(raw, v []byte, name string) (start, end int, ok bool) {
+	// v's offset in raw: both slices end where their array ends.
+	off := cap(raw) - cap(v)
+	end = off + len(v)
+	if off < 1 || end > len(raw) || !bytes.Equal(raw[off:end], v) {
+		return 0, 0, false
+	}
+	i := skipBack(raw, off-1)
+	if i < 0 || raw[i] != ':' {
+		return 0, 0, false
+	}
+	i = skipBack(raw, i-1)
+	start = i - len(name) - 1
+	if start < 1 || raw[i] != '"' || raw[start] != '"' || string(raw[start+1:i]) != name {
+		return 0, 0, false
+	}
+	return start, end, true
+}
+
+// skipBack moves back from i over spaces and tabs (a walked record has no
+// line break).
+func skipBack(b []byte, i int) int {
+	for i >= 0 && (b[i] == ' ' || b[i] == '\t') {
+		i--
+	}
+	return i
+}
+
+// appendMembers appends the members of seg, a stretch of an object
+// between members taken out (commas and spaces at its ends are the taken
+// members'), after a comma when a member precedes.
+func appendMembers(out, seg []byte, wrote bool) ([]byte, bool) {
+	seg = bytes.Trim(seg, " \t")
+	seg = bytes.TrimPrefix(seg, []byte{','})
+	seg = bytes.TrimSuffix(seg, []byte{','})
+	seg = bytes.Trim(seg, " \t")
+	if len(seg) == 0 {
+		return out, wrote
+	}
+	if wrote {
+		out = append(out, ',')
+	}
+	return append(out, seg...), true
+}
