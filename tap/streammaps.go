@@ -236,7 +236,7 @@ func (e *engine) mapError(n *node, err error) error {
 // recordAs writes a record of n as the stream name: into the lines of its
 // page when they are gathered (its only selected output).
 func (e *engine) recordAs(n *node, name string, rec []byte, extracted time.Time) error {
-	if ok, err := n.lines.add(name, rec, extracted, n.version); ok {
+	if ok, err := n.lines.Add(name, rec, extracted, n.version); ok {
 		return err
 	}
 	return e.out.Record(name, rec, extracted, n.version)
