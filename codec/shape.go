@@ -1,6 +1,7 @@
 package codec
 
 import (
+	"encoding/binary"
 	"fmt"
 	"sort"
 )
@@ -61,6 +62,23 @@ type shapeProp struct {
 	// plain: the name holds no quote, backslash or control character,
 	// so bytes equal to it between quotes are the key, unescaped.
 	plain bool
+	// member is the key as a record most often spells it, from its
+	// opening quote to the colon: "name":
+	member string
+	// word and mask hold a member of up to 16 bytes, little-endian, for
+	// a compare of two loads.
+	word, mask [2]uint64
+}
+
+// at reports whether b holds p.member at pos.
+func (p *shapeProp) at(b []byte, pos int) bool {
+	if len(p.member) <= 16 && pos+16 <= len(b) {
+		x := binary.LittleEndian.Uint64(b[pos:])
+		y := binary.LittleEndian.Uint64(b[pos+8:])
+		return x&p.mask[0] == p.word[0] && y&p.mask[1] == p.word[1]
+	}
+	e := pos + len(p.member)
+	return e <= len(b) && string(b[pos:e]) == p.member
 }
 
 var anyShape = &shapeNode{types: kAny, capture: -1}
@@ -235,6 +253,12 @@ func (n *shapeNode) finish() error {
 			if c := p.name[j]; c < 0x20 || c == '"' || c == '\\' {
 				p.plain = false
 			}
+		}
+		p.member = `"` + p.name + `":`
+		p.word, p.mask = [2]uint64{}, [2]uint64{}
+		for j := 0; j < len(p.member) && j < 16; j++ {
+			p.word[j/8] |= uint64(p.member[j]) << (8 * (j % 8))
+			p.mask[j/8] |= 0xff << (8 * (j % 8))
 		}
 	}
 	size := 8

@@ -158,6 +158,13 @@ func TestWalk(t *testing.T) {
 		{`{"id":1,"payload":{"ok":"yes"}}`, false},
 		{`{"id":1,"payload":[]}`, false},
 		{`{"id":1,"surprise":true}`, false}, // drift wants the value
+		// The warm walker guesses each key from the event before.
+		{`{"id" :1,"type"	:"x"}`, true},
+		{`{"id":1,"typ":"x"}`, false},
+		{`{"id":1,"types":"x"}`, false},
+		{`{"id":1,"type":"x","actor_id":2}`, true}, // guessed within 16 bytes of the end
+		{`{"id":1,"type"`, false},
+		{`{"id":1,"type":`, false},
 		{`[1]`, false},
 		{`null`, false},
 	}
