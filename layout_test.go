@@ -22,7 +22,7 @@ const maxLines = 2500
 // the work then in flight. An entry may only go down; the test fails when
 // a package grows past it or when it is no longer needed.
 var oversized = map[string]int{
-	"tap":     5900,
+	"tap":     5200,
 	"streams": 3400,
 }
 
@@ -141,6 +141,8 @@ func TestImportArrows(t *testing.T) {
 		{"tap/output", "tap", "the run imports its writers; the writers know messages, not the run"},
 		{"tap/output", "client", "the writers know messages, not requests"},
 		{"streams", "client", "paginators plan requests, the run sends them"},
+		{"tap/state", "tap", "the run imports its state, not the reverse"},
+		{"tap/state", "client", "the state is data: the run, not its state, talks to the API"},
 		{"client", "streams", "paginators plan requests, the run sends them"},
 	}
 	checked := 0

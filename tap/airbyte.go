@@ -9,6 +9,7 @@ import (
 	"github.com/tap-dev/tap/client"
 	"github.com/tap-dev/tap/settings"
 	"github.com/tap-dev/tap/tap/output"
+	"github.com/tap-dev/tap/tap/state"
 )
 
 // Airbyte runs an Airbyte command: spec, check, discover or read. Every
@@ -122,9 +123,9 @@ func airbyteRead(ctx context.Context, f Files, aw *output.Airbyte) error {
 	if err != nil {
 		return err
 	}
-	st := NewState()
+	st := state.New()
 	if f.State != "" {
-		if st, err = loadStateFor(f.State, cfg); err != nil {
+		if st, err = state.LoadFor(f.State, cfg); err != nil {
 			return err
 		}
 	}
@@ -136,7 +137,7 @@ func airbyteRead(ctx context.Context, f Files, aw *output.Airbyte) error {
 		return err
 	}
 	for _, name := range fullRefresh {
-		resetBookmark(st, name)
+		st.Reset(name)
 	}
 	if err := checkBackfills(cfg, st, sel); err != nil {
 		return err

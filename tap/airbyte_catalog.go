@@ -157,11 +157,3 @@ func droppedColumns(d *streams.Definition, schema, configured map[string]any) ma
 	}
 	return dropped
 }
-
-// resetBookmark forgets a stream's incoming bookmark (and chunk window),
-// so that a full_refresh of an incremental stream reads it all again.
-func resetBookmark(st *State, stream string) {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	delete(st.bookmarks, stream)
-}

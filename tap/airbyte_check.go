@@ -9,6 +9,7 @@ import (
 	"github.com/tap-dev/tap/streams"
 	"github.com/tap-dev/tap/streams/pages"
 	"github.com/tap-dev/tap/tap/output"
+	"github.com/tap-dev/tap/tap/state"
 )
 
 // airbyteCheck is `tap check --config C`. A config that cannot be loaded
@@ -21,7 +22,7 @@ func airbyteCheck(ctx context.Context, f Files, aw *output.Airbyte) error {
 	}
 	// check is given no state: a backfill with no start is a config error,
 	// found before the demo starts or any request is sent.
-	if err := checkBackfills(cfg, NewState(), nil); err != nil {
+	if err := checkBackfills(cfg, state.New(), nil); err != nil {
 		return err
 	}
 	log := aw.Logger(f.logLevel(cfg))
@@ -64,7 +65,7 @@ func checkConnection(ctx context.Context, cfg *Config, log *slog.Logger, keep ke
 		return err
 	}
 	defer stop()
-	e, err := newEngine(cfg, nil, NewState(), output.Discard, log)
+	e, err := newEngine(cfg, nil, state.New(), output.Discard, log)
 	if err != nil {
 		return err
 	}

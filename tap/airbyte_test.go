@@ -21,6 +21,7 @@ import (
 	"github.com/tap-dev/tap/codec"
 	"github.com/tap-dev/tap/streams"
 	"github.com/tap-dev/tap/tap/output"
+	"github.com/tap-dev/tap/tap/state"
 )
 
 // abConfig is a config of four streams: a full table, an incremental one,
@@ -211,10 +212,10 @@ func TestLoadConfiguredCatalogNamesTheFile(t *testing.T) {
 }
 
 func TestResetBookmark(t *testing.T) {
-	st := NewState()
+	st := state.New()
 	st.SetValue("orders", "updated_at", "2026-01-01T00:00:00Z")
 	st.SetValue("tickets", "updated_at", "2026-02-01T00:00:00Z")
-	resetBookmark(st, "orders")
+	st.Reset("orders")
 	if st.Value("orders") != nil || st.Value("tickets") == nil {
 		t.Errorf("orders %v, tickets %v", st.Value("orders"), st.Value("tickets"))
 	}

@@ -34,31 +34,6 @@ func (e *engine) walkFormat(ctx context.Context, n *node, first streams.Request,
 	return errNotStreamed
 }
 
-// keyAsyncJob is the bookmark field holding the report job in progress.
-const keyAsyncJob = "async_job"
-
-// AsyncJob returns the id of the report job a stream has in progress.
-func (st *State) AsyncJob(stream string) string {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	if job, ok := st.bookmarks[stream][keyAsyncJob].(map[string]any); ok {
-		id, _ := job["id"].(string)
-		return id
-	}
-	return ""
-}
-
-// SetAsyncJob records the report job a stream has in progress; "" clears it.
-func (st *State) SetAsyncJob(stream, id string, created time.Time) {
-	st.update(stream, func(b map[string]any) {
-		if id == "" {
-			delete(b, keyAsyncJob)
-			return
-		}
-		b[keyAsyncJob] = map[string]any{"id": id, "created_at": created.UTC().Format(time.RFC3339)}
-	})
-}
-
 // runAsync drives a report stream: create a job (or take up the one the
 // state names), poll it until it is done, then read its files. The job id
 // is checkpointed as soon as it is known, so a run that stops while the

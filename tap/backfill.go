@@ -10,6 +10,7 @@ import (
 
 	"github.com/tap-dev/tap/client"
 	"github.com/tap-dev/tap/streams"
+	"github.com/tap-dev/tap/tap/state"
 )
 
 // Backfills with outcomes. A chunk window whose walk fails after its
@@ -276,4 +277,23 @@ func plural(n int, one, many string) string {
 		return one
 	}
 	return many
+}
+
+// checkBackfills makes sure every selected chunked backfill knows where it
+// begins — start_date, a bookmark or a window in progress — before any
+// request is sent.
+func checkBackfills(cfg *Config, st *state.State, sel *Selection) error {
+	for i := range cfg.Streams {
+		d := &cfg.Streams[i]
+		inc := d.Incremental
+		if inc == nil || inc.ChunkDays == 0 || !cfg.Start.IsZero() || !sel.Selected(d.Name) ||
+			state.KeyKind(cfg.Schemas[d.Name], d.ReplicationKey) == "number" {
+			continue
+		}
+		if _, _, inProgress := st.Window(d.Name); st.Value(d.Name) != nil || inProgress {
+			continue
+		}
+		return &InputError{File: cfg.Path, Err: fmt.Errorf("stream %q: incremental.chunk_days: needs start_date in the config (or a bookmark in the state) to know where the backfill begins", d.Name)}
+	}
+	return nil
 }

@@ -302,37 +302,6 @@ func TestEngineBackfillFailedWindowInsidePages(t *testing.T) {
 	})
 }
 
-// Airbyte mode carries failed_windows in the stream state, both ways.
-func TestAirbyteStreamStateCarriesFailedWindows(t *testing.T) {
-	st := NewState()
-	st.SetValue("s", "updated_at", key(3))
-	fw := []map[string]any{{"start": key(3), "end": key(4), "error": "503"}}
-	tree, _ := json.Marshal(fw)
-	var list []any
-	json.Unmarshal(tree, &list)
-	st.update("s", func(b map[string]any) { b["failed_windows"] = list })
-	raw, err := st.StreamJSON("s")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Contains(raw, []byte(`"failed_windows":[{"end":"`+key(4)+`","error":"503","start":"`+key(3)+`"}]`)) {
-		t.Fatalf("stream state %s lacks failed_windows", raw)
-	}
-	msg := `[{"type": "STREAM", "stream": {"stream_descriptor": {"name": "s"}, "stream_state": ` + string(raw) + `}}]`
-	path := filepath.Join(t.TempDir(), "state.json")
-	if err := os.WriteFile(path, []byte(msg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	back, err := LoadState(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := back.FailedWindows("s")
-	if err != nil || len(got) != 1 || got[0].Start.Format(time.RFC3339) != key(3) || got[0].Error != "503" {
-		t.Errorf("FailedWindows = %v, %v", got, err)
-	}
-}
-
 // A failed window read again writes no resume object, with children too:
 // the resume object belongs to the window at the walk's position.
 func TestEngineBackfillRetryWritesNoResume(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 	"github.com/tap-dev/tap/settings"
 	"github.com/tap-dev/tap/streams"
 	"github.com/tap-dev/tap/tap/output"
+	"github.com/tap-dev/tap/tap/state"
 )
 
 // Files are the paths given on the command line; empty means not given.
@@ -48,7 +49,7 @@ func (f Files) logLevel(cfg *Config) slog.Level {
 
 // load reads the config, then the state and the catalog, so that every
 // input is checked before anything is sent or written.
-func (f Files) load() (*Config, *State, *Selection, error) {
+func (f Files) load() (*Config, *state.State, *Selection, error) {
 	if f.Config == "" {
 		return nil, nil, nil, &UsageError{Msg: "--config is required"}
 	}
@@ -56,9 +57,9 @@ func (f Files) load() (*Config, *State, *Selection, error) {
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	st := NewState()
+	st := state.New()
 	if f.State != "" {
-		if st, err = loadStateFor(f.State, cfg); err != nil {
+		if st, err = state.LoadFor(f.State, cfg); err != nil {
 			return nil, nil, nil, err
 		}
 	}

@@ -14,10 +14,10 @@ import (
 	"time"
 
 	"github.com/tap-dev/tap/client"
-	"github.com/tap-dev/tap/codec"
 	"github.com/tap-dev/tap/settings"
 	"github.com/tap-dev/tap/streams"
 	"github.com/tap-dev/tap/tap/output"
+	"github.com/tap-dev/tap/tap/state"
 )
 
 // message is one message a recording writer got.
@@ -246,13 +246,10 @@ func runEngineCase(t *testing.T, c engineCase) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := NewState()
+	st := state.New()
 	if c.state != "" {
-		tree, err := codec.Decode([]byte(c.state))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if st, err = stateFromTree(tree); err != nil {
+		var err error
+		if st, err = state.Parse([]byte(c.state)); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/tap-dev/tap/streams"
 	"github.com/tap-dev/tap/streams/pages"
 	"github.com/tap-dev/tap/tap/output"
+	"github.com/tap-dev/tap/tap/state"
 )
 
 // InferSchema walks the first pages of a stream and prints a JSON Schema
@@ -243,7 +244,7 @@ func (w *inferWalk) planChain(cfg *Config, known map[string]any, log *slog.Logge
 	if inc := d.Incremental; !b.FullTable {
 		switch {
 		case known != nil:
-			b.Numeric = keyKind(known, d.ReplicationKey) == "number"
+			b.Numeric = state.KeyKind(known, d.ReplicationKey) == "number"
 		case inc.Overlap != "":
 			b.Numeric = true
 		case inc.Format == "" && inc.OverlapS == 0 && inc.ChunkDays == 0:

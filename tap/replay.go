@@ -18,6 +18,7 @@ import (
 	"github.com/tap-dev/tap/settings"
 	"github.com/tap-dev/tap/streams"
 	"github.com/tap-dev/tap/tap/output"
+	"github.com/tap-dev/tap/tap/state"
 )
 
 // Replay is `tap replay --config C --dead-letters FILE [--state S]`: it
@@ -41,13 +42,13 @@ func Replay(ctx context.Context, f Files, lettersPath string, stdout, stderr io.
 	}
 	// st is the one STATE written, as given; the engine reads its own
 	// copy (walks and jobs note their progress in it).
-	st := NewState()
+	st := state.New()
 	if f.State != "" {
-		if st, err = loadStateFor(f.State, cfg); err != nil {
+		if st, err = state.LoadFor(f.State, cfg); err != nil {
 			return err
 		}
 	}
-	work, err := st.clone()
+	work, err := st.Clone()
 	if err != nil {
 		return err
 	}
@@ -64,7 +65,8 @@ func Replay(ctx context.Context, f Files, lettersPath string, stdout, stderr io.
 	cfg.DeadLetterPath = side
 	cfg.OnSchemaViolation = settings.ViolationDeadLetter
 	log := output.NewStderrLogger(stderr, f.logLevel(cfg), cfg.Redactor)
-	st.redact, work.redact = cfg.Redactor, cfg.Redactor
+	st.SetRedactor(cfg.Redactor)
+	work.SetRedactor(cfg.Redactor)
 	base, stop, err := startAPI(cfg, log)
 	if err != nil {
 		return err

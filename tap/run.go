@@ -15,13 +15,14 @@ import (
 	"github.com/tap-dev/tap/settings"
 	"github.com/tap-dev/tap/streams"
 	"github.com/tap-dev/tap/tap/output"
+	"github.com/tap-dev/tap/tap/state"
 )
 
 // Options of one sync.
 type Options struct {
 	Config    *Config
 	Selection *Selection // nil syncs every stream
-	State     *State
+	State     *state.State
 	Writer    output.Writer
 	Log       *slog.Logger
 	// Shard reads one shard of the chunked streams' windows, and the
@@ -42,9 +43,9 @@ type Options struct {
 // o.Writer. The last STATE written is valid whatever error it returns.
 func Sync(ctx context.Context, o Options) error {
 	if o.State == nil {
-		o.State = NewState()
+		o.State = state.New()
 	}
-	o.State.redact = o.Config.Redactor
+	o.State.SetRedactor(o.Config.Redactor)
 	// Redis first: a shared limit that cannot be reached is bad input,
 	// found before anything starts.
 	sh, err := dialShared(o.Config)

@@ -13,6 +13,7 @@ import (
 	"github.com/tap-dev/tap/settings"
 	"github.com/tap-dev/tap/streams"
 	"github.com/tap-dev/tap/tap/output"
+	"github.com/tap-dev/tap/tap/state"
 )
 
 // node is one stream of a run, with the streams that are its children.
@@ -88,7 +89,7 @@ type node struct {
 // the Writer differs.
 type engine struct {
 	cfg    *Config
-	state  *State
+	state  *state.State
 	out    output.Writer
 	log    *slog.Logger
 	client *client.Client
@@ -111,7 +112,7 @@ type engine struct {
 	replaying bool // tap replay: every failed request becomes a dead letter
 }
 
-func newEngine(cfg *Config, sel *Selection, st *State, out output.Writer, log *slog.Logger) (*engine, error) {
+func newEngine(cfg *Config, sel *Selection, st *state.State, out output.Writer, log *slog.Logger) (*engine, error) {
 	e := &engine{cfg: cfg, state: st, out: out, log: log, now: time.Now, redact: cfg.Redactor}
 	e.fetch = e.fetcher
 	run, err := records.NewRun(e.now())
@@ -128,7 +129,7 @@ func newEngine(cfg *Config, sel *Selection, st *State, out output.Writer, log *s
 	for i := range cfg.Streams {
 		d := &cfg.Streams[i]
 		n := &node{def: d, selected: sel.Selected(d.Name), dropped: sel.Dropped(d.Name), fullTable: sel.FullTable(d.Name)}
-		n.numeric = keyKind(cfg.Schemas[d.Name], d.ReplicationKey) == "number"
+		n.numeric = state.KeyKind(cfg.Schemas[d.Name], d.ReplicationKey) == "number"
 		if d.Pagination.Type == streams.PageOffset && len(d.PrimaryKey) > 0 {
 			n.seen = map[string]struct{}{}
 		}

@@ -2,11 +2,10 @@ package tap
 
 import (
 	"encoding/json"
-	"fmt"
-	"time"
 
 	"github.com/tap-dev/tap/client"
 	"github.com/tap-dev/tap/streams"
+	"github.com/tap-dev/tap/tap/state"
 )
 
 // withLimits adds to a stream's request what the client's limits and
@@ -47,7 +46,7 @@ func graphqlFirst(body []byte) float64 {
 // clientOptions are the parts of the client's config that come from the
 // run rather than from the config file: the daily quota already used
 // today by earlier runs (STATE's quota), and the breaker's metric lines.
-func (e *engine) clientOptions(st *State) ([]func(*client.Config), error) {
+func (e *engine) clientOptions(st *state.State) ([]func(*client.Config), error) {
 	var opts []func(*client.Config)
 	if e.cfg.RateLimit.DailyQuota > 0 {
 		day, used, ok, err := st.Quota()
@@ -67,80 +66,8 @@ func (e *engine) clientOptions(st *State) ([]func(*client.Config), error) {
 }
 
 // trackQuota makes every STATE carry the client's daily quota count.
-func (e *engine) trackQuota(st *State) {
+func (e *engine) trackQuota(st *state.State) {
 	if e.cfg.RateLimit.DailyQuota > 0 {
-		st.setQuotaSource(e.client.QuotaUsage)
+		st.SetQuotaSource(e.client.QuotaUsage)
 	}
-}
-
-// quotaKey is the top-level STATE key of the daily quota count.
-const quotaKey = "quota"
-
-// Quota returns the daily quota count STATE carries: its UTC day and the
-// requests used on it. ok is false when there is none.
-func (st *State) Quota() (day string, used int, ok bool, err error) {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	return parseQuota(st.other[quotaKey])
-}
-
-func parseQuota(v any) (day string, used int, ok bool, err error) {
-	if v == nil {
-		return "", 0, false, nil
-	}
-	bad := fmt.Errorf(`quota: expected {"day": "YYYY-MM-DD", "used": N >= 0}, got %s`, jsonText(v))
-	m, isObj := v.(map[string]any)
-	if !isObj {
-		return "", 0, false, bad
-	}
-	day, _ = m["day"].(string)
-	if _, err := time.Parse(time.DateOnly, day); err != nil {
-		return "", 0, false, bad
-	}
-	switch n := m["used"].(type) {
-	case json.Number:
-		i, err := n.Int64()
-		if err != nil || i < 0 || i > 1e12 {
-			return "", 0, false, bad
-		}
-		used = int(i)
-	case int:
-		used = n
-	default:
-		return "", 0, false, bad
-	}
-	return day, used, true, nil
-}
-
-// setQuotaSource makes every snapshot of the state carry the quota count
-// f returns, in place of the one read.
-func (st *State) setQuotaSource(f func() (day string, used int)) {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	st.quota = f
-}
-
-// quotaLocked is the quota object to write, or nil.
-func (st *State) quotaLocked() any {
-	if st.quota != nil {
-		day, used := st.quota()
-		return map[string]any{"day": day, "used": used}
-	}
-	return st.other[quotaKey]
-}
-
-// mergeQuota keeps, of two quota counts read (Airbyte carries one per
-// stream), the later day's, and on the same day the larger count.
-func mergeQuota(a, b any) any {
-	da, ua, okA, errA := parseQuota(a)
-	db, ub, okB, errB := parseQuota(b)
-	switch {
-	case !okA || errA != nil:
-		return b
-	case !okB || errB != nil:
-		return a
-	case db > da || (db == da && ub > ua):
-		return b
-	}
-	return a
 }

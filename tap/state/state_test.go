@@ -1,7 +1,8 @@
-package tap
+package state
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,7 +16,7 @@ import (
 	"github.com/tap-dev/tap/streams"
 )
 
-func TestLoadStateForms(t *testing.T) {
+func TestLoadForms(t *testing.T) {
 	tests := []struct {
 		name, input string
 		wantValue   map[string]any // stream → replication_key_value
@@ -58,7 +59,7 @@ func TestLoadStateForms(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "state.json")
 			os.WriteFile(path, []byte(tt.input), 0o644)
-			st, err := LoadState(path)
+			st, err := Load(path)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || !strings.HasPrefix(err.Error(), path) {
 					t.Fatalf("error %v, want one naming %s and containing %q", err, path, tt.wantErr)
@@ -83,7 +84,7 @@ func TestLoadStateForms(t *testing.T) {
 func TestStateRoundTripKeepsUnsyncedStreams(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state.json")
 	os.WriteFile(path, []byte(`{"bookmarks": {"old": {"replication_key": "k", "replication_key_value": "v", "extra": true}}, "x": 1}`), 0o644)
-	st, err := LoadState(path)
+	st, err := Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,8 +108,8 @@ func TestStateRoundTripKeepsUnsyncedStreams(t *testing.T) {
 // A bookmark that echoes a secret (a resume URL carrying a token) is
 // written with the secret masked, in Singer and Airbyte form alike.
 func TestStateIsRedacted(t *testing.T) {
-	st := NewState()
-	st.redact = settings.NewRedactor("hunter2")
+	st := New()
+	st.SetRedactor(settings.NewRedactor("hunter2"))
 	st.SetValue("orders", "resume", "https://api.example.com/v1/orders?page=2&key=hunter2")
 	full, err := st.MarshalJSON()
 	if err != nil {
@@ -131,8 +132,8 @@ func TestStateIsRedacted(t *testing.T) {
 
 // failed_windows is checked before any request: each bad shape is one line
 // naming the file, the field and what was expected.
-func TestLoadStateChecksFailedWindows(t *testing.T) {
-	cfg := &Config{
+func TestLoadForChecksFailedWindows(t *testing.T) {
+	cfg := &settings.Config{
 		Streams: []streams.Definition{{Name: "events", ReplicationKey: "updated_at"}},
 		Schemas: map[string]map[string]any{"events": {"properties": map[string]any{
 			"updated_at": map[string]any{"type": "string", "format": "date-time"}}}},
@@ -172,13 +173,14 @@ func TestLoadStateChecksFailedWindows(t *testing.T) {
 			if err := os.WriteFile(path, []byte(bookmark(tt.failed, tt.high)), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			st, err := loadStateFor(path, cfg)
+			st, err := LoadFor(path, cfg)
 			if tt.wantErr != "" {
 				if err == nil || err.Error() != path+": "+tt.wantErr {
 					t.Fatalf("error:\n %v\nwant:\n %s: %s", err, path, tt.wantErr)
 				}
-				if ExitCode(err) != ExitBadInput {
-					t.Errorf("exit %d, want %d", ExitCode(err), ExitBadInput)
+				var ie *settings.InputError
+				if !errors.As(err, &ie) {
+					t.Errorf("error %T, want a *settings.InputError (exit 2)", err)
 				}
 				return
 			}
@@ -200,5 +202,35 @@ func TestLoadStateChecksFailedWindows(t *testing.T) {
 				t.Errorf("round trip (-want +got):\n%s", d)
 			}
 		})
+	}
+}
+
+// Airbyte mode carries failed_windows in the stream state, both ways.
+func TestAirbyteStreamStateCarriesFailedWindows(t *testing.T) {
+	day := func(d int) string { return time.Date(2026, 1, d, 0, 0, 0, 0, time.UTC).Format(time.RFC3339) }
+	st := New()
+	st.SetValue("s", "updated_at", day(3))
+	st.update("s", func(b map[string]any) {
+		b["failed_windows"] = []any{map[string]any{"start": day(3), "end": day(4), "error": "503"}}
+	})
+	raw, err := st.StreamJSON("s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(raw), `"failed_windows":[{"end":"`+day(4)+`","error":"503","start":"`+day(3)+`"}]`) {
+		t.Fatalf("stream state %s lacks failed_windows", raw)
+	}
+	msg := `[{"type": "STREAM", "stream": {"stream_descriptor": {"name": "s"}, "stream_state": ` + string(raw) + `}}]`
+	path := filepath.Join(t.TempDir(), "state.json")
+	if err := os.WriteFile(path, []byte(msg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	back, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := back.FailedWindows("s")
+	if err != nil || len(got) != 1 || got[0].Start.Format(time.RFC3339) != day(3) || got[0].Error != "503" {
+		t.Errorf("FailedWindows = %v, %v", got, err)
 	}
 }

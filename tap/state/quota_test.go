@@ -1,4 +1,4 @@
-package tap
+package state
 
 import (
 	"encoding/json"
@@ -39,7 +39,7 @@ func TestStateQuota(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			st, err := stateFromTree(decode(tt.state))
+			st, err := fromTree(decode(tt.state))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -65,9 +65,9 @@ func TestStateQuota(t *testing.T) {
 // A run's quota count goes into every snapshot: the Singer state's top
 // level and each Airbyte stream state.
 func TestStateQuotaWritten(t *testing.T) {
-	st := NewState()
+	st := New()
 	st.SetValue("orders", "updated_at", "2026-11-30T00:00:00Z")
-	st.setQuotaSource(func() (string, int) { return "2026-11-30", 812 })
+	st.SetQuotaSource(func() (string, int) { return "2026-11-30", 812 })
 	b, err := json.Marshal(st)
 	if err != nil {
 		t.Fatal(err)

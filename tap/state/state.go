@@ -1,4 +1,34 @@
-package tap
+// Package state is the STATE document of a run: what the tap writes so
+// that the next run goes on where this one stopped, and reads back before
+// it sends a request.
+//
+// A state is a bookmark per stream plus whatever else the incoming state
+// held, which is written back untouched (state in, state out). A bookmark
+// has the shape the Meltano SDK writes, so its states are read as they are:
+//
+//	replication_key, replication_key_value  the stream's high-water mark
+//	window            the chunk window the walk is at; with failed windows, the
+//	                  largest key read ("high") too
+//	failed_windows    chunk windows not read to their end, read first next run
+//	partitions, floor a child stream's bookmark per parent
+//	resume            where a walk in progress goes on: its page, how far into it
+//	version, last_run_records, async_job
+//
+// At the top level, besides bookmarks: currently_syncing; job_done, the
+// streams an interrupted run had ended; quota, the daily quota count.
+//
+// Rules the type keeps: replication_key_value stays at or before the start
+// of the earliest failed window, so a reader that knows nothing of
+// failed_windows never skips data (the engine's plan holds it there; the
+// state only records it). A snapshot (MarshalJSON, StreamJSON) is the
+// whole state, never a diff, with secrets masked; the run itself reads the
+// real values. Load checks the document's shape; Check holds bookmarks to
+// the types of the config's replication keys, so that a state written by
+// hand or by another tap is refused before any request rather than sent to
+// the API as a filter.
+//
+// A State is safe for concurrent use.
+package state
 
 import (
 	"encoding/json"
@@ -14,13 +44,7 @@ import (
 	"github.com/tap-dev/tap/streams"
 )
 
-// State is the Singer state of a run, shared by every stream: the
-// bookmarks by stream, plus whatever else the incoming state held, which
-// is written back untouched (state in, state out).
-//
-// A bookmark is an object {"replication_key", "replication_key_value",
-// "window"?, ...}, the shape the Meltano SDK writes, so its states are read
-// as they are.
+// State is the state of a run, shared by every stream.
 type State struct {
 	mu               sync.Mutex
 	bookmarks        map[string]map[string]any
@@ -28,10 +52,10 @@ type State struct {
 	currentlySyncing string
 	// jobDone lists, while a run that has more than one stream is under
 	// way, the streams it has ended (job_done): a run that continues an
-	// interrupted one does not read them again (see engine.run).
+	// interrupted one does not read them again.
 	jobDone []string
 	// quota, when set, gives the daily quota count every snapshot carries
-	// (see trackQuota).
+	// (see SetQuotaSource).
 	quota func() (day string, used int)
 	// redact masks secrets in what is written: a resume cursor or URL may
 	// echo a credential.
@@ -52,41 +76,58 @@ const (
 	keyFailedWindows  = "failed_windows"
 )
 
-// NewState returns an empty state.
-func NewState() *State {
+// New returns an empty state.
+func New() *State {
 	return &State{bookmarks: map[string]map[string]any{}, other: map[string]any{}}
 }
 
-// LoadState reads a state file: a Singer state object, or the array of
+// Load reads a state file: a Singer state object, or the array of
 // per-stream STATE messages (or a legacy state object) that Airbyte passes
 // back.
-func LoadState(path string) (*State, error) {
+func Load(path string) (*State, error) {
 	tree, err := settings.ReadJSONFile(path, "state")
 	if err != nil {
 		return nil, err
 	}
-	st, err := stateFromTree(tree)
+	st, err := fromTree(tree)
 	if err != nil {
 		return nil, inputErr(path, err)
 	}
 	return st, nil
 }
 
-// loadStateFor reads a state file and checks its bookmarks against the
-// streams of cfg.
-func loadStateFor(path string, cfg *Config) (*State, error) {
-	st, err := LoadState(path)
+// LoadFor reads a state file and checks its bookmarks against the streams
+// of cfg.
+func LoadFor(path string, cfg *settings.Config) (*State, error) {
+	st, err := Load(path)
 	if err != nil {
 		return nil, err
 	}
-	if err := st.check(cfg); err != nil {
+	if err := st.Check(cfg); err != nil {
 		return nil, inputErr(path, err)
 	}
 	return st, nil
 }
 
-func stateFromTree(tree any) (*State, error) {
-	st := NewState()
+// Parse reads a state document, as Load does a file.
+func Parse(data []byte) (*State, error) {
+	tree, err := codec.Decode(data)
+	if err != nil {
+		return nil, err
+	}
+	return fromTree(tree)
+}
+
+func inputErr(file string, err error) error {
+	var ie *settings.InputError
+	if errors.As(err, &ie) {
+		return err
+	}
+	return &settings.InputError{File: file, Err: err}
+}
+
+func fromTree(tree any) (*State, error) {
+	st := New()
 	if msgs, ok := tree.([]any); ok {
 		return st, st.readAirbyte(msgs)
 	}
@@ -164,7 +205,7 @@ func (st *State) readAirbyte(msgs []any) error {
 			if !ok {
 				return fmt.Errorf("[%d].data: expected the legacy state object", i)
 			}
-			inner, err := stateFromTree(data)
+			inner, err := fromTree(data)
 			if err != nil {
 				return fmt.Errorf("[%d].data.%w", i, err)
 			}
@@ -313,51 +354,6 @@ func (st *State) SetFailedWindows(stream string, ws []streams.FailedWindow) {
 	})
 }
 
-// failedWindows reads a bookmark's failed_windows: an array of
-// {"start", "end", "error"}, start before end, both RFC 3339 times.
-func failedWindows(field string, b map[string]any) ([]streams.FailedWindow, error) {
-	raw, ok := b[keyFailedWindows]
-	if !ok {
-		return nil, nil
-	}
-	list, ok := raw.([]any)
-	if !ok {
-		return nil, fmt.Errorf("%s.%s: expected an array of {\"start\", \"end\", \"error\"}, got %s", field, keyFailedWindows, jsonText(raw))
-	}
-	out := make([]streams.FailedWindow, 0, len(list))
-	for i, e := range list {
-		where := fmt.Sprintf("%s.%s[%d]", field, keyFailedWindows, i)
-		m, ok := e.(map[string]any)
-		if !ok {
-			return nil, fmt.Errorf("%s: expected an object {\"start\", \"end\", \"error\"}, got %s", where, jsonText(e))
-		}
-		var f streams.FailedWindow
-		for _, edge := range []struct {
-			name string
-			t    *time.Time
-		}{{"start", &f.Start}, {"end", &f.End}} {
-			s, _ := m[edge.name].(string)
-			t, err := time.Parse(time.RFC3339, s)
-			if err != nil {
-				return nil, fmt.Errorf("%s.%s: expected an RFC 3339 time, got %s", where, edge.name, jsonText(m[edge.name]))
-			}
-			*edge.t = t
-		}
-		if !f.Start.Before(f.End) {
-			return nil, fmt.Errorf("%s.end: expected a time after start %s, got %s", where, jsonText(m["start"]), jsonText(m["end"]))
-		}
-		if v, ok := m["error"]; ok {
-			s, ok := v.(string)
-			if !ok {
-				return nil, fmt.Errorf("%s.error: expected a string, got %s", where, jsonText(v))
-			}
-			f.Error = s
-		}
-		out = append(out, f)
-	}
-	return out, nil
-}
-
 // SetVersion records the table version of a full-table stream.
 func (st *State) SetVersion(stream string, version int64) {
 	st.update(stream, func(b map[string]any) { b[keyVersion] = version })
@@ -381,6 +377,31 @@ func (st *State) LastRecords(stream string) (int64, bool) {
 // SetLastRecords notes how many records the stream emitted in this run.
 func (st *State) SetLastRecords(stream string, n int64) {
 	st.update(stream, func(b map[string]any) { b[keyLastRecords] = n })
+}
+
+// keyAsyncJob is the bookmark field holding the report job in progress.
+const keyAsyncJob = "async_job"
+
+// AsyncJob returns the id of the report job a stream has in progress.
+func (st *State) AsyncJob(stream string) string {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if job, ok := st.bookmarks[stream][keyAsyncJob].(map[string]any); ok {
+		id, _ := job["id"].(string)
+		return id
+	}
+	return ""
+}
+
+// SetAsyncJob records the report job a stream has in progress; "" clears it.
+func (st *State) SetAsyncJob(stream, id string, created time.Time) {
+	st.update(stream, func(b map[string]any) {
+		if id == "" {
+			delete(b, keyAsyncJob)
+			return
+		}
+		b[keyAsyncJob] = map[string]any{"id": id, "created_at": created.UTC().Format(time.RFC3339)}
+	})
 }
 
 // SetSyncing sets currently_syncing; clearing it only clears the stream
@@ -466,18 +487,29 @@ func (st *State) MarshalJSON() ([]byte, error) {
 	return json.Marshal(out)
 }
 
-// clone is a deep copy of st, made through its JSON form; st must not
+// Clone is a deep copy of st, made through its JSON form; st must not
 // have a redactor yet, which would mask the copy's values.
-func (st *State) clone() (*State, error) {
+func (st *State) Clone() (*State, error) {
 	b, err := st.MarshalJSON()
 	if err != nil {
 		return nil, err
 	}
-	tree, err := codec.Decode(b)
-	if err != nil {
-		return nil, err
-	}
-	return stateFromTree(tree)
+	return Parse(b)
+}
+
+// SetRedactor masks, in every snapshot from now on, the secrets r knows.
+func (st *State) SetRedactor(r *settings.Redactor) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.redact = r
+}
+
+// Reset forgets a stream's bookmark (and chunk window), so that a
+// full_refresh of an incremental stream reads it all again.
+func (st *State) Reset(stream string) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	delete(st.bookmarks, stream)
 }
 
 // StreamJSON returns one stream's bookmark object (Airbyte's stream_state).
@@ -496,162 +528,4 @@ func (st *State) StreamJSON(stream string) ([]byte, error) {
 		return json.Marshal(st.redact.Value(b))
 	}
 	return json.Marshal(b)
-}
-
-// check holds the bookmarks of the config's streams to the type of their
-// replication key, so that a state written by hand or by another tap is
-// refused before any request rather than sent to the API as a filter.
-func (st *State) check(cfg *Config) error {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	for i := range cfg.Streams {
-		d := &cfg.Streams[i]
-		b := st.bookmarks[d.Name]
-		if b == nil {
-			continue
-		}
-		field := "bookmarks." + d.Name
-		if err := checkResume(field, b); err != nil {
-			return err
-		}
-		if d.ReplicationKey == "" {
-			continue
-		}
-		if v, ok := b[keyValue]; ok && v != nil {
-			switch keyKind(cfg.Schemas[d.Name], d.ReplicationKey) {
-			case "time":
-				if _, ok := streams.ParseTimeKey(v); !ok {
-					return fmt.Errorf("%s.%s: expected an RFC 3339 time (replication key %q is a date-time), got %s", field, keyValue, d.ReplicationKey, jsonText(v))
-				}
-			case "number":
-				if _, ok := v.(json.Number); !ok {
-					return fmt.Errorf("%s.%s: expected a number (replication key %q is numeric), got %s", field, keyValue, d.ReplicationKey, jsonText(v))
-				}
-			}
-		}
-		if err := checkPartitions(field, b, keyKind(cfg.Schemas[d.Name], d.ReplicationKey)); err != nil {
-			return err
-		}
-		if w, ok := b[keyWindow]; ok {
-			wm, _ := w.(map[string]any)
-			if wm == nil {
-				return fmt.Errorf("%s.%s: expected {\"start\", \"end\"}", field, keyWindow)
-			}
-			for _, edge := range []string{"start", "end"} {
-				s, _ := wm[edge].(string)
-				if _, err := time.Parse(time.RFC3339, s); err != nil {
-					return fmt.Errorf("%s.%s.%s: expected an RFC 3339 time, got %s", field, keyWindow, edge, jsonText(wm[edge]))
-				}
-			}
-			if h, ok := wm["high"]; ok {
-				if _, isTime := streams.ParseTimeKey(h); !isTime {
-					return fmt.Errorf("%s.%s.high: expected an RFC 3339 time (the largest %q read), got %s", field, keyWindow, d.ReplicationKey, jsonText(h))
-				}
-			}
-		}
-		if _, err := failedWindows(field, b); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func checkResume(field string, b map[string]any) error {
-	raw, ok := b[keyResume]
-	if !ok {
-		return nil
-	}
-	m, ok := raw.(map[string]any)
-	if !ok {
-		return fmt.Errorf("%s.%s: expected an object {\"request\", \"filter\", ...}", field, keyResume)
-	}
-	if _, err := streams.ResumeFromTree(m); err != nil {
-		return fmt.Errorf("%s.%s.%w", field, keyResume, err)
-	}
-	return nil
-}
-
-// checkPartitions holds a child stream's partitions and floor to the shape
-// the Meltano SDK writes and to the type of the replication key.
-func checkPartitions(field string, b map[string]any, kind string) error {
-	checkValue := func(where string, v any) error {
-		switch kind {
-		case "time":
-			if _, ok := streams.ParseTimeKey(v); !ok {
-				return fmt.Errorf("%s: expected an RFC 3339 time, got %s", where, jsonText(v))
-			}
-		case "number":
-			if _, ok := v.(json.Number); !ok {
-				return fmt.Errorf("%s: expected a number, got %s", where, jsonText(v))
-			}
-		}
-		return nil
-	}
-	if v, ok := b[keyFloor]; ok && v != nil {
-		if err := checkValue(field+"."+keyFloor, v); err != nil {
-			return err
-		}
-	}
-	raw, ok := b[keyPartitions]
-	if !ok {
-		return nil
-	}
-	list, ok := raw.([]any)
-	if !ok {
-		return fmt.Errorf("%s.%s: expected an array of {\"context\", \"replication_key_value\"}", field, keyPartitions)
-	}
-	for i, e := range list {
-		where := fmt.Sprintf("%s.%s[%d]", field, keyPartitions, i)
-		m, _ := e.(map[string]any)
-		if _, ok := m[keyContext].(map[string]any); !ok {
-			return fmt.Errorf("%s.%s: expected an object such as {\"order_id\": 3}", where, keyContext)
-		}
-		if v := m[keyValue]; v != nil {
-			if err := checkValue(where+"."+keyValue, v); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// keyKind says what a replication key holds, from its schema: "time",
-// "number", or "" for anything else (an opaque version string).
-func keyKind(schema map[string]any, key string) string {
-	props, _ := schema["properties"].(map[string]any)
-	p, _ := props[key].(map[string]any)
-	switch {
-	case p["format"] == "date-time" || p["format"] == "date":
-		return "time"
-	case settings.TypeIncludes(p["type"], "integer") || settings.TypeIncludes(p["type"], "number"):
-		return "number"
-	}
-	return ""
-}
-
-func jsonText(v any) string {
-	b, _ := codec.Marshal(v)
-	if len(b) > 60 {
-		b = append(b[:57], "..."...)
-	}
-	return string(b)
-}
-
-// checkBackfills makes sure every selected chunked backfill knows where it
-// begins — start_date, a bookmark or a window in progress — before any
-// request is sent.
-func checkBackfills(cfg *Config, st *State, sel *Selection) error {
-	for i := range cfg.Streams {
-		d := &cfg.Streams[i]
-		inc := d.Incremental
-		if inc == nil || inc.ChunkDays == 0 || !cfg.Start.IsZero() || !sel.Selected(d.Name) ||
-			keyKind(cfg.Schemas[d.Name], d.ReplicationKey) == "number" {
-			continue
-		}
-		if _, _, inProgress := st.Window(d.Name); st.Value(d.Name) != nil || inProgress {
-			continue
-		}
-		return &InputError{File: cfg.Path, Err: fmt.Errorf("stream %q: incremental.chunk_days: needs start_date in the config (or a bookmark in the state) to know where the backfill begins", d.Name)}
-	}
-	return nil
 }

@@ -1,0 +1,196 @@
+package state
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/tap-dev/tap/codec"
+	"github.com/tap-dev/tap/settings"
+	"github.com/tap-dev/tap/streams"
+)
+
+// failedWindows reads a bookmark's failed_windows: an array of
+// {"start", "end", "error"}, start before end, both RFC 3339 times.
+func failedWindows(field string, b map[string]any) ([]streams.FailedWindow, error) {
+	raw, ok := b[keyFailedWindows]
+	if !ok {
+		return nil, nil
+	}
+	list, ok := raw.([]any)
+	if !ok {
+		return nil, fmt.Errorf("%s.%s: expected an array of {\"start\", \"end\", \"error\"}, got %s", field, keyFailedWindows, jsonText(raw))
+	}
+	out := make([]streams.FailedWindow, 0, len(list))
+	for i, e := range list {
+		where := fmt.Sprintf("%s.%s[%d]", field, keyFailedWindows, i)
+		m, ok := e.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("%s: expected an object {\"start\", \"end\", \"error\"}, got %s", where, jsonText(e))
+		}
+		var f streams.FailedWindow
+		for _, edge := range []struct {
+			name string
+			t    *time.Time
+		}{{"start", &f.Start}, {"end", &f.End}} {
+			s, _ := m[edge.name].(string)
+			t, err := time.Parse(time.RFC3339, s)
+			if err != nil {
+				return nil, fmt.Errorf("%s.%s: expected an RFC 3339 time, got %s", where, edge.name, jsonText(m[edge.name]))
+			}
+			*edge.t = t
+		}
+		if !f.Start.Before(f.End) {
+			return nil, fmt.Errorf("%s.end: expected a time after start %s, got %s", where, jsonText(m["start"]), jsonText(m["end"]))
+		}
+		if v, ok := m["error"]; ok {
+			s, ok := v.(string)
+			if !ok {
+				return nil, fmt.Errorf("%s.error: expected a string, got %s", where, jsonText(v))
+			}
+			f.Error = s
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+// Check holds the bookmarks of the config's streams to the type of their
+// replication key, so that a state written by hand or by another tap is
+// refused before any request rather than sent to the API as a filter.
+func (st *State) Check(cfg *settings.Config) error {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for i := range cfg.Streams {
+		d := &cfg.Streams[i]
+		b := st.bookmarks[d.Name]
+		if b == nil {
+			continue
+		}
+		field := "bookmarks." + d.Name
+		if err := checkResume(field, b); err != nil {
+			return err
+		}
+		if d.ReplicationKey == "" {
+			continue
+		}
+		if v, ok := b[keyValue]; ok && v != nil {
+			switch KeyKind(cfg.Schemas[d.Name], d.ReplicationKey) {
+			case "time":
+				if _, ok := streams.ParseTimeKey(v); !ok {
+					return fmt.Errorf("%s.%s: expected an RFC 3339 time (replication key %q is a date-time), got %s", field, keyValue, d.ReplicationKey, jsonText(v))
+				}
+			case "number":
+				if _, ok := v.(json.Number); !ok {
+					return fmt.Errorf("%s.%s: expected a number (replication key %q is numeric), got %s", field, keyValue, d.ReplicationKey, jsonText(v))
+				}
+			}
+		}
+		if err := checkPartitions(field, b, KeyKind(cfg.Schemas[d.Name], d.ReplicationKey)); err != nil {
+			return err
+		}
+		if w, ok := b[keyWindow]; ok {
+			wm, _ := w.(map[string]any)
+			if wm == nil {
+				return fmt.Errorf("%s.%s: expected {\"start\", \"end\"}", field, keyWindow)
+			}
+			for _, edge := range []string{"start", "end"} {
+				s, _ := wm[edge].(string)
+				if _, err := time.Parse(time.RFC3339, s); err != nil {
+					return fmt.Errorf("%s.%s.%s: expected an RFC 3339 time, got %s", field, keyWindow, edge, jsonText(wm[edge]))
+				}
+			}
+			if h, ok := wm["high"]; ok {
+				if _, isTime := streams.ParseTimeKey(h); !isTime {
+					return fmt.Errorf("%s.%s.high: expected an RFC 3339 time (the largest %q read), got %s", field, keyWindow, d.ReplicationKey, jsonText(h))
+				}
+			}
+		}
+		if _, err := failedWindows(field, b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func checkResume(field string, b map[string]any) error {
+	raw, ok := b[keyResume]
+	if !ok {
+		return nil
+	}
+	m, ok := raw.(map[string]any)
+	if !ok {
+		return fmt.Errorf("%s.%s: expected an object {\"request\", \"filter\", ...}", field, keyResume)
+	}
+	if _, err := streams.ResumeFromTree(m); err != nil {
+		return fmt.Errorf("%s.%s.%w", field, keyResume, err)
+	}
+	return nil
+}
+
+// checkPartitions holds a child stream's partitions and floor to the shape
+// the Meltano SDK writes and to the type of the replication key.
+func checkPartitions(field string, b map[string]any, kind string) error {
+	checkValue := func(where string, v any) error {
+		switch kind {
+		case "time":
+			if _, ok := streams.ParseTimeKey(v); !ok {
+				return fmt.Errorf("%s: expected an RFC 3339 time, got %s", where, jsonText(v))
+			}
+		case "number":
+			if _, ok := v.(json.Number); !ok {
+				return fmt.Errorf("%s: expected a number, got %s", where, jsonText(v))
+			}
+		}
+		return nil
+	}
+	if v, ok := b[keyFloor]; ok && v != nil {
+		if err := checkValue(field+"."+keyFloor, v); err != nil {
+			return err
+		}
+	}
+	raw, ok := b[keyPartitions]
+	if !ok {
+		return nil
+	}
+	list, ok := raw.([]any)
+	if !ok {
+		return fmt.Errorf("%s.%s: expected an array of {\"context\", \"replication_key_value\"}", field, keyPartitions)
+	}
+	for i, e := range list {
+		where := fmt.Sprintf("%s.%s[%d]", field, keyPartitions, i)
+		m, _ := e.(map[string]any)
+		if _, ok := m[keyContext].(map[string]any); !ok {
+			return fmt.Errorf("%s.%s: expected an object such as {\"order_id\": 3}", where, keyContext)
+		}
+		if v := m[keyValue]; v != nil {
+			if err := checkValue(where+"."+keyValue, v); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// KeyKind says what a replication key holds, from its schema: "time",
+// "number", or "" for anything else (an opaque version string). A bookmark
+// is held to it.
+func KeyKind(schema map[string]any, key string) string {
+	props, _ := schema["properties"].(map[string]any)
+	p, _ := props[key].(map[string]any)
+	switch {
+	case p["format"] == "date-time" || p["format"] == "date":
+		return "time"
+	case settings.TypeIncludes(p["type"], "integer") || settings.TypeIncludes(p["type"], "number"):
+		return "number"
+	}
+	return ""
+}
+
+func jsonText(v any) string {
+	b, _ := codec.Marshal(v)
+	if len(b) > 60 {
+		b = append(b[:57], "..."...)
+	}
+	return string(b)
+}
