@@ -22,7 +22,7 @@ const maxLines = 2500
 // the work then in flight. An entry may only go down; the test fails when
 // a package grows past it or when it is no longer needed.
 var oversized = map[string]int{
-	"tap":     5300,
+	"tap":     4800,
 	"streams": 3400,
 }
 
@@ -138,6 +138,7 @@ func TestImportArrows(t *testing.T) {
 		{"streammap", "tap", "tap imports streammap, not the reverse"},
 		{"demoapi", "tap", "demoapi is an API, not a tap"},
 		{"demoapi", "client", "demoapi is an API, not a tap"},
+		{"tap", "tap/command", "the commands sit on the engine: the engine never imports them"},
 		{"tap/output", "tap", "the run imports its writers; the writers know messages, not the run"},
 		{"tap/output", "client", "the writers know messages, not requests"},
 		{"streams", "client", "paginators plan requests, the run sends them"},

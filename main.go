@@ -18,6 +18,7 @@ import (
 	"github.com/tap-dev/tap/settings"
 	"github.com/tap-dev/tap/streams"
 	"github.com/tap-dev/tap/tap"
+	"github.com/tap-dev/tap/tap/command"
 )
 
 const usage = `tap — a declarative Singer tap and Airbyte source
@@ -113,7 +114,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	args = slices.Clone(args)
 	for i, a := range args {
 		if a == "--test" || a == "-test" {
-			args[i] = "--test=" + tap.TestAll // alone it means all, as in the Meltano SDK
+			args[i] = "--test=" + command.TestAll // alone it means all, as in the Meltano SDK
 		}
 	}
 	fs.StringVar(&f.LogLevel, "log-level", "", "")
@@ -146,28 +147,28 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var err error
 	switch {
 	case cmd == "serve-demo":
-		err = tap.ServeDemo(ctx, addr, f.Config, stderr)
+		err = command.ServeDemo(ctx, addr, f.Config, stderr)
 	case cmd == "replay":
 		err = tap.Replay(ctx, f, deadLetters, stdout, stderr)
 	case cmd != "":
-		err = tap.Airbyte(ctx, cmd, f, stdout)
+		err = command.Airbyte(ctx, cmd, f, stdout)
 		return tap.ExitCode(err) // Airbyte reports errors on stdout as TRACE messages
 	case infer != "":
-		err = tap.InferSchema(ctx, f, infer, inferPages, stdout, stderr)
+		err = command.InferSchema(ctx, f, infer, inferPages, stdout, stderr)
 	case version:
 		_, err = fmt.Fprintln(stdout, settings.Name, settings.Version)
 	case about:
-		err = tap.PrintAbout(format, stdout)
+		err = command.PrintAbout(format, stdout)
 	case discover:
 		if f.Config == "" {
 			err = &tap.UsageError{Msg: "--discover needs --config"}
 		} else {
-			err = tap.SingerDiscover(f, stdout)
+			err = command.SingerDiscover(f, stdout)
 		}
 	case test != "":
-		err = tap.SingerTest(ctx, f, string(test), stdout, stderr)
+		err = command.SingerTest(ctx, f, string(test), stdout, stderr)
 	default:
-		err = tap.SingerSync(ctx, f, stdout, stderr)
+		err = command.SingerSync(ctx, f, stdout, stderr)
 	}
 	return fail(stderr, err)
 }
@@ -177,7 +178,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 func badUsage(cmd string, stdout, stderr io.Writer, msg string) int {
 	err := &tap.UsageError{Msg: msg}
 	if cmd != "" && cmd != "serve-demo" && cmd != "replay" {
-		return tap.ExitCode(tap.AirbyteFail(stdout, err))
+		return tap.ExitCode(command.AirbyteFail(stdout, err))
 	}
 	return fail(stderr, err)
 }
@@ -196,7 +197,7 @@ type testFlag string
 func (t *testFlag) String() string { return string(*t) }
 
 func (t *testFlag) Set(s string) error {
-	if s != tap.TestAll && s != tap.TestSchema {
+	if s != command.TestAll && s != command.TestSchema {
 		return fmt.Errorf("expected all or schema, got %q", s)
 	}
 	*t = testFlag(s)

@@ -143,7 +143,7 @@ func TestSingerSyncSummaryTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	var stdout, stderr bytes.Buffer
-	if err := SingerSync(context.Background(), Files{Config: path}, &stdout, &stderr); err != nil {
+	if err := singerSync(context.Background(), Files{Config: path}, &stdout, &stderr); err != nil {
 		t.Fatalf("sync: %v\n%s", err, stderr.String())
 	}
 	lines := strings.Split(strings.TrimSuffix(stderr.String(), "\n"), "\n")
@@ -193,7 +193,7 @@ func TestAirbyteSummaryTableIsOneLog(t *testing.T) {
 	srv := newABServer(t)
 	f := writeABFiles(t, srv.URL, abAllStreams, "")
 	var out bytes.Buffer
-	if err := Airbyte(context.Background(), "read", f, &out); err != nil {
+	if err := airbyteRead(context.Background(), f, &out); err != nil {
 		t.Fatalf("read: %v\n%s", err, out.String())
 	}
 	var tables []string

@@ -24,12 +24,9 @@ func (e *engine) full(n *node) bool {
 // writer and the record's children.
 func (e *engine) handle(ctx context.Context, n *node, rec any, extracted time.Time, part streams.Partition) error {
 	d := n.def
-	m, ok := rec.(map[string]any)
-	if !ok {
-		return fmt.Errorf("stream %q: a record is not a JSON object (got %s); check records_path", d.Name, jsonType(rec))
-	}
-	if d.Parent != nil && d.Parent.As != "" {
-		m[d.Parent.As] = part.Key
+	m, err := RecordObject(d, rec, part)
+	if err != nil {
+		return err
 	}
 	if n.seen != nil {
 		k := primaryKeyString(m, d.PrimaryKey)
@@ -163,6 +160,19 @@ func primaryKeyString(m map[string]any, keys []string) string {
 		fmt.Fprint(&b, m[k])
 	}
 	return b.String()
+}
+
+// RecordObject is a record as the engine sees it: a JSON object, with the
+// parent's key copied in under parent.as.
+func RecordObject(d *streams.Definition, rec any, part streams.Partition) (map[string]any, error) {
+	m, ok := rec.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("stream %q: a record is not a JSON object (got %s); check records_path", d.Name, jsonType(rec))
+	}
+	if p := d.Parent; p != nil && p.As != "" {
+		m[p.As] = part.Key
+	}
+	return m, nil
 }
 
 func jsonType(v any) string {

@@ -64,7 +64,7 @@ func Replay(ctx context.Context, f Files, lettersPath string, stdout, stderr io.
 	}
 	cfg.DeadLetterPath = side
 	cfg.OnSchemaViolation = settings.ViolationDeadLetter
-	log := output.NewStderrLogger(stderr, f.logLevel(cfg), cfg.Redactor)
+	log := output.NewStderrLogger(stderr, f.Level(cfg), cfg.Redactor)
 	st.SetRedactor(cfg.Redactor)
 	work.SetRedactor(cfg.Redactor)
 	base, stop, err := startAPI(cfg, log)

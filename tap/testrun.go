@@ -2,50 +2,29 @@ package tap
 
 import (
 	"context"
-	"fmt"
-	"io"
+	"log/slog"
 
 	"github.com/tap-dev/tap/streams"
 	"github.com/tap-dev/tap/streams/pages"
 	"github.com/tap-dev/tap/tap/output"
+	"github.com/tap-dev/tap/tap/state"
 )
 
-// Test modes of `tap --test`, as the Meltano SDK names them.
-const (
-	TestAll    = "all"    // sync one record per stream
-	TestSchema = "schema" // write only the SCHEMA messages
-)
-
-// SingerTest is `tap --config C --test[=all|schema]`, the connection test
-// `meltano config <tap> test` runs. As in the Meltano SDK every stream is
-// synced, whatever the catalog selects. No STATE is written: a test that
-// read one record must not move a bookmark.
-func SingerTest(ctx context.Context, f Files, mode string, stdout, stderr io.Writer) error {
-	cfg, st, _, err := f.load()
+// Schemas writes the SCHEMA message of every stream, by the engine's own
+// SCHEMA path, so that `--test=schema` shows what a sync would send, and
+// flushes.
+func Schemas(cfg *Config, st *state.State, w output.Writer, log *slog.Logger) error {
+	e, err := newEngine(cfg, nil, st, w, log)
 	if err != nil {
 		return err
 	}
-	w := output.NewSinger(stdout)
-	log := output.NewStderrLogger(stderr, f.logLevel(cfg), cfg.Redactor)
-	switch mode {
-	case TestSchema:
-		// The engine's own SCHEMA path, so that the test shows what a
-		// sync would send.
-		e, err := newEngine(cfg, nil, st, w, log)
-		if err != nil {
+	defer e.dead.Close()
+	for _, n := range e.nodes {
+		if err := e.schema(n); err != nil {
 			return err
 		}
-		defer e.dead.Close()
-		for _, n := range e.nodes {
-			if err := e.schema(n); err != nil {
-				return err
-			}
-		}
-		return w.Flush()
-	case TestAll:
-		return Sync(ctx, Options{Config: cfg, State: st, Writer: w, Log: log, RecordLimit: 1})
 	}
-	return &UsageError{Msg: fmt.Sprintf("--test: expected all or schema, got %q", mode)}
+	return w.Flush()
 }
 
 // walkPages is pages.Walk, but in order in a test run: a run that stops

@@ -207,10 +207,8 @@ func (a *Airbyte) Logger(level slog.Level) *slog.Logger {
 	}})
 }
 
-// Failure types of an Airbyte error trace: config_error is the user's to
-// fix (the config, the catalog, the state, the credentials);
-// transient_error may pass on its own (the API was down, rate-limited or
-// asked us to come back later); system_error is anything else.
+// Failure types of an Airbyte error trace; the command that failed says
+// which.
 const (
 	FailureConfig    = "config_error"
 	FailureTransient = "transient_error"

@@ -1,4 +1,4 @@
-package tap
+package command
 
 import (
 	"context"
@@ -8,8 +8,8 @@ import (
 
 	"github.com/tap-dev/tap/client"
 	"github.com/tap-dev/tap/settings"
+	"github.com/tap-dev/tap/tap"
 	"github.com/tap-dev/tap/tap/output"
-	"github.com/tap-dev/tap/tap/state"
 )
 
 // Airbyte runs an Airbyte command: spec, check, discover or read. Every
@@ -17,7 +17,7 @@ import (
 // error that ends the command is reported as a TRACE ERROR message and
 // returned, for a non-zero exit; a failed `check` is a CONNECTION_STATUS
 // FAILED and no error.
-func Airbyte(ctx context.Context, cmd string, f Files, stdout io.Writer) error {
+func Airbyte(ctx context.Context, cmd string, f tap.Files, stdout io.Writer) error {
 	aw := output.NewAirbyte(stdout)
 	var err error
 	switch cmd {
@@ -30,7 +30,7 @@ func Airbyte(ctx context.Context, cmd string, f Files, stdout io.Writer) error {
 	case "read":
 		err = airbyteRead(ctx, f, aw)
 	default:
-		err = &UsageError{Msg: fmt.Sprintf("unknown Airbyte command %q: expected spec, check, discover or read", cmd)}
+		err = &tap.UsageError{Msg: fmt.Sprintf("unknown Airbyte command %q: expected spec, check, discover or read", cmd)}
 	}
 	if err != nil {
 		_ = reportError(aw, err)
@@ -60,8 +60,8 @@ func reportError(aw *output.Airbyte, err error) error {
 // transient_error may pass on its own (the API was down, rate-limited or
 // asked us to come back later); system_error is anything else.
 func failureType(err error) string {
-	var ie *InputError
-	var ue *UsageError
+	var ie *tap.InputError
+	var ue *tap.UsageError
 	var de *client.DeferError
 	var se *client.StatusError
 	switch {
@@ -95,11 +95,11 @@ func errorStream(err error) string {
 
 // loadAirbyteConfig loads --config and arms the writer's scrubbing with
 // its secrets.
-func loadAirbyteConfig(cmd string, f Files, aw *output.Airbyte) (*Config, error) {
+func loadAirbyteConfig(cmd string, f tap.Files, aw *output.Airbyte) (*tap.Config, error) {
 	if f.Config == "" {
-		return nil, &UsageError{Msg: cmd + " needs --config"}
+		return nil, &tap.UsageError{Msg: cmd + " needs --config"}
 	}
-	cfg, err := loadConfig(f.Config)
+	cfg, err := f.LoadConfig()
 	if err != nil {
 		return nil, err
 	}
@@ -108,39 +108,24 @@ func loadAirbyteConfig(cmd string, f Files, aw *output.Airbyte) (*Config, error)
 }
 
 // airbyteDiscover is `tap discover --config C`.
-func airbyteDiscover(f Files, aw *output.Airbyte) error {
+func airbyteDiscover(f tap.Files, aw *output.Airbyte) error {
 	cfg, err := loadAirbyteConfig("discover", f, aw)
 	if err != nil {
 		return err
 	}
-	return aw.Catalog(DiscoverAirbyte(cfg))
+	return aw.Catalog(tap.DiscoverAirbyte(cfg))
 }
 
 // airbyteRead is `tap read --config C --catalog K [--state S]`: the same
 // engine as the Singer mode, with the Airbyte writer.
-func airbyteRead(ctx context.Context, f Files, aw *output.Airbyte) error {
+func airbyteRead(ctx context.Context, f tap.Files, aw *output.Airbyte) error {
 	cfg, err := loadAirbyteConfig("read", f, aw)
 	if err != nil {
 		return err
 	}
-	st := state.New()
-	if f.State != "" {
-		if st, err = state.LoadFor(f.State, cfg); err != nil {
-			return err
-		}
-	}
-	if f.Catalog == "" {
-		return &UsageError{Msg: "read needs --catalog CONFIGURED_CATALOG"}
-	}
-	sel, fullRefresh, err := LoadConfiguredCatalog(f.Catalog, cfg)
+	st, sel, err := f.LoadRead(cfg)
 	if err != nil {
 		return err
 	}
-	for _, name := range fullRefresh {
-		st.Reset(name)
-	}
-	if err := checkBackfills(cfg, st, sel); err != nil {
-		return err
-	}
-	return Sync(ctx, Options{Config: cfg, Selection: sel, State: st, Writer: aw, Log: aw.Logger(f.logLevel(cfg)), Shard: f.Shard})
+	return tap.Sync(ctx, tap.Options{Config: cfg, Selection: sel, State: st, Writer: aw, Log: aw.Logger(f.Level(cfg)), Shard: f.Shard})
 }

@@ -1,4 +1,4 @@
-package tap
+package command
 
 import (
 	"bytes"
@@ -9,6 +9,9 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/tap-dev/tap/internal/taptest"
+	"github.com/tap-dev/tap/tap"
 )
 
 // singerLines decodes Singer output into (type, stream) pairs.
@@ -26,7 +29,7 @@ func singerLines(t *testing.T, out []byte) [][2]string {
 }
 
 func TestSingerTestAll(t *testing.T) {
-	cfg, path := demoConfig(t, nil)
+	cfg, path := taptest.DemoConfig(t, nil)
 	var names []string
 	versioned := false
 	for _, s := range cfg["streams"].([]any) {
@@ -44,7 +47,7 @@ func TestSingerTestAll(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out, errb bytes.Buffer
-	if err := SingerTest(context.Background(), Files{Config: path, Catalog: catalog}, TestAll, &out, &errb); err != nil {
+	if err := SingerTest(context.Background(), tap.Files{Config: path, Catalog: catalog}, TestAll, &out, &errb); err != nil {
 		t.Fatalf("%v\n%s", err, errb.String())
 	}
 	records := map[string]int{}
@@ -67,13 +70,13 @@ func TestSingerTestAll(t *testing.T) {
 }
 
 func TestSingerTestSchema(t *testing.T) {
-	cfg, path := demoConfig(t, nil)
+	cfg, path := taptest.DemoConfig(t, nil)
 	var want [][2]string
 	for _, s := range cfg["streams"].([]any) {
 		want = append(want, [2]string{"SCHEMA", s.(map[string]any)["name"].(string)})
 	}
 	var out, errb bytes.Buffer
-	if err := SingerTest(context.Background(), Files{Config: path}, TestSchema, &out, &errb); err != nil {
+	if err := SingerTest(context.Background(), tap.Files{Config: path}, TestSchema, &out, &errb); err != nil {
 		t.Fatal(err)
 	}
 	if d := cmp.Diff(want, singerLines(t, out.Bytes())); d != "" {
@@ -85,10 +88,10 @@ func TestSingerTestSchema(t *testing.T) {
 }
 
 func TestSingerTestBadMode(t *testing.T) {
-	_, path := demoConfig(t, nil)
+	_, path := taptest.DemoConfig(t, nil)
 	var out, errb bytes.Buffer
-	err := SingerTest(context.Background(), Files{Config: path}, "some", &out, &errb)
-	if ExitCode(err) != 2 || out.Len() > 0 {
-		t.Errorf("err %v (exit %d), stdout %q; want exit 2 and nothing on stdout", err, ExitCode(err), out.String())
+	err := SingerTest(context.Background(), tap.Files{Config: path}, "some", &out, &errb)
+	if tap.ExitCode(err) != 2 || out.Len() > 0 {
+		t.Errorf("err %v (exit %d), stdout %q; want exit 2 and nothing on stdout", err, tap.ExitCode(err), out.String())
 	}
 }

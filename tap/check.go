@@ -12,33 +12,6 @@ import (
 	"github.com/tap-dev/tap/tap/state"
 )
 
-// airbyteCheck is `tap check --config C`. A config that cannot be loaded
-// is an error (TRACE ERROR, non-zero exit); otherwise it writes
-// CONNECTION_STATUS SUCCEEDED or FAILED and returns nil.
-func airbyteCheck(ctx context.Context, f Files, aw *output.Airbyte) error {
-	cfg, err := loadAirbyteConfig("check", f, aw)
-	if err != nil {
-		return err
-	}
-	// check is given no state: a backfill with no start is a config error,
-	// found before the demo starts or any request is sent.
-	if err := checkBackfills(cfg, state.New(), nil); err != nil {
-		return err
-	}
-	log := aw.Logger(f.logLevel(cfg))
-	status := map[string]any{"status": "SUCCEEDED"}
-	if err := checkConnection(ctx, cfg, log, keepInControl(cfg, aw, log)); err != nil {
-		// One rule for config errors, whatever finds them: a TRACE ERROR
-		// (config_error) and exit 2. CONNECTION_STATUS is for the API.
-		var ie *InputError
-		if errors.As(err, &ie) {
-			return err
-		}
-		status = map[string]any{"status": "FAILED", "message": cfg.Redactor.Redact("Connection check failed: " + err.Error())}
-	}
-	return aw.ConnectionStatus(status)
-}
-
 // CheckConnection sends one cheap request per stream — its first page —
 // through the same client (limiter, retries, auth) and the same request
 // building (path, params, incremental lower bound from start_date, first
@@ -46,8 +19,14 @@ func airbyteCheck(ctx context.Context, f Files, aw *output.Airbyte) error {
 // child stream is checked with the first record of its parent's first
 // page; it is skipped when that page is empty. The first failure is
 // returned; a status listed in a stream's ignore_statuses is no failure.
-func CheckConnection(ctx context.Context, cfg *Config, log *slog.Logger) error {
-	return checkConnection(ctx, cfg, log, keepInFile(cfg, log))
+// A rotated refresh token is kept as a sync keeps it: in a CONTROL
+// message of aw, or in the config file when aw is nil.
+func CheckConnection(ctx context.Context, cfg *Config, log *slog.Logger, aw *output.Airbyte) error {
+	keep := keepInFile(cfg, log)
+	if aw != nil {
+		keep = keepInControl(cfg, aw, log)
+	}
+	return checkConnection(ctx, cfg, log, keep)
 }
 
 // checkConnection is CheckConnection keeping a rotated refresh token with

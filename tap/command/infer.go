@@ -1,4 +1,4 @@
-package tap
+package command
 
 import (
 	"bytes"
@@ -20,7 +20,7 @@ import (
 	"github.com/tap-dev/tap/schemas"
 	"github.com/tap-dev/tap/settings"
 	"github.com/tap-dev/tap/streams"
-	"github.com/tap-dev/tap/streams/pages"
+	"github.com/tap-dev/tap/tap"
 	"github.com/tap-dev/tap/tap/output"
 	"github.com/tap-dev/tap/tap/state"
 )
@@ -39,34 +39,30 @@ import (
 // of them; no incremental filter unless start_date is set. A child stream
 // is walked under its parent's records in order until enough pages were
 // read; each ancestor reads at most pages pages.
-func InferSchema(ctx context.Context, f Files, stream string, pages int, stdout, stderr io.Writer) error {
+func InferSchema(ctx context.Context, f tap.Files, stream string, pages int, stdout, stderr io.Writer) error {
 	if f.Config == "" {
-		return &UsageError{Msg: "--infer-schema needs --config"}
+		return &tap.UsageError{Msg: "--infer-schema needs --config"}
 	}
 	if pages < 1 {
-		return &UsageError{Msg: fmt.Sprintf("--infer-pages: expected a number of pages >= 1, got %d", pages)}
+		return &tap.UsageError{Msg: fmt.Sprintf("--infer-pages: expected a number of pages >= 1, got %d", pages)}
 	}
 	var log *slog.Logger
 	var known map[string]any // the target's own schema, when it has a usable one
-	cfg, err := settings.LoadWith(f.Config, func(c *Config, streamsPath string) error {
+	cfg, err := settings.LoadWith(f.Config, func(c *tap.Config, streamsPath string) error {
 		var err error
-		log = output.NewStderrLogger(stderr, f.logLevel(c), c.Redactor)
+		log = output.NewStderrLogger(stderr, f.Level(c), c.Redactor)
 		known, err = prepareInference(c, streamsPath, stream, log)
 		return err
 	})
 	if err != nil {
 		return err
 	}
-	base, stop, err := startAPI(cfg, log)
+	r, err := tap.NewReader(cfg, log)
 	if err != nil {
 		return err
 	}
-	defer stop()
-	cl, err := newClient(cfg, base, log, nil)
-	if err != nil {
-		return err
-	}
-	w := &inferWalk{e: &engine{cfg: cfg, log: log, client: cl, now: time.Now}, budget: pages, root: &infer.Shape{}}
+	defer r.Close()
+	w := &inferWalk{r: r, budget: pages, root: &infer.Shape{}}
 	for d := cfg.Stream(stream); d != nil; {
 		w.chain = append([]*streams.Definition{d}, w.chain...)
 		if d.Parent == nil {
@@ -86,7 +82,7 @@ func InferSchema(ctx context.Context, f Files, stream string, pages int, stdout,
 		return err
 	}
 	attrs := []any{"stream", stream, "records", w.records, "pages", w.pages, "empty_pages", w.empty,
-		"requests", cl.Stats().Requests, "seconds", fmt.Sprintf("%.1f", time.Since(start).Seconds())}
+		"requests", r.Requests(), "seconds", fmt.Sprintf("%.1f", time.Since(start).Seconds())}
 	for i, n := range w.ancestorPages {
 		attrs = append(attrs, "parent_pages_"+w.chain[i].Name, n)
 	}
@@ -112,7 +108,7 @@ func InferSchema(ctx context.Context, f Files, stream string, pages int, stdout,
 // prepareInference checks that stream exists and gives a placeholder schema
 // to the streams whose schema is missing, and to the target whatever its
 // schema. It returns the target's own schema when it has a usable one.
-func prepareInference(c *Config, streamsPath, stream string, log *slog.Logger) (map[string]any, error) {
+func prepareInference(c *tap.Config, streamsPath, stream string, log *slog.Logger) (map[string]any, error) {
 	target := c.Stream(stream)
 	if target == nil {
 		names := make([]string, len(c.Streams))
@@ -123,7 +119,7 @@ func prepareInference(c *Config, streamsPath, stream string, log *slog.Logger) (
 		if len(names) > 0 {
 			defines = strings.Join(names, ", ")
 		}
-		return nil, &UsageError{Msg: fmt.Sprintf("--infer-schema: no stream named %q (the config defines %s)", stream, defines)}
+		return nil, &tap.UsageError{Msg: fmt.Sprintf("--infer-schema: no stream named %q (the config defines %s)", stream, defines)}
 	}
 	dir := filepath.Dir(streamsPath)
 	var known map[string]any
@@ -215,7 +211,7 @@ var errInferDone = errors.New("infer-schema: enough pages read")
 // inferWalk walks a stream (under its ancestors) and accumulates the shape
 // of its records.
 type inferWalk struct {
-	e      *engine // only its client is used, through fetcher
+	r      *tap.Reader
 	chain  []*streams.Definition
 	budget int // pages with records to read from the target
 
@@ -230,7 +226,7 @@ type inferWalk struct {
 // target's incremental filter: none without start_date, none for a
 // numeric replication key (as a sync with no state), else start_date, in
 // chunk windows when the stream is chunked.
-func (w *inferWalk) planChain(cfg *Config, known map[string]any, log *slog.Logger) error {
+func (w *inferWalk) planChain(cfg *tap.Config, known map[string]any, log *slog.Logger) error {
 	now := time.Now().UTC()
 	for _, d := range w.chain[:len(w.chain)-1] {
 		p, err := streams.NewPlan(d, streams.Bounds{FullTable: true})
@@ -265,22 +261,21 @@ func (w *inferWalk) planChain(cfg *Config, known map[string]any, log *slog.Logge
 // level walks chain[i] with the path variables of its parent record.
 func (w *inferWalk) level(ctx context.Context, i int, part streams.Partition) error {
 	d := w.chain[i]
-	n := &node{def: d, plan: w.plans[i]}
 	if i == len(w.chain)-1 {
-		return w.target(ctx, n, part)
+		return w.target(ctx, d, w.plans[i], part)
 	}
 	child := w.plans[i+1]
-	req, err := n.plan.Request(part, nil)
+	req, err := w.plans[i].Request(part, nil)
 	if err != nil {
 		return err
 	}
 	stop := errors.New("stop")
 	walked := 0
-	err = w.walk(ctx, n, req, func(resp *streams.Response) error {
+	err = w.r.Walk(ctx, d, req, func(resp *streams.Response) error {
 		walked++
 		w.ancestorPages[i]++
 		for _, rec := range resp.Records {
-			m, err := recordObject(n, rec, part)
+			m, err := tap.RecordObject(d, rec, part)
 			if err != nil {
 				return err
 			}
@@ -304,18 +299,18 @@ func (w *inferWalk) level(ctx context.Context, i int, part streams.Partition) er
 }
 
 // target walks the inferred stream, window by window when chunked.
-func (w *inferWalk) target(ctx context.Context, n *node, part streams.Partition) error {
+func (w *inferWalk) target(ctx context.Context, d *streams.Definition, plan *streams.Plan, part streams.Partition) error {
 	var firsts []streams.Request
-	if ws := n.plan.Windows(); len(ws) > 0 {
+	if ws := plan.Windows(); len(ws) > 0 {
 		for i := range ws {
-			req, err := n.plan.Request(part, &ws[i])
+			req, err := plan.Request(part, &ws[i])
 			if err != nil {
 				return err
 			}
 			firsts = append(firsts, req)
 		}
 	} else {
-		req, err := n.plan.Request(part, nil)
+		req, err := plan.Request(part, nil)
 		if err != nil {
 			return err
 		}
@@ -324,14 +319,14 @@ func (w *inferWalk) target(ctx context.Context, n *node, part streams.Partition)
 	for _, req := range firsts {
 		stop := errors.New("stop")
 		walked := 0
-		err := w.walk(ctx, n, req, func(resp *streams.Response) error {
+		err := w.r.Walk(ctx, d, req, func(resp *streams.Response) error {
 			walked++
 			w.pages++
 			if len(resp.Records) == 0 {
 				w.empty++
 			}
 			for _, rec := range resp.Records {
-				m, err := recordObject(n, rec, part)
+				m, err := tap.RecordObject(d, rec, part)
 				if err != nil {
 					return err
 				}
@@ -341,7 +336,7 @@ func (w *inferWalk) target(ctx context.Context, n *node, part streams.Partition)
 			if w.pages-w.empty >= w.budget {
 				return errInferDone
 			}
-			if lastAllowed(n.def, walked) {
+			if lastAllowed(d, walked) {
 				return stop
 			}
 			return nil
@@ -353,35 +348,8 @@ func (w *inferWalk) target(ctx context.Context, n *node, part streams.Partition)
 	return nil
 }
 
-// walk follows a stream's pages from first with the engine's fetcher; a
-// status the stream ignores ends the walk quietly, as in a sync.
-func (w *inferWalk) walk(ctx context.Context, n *node, first streams.Request, page func(*streams.Response) error) error {
-	p, err := pages.New(n.def)
-	if err != nil {
-		return err
-	}
-	err = pages.Walk(ctx, n.def, p, first, w.e.fetcher(n), page)
-	if errors.Is(err, errIgnored) {
-		return nil
-	}
-	return err
-}
-
 // lastAllowed reports whether a walk reached the stream's max_pages, which
 // ends inference's reading quietly instead of failing as a sync would.
 func lastAllowed(d *streams.Definition, walked int) bool {
 	return d.Pagination.MaxPages > 0 && walked >= d.Pagination.MaxPages
-}
-
-// recordObject is a record as the engine sees it: an object, with the
-// parent's key copied in under parent.as.
-func recordObject(n *node, rec any, part streams.Partition) (map[string]any, error) {
-	m, ok := rec.(map[string]any)
-	if !ok {
-		return nil, fmt.Errorf("stream %q: a record is not a JSON object (got %s); check records_path", n.def.Name, jsonType(rec))
-	}
-	if p := n.def.Parent; p != nil && p.As != "" {
-		m[p.As] = part.Key
-	}
-	return m, nil
 }

@@ -1,4 +1,4 @@
-package tap
+package command
 
 import (
 	"bytes"
@@ -20,48 +20,13 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/tap-dev/tap/internal/taptest"
+	"github.com/tap-dev/tap/tap"
+
 	"github.com/tap-dev/tap/codec"
 	"github.com/tap-dev/tap/settings"
 	"github.com/tap-dev/tap/tap/output"
 )
-
-// demoConfig writes a config of the demo streams of sample_config.json,
-// with the faults of the demo off, and returns it decoded and its path.
-func demoConfig(t *testing.T, patch func(cfg map[string]any)) (map[string]any, string) {
-	t.Helper()
-	b, err := os.ReadFile("../sample_config.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cfg map[string]any
-	if err := json.Unmarshal(b, &cfg); err != nil {
-		t.Fatal(err)
-	}
-	demo := cfg["demo"].(map[string]any)
-	for k, v := range map[string]any{"fail_rate": 0, "requests_per_second": 0, "latency_ms": 0, "bars_days": 30, "events": 2000} {
-		demo[k] = v
-	}
-	cfg["rate_limit"] = map[string]any{"requests_per_second": 0, "max_in_flight": 4}
-	dir := t.TempDir()
-	cfg["dead_letter_path"] = filepath.Join(dir, "dead_letter.jsonl")
-	if patch != nil {
-		patch(cfg)
-	}
-	return cfg, writeConfig(t, dir, "config.json", cfg)
-}
-
-func writeConfig(t *testing.T, dir, name string, cfg map[string]any) string {
-	t.Helper()
-	b, err := json.MarshalIndent(cfg, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := filepath.Join(dir, name)
-	if err := os.WriteFile(p, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
 
 func streamDefs(cfg map[string]any) map[string]map[string]any {
 	out := map[string]map[string]any{}
@@ -75,7 +40,7 @@ func streamDefs(cfg map[string]any) map[string]map[string]any {
 func runInfer(t *testing.T, config, stream string, pages int) (stdout, stderr string, err error) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	err = InferSchema(context.Background(), Files{Config: config}, stream, pages, &out, &errb)
+	err = InferSchema(context.Background(), tap.Files{Config: config}, stream, pages, &out, &errb)
 	return out.String(), errb.String(), err
 }
 
@@ -83,7 +48,7 @@ func runInfer(t *testing.T, config, stream string, pages int) (stdout, stderr st
 // its first pages, then syncs every stream with the inferred schemas inline
 // and on_schema_violation "fail": not one record may violate them.
 func TestInferSchemaDemoRoundTrip(t *testing.T) {
-	cfg, path := demoConfig(t, nil)
+	cfg, path := taptest.DemoConfig(t, nil)
 	defs := streamDefs(cfg)
 	var mu sync.Mutex
 	inferredSchemas := map[string]any{}
@@ -119,13 +84,13 @@ func TestInferSchemaDemoRoundTrip(t *testing.T) {
 		d["schema"] = inferredSchemas[name]
 	}
 	cfg["on_schema_violation"] = settings.ViolationFail
-	path = writeConfig(t, filepath.Dir(path), "inferred.json", cfg)
+	path = taptest.WriteConfig(t, filepath.Dir(path), "inferred.json", cfg)
 	loaded, err := settings.Load(path)
 	if err != nil {
 		t.Fatalf("the inferred schemas are not accepted by LoadConfig: %v", err)
 	}
 	var out, logs bytes.Buffer
-	err = Sync(context.Background(), Options{Config: loaded, Writer: output.NewSinger(&out), Log: output.NewStderrLogger(&logs, slog.LevelInfo, nil)})
+	err = tap.Sync(context.Background(), tap.Options{Config: loaded, Writer: output.NewSinger(&out), Log: output.NewStderrLogger(&logs, slog.LevelInfo, nil)})
 	if err != nil {
 		t.Fatalf("sync with the inferred schemas: %v\nlogs:\n%s", err, tail(logs.String(), 40))
 	}
@@ -165,7 +130,7 @@ func tail(s string, n int) string {
 // may have no schema yet; missing files and files emptied by a shell
 // redirection count as missing.
 func TestInferSchemaWithoutSchemas(t *testing.T) {
-	cfg, path := demoConfig(t, func(cfg map[string]any) {
+	cfg, path := taptest.DemoConfig(t, func(cfg map[string]any) {
 		defs := streamDefs(cfg)
 		delete(defs["orders"], "schema")
 		delete(defs["order_items"], "schema")
@@ -216,8 +181,8 @@ func TestInferSchemaWithoutSchemas(t *testing.T) {
 }
 
 func TestInferSchemaErrors(t *testing.T) {
-	_, path := demoConfig(t, nil)
-	broken, brokenPath := demoConfig(t, func(cfg map[string]any) {
+	_, path := taptest.DemoConfig(t, nil)
+	broken, brokenPath := taptest.DemoConfig(t, func(cfg map[string]any) {
 		streamDefs(cfg)["tickets"]["schema"] = "bad.json"
 	})
 	_ = broken
@@ -226,20 +191,20 @@ func TestInferSchemaErrors(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name   string
-		files  Files
+		files  tap.Files
 		stream string
 		pages  int
 		exit   int
 		msg    string
 	}{
-		{"unknown stream", Files{Config: path}, "nope", 3, ExitBadInput,
+		{"unknown stream", tap.Files{Config: path}, "nope", 3, tap.ExitBadInput,
 			`--infer-schema: no stream named "nope" (the config defines customers, orders, order_items, events, invoices, tickets, bars, issues)`},
-		{"no config", Files{}, "orders", 3, ExitBadInput, "--infer-schema needs --config"},
-		{"zero pages", Files{Config: path}, "orders", 0, ExitBadInput, "--infer-pages: expected a number of pages >= 1, got 0"},
-		{"missing config file", Files{Config: filepath.Join(t.TempDir(), "none.json")}, "orders", 3, ExitBadInput, "cannot read config"},
+		{"no config", tap.Files{}, "orders", 3, tap.ExitBadInput, "--infer-schema needs --config"},
+		{"zero pages", tap.Files{Config: path}, "orders", 0, tap.ExitBadInput, "--infer-pages: expected a number of pages >= 1, got 0"},
+		{"missing config file", tap.Files{Config: filepath.Join(t.TempDir(), "none.json")}, "orders", 3, tap.ExitBadInput, "cannot read config"},
 		// Another stream's schema that exists but is broken is still an
 		// error of the config.
-		{"broken schema of another stream", Files{Config: brokenPath}, "orders", 3, ExitBadInput, `stream "tickets": schema`},
+		{"broken schema of another stream", tap.Files{Config: brokenPath}, "orders", 3, tap.ExitBadInput, `stream "tickets": schema`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var out, errb bytes.Buffer
@@ -247,7 +212,7 @@ func TestInferSchemaErrors(t *testing.T) {
 			if err == nil {
 				t.Fatalf("no error; stdout:\n%s", out.String())
 			}
-			if got := ExitCode(err); got != c.exit {
+			if got := tap.ExitCode(err); got != c.exit {
 				t.Errorf("exit code %d, want %d (%v)", got, c.exit, err)
 			}
 			if !strings.Contains(err.Error(), c.msg) {
@@ -309,7 +274,7 @@ func fakeConfig(t *testing.T, base string, startDate string, defs ...map[string]
 	if startDate != "" {
 		cfg["start_date"] = startDate
 	}
-	return writeConfig(t, t.TempDir(), "config.json", cfg)
+	return taptest.WriteConfig(t, t.TempDir(), "config.json", cfg)
 }
 
 func thingsDef(extra map[string]any) map[string]any {

@@ -1,0 +1,36 @@
+package command
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/tap-dev/tap/tap"
+	"github.com/tap-dev/tap/tap/output"
+)
+
+// Test modes of `tap --test`, as the Meltano SDK names them.
+const (
+	TestAll    = "all"    // sync one record per stream
+	TestSchema = "schema" // write only the SCHEMA messages
+)
+
+// SingerTest is `tap --config C --test[=all|schema]`, the connection test
+// `meltano config <tap> test` runs. As in the Meltano SDK every stream is
+// synced, whatever the catalog selects. No STATE is written: a test that
+// read one record must not move a bookmark.
+func SingerTest(ctx context.Context, f tap.Files, mode string, stdout, stderr io.Writer) error {
+	cfg, st, _, err := f.Load()
+	if err != nil {
+		return err
+	}
+	w := output.NewSinger(stdout)
+	log := output.NewStderrLogger(stderr, f.Level(cfg), cfg.Redactor)
+	switch mode {
+	case TestSchema:
+		return tap.Schemas(cfg, st, w, log)
+	case TestAll:
+		return tap.Sync(ctx, tap.Options{Config: cfg, State: st, Writer: w, Log: log, RecordLimit: 1})
+	}
+	return &tap.UsageError{Msg: fmt.Sprintf("--test: expected all or schema, got %q", mode)}
+}

@@ -1,0 +1,61 @@
+package tap
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/tap-dev/tap/streams"
+	"github.com/tap-dev/tap/streams/pages"
+)
+
+// Reader reads pages of the configured streams outside a sync, as a sync
+// sends and reads them — the same client (limiter, retries, auth), the
+// same fetch (body formats, records extraction, ignored statuses) — with
+// every record decoded whole and nothing written: what --infer-schema
+// reads.
+type Reader struct {
+	e    *engine
+	stop func()
+}
+
+// NewReader starts the demo API when the config names it and makes the
+// client. Close the Reader when done.
+func NewReader(cfg *Config, log *slog.Logger) (*Reader, error) {
+	base, stop, err := startAPI(cfg, log)
+	if err != nil {
+		return nil, err
+	}
+	cl, err := newClient(cfg, base, log, nil)
+	if err != nil {
+		stop()
+		return nil, err
+	}
+	return &Reader{e: &engine{cfg: cfg, log: log, client: cl, now: time.Now}, stop: stop}, nil
+}
+
+// Walk follows d's pages from first, handing each to page; a status the
+// stream ignores ends the walk quietly, as in a sync.
+func (r *Reader) Walk(ctx context.Context, d *streams.Definition, first streams.Request, page func(*streams.Response) error) error {
+	p, err := pages.New(d)
+	if err != nil {
+		return err
+	}
+	// A node of its own, not selected: its pages are never spliced, so
+	// every record is a decoded value.
+	err = pages.Walk(ctx, d, p, first, r.e.fetcher(&node{def: d}), page)
+	if errors.Is(err, errIgnored) {
+		return nil
+	}
+	return err
+}
+
+// Requests is the number of requests sent so far.
+func (r *Reader) Requests() int { return r.e.client.Stats().Requests }
+
+// Close closes the client and stops the demo API, if it was started.
+func (r *Reader) Close() {
+	r.e.client.Close()
+	r.stop()
+}
