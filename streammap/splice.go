@@ -3,6 +3,7 @@ package streammap
 import (
 	"bytes"
 	"errors"
+	"maps"
 	"slices"
 
 	"github.com/tap-dev/tap/codec"
@@ -25,12 +26,15 @@ var ErrNeedsTree = errors.New("stream map: the record needs its tree")
 type spliceMap struct {
 	props []string // the top-level properties whose raw values it takes
 	vars  []int    // per Output.vars, its index in props
-	cut   []int    // props taken out of the record: removed or overwritten
+	cut   []int    // props taken out of the record: removed, overwritten or dropped
 	keep  []int    // without __else__: the key properties copied as they are
+	add   []int    // the indexes in Output.props of the properties written after
+	pass  bool     // the record is written as it is
 }
 
-// newSpliceMap is nil when o's map needs the record's tree.
-func newSpliceMap(o *Output) *spliceMap {
+// newSpliceMap is nil when o's map needs the record's tree; drop are
+// properties left out of the records (Transformer.Without).
+func newSpliceMap(o *Output, drop map[string]bool) *spliceMap {
 	if o.flatDepth > 0 || o.filter != nil && o.filter.Record {
 		return nil
 	}
@@ -43,7 +47,7 @@ func newSpliceMap(o *Output) *spliceMap {
 			written[p.name] = true
 		}
 	}
-	sm := &spliceMap{}
+	sm := &spliceMap{pass: o.passthrough && len(drop) == 0}
 	index := func(name string) int {
 		i := slices.Index(sm.props, name)
 		if i < 0 {
@@ -55,13 +59,23 @@ func newSpliceMap(o *Output) *spliceMap {
 	for _, v := range o.vars {
 		sm.vars = append(sm.vars, index(v.prop))
 	}
+	for i, p := range o.props {
+		if !p.remove && !drop[p.name] {
+			sm.add = append(sm.add, i)
+		}
+	}
 	if o.includeAll {
 		for _, p := range o.props {
 			sm.cut = append(sm.cut, index(p.name))
 		}
+		for _, k := range slices.Sorted(maps.Keys(drop)) {
+			if !slices.Contains(sm.cut, index(k)) {
+				sm.cut = append(sm.cut, index(k))
+			}
+		}
 	} else {
 		for _, k := range o.keys {
-			if !written[k] {
+			if !written[k] && !drop[k] {
 				sm.keep = append(sm.keep, index(k))
 			}
 		}
@@ -91,11 +105,11 @@ type span struct{ start, end int }
 // keep is false when the filter drops the record. ErrNeedsTree means the
 // record is not as promised; other errors are the expressions'.
 func (t *Transformer) AppendSpliced(dst, raw []byte, vals [][]byte) (out []byte, keep bool, err error) {
-	o, sm := t.o, t.o.splice
+	o, sm := t.o, t.splice
 	if sm == nil || len(vals) != len(sm.props) || len(raw) < 2 || raw[0] != '{' || raw[len(raw)-1] != '}' {
 		return dst, false, ErrNeedsTree
 	}
-	if o.passthrough {
+	if sm.pass {
 		return append(dst, raw...), true, nil
 	}
 	t.env["rec"] = nil // no expression reads it; keep no tree alive
@@ -144,14 +158,11 @@ func (t *Transformer) AppendSpliced(dst, raw []byte, vals [][]byte) (out []byte,
 			}
 		}
 	}
-	for i, p := range o.props {
-		if p.remove {
-			continue
-		}
+	for _, i := range sm.add {
 		if wrote {
 			out = append(out, ',')
 		}
-		out = append(codec.AppendString(out, p.name), ':')
+		out = append(codec.AppendString(out, o.props[i].name), ':')
 		if out, err = codec.Append(out, t.results[i]); err != nil {
 			return dst, false, err
 		}
@@ -207,3 +218,83 @@ func appendMembers(out, seg []byte, wrote bool) ([]byte, bool) {
 	}
 	return append(out, seg...), true
 }
+
+// A Splicer maps a source stream's splicable records from their bytes
+// into each of its selected outputs.
+type Splicer struct {
+	outs []spliceOut
+	err  error // a map's error on the last record
+}
+
+type spliceOut struct {
+	tr *Transformer
+	// slots are the walker's capture slots of the properties the map
+	// reads, in SpliceProps' order; -1 for a property the schema does
+	// not list, which no splicable record holds (the walker is not sure
+	// of a record with one).
+	slots []int
+	vals  [][]byte
+	buf   []byte
+	keep  bool // the filter keeps the record in buf
+}
+
+// NewSplicer prepares trs for the records of a stream of schema whose
+// walker captures capture (a codec.Shape's first slots): all is capture
+// with the properties the maps read appended, the Shape's captures. ok is
+// false when a map needs the record's tree.
+func NewSplicer(trs []*Transformer, schema map[string]any, capture []string) (s *Splicer, all []string, ok bool) {
+	all = slices.Clone(capture)
+	props, _ := schema["properties"].(map[string]any)
+	s = &Splicer{}
+	for _, tr := range trs {
+		if tr.splice == nil {
+			return nil, nil, false
+		}
+		names := tr.splice.props
+		so := spliceOut{tr: tr, slots: make([]int, len(names)), vals: make([][]byte, len(names))}
+		for i, name := range names {
+			slot := slices.Index(all, name)
+			if slot < 0 && props[name] != nil {
+				slot = len(all)
+				all = append(all, name)
+			}
+			so.slots[i] = slot
+		}
+		s.outs = append(s.outs, so)
+	}
+	return s, all, true
+}
+
+// Map maps a splicable record into each output. sure is false when the
+// record must take the tree path. A map's error is kept for Err, as the
+// caller reports it where the tree path would (after dedupe and the
+// bookmark).
+func (s *Splicer) Map(r *codec.Record) (sure bool) {
+	s.err = nil
+	for i := range s.outs {
+		so := &s.outs[i]
+		for j, slot := range so.slots {
+			so.vals[j] = nil
+			if slot >= 0 {
+				so.vals[j] = r.Captures[slot]
+			}
+		}
+		var err error
+		so.buf, so.keep, err = so.tr.AppendSpliced(so.buf[:0], r.Raw, so.vals)
+		if errors.Is(err, ErrNeedsTree) {
+			return false
+		}
+		if err != nil {
+			s.err = err
+			return true
+		}
+	}
+	return true
+}
+
+// Err is a map's error on the record of the last Map.
+func (s *Splicer) Err() error { return s.err }
+
+// Record is output i's record of the last Map; keep is false when its
+// filter drops the record.
+func (s *Splicer) Record(i int) (rec []byte, keep bool) { return s.outs[i].buf, s.outs[i].keep }

@@ -227,61 +227,71 @@ func walkerVals(t testing.TB, props []string, raw []byte) (vals [][]byte, ok boo
 // the README documents writes from the record's bytes the record the
 // tree path writes (values; key order may differ), drops the same
 // records and fails on the same ones, with the values located by the
-// test and by the codec's walker alike.
+// test and by the codec's walker alike; with and without properties
+// deselected in a catalog.
 func TestAppendSplicedMatchesTransform(t *testing.T) {
 	rng := rand.New(rand.NewPCG(18, 20))
+	deselected := map[string]bool{"name": true, "count": true, "id_x2": true, "email_hash": true, "upper": true, "s": true}
 	for _, tc := range spliceMaps {
-		t.Run(tc.name, func(t *testing.T) {
-			o := spliceOutput(t, tc.def)
-			props, ok := o.SpliceProps()
-			if ok == tc.tree {
-				t.Fatalf("SpliceProps ok = %v, want %v", ok, !tc.tree)
+		for _, drop := range []map[string]bool{nil, deselected} {
+			t.Run(fmt.Sprintf("%s, %d deselected", tc.name, len(drop)), func(t *testing.T) {
+				testAppendSpliced(t, rng, spliceOutput(t, tc.def), drop, tc.tree)
+			})
+		}
+	}
+}
+
+func testAppendSpliced(t *testing.T, rng *rand.Rand, o *Output, drop map[string]bool, needsTree bool) {
+	tree, spliced := o.Transformer().Without(drop), o.Transformer().Without(drop)
+	if (spliced.splice == nil) != needsTree {
+		t.Fatalf("byte-level map %v, want %v", spliced.splice != nil, !needsTree)
+	}
+	if _, ok := o.SpliceProps(); ok == needsTree {
+		t.Fatalf("SpliceProps ok = %v, want %v", ok, !needsTree)
+	}
+	if needsTree {
+		if _, _, err := spliced.AppendSpliced(nil, []byte(`{"id":1}`), nil); !errors.Is(err, ErrNeedsTree) {
+			t.Fatalf("AppendSpliced on a map that needs the tree: err = %v, want ErrNeedsTree", err)
+		}
+		return
+	}
+	props := spliced.splice.props
+	var kept, dropped, failed, walked int
+	for i := range 3000 {
+		rec := buildRecord(rng, randomRecord(rng))
+		vals := make([][]byte, len(props))
+		for j, p := range props {
+			if at, ok := rec.vals[p]; ok {
+				vals[j] = rec.raw[at[0]:at[1]]
 			}
-			if !ok {
-				if _, _, err := o.Transformer().AppendSpliced(nil, []byte(`{"id":1}`), nil); !errors.Is(err, ErrNeedsTree) {
-					t.Fatalf("AppendSpliced on a map that needs the tree: err = %v, want ErrNeedsTree", err)
-				}
-				return
+		}
+		want, wantKeep, wantErr := treeRecord(tree, rec.raw)
+		got, gotKeep, gotErr := splicedRecord(spliced, rec.raw, vals)
+		if fmt.Sprint(wantErr) != fmt.Sprint(gotErr) || wantKeep != gotKeep {
+			t.Fatalf("record %d %s: tree keep %v, err %v; spliced keep %v, err %v", i, rec.raw, wantKeep, wantErr, gotKeep, gotErr)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Fatalf("record %d %s (-tree +spliced):\n%s", i, rec.raw, diff)
+		}
+		switch {
+		case wantErr != nil:
+			failed++
+		case !wantKeep:
+			dropped++
+		default:
+			kept++
+		}
+		if wvals, ok := walkerVals(t, props, rec.raw); ok {
+			walked++
+			again, keep, err := splicedRecord(spliced, rec.raw, wvals)
+			if fmt.Sprint(err) != fmt.Sprint(gotErr) || keep != gotKeep || !cmp.Equal(again, got) {
+				t.Fatalf("record %d %s: with the walker's captures %v %v %v, with the test's %v %v %v", i, rec.raw, again, keep, err, got, gotKeep, gotErr)
 			}
-			tree, spliced := o.Transformer(), o.Transformer()
-			var kept, dropped, failed, walked int
-			for i := range 3000 {
-				rec := buildRecord(rng, randomRecord(rng))
-				vals := make([][]byte, len(props))
-				for j, p := range props {
-					if at, ok := rec.vals[p]; ok {
-						vals[j] = rec.raw[at[0]:at[1]]
-					}
-				}
-				want, wantKeep, wantErr := treeRecord(tree, rec.raw)
-				got, gotKeep, gotErr := splicedRecord(spliced, rec.raw, vals)
-				if fmt.Sprint(wantErr) != fmt.Sprint(gotErr) || wantKeep != gotKeep {
-					t.Fatalf("record %d %s: tree keep %v, err %v; spliced keep %v, err %v", i, rec.raw, wantKeep, wantErr, gotKeep, gotErr)
-				}
-				if diff := cmp.Diff(want, got); diff != "" {
-					t.Fatalf("record %d %s (-tree +spliced):\n%s", i, rec.raw, diff)
-				}
-				switch {
-				case wantErr != nil:
-					failed++
-				case !wantKeep:
-					dropped++
-				default:
-					kept++
-				}
-				if wvals, ok := walkerVals(t, props, rec.raw); ok {
-					walked++
-					again, keep, err := splicedRecord(spliced, rec.raw, wvals)
-					if fmt.Sprint(err) != fmt.Sprint(gotErr) || keep != gotKeep || !cmp.Equal(again, got) {
-						t.Fatalf("record %d %s: with the walker's captures %v %v %v, with the test's %v %v %v", i, rec.raw, again, keep, err, got, gotKeep, gotErr)
-					}
-				}
-			}
-			t.Logf("kept %d, dropped %d, failed %d; %d through the walker", kept, dropped, failed, walked)
-			if kept == 0 {
-				t.Error("no record kept: the map is not exercised")
-			}
-		})
+		}
+	}
+	t.Logf("kept %d, dropped %d, failed %d; %d through the walker", kept, dropped, failed, walked)
+	if kept == 0 {
+		t.Error("no record kept: the map is not exercised")
 	}
 }
 

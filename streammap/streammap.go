@@ -234,6 +234,18 @@ func (m *Mapper) Active() bool { return m != nil && m.active }
 // is not written at all.
 func (m *Mapper) Outputs(stream string) []*Output { return m.outputs[stream] }
 
+// Output is the output stream of that name, or nil.
+func (m *Mapper) Output(name string) *Output {
+	for _, outs := range m.outputs {
+		for _, o := range outs {
+			if o.Name == name {
+				return o
+			}
+		}
+	}
+	return nil
+}
+
 // fnmatch is Python's fnmatch on stream names: * ? [seq] [!seq].
 func fnmatch(pattern, name string) bool {
 	ok, err := path.Match(strings.ReplaceAll(pattern, "[!", "[^"), name)
@@ -381,7 +393,7 @@ func compileOutput(mapKey, name, source string, def map[string]any, src StreamSc
 		o.vars = append(o.vars, envVar{prop, sc.Vars[prop]})
 	}
 	o.passthrough = o.includeAll && o.filter == nil && len(o.props) == 0 && depth == 0
-	o.splice = newSpliceMap(o)
+	o.splice = newSpliceMap(o, nil)
 	return o, nil
 }
 
@@ -434,12 +446,26 @@ type Transformer struct {
 	results []any // the values of the properties of the record in hand
 	added   []int // the properties new to it
 	spans   []span
+	drop    map[string]bool
+	splice  *spliceMap // o's, or with drop: nil when the map needs the tree
 }
 
 // Transformer returns a new Transformer for o.
 func (o *Output) Transformer() *Transformer {
 	env := map[string]any{"cfg": o.config, "stream": o.Source}
-	return &Transformer{o: o, env: env}
+	return &Transformer{o: o, env: env, splice: o.splice}
+}
+
+// Without makes t leave the named properties (deselected in a catalog)
+// out of the records it writes; it returns t.
+func (t *Transformer) Without(drop map[string]bool) *Transformer {
+	if len(drop) > 0 {
+		t.drop = drop
+		if t.o.splice != nil {
+			t.splice = newSpliceMap(t.o, drop)
+		}
+	}
+	return t
 }
 
 // Transform maps one record: nil means the filter dropped it. The input
@@ -457,7 +483,7 @@ func (t *Transformer) TransformInPlace(rec map[string]any) (map[string]any, erro
 
 func (t *Transformer) transform(rec map[string]any, inPlace bool) (map[string]any, error) {
 	o := t.o
-	if o.passthrough {
+	if o.passthrough && t.drop == nil {
 		return rec, nil
 	}
 	t.env["rec"] = rec
@@ -512,6 +538,9 @@ func (t *Transformer) transform(rec map[string]any, inPlace bool) (map[string]an
 			return nil, fmt.Errorf("stream %q: flattening: %w", o.Name, err)
 		}
 		out = flat
+	}
+	for k := range t.drop {
+		delete(out, k)
 	}
 	return out, nil
 }

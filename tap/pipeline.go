@@ -88,20 +88,20 @@ func (e *engine) emit(n *node, m map[string]any, extracted time.Time, part strea
 	if err := e.schema(n); err != nil {
 		return err
 	}
-	if err := e.record(n, b, extracted); err != nil {
+	if err := e.record(n, d.Name, b, extracted); err != nil {
 		return err
 	}
 	n.records.Add(1)
 	return nil
 }
 
-// record writes one record of n: into the lines of its page when they
-// are gathered.
-func (e *engine) record(n *node, rec []byte, extracted time.Time) error {
-	if ok, err := n.lines.Add(n.def.Name, rec, extracted, n.version); ok {
+// record writes one record of n as stream (its own, or a mapped one):
+// into the lines of its page when they are gathered.
+func (e *engine) record(n *node, stream string, rec []byte, extracted time.Time) error {
+	if ok, err := n.lines.Add(stream, rec, extracted, n.version); ok {
 		return err
 	}
-	return e.out.Record(n.def.Name, rec, extracted, n.version)
+	return e.out.Record(stream, rec, extracted, n.version)
 }
 
 // observe shows a record's replication-key value to the stream's plan.

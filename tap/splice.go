@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tap-dev/tap/codec"
+	"github.com/tap-dev/tap/streammap"
 	"github.com/tap-dev/tap/streams"
 )
 
@@ -20,18 +21,18 @@ import (
 // output holds the same records, with their keys in the API's order.
 //
 // A stream splices only when nothing needs a record's tree: JSON pages,
-// no GraphQL, stream maps that need only named properties (streammaps.go),
-// no deselected properties, no parent key to
-// inject, no children to walk, a primary key (the walk's stale-page guard
-// and dedupe read only it), and a paginator that does not read the body
-// (none, keyset, link_header). The primary key, the replication key and
-// the keyset field are read from the record's bytes.
+// no GraphQL, no deselected properties, no parent key to inject, no
+// children to walk, stream maps of named properties only (streammaps.go),
+// a primary key (the walk's stale-page guard and dedupe read only it),
+// and a paginator that does not read the body (none, keyset,
+// link_header). The primary key, the replication key and the keyset field
+// are read from the record's bytes.
 
 // splicer scans the pages of one walk of a stream.
 type splicer struct {
 	page    *codec.Page
-	capture []string // the captured keys, the Shape's first slots
-	outs    []splicedOutput
+	capture []string           // the captured keys, the Shape's first slots
+	maps    *streammap.Splicer // nil: no stream maps
 
 	mu   sync.Mutex // the fetch takes slots, the walk puts them back
 	free []*pageSlot
@@ -112,7 +113,7 @@ func (e *engine) newSplicer(n *node) *splicer {
 		}
 	}
 	schema := e.cfg.Schemas[d.Name]
-	outs, all, ok := spliceOutputs(n, schema, capture)
+	maps, all, ok := spliceMaps(n, schema, capture)
 	if !ok {
 		return nil
 	}
@@ -120,7 +121,7 @@ func (e *engine) newSplicer(n *node) *splicer {
 	if err != nil {
 		return nil // a schema outside the subset, or too much to capture
 	}
-	return &splicer{page: codec.NewPage(shape, d.RecordsPath, d.ErrorPath), capture: capture, outs: outs}
+	return &splicer{page: codec.NewPage(shape, d.RecordsPath, d.ErrorPath), capture: capture, maps: maps}
 }
 
 func appendNew(list []string, s string) []string {
@@ -244,22 +245,18 @@ func (e *engine) handlePage(ctx context.Context, n *node, resp *streams.Response
 	d := n.def
 	for i := range p.recs {
 		r := &p.recs[i]
+		if s := p.of.maps; s != nil && r.Splicable && !s.Map(r) {
+			v, err := codec.Decode(r.Raw) // the map is not sure of its bytes: the tree's
+			if err != nil {
+				return err
+			}
+			r.Splicable, p.keys[i] = false, v
+		}
 		if !r.Splicable {
 			if err := e.handle(ctx, n, p.keys[i], extracted, part); err != nil {
 				return err
 			}
 			continue
-		}
-		var mapErr error
-		if n.outs != nil {
-			sure, err := p.of.mapRecord(r)
-			if !sure {
-				if err := e.handleRaw(ctx, n, r.Raw, extracted, part); err != nil {
-					return err
-				}
-				continue
-			}
-			mapErr = err // reported where the tree path would
 		}
 		keys, _ := p.keys[i].(map[string]any)
 		if n.seen != nil {
@@ -281,16 +278,13 @@ func (e *engine) handlePage(ctx context.Context, n *node, resp *streams.Response
 		if err := e.schema(n); err != nil {
 			return err
 		}
-		if n.outs != nil {
-			if mapErr != nil {
-				return e.mapError(n, mapErr)
-			}
-			if err := e.writeMapped(n, p.of, extracted); err != nil {
+		if s := p.of.maps; s != nil {
+			if err := e.writeMapped(n, s, extracted); err != nil {
 				return err
 			}
 			continue
 		}
-		if err := e.record(n, r.Raw, extracted); err != nil {
+		if err := e.record(n, d.Name, r.Raw, extracted); err != nil {
 			return err
 		}
 		n.records.Add(1)

@@ -1,8 +1,6 @@
 package tap
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -67,26 +65,20 @@ func catalogStreams(cfg *Config) func(name string) *streams.Definition {
 	if err != nil || m == nil {
 		return cfg.Stream
 	}
-	byOutput := map[string]*streams.Definition{}
-	for i := range cfg.Streams {
-		d := &cfg.Streams[i]
-		for _, o := range m.Outputs(d.Name) {
-			byOutput[o.Name] = d
+	return func(name string) *streams.Definition {
+		if o := m.Output(name); o != nil {
+			return cfg.Stream(o.Source)
 		}
+		return nil
 	}
-	return func(name string) *streams.Definition { return byOutput[name] }
 }
 
 // catalogSchema is the schema of a catalog's stream: mapped when maps
 // write it.
 func catalogSchema(cfg *Config, name string) map[string]any {
 	if m, err := compileMaps(cfg); err == nil && m != nil {
-		for i := range cfg.Streams {
-			for _, o := range m.Outputs(cfg.Streams[i].Name) {
-				if o.Name == name {
-					return o.Schema
-				}
-			}
+		if o := m.Output(name); o != nil {
+			return o.Schema
 		}
 	}
 	return cfg.Schemas[name]
@@ -148,6 +140,7 @@ type mappedOutput struct {
 
 	buf  []byte
 	keys []string
+	keep bool // buf holds the record in hand
 }
 
 // attachMaps gives a node the streams its maps write; the node is
@@ -160,7 +153,8 @@ func attachMaps(n *node, m *streammap.Mapper, sel *Selection) {
 	n.selected = false
 	rk := n.def.ReplicationKey
 	for _, o := range m.Outputs(n.def.Name) {
-		mo := &mappedOutput{o: o, tr: o.Transformer(), selected: sel.Selected(o.Name), dropped: sel.Dropped(o.Name)}
+		dropped := sel.Dropped(o.Name)
+		mo := &mappedOutput{o: o, tr: o.Transformer().Without(dropped), selected: sel.Selected(o.Name), dropped: dropped}
 		if props, _ := o.Schema["properties"].(map[string]any); rk != "" && props[rk] != nil {
 			mo.bookmarkKeys = []string{rk}
 		}
@@ -183,7 +177,6 @@ func (e *engine) emitMapped(n *node, m map[string]any, extracted time.Time) erro
 	if err := e.schema(n); err != nil {
 		return err
 	}
-	wrote := false
 	for _, mo := range n.outs {
 		if !mo.selected {
 			continue
@@ -200,149 +193,63 @@ func (e *engine) emitMapped(n *node, m map[string]any, extracted time.Time) erro
 		if err != nil {
 			return e.mapError(n, err)
 		}
-		if rec == nil {
-			continue
-		}
-		if len(mo.dropped) > 0 {
-			kept := make(map[string]any, len(rec))
-			for k, v := range rec {
-				if !mo.dropped[k] {
-					kept[k] = v
-				}
+		if mo.keep = rec != nil; mo.keep {
+			if mo.buf, err = codec.AppendObject(mo.buf[:0], rec, &mo.keys); err != nil {
+				return fmt.Errorf("stream %q: %w", mo.o.Name, err)
 			}
-			rec = kept
 		}
-		if mo.buf, err = codec.AppendObject(mo.buf[:0], rec, &mo.keys); err != nil {
-			return fmt.Errorf("stream %q: %w", mo.o.Name, err)
-		}
-		if err := e.recordAs(n, mo.o.Name, mo.buf, extracted); err != nil {
-			return err
-		}
-		wrote = true
 	}
-	if wrote {
-		n.records.Add(1)
-	}
-	return nil
+	return e.writeMapped(n, nil, extracted)
 }
 
-// mapError is a map's error for a record of n. Config values are
-// compiled into the expressions: the message is scrubbed of secrets like
-// any other.
+// mapError is a map's error for a record of n, scrubbed of secrets like
+// any other (config values are compiled into the expressions).
 func (e *engine) mapError(n *node, err error) error {
 	return fmt.Errorf("stream %q: %s", n.def.Name, e.redact.Redact(err.Error()))
 }
 
-// recordAs writes a record of n as the stream name: into the lines of its
-// page when they are gathered (its only selected output).
-func (e *engine) recordAs(n *node, name string, rec []byte, extracted time.Time) error {
-	if ok, err := n.lines.Add(name, rec, extracted, n.version); ok {
-		return err
-	}
-	return e.out.Record(name, rec, extracted, n.version)
-}
-
-// Stream maps on the splice path: a map that reads only named top-level
-// properties (streammap.Output.SpliceProps) is applied to a splicable
-// record's bytes, its properties read from the walker's captures, so a
-// mapped stream keeps the splice path. A map that needs the tree (it
-// reads the record whole, or flattens), properties deselected in the
-// catalog, or more properties to capture than the walker holds
-// (codec.MaxCaptures, keys included) send the stream down the tree path.
-
-// splicedOutput is a selected stream a map writes from a record's bytes.
-type splicedOutput struct {
-	mo *mappedOutput
-	// slots are the capture slots of the properties the map reads, in
-	// SpliceProps' order; -1 for a property the schema does not list,
-	// which no splicable record holds (the walker is not sure of it).
-	slots []int
-	vals  [][]byte
-	buf   []byte
-	keep  bool // the filter keeps the record in buf
-}
-
-// spliceOutputs are n's selected outputs as spliced records take them,
-// and capture with the properties their maps read appended; ok is false
-// when one of them needs the record's tree.
-func spliceOutputs(n *node, schema map[string]any, capture []string) (outs []splicedOutput, all []string, ok bool) {
-	all = append([]string{}, capture...)
+// spliceMaps prepares n's selected maps for its spliced records, with
+// capture extended by what they read; ok is false when one needs the
+// record's tree (streammap.NewSplicer).
+func spliceMaps(n *node, schema map[string]any, capture []string) (s *streammap.Splicer, all []string, ok bool) {
 	if n.outs == nil {
-		return nil, all, true
+		return nil, capture, true
 	}
-	props, _ := schema["properties"].(map[string]any)
+	var trs []*streammap.Transformer
+	for _, mo := range n.outs {
+		if mo.selected {
+			trs = append(trs, mo.tr)
+		}
+	}
+	return streammap.NewSplicer(trs, schema, capture)
+}
+
+// writeMapped writes a record as each selected output's map made it: a
+// spliced record as s did, else the outputs' buffers.
+func (e *engine) writeMapped(n *node, s *streammap.Splicer, extracted time.Time) error {
+	if s != nil && s.Err() != nil {
+		return e.mapError(n, s.Err())
+	}
+	i, wrote := 0, false
 	for _, mo := range n.outs {
 		if !mo.selected {
 			continue
 		}
-		names, ok := mo.o.SpliceProps()
-		if !ok || len(mo.dropped) > 0 {
-			return nil, nil, false
+		rec, keep := mo.buf, mo.keep
+		if s != nil {
+			rec, keep = s.Record(i)
 		}
-		so := splicedOutput{mo: mo, slots: make([]int, len(names)), vals: make([][]byte, len(names))}
-		for i, name := range names {
-			slot := slices.Index(all, name)
-			if slot < 0 && props[name] != nil {
-				slot = len(all)
-				all = append(all, name)
+		if i++; keep {
+			if err := e.record(n, mo.o.Name, rec, extracted); err != nil {
+				return err
 			}
-			so.slots[i] = slot
+			wrote = true
 		}
-		outs = append(outs, so)
-	}
-	return outs, all, true
-}
-
-// mapRecord maps a splicable record into each output's buffer. sure is
-// false when the record must take the tree path; err is a map's error,
-// which the caller reports where the tree path would (after dedupe and
-// the bookmark).
-func (s *splicer) mapRecord(r *codec.Record) (sure bool, err error) {
-	for i := range s.outs {
-		so := &s.outs[i]
-		for j, slot := range so.slots {
-			so.vals[j] = nil
-			if slot >= 0 {
-				so.vals[j] = r.Captures[slot]
-			}
-		}
-		so.buf, so.keep, err = so.mo.tr.AppendSpliced(so.buf[:0], r.Raw, so.vals)
-		if errors.Is(err, streammap.ErrNeedsTree) {
-			return false, nil
-		}
-		if err != nil {
-			return true, err
-		}
-	}
-	return true, nil
-}
-
-// writeMapped writes the outputs mapRecord made.
-func (e *engine) writeMapped(n *node, s *splicer, extracted time.Time) error {
-	wrote := false
-	for i := range s.outs {
-		so := &s.outs[i]
-		if !so.keep {
-			continue
-		}
-		if err := e.recordAs(n, so.mo.o.Name, so.buf, extracted); err != nil {
-			return err
-		}
-		wrote = true
 	}
 	if wrote {
 		n.records.Add(1)
 	}
 	return nil
-}
-
-// handleRaw takes a record of a spliced page down the tree path.
-func (e *engine) handleRaw(ctx context.Context, n *node, raw []byte, extracted time.Time, part streams.Partition) error {
-	v, err := codec.Decode(raw)
-	if err != nil {
-		return fmt.Errorf("stream %q: %w", n.def.Name, err)
-	}
-	return e.handle(ctx, n, v, extracted, part)
 }
 
 // schemaMapped writes the SCHEMA of each selected stream a node's maps
