@@ -90,7 +90,7 @@ func (p *pageSlot) buffer(size int) []byte {
 // newSplicer returns nil when the stream cannot splice.
 func (e *engine) newSplicer(n *node) *splicer {
 	d := n.def
-	if e.tree || !n.selected || len(n.children) > 0 || len(n.dropped) > 0 || d.Parent != nil ||
+	if e.tree || !n.selected || len(n.children) > 0 || len(n.dropped) > 0 && n.outs == nil || d.Parent != nil ||
 		d.GraphQL != nil || d.BodyFormat() != streams.FormatJSON || len(d.PrimaryKey) == 0 {
 		return nil
 	}

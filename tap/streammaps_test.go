@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"maps"
@@ -99,7 +100,8 @@ func TestBadStreamMapIsBadInput(t *testing.T) {
 // TestSpliceMappedAgainstTree runs the demo streams with stream maps
 // twice, spliced and through the tree path only: the same messages (the
 // records' values), and the mapped streams that can splice did — a map
-// of named properties keeps the splice path.
+// of named properties keeps the splice path, with properties deselected
+// in the catalog too.
 func TestSpliceMappedAgainstTree(t *testing.T) {
 	run := func(tree bool) *rawRecorder {
 		_, path := demoConfig(t, func(cfg map[string]any) {
@@ -120,9 +122,31 @@ func TestSpliceMappedAgainstTree(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		var cat strings.Builder
+		cat.WriteString(`{"streams": [`)
+		for i, s := range []string{"events", "customers", "customers_pii", "sales", "order_items", "invoices", "tickets"} {
+			if i > 0 {
+				cat.WriteString(",")
+			}
+			fmt.Fprintf(&cat, `{"tap_stream_id": %q, "metadata": [{"breadcrumb": [], "metadata": {"selected": true}}`, s)
+			if s == "events" { // a property of the record and one of the map
+				cat.WriteString(`, {"breadcrumb": ["properties", "source"], "metadata": {"selected": false}}`)
+				cat.WriteString(`, {"breadcrumb": ["properties", "id_x2"], "metadata": {"selected": false}}`)
+			}
+			cat.WriteString("]}")
+		}
+		cat.WriteString("]}")
+		catPath := filepath.Join(filepath.Dir(path), "catalog.json")
+		if err := os.WriteFile(catPath, []byte(cat.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		sel, err := LoadCatalog(catPath, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
 		w := &rawRecorder{raw: map[string][][]byte{}}
 		log := slog.New(slog.NewTextHandler(io.Discard, nil))
-		if err := Sync(context.Background(), Options{Config: cfg, Writer: w, Log: log, Tree: tree}); err != nil {
+		if err := Sync(context.Background(), Options{Config: cfg, Writer: w, Log: log, Tree: tree, Selection: sel}); err != nil {
 			t.Fatal(err)
 		}
 		for i, m := range w.msgs {
@@ -163,6 +187,14 @@ func TestSpliceMappedAgainstTree(t *testing.T) {
 	}
 	if a, b := len(spliced.raw["customers"]), len(spliced.raw["customers_pii"]); a == b || a == 0 {
 		t.Errorf("customers %d records, customers_pii %d: the filter kept all or none", a, b)
+	}
+	for _, m := range spliced.msgs {
+		if _, ok := m.Record["source"]; ok && m.Stream == "events" {
+			t.Fatalf("a deselected property written: %v", m.Record)
+		}
+		if _, ok := m.Record["ip"]; !ok && m.Stream == "events" && m.Type == "RECORD" {
+			t.Fatalf("a selected property missing: %v", m.Record)
+		}
 	}
 }
 
