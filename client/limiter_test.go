@@ -232,6 +232,41 @@ func rateLimitHeadersNo429(t *testing.T, epoch bool, workers int) {
 	}
 }
 
+// An API whose window holds fewer requests than the bucket would send in
+// it (7 a second against 9/s) gets its 7 in every window, and no 429: the
+// pace the headers set lets the 7 go before the reset and the next at the
+// reset, so no window loses a slot to the slowdown.
+func TestWindowSlowdownKeepsEveryWindowFull(t *testing.T) {
+	const perWindow, windows = 7, 10
+	var e *env
+	api := &quotaAPI{limit: perWindow, window: time.Second, epoch: true, winStart: t0}
+	e = newEnv(t, "http://api.test", func(c *Config) {
+		c.Transport = api
+		c.RequestsPerSecond = 9
+		c.Burst = 1
+	})
+	api.now = e.clock.Now
+	byWindow := make([]int, windows+1)
+	for range perWindow * windows {
+		if _, err := e.c.Do(context.Background(), Request{URL: "/x"}); err != nil {
+			t.Fatal(err)
+		}
+		if w := int(e.clock.Now().Sub(t0) / time.Second); w < len(byWindow) {
+			byWindow[w]++
+		} else {
+			t.Fatalf("request sent at %s: past %d windows (by window: %v)", e.clock.Now().Sub(t0), windows, byWindow)
+		}
+	}
+	if api.too != 0 {
+		t.Errorf("%d × 429", api.too)
+	}
+	for w, n := range byWindow[:windows] {
+		if n != perWindow {
+			t.Errorf("window %d: %d requests, want %d (by window: %v)", w, n, perWindow, byWindow)
+		}
+	}
+}
+
 // A Remaining of 0 makes the next attempt wait for the reset, counted as
 // bucket wait.
 func TestRemainingZeroWaitsForReset(t *testing.T) {

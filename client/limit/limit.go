@@ -26,8 +26,10 @@
 // delay-seconds. Within one window the smallest Remaining seen is the API's
 // latest count; the attempts still awaiting their response are subtracted,
 // so the budget left is never overestimated. When it is used up, attempts
-// wait for the reset; when what is left, spread over the time to the reset,
-// is below the ceiling, r runs at that pace (burst 1) until the reset.
+// wait for the reset; when the ceiling would send more than what is left
+// before the reset, r runs (burst 1) at the pace that sends what is left
+// before the reset and the next attempt at the reset, so that a window
+// slowed down still gets all it allows.
 //
 // Weight budget. With weight_per_minute W, the weights spent in one UTC
 // minute stay under W; an attempt that would pass it waits for the next

@@ -491,7 +491,20 @@ func (l *local) adjustLocked(now time.Time, limit float64) {
 	if left < 1 || until <= 0 {
 		return // acquire waits for the reset
 	}
-	perSec := rate.Limit(left / until.Seconds())
+	// The pace that sends the left attempts before the reset and the
+	// next one at the reset. At left ÷ until instead, the last of them
+	// waited for the reset and the first of the new window an interval
+	// more: every window slowed down lost a slot (the bench's quota
+	// scenario lost about 1 s in 35 so). Grants already reserved (tokens
+	// below 0) come first, and the part of a token already refilled
+	// brings the first grant at the new pace forward.
+	// Rounded: a token just spent is 0, not -1e-10 (a whole reservation).
+	tok := min(math.Round(l.bucket.TokensAt(now)*1e6)/1e6, 1) // the burst becomes 1 below
+	reserved := 0.0
+	if tok < 0 {
+		reserved = math.Ceil(-tok)
+	}
+	perSec := rate.Limit((left + 1 - reserved - tok) / until.Seconds())
 	if l.ceiling != rate.Inf && perSec >= l.ceiling {
 		if !l.slowUntil.IsZero() { // plenty left again
 			l.slowUntil = now
