@@ -16,7 +16,7 @@ import (
 	"syscall"
 
 	"github.com/tap-dev/tap/settings"
-	"github.com/tap-dev/tap/streams"
+	"github.com/tap-dev/tap/streams/keys"
 	"github.com/tap-dev/tap/tap"
 	"github.com/tap-dev/tap/tap/command"
 )
@@ -132,7 +132,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return badUsage(cmd, stdout, stderr, err.Error())
 	}
 	if shard != "" {
-		s, err := streams.ParseShard(shard)
+		s, err := keys.ParseShard(shard)
 		if err != nil {
 			return badUsage(cmd, stdout, stderr, "--shard: "+err.Error())
 		}

@@ -1,8 +1,9 @@
 // Package streams holds the declarative stream model: stream definitions and
-// their checks (pagination options included), the stream plan, record
-// extraction and incremental windows; the paginators and the page walk are
-// in streams/pages, the body decoders in streams/decoder. It is pure logic:
-// nothing here opens a connection or keeps global state.
+// their checks (pagination options included), the stream plan and record
+// extraction; the paginators, the page walk and where a walk stopped are
+// in streams/pages, the body decoders in streams/decoder, the order and
+// text of replication-key values and the chunk windows in streams/keys. It
+// is pure logic: nothing here opens a connection or keeps global state.
 package streams
 
 import (

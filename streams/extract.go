@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/tap-dev/tap/codec"
 )
@@ -220,12 +221,10 @@ func errorMessage(v any) string {
 	}
 	if len(msg) > maxMessage {
 		cut := maxMessage
-		for cut > 0 && !isRuneStart(msg[cut]) {
+		for cut > 0 && !utf8.RuneStart(msg[cut]) {
 			cut--
 		}
 		msg = msg[:cut] + "…"
 	}
 	return msg
 }
-
-func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/tap-dev/tap/streams/keys"
 )
 
 // Plan is how one stream is read in one run, and what the run has read of
@@ -56,7 +58,7 @@ type Plan struct {
 	def       *Definition
 	fullTable bool
 	lower     any
-	windows   []Window
+	windows   []keys.Window
 
 	bookmark any // safe to write in STATE
 	closed   any // the bookmark at the last Close (or the run's start)
@@ -77,7 +79,7 @@ type Plan struct {
 	partMoved bool
 
 	// Backfill outcomes of a chunked stream (window.go).
-	retries []Window       // windows a previous run left failed, read first
+	retries []keys.Window  // windows a previous run left failed, read first
 	failed  []FailedWindow // windows not read to their end, by start
 	next    int            // index in windows of the walk's position
 	walkEnd time.Time      // where the walk stops: the last window's end
@@ -127,7 +129,7 @@ type Bounds struct {
 	MaxPartitions int
 	// Shard keeps the chunk windows of one shard (--shard I/N), indexed
 	// from StartDate (or the stream's start when there is none).
-	Shard Shard
+	Shard keys.Shard
 	// Failed are the windows a previous run did not read to their end
 	// (failed_windows): read first, before the walk goes on at
 	// WindowStart. WalkHigh is the largest key of the windows that run
@@ -182,16 +184,16 @@ func NewPlan(d *Definition, b Bounds) (*Plan, error) {
 	if start.IsZero() {
 		return nil, ErrNoWindowStart
 	}
-	p.windows = PlanWindows(start, b.Now, inc.ChunkDays)
+	p.windows = keys.PlanWindows(start, b.Now, inc.ChunkDays)
 	if b.Shard.On() {
 		origin := b.StartDate
 		if origin.IsZero() || origin.After(start) {
 			origin = start
 		}
-		p.windows = b.Shard.windows(origin, start, b.Now, inc.ChunkDays)
+		p.windows = b.Shard.Windows(origin, start, b.Now, inc.ChunkDays)
 	}
 	if p.windows == nil {
-		p.windows = []Window{} // chunked, with nothing left to read
+		p.windows = []keys.Window{} // chunked, with nothing left to read
 	}
 	p.initBackfill(start, b)
 	return p, nil
@@ -269,7 +271,7 @@ func (p *Plan) ClosePartition(part Partition) error {
 		return nil
 	}
 	if c.bookmark != nil {
-		cmp, err := CompareKeys(c.high, c.bookmark)
+		cmp, err := keys.Compare(c.high, c.bookmark)
 		if err != nil {
 			return fmt.Errorf("stream %q: partition %s: cannot compare replication key %v with the bookmark in state: %w", p.def.Name, part.id, c.high, err)
 		}
@@ -298,13 +300,13 @@ func (p *Plan) fold() {
 	}
 	bySize := slices.Clone(kept)
 	slices.SortStableFunc(bySize, func(a, b *partCursor) int {
-		c, _ := CompareKeys(a.bookmark, b.bookmark)
+		c, _ := keys.Compare(a.bookmark, b.bookmark)
 		return c
 	})
 	for _, c := range bySize[:over] {
 		if p.floor == nil {
 			p.floor = c.bookmark
-		} else if cmp, err := CompareKeys(c.bookmark, p.floor); err == nil && cmp < 0 {
+		} else if cmp, err := keys.Compare(c.bookmark, p.floor); err == nil && cmp < 0 {
 			p.floor = c.bookmark
 		}
 		delete(p.partByID, c.id)
@@ -333,7 +335,7 @@ func (p *Plan) Lower() any { return p.lower }
 
 // Windows lists the chunk windows to read, in order; nil when the stream
 // is not read in windows (an empty list when it is, and nothing is left).
-func (p *Plan) Windows() []Window { return p.windows }
+func (p *Plan) Windows() []keys.Window { return p.windows }
 
 // Sorted reports whether the stream is still taken as sorted.
 func (p *Plan) Sorted() bool { return p.sorted && !p.fullTable }
@@ -371,10 +373,8 @@ func (p *Plan) Partition(parent map[string]any) (Partition, error) {
 		name = par.As
 	}
 	pt := Partition{Context: map[string]any{name: key}, Key: key, vars: vars, id: contextID(name, text)}
-	if p.perPart && p.partByID[pt.id] == nil {
-		c := &partCursor{id: pt.id, context: pt.Context}
-		p.parts = append(p.parts, c)
-		p.partByID[pt.id] = c
+	if p.perPart {
+		p.cursor(pt)
 	}
 	return pt, nil
 }
@@ -388,7 +388,7 @@ func contextID(name, text string) string {
 // placeholders filled, then the incremental filter — incremental.param
 // from w.Start or the lower bound, and incremental.end_param from w.End —
 // as query parameters, or as GraphQL variables.
-func (p *Plan) Request(part Partition, w *Window) (Request, error) {
+func (p *Plan) Request(part Partition, w *keys.Window) (Request, error) {
 	d := p.def
 	req, err := d.FirstRequest(part.vars)
 	if err != nil {
@@ -415,15 +415,15 @@ func (p *Plan) Request(part Partition, w *Window) (Request, error) {
 		req = req.WithParam(name, fmt.Sprint(value))
 		return nil
 	}
-	if err := set(inc.Param, FormatBound(lower, inc.Format)); err != nil {
+	if err := set(inc.Param, keys.Format(lower, inc.Format)); err != nil {
 		return req, err
 	}
 	if w != nil {
 		end := w.End
 		if inc.EndInclusive {
-			end = InclusiveEnd(end, inc.Format)
+			end = keys.InclusiveEnd(end, inc.Format)
 		}
-		if err := set(inc.EndParam, FormatBound(end, inc.Format)); err != nil {
+		if err := set(inc.EndParam, keys.Format(end, inc.Format)); err != nil {
 			return req, err
 		}
 	}
@@ -462,22 +462,25 @@ func (p *Plan) Observe(part Partition, key any) (Observation, error) {
 	if key == nil {
 		return NullKey, nil
 	}
+	high := &p.high
 	if p.perPart {
-		return p.observePart(part, key)
+		high = &p.cursor(part).high
 	}
-	high, err := MaxKey(p.high, key)
+	h, err := keys.Max(*high, key)
 	if err != nil {
 		return Uncomparable, err
 	}
 	if ue := p.outOfOrder(part, key); ue != nil {
-		p.fallBack()
-		if ue.Demoted {
-			p.high, p.prev = high, key
-			return Demoted, ue
+		if !p.perPart { // a partition's bookmark moves only when its walk ends
+			p.fallBack()
 		}
-		return Unsorted, ue
+		if !ue.Demoted {
+			return Unsorted, ue
+		}
+		*high, p.prev = h, key
+		return Demoted, ue
 	}
-	p.high, p.prev = high, key
+	*high, p.prev = h, key
 	return Observed, nil
 }
 
@@ -491,7 +494,7 @@ func (p *Plan) outOfOrder(part Partition, key any) *UnsortedError {
 	if !p.sorted || p.prev == nil {
 		return nil
 	}
-	if c, err := CompareKeys(key, p.prev); err != nil || c >= 0 {
+	if c, err := keys.Compare(key, p.prev); err != nil || c >= 0 {
 		return nil
 	}
 	ue := &UnsortedError{Stream: p.def.Name, Key: p.def.ReplicationKey, Prev: p.prev, Value: key}
@@ -502,27 +505,15 @@ func (p *Plan) outOfOrder(part Partition, key any) *UnsortedError {
 	return ue
 }
 
-func (p *Plan) observePart(part Partition, key any) (Observation, error) {
+// cursor is part's cursor, made when the partition is first seen.
+func (p *Plan) cursor(part Partition) *partCursor {
 	c := p.partByID[part.id]
 	if c == nil {
 		c = &partCursor{id: part.id, context: part.Context}
 		p.parts = append(p.parts, c)
 		p.partByID[part.id] = c
 	}
-	high, err := MaxKey(c.high, key)
-	if err != nil {
-		return Uncomparable, err
-	}
-	if ue := p.outOfOrder(part, key); ue != nil {
-		if ue.Demoted {
-			// A partition's bookmark moves only when its walk ends.
-			c.high, p.prev = high, key
-			return Demoted, ue
-		}
-		return Unsorted, ue
-	}
-	c.high, p.prev = high, key
-	return Observed, nil
+	return c
 }
 
 // fallBack returns the bookmark to its value at the last Close.
@@ -560,7 +551,7 @@ func (p *Plan) advance() error {
 		return nil
 	}
 	if p.bookmark != nil {
-		c, err := CompareKeys(p.high, p.bookmark)
+		c, err := keys.Compare(p.high, p.bookmark)
 		if err != nil {
 			return fmt.Errorf("stream %q: cannot compare replication key %v with the bookmark in state: %w", p.def.Name, p.high, err)
 		}
@@ -586,7 +577,7 @@ func sameKey(a, b any) bool {
 	if a == nil || b == nil {
 		return a == nil && b == nil
 	}
-	c, err := CompareKeys(a, b)
+	c, err := keys.Compare(a, b)
 	return err == nil && c == 0
 }
 
@@ -607,8 +598,60 @@ type UnsortedError struct {
 func (e *UnsortedError) Error() string {
 	if e.Demoted {
 		return fmt.Sprintf("stream %q is declared is_sorted but replication key %q went down from %s to %s; reading it as unsorted for the rest of the run (the bookmark moves only when the stream ends)",
-			e.Stream, e.Key, describeKey(e.Prev), describeKey(e.Value))
+			e.Stream, e.Key, keys.Describe(e.Prev), keys.Describe(e.Value))
 	}
 	return fmt.Sprintf("stream %q is declared is_sorted but replication key %q went down from %s to %s; fix is_sorted, or set \"on_unsorted\": \"demote\" to read such a stream as unsorted",
-		e.Stream, e.Key, describeKey(e.Prev), describeKey(e.Value))
+		e.Stream, e.Key, keys.Describe(e.Prev), keys.Describe(e.Value))
+}
+
+// High is the largest replication-key value observed so far (nil when
+// none, and always for a per-partition stream): a resume carries it.
+func (p *Plan) High() any { return p.high }
+
+// ResumeHigh restores the largest key a resumed walk had written before
+// the resume position, so that the bookmark at the walk's end counts it.
+func (p *Plan) ResumeHigh(v any) {
+	if p.fullTable || p.perPart || v == nil {
+		return
+	}
+	if h, err := keys.Max(p.high, v); err == nil {
+		p.high = h
+	}
+}
+
+// PartitionHigh is the largest replication-key value observed in part's
+// walk so far (nil when none): a child's resume carries it.
+func (p *Plan) PartitionHigh(part Partition) any {
+	if c := p.partByID[part.id]; c != nil {
+		return c.high
+	}
+	return nil
+}
+
+// ResumePartitionHigh restores the largest key a resumed partition walk
+// had written before the resume position, so that the partition's
+// bookmark at the walk's end counts it.
+func (p *Plan) ResumePartitionHigh(part Partition, v any) {
+	c := p.partByID[part.id]
+	if !p.perPart || v == nil || c == nil {
+		return
+	}
+	if h, err := keys.Max(c.high, v); err == nil {
+		c.high = h
+	}
+}
+
+// Filter returns the incremental parameters of a walk's first request.
+func (p *Plan) Filter(first Request) map[string]string {
+	inc := p.def.Incremental
+	if inc == nil || p.fullTable {
+		return nil
+	}
+	out := map[string]string{}
+	for _, name := range []string{inc.Param, inc.EndParam} {
+		if name != "" && first.Query.Has(name) {
+			out[name] = first.Query.Get(name)
+		}
+	}
+	return out
 }

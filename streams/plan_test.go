@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/tap-dev/tap/streams/keys"
 )
 
 func incDef(mod func(*Definition)) *Definition {
@@ -28,7 +29,7 @@ func TestNewPlanBounds(t *testing.T) {
 		def       *Definition
 		b         Bounds
 		wantLower any
-		wantWin   []Window
+		wantWin   []keys.Window
 		wantErr   string
 	}{
 		"no bookmark: start_date":          {incDef(nil), Bounds{StartDate: start, Now: now}, start, nil, ""},
@@ -42,10 +43,10 @@ func TestNewPlanBounds(t *testing.T) {
 		"no replication key is a full table": {incDef(func(d *Definition) { d.ReplicationKey = "" }), Bounds{StartDate: start, Now: now}, nil, nil, ""},
 		"no incremental: no filter":          {incDef(func(d *Definition) { d.Incremental = nil }), Bounds{Bookmark: "2026-01-05T00:00:00Z", Now: now}, nil, nil, ""},
 		"chunked from start_date": {incDef(chunked), Bounds{StartDate: start, Now: now}, start,
-			[]Window{{day(1), day(4)}, {day(4), day(7)}, {day(7), day(10)}}, ""},
+			[]keys.Window{{Start: day(1), End: day(4)}, {Start: day(4), End: day(7)}, {Start: day(7), End: day(10)}}, ""},
 		"chunked resumes at the window in progress": {incDef(chunked), Bounds{Bookmark: "2026-01-02T00:00:00Z", WindowStart: day(4), StartDate: start, Now: now},
-			time.Date(2026, 1, 1, 23, 59, 0, 0, time.UTC), []Window{{day(4), day(7)}, {day(7), day(10)}}, ""},
-		"chunked, nothing left":      {incDef(chunked), Bounds{StartDate: now, Now: now}, now, []Window{}, ""},
+			time.Date(2026, 1, 1, 23, 59, 0, 0, time.UTC), []keys.Window{{Start: day(4), End: day(7)}, {Start: day(7), End: day(10)}}, ""},
+		"chunked, nothing left":      {incDef(chunked), Bounds{StartDate: now, Now: now}, now, []keys.Window{}, ""},
 		"chunked numeric: no window": {incDef(chunked), Bounds{Now: now, Numeric: true}, nil, nil, ""},
 		"chunked without a start":    {incDef(chunked), Bounds{Now: now}, nil, nil, "needs start_date"},
 		"bad bookmark":               {incDef(nil), Bounds{Bookmark: true, Now: now}, nil, nil, "bookmark must be"},
@@ -96,12 +97,12 @@ func TestPlanRequest(t *testing.T) {
 		d.Pagination.Type = PageGraphQL
 		d.GraphQL = &GraphQL{Query: "q", ConnectionPath: "data.c"}
 	}
-	w := &Window{day(2), day(5)}
+	w := &keys.Window{Start: day(2), End: day(5)}
 	tests := map[string]struct {
 		def     *Definition
 		b       Bounds
 		parent  map[string]any
-		w       *Window
+		w       *keys.Window
 		wantURL string
 		want    url.Values
 		body    string

@@ -1,190 +1,33 @@
 package streams
 
 import (
-	"encoding/json"
 	"fmt"
-	"math/big"
 	"slices"
-	"strconv"
 	"time"
 
-	"github.com/tap-dev/tap/codec"
+	"github.com/tap-dev/tap/streams/keys"
 )
-
-// Window is one slice [Start, End) of an incremental sync: Start is
-// inclusive, End exclusive.
-//
-// A request for a window sends incremental.param = Start, meaning
-// "updated at >= Start", and incremental.end_param = End, meaning
-// "updated at < End". Consecutive windows share their border (one's End
-// is the next one's Start), so every instant is read exactly once: none
-// falls between two windows and none belongs to both. Both borders are
-// formatted the same way (FormatBound), so a coarse format (date, unix
-// seconds) truncates both sides alike and the windows stay contiguous.
-type Window struct {
-	Start, End time.Time
-}
-
-// PlanWindows splits [start, now) into contiguous windows of chunkDays
-// calendar days each (in start's location), the last one ending at now
-// and possibly shorter. chunkDays <= 0 gives the single window
-// [start, now). start at or after now gives no window.
-func PlanWindows(start, now time.Time, chunkDays int) []Window {
-	if !start.Before(now) {
-		return nil
-	}
-	if chunkDays <= 0 {
-		return []Window{{Start: start, End: now}}
-	}
-	var ws []Window
-	for cur := start; cur.Before(now); {
-		end := cur.AddDate(0, 0, chunkDays)
-		if !end.Before(now) || !end.After(cur) { // the last window, or an overflow
-			end = now
-		}
-		ws = append(ws, Window{Start: cur, End: end})
-		cur = end
-	}
-	return ws
-}
 
 // LowerBound is the value of incremental.param for a run that starts from
 // bookmark: what changed since then, with an overlap so that rows
-// committed late with an older replication key are read again.
-//
-//   - no bookmark (nil): startDate, the config's start_date;
-//   - a time (an RFC 3339 or date string, or a time.Time): its instant
-//     minus inc.OverlapS seconds, as a time.Time;
-//   - a number: bookmark minus inc.Overlap, exactly (big integers and
-//     decimals keep every digit), as a json.Number; OverlapS is not
-//     applied to numbers, and an empty Overlap means 0 (the bookmark
-//     itself, unchanged);
-//   - a string that is not a time (an opaque but sortable version): the
-//     bookmark unchanged, since there is nothing to subtract.
-//
-// inc may be nil (no overlap).
+// committed late with an older replication key are read again. No
+// bookmark (nil) is startDate, the config's start_date; otherwise the
+// bookmark less inc.OverlapS seconds (a time) or inc.Overlap (a number):
+// see keys.Subtract. inc may be nil (no overlap).
 func LowerBound(bookmark any, inc *Incremental, startDate time.Time) (any, error) {
 	if bookmark == nil {
 		return startDate, nil
 	}
-	var overlapS int
-	var overlap json.Number
-	if inc != nil {
-		overlapS, overlap = inc.OverlapS, inc.Overlap
+	if inc == nil {
+		return keys.Subtract(bookmark, 0, "")
 	}
-	if t, ok := ParseTimeKey(bookmark); ok {
-		return t.Add(-time.Duration(overlapS) * time.Second), nil
-	}
-	if s, ok := bookmark.(string); ok {
-		return s, nil
-	}
-	b, isNum, err := toRat(bookmark)
-	if err != nil {
-		return nil, fmt.Errorf("bookmark: %w", err)
-	}
-	if !isNum {
-		return nil, fmt.Errorf("bookmark must be a time, a number or a string, got %s (%T)", jsonType(bookmark), bookmark)
-	}
-	if overlap == "" {
-		if n, ok := bookmark.(json.Number); ok {
-			return n, nil
-		}
-		return json.Number(decimalText(b)), nil
-	}
-	o, ok := codec.ParseRat(string(overlap))
-	if !ok {
-		return nil, fmt.Errorf("incremental.overlap %q is not a number", overlap)
-	}
-	return json.Number(decimalText(new(big.Rat).Sub(b, o))), nil
-}
-
-// decimalText writes r as exact decimal text: an integer without a point,
-// otherwise as many fraction digits as needed and no more.
-func decimalText(r *big.Rat) string {
-	if r.IsInt() {
-		return r.Num().String()
-	}
-	// A finite decimal has a denominator 2^a·5^b and needs max(a, b)
-	// fraction digits.
-	d := new(big.Int).Set(r.Denom())
-	a := int(d.TrailingZeroBits())
-	d.Rsh(d, uint(a))
-	b := 0
-	five, m := big.NewInt(5), new(big.Int)
-	for {
-		q, rem := new(big.Int).QuoRem(d, five, m)
-		if rem.Sign() != 0 {
-			break
-		}
-		d, b = q, b+1
-	}
-	if d.Cmp(big.NewInt(1)) != 0 { // not a finite decimal (cannot come from JSON)
-		return r.FloatString(30)
-	}
-	return r.FloatString(max(a, b))
-}
-
-// rfc3339Seconds is the default bound format: UTC, whole seconds, "Z".
-const rfc3339Seconds = "2006-01-02T15:04:05Z"
-
-// FormatBound writes a bound as the API expects it in a query parameter.
-//
-// A time (time.Time, or a string ParseTimeKey reads) is written in UTC in
-// format: "" or "rfc3339" (2026-08-18T09:00:00Z, whole seconds), "date"
-// (2026-08-18), "unix" (seconds), "unix_ms" (milliseconds), or any other
-// string as a Go time layout. Finer parts are truncated, never rounded
-// up, so a lower bound never moves past a row. A number is written as its
-// exact decimal text, unchanged; any other string as is; nil as "".
-func FormatBound(v any, format string) string {
-	if t, ok := ParseTimeKey(v); ok {
-		t = t.UTC()
-		switch format {
-		case "", "rfc3339":
-			return t.Format(rfc3339Seconds)
-		case "date":
-			return t.Format(time.DateOnly)
-		case "unix":
-			return strconv.FormatInt(t.Unix(), 10)
-		case "unix_ms":
-			return strconv.FormatInt(t.UnixMilli(), 10)
-		default:
-			return t.Format(format)
-		}
-	}
-	switch x := v.(type) {
-	case nil:
-		return ""
-	case string:
-		return x
-	case json.Number:
-		return string(x)
-	case float64:
-		return strconv.FormatFloat(x, 'f', -1, 64)
-	case float32:
-		return strconv.FormatFloat(float64(x), 'f', -1, 32)
-	case *big.Int:
-		return x.String()
-	}
-	return fmt.Sprint(v)
-}
-
-// InclusiveEnd is the last instant of a window ending (exclusively) at
-// end, in the unit of format: end − 1 day for "date", − 1 ms for
-// "unix_ms", − 1 s otherwise (rfc3339, unix, a layout of whole seconds).
-func InclusiveEnd(end time.Time, format string) time.Time {
-	switch format {
-	case "date":
-		return end.AddDate(0, 0, -1)
-	case "unix_ms":
-		return end.Add(-time.Millisecond)
-	}
-	return end.Add(-time.Second)
+	return keys.Subtract(bookmark, time.Duration(inc.OverlapS)*time.Second, inc.Overlap)
 }
 
 // FailedWindow is a chunk window whose walk did not reach its end: it
 // failed after its retries, or was deferred. Error says why, in one line.
 type FailedWindow struct {
-	Window
+	keys.Window
 	Error string
 
 	before any // the bookmark when it failed: every row below it was read
@@ -218,18 +61,18 @@ func (p *Plan) initBackfill(start time.Time, b Bounds) {
 
 // Retries are the windows a previous run left unfinished, by start: they
 // are read first, before Windows.
-func (p *Plan) Retries() []Window { return p.retries }
+func (p *Plan) Retries() []keys.Window { return p.retries }
 
 // Failed lists the windows not read to their end, by start.
 func (p *Plan) Failed() []FailedWindow { return slices.Clone(p.failed) }
 
 // Next is the window the walk is at: the first of Windows neither done nor
 // failed; false when the walk is over.
-func (p *Plan) Next() (Window, bool) {
+func (p *Plan) Next() (keys.Window, bool) {
 	if p.next < len(p.windows) {
 		return p.windows[p.next], true
 	}
-	return Window{}, false
+	return keys.Window{}, false
 }
 
 // Position is the start of the window the walk is at, or where the walk
@@ -244,7 +87,7 @@ func (p *Plan) Position() time.Time {
 // WalkHigh is the largest key of the windows read to their end, in this
 // run and (Bounds.WalkHigh) the earlier ones; nil when there is none.
 func (p *Plan) WalkHigh() any {
-	h, err := MaxKey(p.closed, p.inHigh)
+	h, err := keys.Max(p.closed, p.inHigh)
 	if err != nil {
 		return p.closed
 	}
@@ -253,16 +96,16 @@ func (p *Plan) WalkHigh() any {
 
 // Fail says w was not read to its end, and why (one line). The walk moves
 // past it; the bookmark is held where it stands until Done(w).
-func (p *Plan) Fail(w Window, why string) {
+func (p *Plan) Fail(w keys.Window, why string) {
 	p.step(w)
 	p.addFailed(FailedWindow{Window: w, Error: why, before: p.closed})
 }
 
 // Done says w was read to its end: its keys count toward the bookmark
 // (Close) and it leaves the failed windows.
-func (p *Plan) Done(w Window) error {
+func (p *Plan) Done(w keys.Window) error {
 	p.step(w)
-	p.failed = slices.DeleteFunc(p.failed, func(f FailedWindow) bool { return f.Window.same(w) })
+	p.failed = slices.DeleteFunc(p.failed, func(f FailedWindow) bool { return sameWindow(f.Window, w) })
 	return p.Close()
 }
 
@@ -271,19 +114,19 @@ func (p *Plan) Done(w Window) error {
 func (p *Plan) Reread() { p.prev, p.prevPart = nil, "" }
 
 // step moves the walk's position past w when w is the window it is at.
-func (p *Plan) step(w Window) {
-	if cur, ok := p.Next(); ok && cur.same(w) {
+func (p *Plan) step(w keys.Window) {
+	if cur, ok := p.Next(); ok && sameWindow(cur, w) {
 		p.next++
 	}
 }
 
-func (w Window) same(o Window) bool { return w.Start.Equal(o.Start) && w.End.Equal(o.End) }
+func sameWindow(a, b keys.Window) bool { return a.Start.Equal(b.Start) && a.End.Equal(b.End) }
 
 // addFailed adds f to the failed windows, by start; a window failing
 // again keeps the bookmark it first failed at.
 func (p *Plan) addFailed(f FailedWindow) {
 	for i := range p.failed {
-		if p.failed[i].Window.same(f.Window) {
+		if sameWindow(p.failed[i].Window, f.Window) {
 			p.failed[i].Error = f.Error
 			return
 		}
@@ -300,14 +143,14 @@ func (p *Plan) held(v any) (any, bool) {
 	if len(p.failed) > 0 {
 		low := p.failed[0].before
 		for _, f := range p.failed[1:] {
-			if c, err := CompareKeys(f.before, low); err == nil && c < 0 {
+			if c, err := keys.Compare(f.before, low); err == nil && c < 0 {
 				low = f.before
 			}
 		}
 		return low, true
 	}
 	if p.inHigh != nil {
-		if m, err := MaxKey(v, p.inHigh); err == nil {
+		if m, err := keys.Max(v, p.inHigh); err == nil {
 			return m, true
 		}
 	}

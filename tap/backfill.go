@@ -10,6 +10,7 @@ import (
 
 	"github.com/tap-dev/tap/client"
 	"github.com/tap-dev/tap/streams"
+	"github.com/tap-dev/tap/streams/keys"
 	"github.com/tap-dev/tap/tap/state"
 )
 
@@ -40,13 +41,13 @@ type windowOutcome struct {
 	err  error
 }
 
-func windowKey(w streams.Window) string {
+func windowKey(w keys.Window) string {
 	return w.Start.UTC().Format(time.RFC3339Nano) + "/" + w.End.UTC().Format(time.RFC3339Nano)
 }
 
-func (b *backfill) outcome(w streams.Window) windowOutcome { return b.outcomes[windowKey(w)] }
+func (b *backfill) outcome(w keys.Window) windowOutcome { return b.outcomes[windowKey(w)] }
 
-func (b *backfill) set(w streams.Window, o windowOutcome) {
+func (b *backfill) set(w keys.Window, o windowOutcome) {
 	if b.outcomes == nil {
 		b.outcomes = map[string]windowOutcome{}
 	}
@@ -55,7 +56,7 @@ func (b *backfill) set(w streams.Window, o windowOutcome) {
 
 // retryWindow reads again a window that failed. Its pages write no
 // resume object: that belongs to the window at the walk's position.
-func (e *engine) retryWindow(ctx context.Context, n *node, w streams.Window) error {
+func (e *engine) retryWindow(ctx context.Context, n *node, w keys.Window) error {
 	req, err := n.plan.Request(streams.Partition{}, &w)
 	if err != nil {
 		return err
@@ -72,7 +73,7 @@ func (e *engine) retryWindow(ctx context.Context, n *node, w streams.Window) err
 // says one of its requests became a dead letter (which ends the walk with
 // no error), at that w is the window at the walk's position rather than
 // one read again. It returns an error only when the stream must stop.
-func (e *engine) windowEnd(n *node, w streams.Window, err error, lettered, at bool) error {
+func (e *engine) windowEnd(n *node, w keys.Window, err error, lettered, at bool) error {
 	p, name := n.plan, n.def.Name
 	if err == nil && !lettered {
 		if err := p.Done(w); err != nil {

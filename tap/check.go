@@ -7,6 +7,7 @@ import (
 
 	"github.com/tap-dev/tap/client"
 	"github.com/tap-dev/tap/streams"
+	"github.com/tap-dev/tap/streams/keys"
 	"github.com/tap-dev/tap/streams/pages"
 	"github.com/tap-dev/tap/tap/output"
 	"github.com/tap-dev/tap/tap/state"
@@ -100,7 +101,7 @@ func (e *engine) checkTree(ctx context.Context, n *node, part streams.Partition)
 // checkStream fetches the first page of n (of its first chunk window, when
 // chunked) and returns its first record.
 func (e *engine) checkStream(ctx context.Context, n *node, part streams.Partition) (map[string]any, int, error) {
-	var w *streams.Window
+	var w *keys.Window
 	if ws := n.plan.Windows(); len(ws) > 0 && n.def.Parent == nil {
 		w = &ws[0]
 	}

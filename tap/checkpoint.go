@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tap-dev/tap/streams"
+	"github.com/tap-dev/tap/streams/pages"
 )
 
 // commit copies the plan's bookmark into the state when it changed and
@@ -148,7 +149,7 @@ func (e *engine) trackingParent(c *node) *node {
 // progress: the page to fetch next, or, while a page's children are
 // walked, that page with how far into it the run has come.
 func (e *engine) resumeTree(n *node) map[string]any {
-	r := streams.Resume{Next: e.relative(n.pageReq), Filter: n.walkFilter, High: n.plan.High(), Version: n.version, Pages: n.walkPages,
+	r := pages.Resume{Next: e.relative(n.pageReq), Filter: n.walkFilter, High: n.plan.High(), Version: n.version, Pages: n.walkPages,
 		Done: n.pageDone, Child: n.childAt}
 	if r.Done > 0 {
 		r.Digest = n.pageDigest.String()
@@ -168,7 +169,7 @@ func (e *engine) relative(req streams.Request) streams.Request {
 // endWalk removes the resume object of a walk that has ended.
 func (e *engine) endWalk(n *node) {
 	e.state.SetResume(n.def.Name, nil)
-	n.pageDone, n.pageDigest, n.childAt, n.pending = 0, streams.Digest{}, nil, nil
+	n.pageDone, n.pageDigest, n.childAt, n.pending = 0, pages.Digest{}, nil, nil
 }
 
 // handleTracked is handlePage for a stream whose children's walks are
@@ -204,13 +205,13 @@ func (e *engine) handleTracked(ctx context.Context, n *node, resp *streams.Respo
 // checkResumedPage returns how many records at the top of the page a
 // walk resumes on need no children walked, and the child walk to go on
 // with: none when the page does not start with the records r names.
-func (e *engine) checkResumedPage(n *node, r *streams.Resume, recs []any) (int64, *streams.Resume) {
+func (e *engine) checkResumedPage(n *node, r *pages.Resume, recs []any) (int64, *pages.Resume) {
 	if r.Done > int64(len(recs)) {
 		e.log.Info("the page the walk resumes on is shorter than it was; its children are walked again", "stream", n.def.Name)
 		return 0, nil
 	}
 	if r.Done > 0 {
-		var d streams.Digest
+		var d pages.Digest
 		for _, rec := range recs[:r.Done] {
 			d.Add(recordID(n, rec))
 		}
@@ -250,7 +251,7 @@ func recordID(n *node, rec any) string {
 // childFrom says whether record's walk of child c is to be made, and from
 // where: a child listed before the walk the last run was in had ended its
 // own; that walk goes on at its page.
-func (n *node) childFrom(c *node) (from *streams.Resume, walk bool) {
+func (n *node) childFrom(c *node) (from *pages.Resume, walk bool) {
 	w := n.childWalk
 	if w == nil {
 		return nil, true

@@ -59,7 +59,7 @@ func (e *engine) plan(n *node) error {
 	n.plan = p
 	if n.selected && d.Parent == nil && e.state != nil {
 		if t, ok := e.state.Resume(d.Name); ok {
-			r, err := streams.ResumeFromTree(t)
+			r, err := pages.ResumeFromTree(t)
 			if err != nil {
 				return &InputError{File: "state", Err: fmt.Errorf("bookmarks.%s.resume.%v", d.Name, err)}
 			}
@@ -182,7 +182,7 @@ func (e *engine) walk(ctx context.Context, n *node, first streams.Request, part 
 		if resp.Next != nil && parent != nil {
 			// The next run goes on with this partition's next page.
 			n.walkPages++
-			parent.childAt = &streams.Resume{Stream: n.def.Name, Partition: part.ID(), Next: e.relative(*resp.Next),
+			parent.childAt = &pages.Resume{Stream: n.def.Name, Partition: part.ID(), Next: e.relative(*resp.Next),
 				Pages: n.walkPages, High: n.plan.PartitionHigh(part)}
 			e.state.SetResume(parent.def.Name, e.resumeTree(parent))
 			if err := e.checkpoint(parent); err != nil {
@@ -192,7 +192,7 @@ func (e *engine) walk(ctx context.Context, n *node, first streams.Request, part 
 		if track && resp.Next != nil {
 			// The next run starts on the page after this one.
 			n.walkPages++
-			n.pageReq, n.pageDone, n.pageDigest, n.childAt = *resp.Next, 0, streams.Digest{}, nil
+			n.pageReq, n.pageDone, n.pageDigest, n.childAt = *resp.Next, 0, pages.Digest{}, nil
 			e.state.SetResume(n.def.Name, e.resumeTree(n))
 			moved = true
 		}
@@ -292,7 +292,7 @@ func (e *engine) fetcher(n *node) streams.Fetch {
 // walkChild walks a child stream once for one parent record, its path
 // placeholders filled from the parent's key; from, when set, is where the
 // last run stopped inside this walk.
-func (e *engine) walkChild(ctx context.Context, c *node, parent map[string]any, from *streams.Resume) error {
+func (e *engine) walkChild(ctx context.Context, c *node, parent map[string]any, from *pages.Resume) error {
 	if !c.needed() {
 		return nil
 	}

@@ -4,15 +4,15 @@ import (
 	"log/slog"
 
 	"github.com/tap-dev/tap/settings"
-	"github.com/tap-dev/tap/streams"
+	"github.com/tap-dev/tap/streams/keys"
 	"github.com/tap-dev/tap/tap/state"
 )
 
 // Files are the paths given on the command line; empty means not given.
 type Files struct {
 	Config, State, Catalog string
-	LogLevel               string        // --log-level: debug, info, warn or error; "" = the config's log_level
-	Shard                  streams.Shard // --shard I/N: this process's part of the chunked backfills
+	LogLevel               string     // --log-level: debug, info, warn or error; "" = the config's log_level
+	Shard                  keys.Shard // --shard I/N: this process's part of the chunked backfills
 }
 
 // CheckLogLevel checks the value of --log-level: empty (the config's

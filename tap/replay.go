@@ -17,6 +17,8 @@ import (
 	"github.com/tap-dev/tap/records"
 	"github.com/tap-dev/tap/settings"
 	"github.com/tap-dev/tap/streams"
+	"github.com/tap-dev/tap/streams/keys"
+	"github.com/tap-dev/tap/streams/pages"
 	"github.com/tap-dev/tap/tap/output"
 	"github.com/tap-dev/tap/tap/state"
 )
@@ -304,21 +306,21 @@ func (e *engine) replayRequest(ctx context.Context, n *node, m map[string]any) (
 			return false, err
 		}
 	}
-	var w *streams.Window
+	var w *keys.Window
 	if wm != nil {
 		s, err1 := time.Parse(time.RFC3339, fmt.Sprint(wm["start"]))
 		t, err2 := time.Parse(time.RFC3339, fmt.Sprint(wm["end"]))
 		if err := errors.Join(err1, err2); err != nil {
 			return false, fmt.Errorf("window: %w", err)
 		}
-		w = &streams.Window{Start: s, End: t}
+		w = &keys.Window{Start: s, End: t}
 	}
 	req, err := p.Request(part, w)
 	if err != nil {
 		return false, err
 	}
 	if t, ok := m["resume"].(map[string]any); ok {
-		r, err := streams.ResumeFromTree(t)
+		r, err := pages.ResumeFromTree(t)
 		if err != nil {
 			return false, fmt.Errorf("resume.%w", err)
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/tap-dev/tap/client"
 	"github.com/tap-dev/tap/records"
 	"github.com/tap-dev/tap/streams"
+	"github.com/tap-dev/tap/streams/pages"
 )
 
 // deadLetter turns the error of one walk of n (a child's walk for one
@@ -105,7 +106,7 @@ func (e *engine) letterFor(n *node, first streams.Request, part streams.Partitio
 	if errors.As(err, &pe) && (n.continuing || !sameRequest(pe.Req, first)) {
 		// Replay starts at the page that failed: the pages before it
 		// were written (by this walk, or by the run it resumes).
-		l.Resume = streams.Resume{Next: e.relative(pe.Req)}.Tree()
+		l.Resume = pages.Resume{Next: e.relative(pe.Req)}.Tree()
 	}
 	if hasSE {
 		l.Method, l.URL, l.Status, l.ResponseBody = se.Method, se.URL, se.Status, se.Body

@@ -13,7 +13,7 @@ import (
 	"github.com/tap-dev/tap/client/limit"
 	"github.com/tap-dev/tap/demoapi"
 	"github.com/tap-dev/tap/settings"
-	"github.com/tap-dev/tap/streams"
+	"github.com/tap-dev/tap/streams/keys"
 	"github.com/tap-dev/tap/tap/output"
 	"github.com/tap-dev/tap/tap/state"
 )
@@ -27,7 +27,7 @@ type Options struct {
 	Log       *slog.Logger
 	// Shard reads one shard of the chunked streams' windows, and the
 	// streams that are not chunked only in shard 0 (--shard I/N).
-	Shard streams.Shard
+	Shard keys.Shard
 	// ProgressEvery is the period of progress lines [10s].
 	ProgressEvery time.Duration
 	// RecordLimit > 0 stops each stream after that many records and

@@ -12,6 +12,8 @@ import (
 	"github.com/tap-dev/tap/records"
 	"github.com/tap-dev/tap/settings"
 	"github.com/tap-dev/tap/streams"
+	"github.com/tap-dev/tap/streams/keys"
+	"github.com/tap-dev/tap/streams/pages"
 	"github.com/tap-dev/tap/tap/output"
 	"github.com/tap-dev/tap/tap/state"
 )
@@ -33,7 +35,7 @@ type node struct {
 	// resume is where the last run stopped inside this stream's walk
 	// (nil: start afresh); walkPages counts the pages of the walk in
 	// progress written over every run.
-	resume     *streams.Resume
+	resume     *pages.Resume
 	walkPages  int64
 	continuing bool // the walk in progress started at a resume position
 
@@ -46,12 +48,12 @@ type node struct {
 	pageReq    streams.Request
 	walkFilter map[string]string
 	pageDone   int64
-	pageDigest streams.Digest
-	childAt    *streams.Resume
-	pending    *streams.Resume // the last run's resume, until the first page checks it
+	pageDigest pages.Digest
+	childAt    *pages.Resume
+	pending    *pages.Resume // the last run's resume, until the first page checks it
 	skip       int64
 	skipKids   bool
-	childWalk  *streams.Resume
+	childWalk  *pages.Resume
 
 	// outs are, with stream maps, the streams the node is written as
 	// (nil: itself).
@@ -75,7 +77,7 @@ type node struct {
 
 	held   atomic.Bool     // a request was dead-lettered: the bookmark stays (requestfailure.go)
 	held1  map[string]bool // per-partition: the partitions whose walk was dead-lettered
-	window *streams.Window // the chunk window being walked, for its dead letter
+	window *keys.Window    // the chunk window being walked, for its dead letter
 
 	retrying bool     // the window walked is one that failed (backfill.go)
 	backfill backfill // what became of the chunk windows
@@ -102,9 +104,9 @@ type engine struct {
 	fetch  func(*node) streams.Fetch
 	byName map[string]*node
 
-	recordLimit int64         // Options.RecordLimit
-	tree        bool          // Options.Tree
-	shard       streams.Shard // Options.Shard
+	recordLimit int64      // Options.RecordLimit
+	tree        bool       // Options.Tree
+	shard       keys.Shard // Options.Shard
 
 	// base is the API's base URL, without a final slash: a resume URL
 	// under it is kept relative, so that it outlives a demo API's port.
@@ -334,7 +336,7 @@ func (e *engine) syncStream(ctx context.Context, n *node) error {
 // in progress before it starts, so that a run killed in window N resumes
 // at window N. A window that fails is recorded and the walk goes on; the
 // windows still failed at the end are read once more (backfill.go).
-func (e *engine) syncWindows(ctx context.Context, n *node, ws []streams.Window) error {
+func (e *engine) syncWindows(ctx context.Context, n *node, ws []keys.Window) error {
 	d, p := n.def, n.plan
 	if s, end, ok := e.state.Window(d.Name); ok && s != end && len(ws) > 0 {
 		n.backfill.resumed++ // the first window is the one a stopped run was in

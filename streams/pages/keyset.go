@@ -8,6 +8,7 @@ import (
 
 	"github.com/tap-dev/tap/codec"
 	"github.com/tap-dev/tap/streams"
+	"github.com/tap-dev/tap/streams/keys"
 )
 
 // keysetPaginator asks for the rows after the largest key seen:
@@ -71,7 +72,7 @@ func compareKeyset(a, b any) (int, error) {
 	case aStr && bStr:
 		return strings.Compare(a.(string), b.(string)), nil
 	case !aStr && !bStr:
-		return streams.CompareNumbers(a, b)
+		return keys.CompareNumbers(a, b)
 	}
 	return 0, fmt.Errorf("cannot order a JSON %s key against a JSON %s key", codec.TypeName(a), codec.TypeName(b))
 }

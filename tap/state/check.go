@@ -8,6 +8,8 @@ import (
 	"github.com/tap-dev/tap/codec"
 	"github.com/tap-dev/tap/settings"
 	"github.com/tap-dev/tap/streams"
+	"github.com/tap-dev/tap/streams/keys"
+	"github.com/tap-dev/tap/streams/pages"
 )
 
 // failedWindows reads a bookmark's failed_windows: an array of
@@ -77,7 +79,7 @@ func (st *State) Check(cfg *settings.Config) error {
 		if v, ok := b[keyValue]; ok && v != nil {
 			switch KeyKind(cfg.Schemas[d.Name], d.ReplicationKey) {
 			case "time":
-				if _, ok := streams.ParseTimeKey(v); !ok {
+				if _, ok := keys.ParseTime(v); !ok {
 					return fmt.Errorf("%s.%s: expected an RFC 3339 time (replication key %q is a date-time), got %s", field, keyValue, d.ReplicationKey, jsonText(v))
 				}
 			case "number":
@@ -101,7 +103,7 @@ func (st *State) Check(cfg *settings.Config) error {
 				}
 			}
 			if h, ok := wm["high"]; ok {
-				if _, isTime := streams.ParseTimeKey(h); !isTime {
+				if _, isTime := keys.ParseTime(h); !isTime {
 					return fmt.Errorf("%s.%s.high: expected an RFC 3339 time (the largest %q read), got %s", field, keyWindow, d.ReplicationKey, jsonText(h))
 				}
 			}
@@ -122,7 +124,7 @@ func checkResume(field string, b map[string]any) error {
 	if !ok {
 		return fmt.Errorf("%s.%s: expected an object {\"request\", \"filter\", ...}", field, keyResume)
 	}
-	if _, err := streams.ResumeFromTree(m); err != nil {
+	if _, err := pages.ResumeFromTree(m); err != nil {
 		return fmt.Errorf("%s.%s.%w", field, keyResume, err)
 	}
 	return nil
@@ -134,7 +136,7 @@ func checkPartitions(field string, b map[string]any, kind string) error {
 	checkValue := func(where string, v any) error {
 		switch kind {
 		case "time":
-			if _, ok := streams.ParseTimeKey(v); !ok {
+			if _, ok := keys.ParseTime(v); !ok {
 				return fmt.Errorf("%s: expected an RFC 3339 time, got %s", where, jsonText(v))
 			}
 		case "number":

@@ -14,6 +14,7 @@ import (
 
 	"github.com/tap-dev/tap/settings"
 	"github.com/tap-dev/tap/streams"
+	"github.com/tap-dev/tap/streams/keys"
 )
 
 func TestLoadForms(t *testing.T) {
@@ -152,8 +153,8 @@ func TestLoadForChecksFailedWindows(t *testing.T) {
 			failed: `[{"start": "2026-01-02T00:00:00Z", "end": "2026-01-03T00:00:00Z", "error": "503"},
 			          {"start": "2026-01-04T00:00:00Z", "end": "2026-01-05T00:00:00Z"}]`,
 			want: []streams.FailedWindow{
-				{Window: streams.Window{Start: time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC), End: time.Date(2026, 1, 3, 0, 0, 0, 0, time.UTC)}, Error: "503"},
-				{Window: streams.Window{Start: time.Date(2026, 1, 4, 0, 0, 0, 0, time.UTC), End: time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)}},
+				{Window: keys.Window{Start: time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC), End: time.Date(2026, 1, 3, 0, 0, 0, 0, time.UTC)}, Error: "503"},
+				{Window: keys.Window{Start: time.Date(2026, 1, 4, 0, 0, 0, 0, time.UTC), End: time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)}},
 			},
 		},
 		"empty":            {failed: `[]`, want: []streams.FailedWindow{}},

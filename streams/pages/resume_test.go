@@ -1,4 +1,4 @@
-package streams
+package pages
 
 import (
 	"encoding/json"
@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/tap-dev/tap/streams"
 )
 
 // A resume object survives the trip through STATE's JSON.
@@ -15,13 +16,13 @@ func TestResumeRoundTrip(t *testing.T) {
 	d.Add("7")
 	d.Add("8")
 	for _, r := range []Resume{{
-		Next: Request{Method: "POST", URL: "/v1/search", Query: url.Values{"page": {"7"}, "since": {"2026-01-01T00:00:00Z"}},
+		Next: streams.Request{Method: "POST", URL: "/v1/search", Query: url.Values{"page": {"7"}, "since": {"2026-01-01T00:00:00Z"}},
 			Header: http.Header{"X-Cursor": {"abc"}}, Body: []byte(`{"after":"x"}`)},
 		Filter: map[string]string{"since": "2026-01-01T00:00:00Z"}, High: "2026-01-09T00:00:00Z", Version: 1768089600000, Pages: 6,
 	}, {
 		// A parent two records into its page, in the walk of a child.
-		Next: Request{Method: "GET", URL: "/v1/orders", Query: url.Values{"cursor": {"c3"}}}, Pages: 2, Done: 2, Digest: d.String(),
-		Child: &Resume{Stream: "order_items", Partition: "order_id=9", Next: Request{Method: "GET", URL: "/v1/orders/9/items",
+		Next: streams.Request{Method: "GET", URL: "/v1/orders", Query: url.Values{"cursor": {"c3"}}}, Pages: 2, Done: 2, Digest: d.String(),
+		Child: &Resume{Stream: "order_items", Partition: "order_id=9", Next: streams.Request{Method: "GET", URL: "/v1/orders/9/items",
 			Query: url.Values{"offset": {"2"}}}, Pages: 1, High: "2026-01-03T00:00:00Z"},
 	}} {
 		b, err := json.Marshal(r.Tree())

@@ -1,4 +1,4 @@
-package streams
+package keys
 
 import (
 	"encoding/json"
@@ -60,19 +60,19 @@ func TestCompareKeys(t *testing.T) {
 		{math.NaN(), 1.0, 0, "not a finite number"},
 	}
 	for _, tt := range tests {
-		got, err := CompareKeys(tt.a, tt.b)
+		got, err := Compare(tt.a, tt.b)
 		if tt.wantErr != "" {
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-				t.Errorf("CompareKeys(%#v, %#v) err = %v, want it to contain %q", tt.a, tt.b, err, tt.wantErr)
+				t.Errorf("Compare(%#v, %#v) err = %v, want it to contain %q", tt.a, tt.b, err, tt.wantErr)
 			}
 			continue
 		}
 		if err != nil || got != tt.want {
-			t.Errorf("CompareKeys(%#v, %#v) = %d, %v; want %d", tt.a, tt.b, got, err, tt.want)
+			t.Errorf("Compare(%#v, %#v) = %d, %v; want %d", tt.a, tt.b, got, err, tt.want)
 		}
 		// antisymmetry
-		if back, err := CompareKeys(tt.b, tt.a); err != nil || back != -tt.want {
-			t.Errorf("CompareKeys(%#v, %#v) = %d, %v; want %d", tt.b, tt.a, back, err, -tt.want)
+		if back, err := Compare(tt.b, tt.a); err != nil || back != -tt.want {
+			t.Errorf("Compare(%#v, %#v) = %d, %v; want %d", tt.b, tt.a, back, err, -tt.want)
 		}
 	}
 }
@@ -88,13 +88,13 @@ func TestMaxKeyKeepsRepresentation(t *testing.T) {
 		{json.Number("1.50"), json.Number("1.5"), json.Number("1.50")},
 	}
 	for _, tt := range tests {
-		got, err := MaxKey(tt.a, tt.b)
+		got, err := Max(tt.a, tt.b)
 		if err != nil || got != tt.want {
-			t.Errorf("MaxKey(%#v, %#v) = %#v, %v; want %#v", tt.a, tt.b, got, err, tt.want)
+			t.Errorf("Max(%#v, %#v) = %#v, %v; want %#v", tt.a, tt.b, got, err, tt.want)
 		}
 	}
-	if _, err := MaxKey(json.Number("1"), "2026-01-01"); err == nil {
-		t.Error("MaxKey of a number and a time: no error")
+	if _, err := Max(json.Number("1"), "2026-01-01"); err == nil {
+		t.Error("Max of a number and a time: no error")
 	}
 }
 
@@ -114,9 +114,9 @@ func TestParseTimeKey(t *testing.T) {
 		{1755507600.0, time.Time{}, false},
 	}
 	for _, tt := range tests {
-		got, ok := ParseTimeKey(tt.in)
+		got, ok := ParseTime(tt.in)
 		if ok != tt.ok || !got.Equal(tt.want) {
-			t.Errorf("ParseTimeKey(%#v) = %v, %v; want %v, %v", tt.in, got, ok, tt.want, tt.ok)
+			t.Errorf("ParseTime(%#v) = %v, %v; want %v, %v", tt.in, got, ok, tt.want, tt.ok)
 		}
 	}
 }

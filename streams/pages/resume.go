@@ -1,4 +1,4 @@
-package streams
+package pages
 
 import (
 	"encoding/json"
@@ -9,6 +9,8 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+
+	"github.com/tap-dev/tap/streams"
 )
 
 // Resume is where a walk stopped: enough to start the next run on the page
@@ -22,7 +24,7 @@ import (
 type Resume struct {
 	// Next is the request of the first page not yet written: its page
 	// position (offset, page, key, cursor or URL) and the filter.
-	Next Request
+	Next streams.Request
 	// Filter holds the incremental parameters the walk began with, for
 	// the reader: Next carries them too.
 	Filter map[string]string
@@ -213,56 +215,4 @@ func treeValues(v any) (url.Values, error) {
 		}
 	}
 	return out, nil
-}
-
-// High is the largest replication-key value observed so far (nil when
-// none, and always for a per-partition stream): a resume carries it.
-func (p *Plan) High() any { return p.high }
-
-// ResumeHigh restores the largest key a resumed walk had written before
-// the resume position, so that the bookmark at the walk's end counts it.
-func (p *Plan) ResumeHigh(v any) {
-	if p.fullTable || p.perPart || v == nil {
-		return
-	}
-	if h, err := MaxKey(p.high, v); err == nil {
-		p.high = h
-	}
-}
-
-// PartitionHigh is the largest replication-key value observed in part's
-// walk so far (nil when none): a child's resume carries it.
-func (p *Plan) PartitionHigh(part Partition) any {
-	if c := p.partByID[part.id]; c != nil {
-		return c.high
-	}
-	return nil
-}
-
-// ResumePartitionHigh restores the largest key a resumed partition walk
-// had written before the resume position, so that the partition's
-// bookmark at the walk's end counts it.
-func (p *Plan) ResumePartitionHigh(part Partition, v any) {
-	c := p.partByID[part.id]
-	if !p.perPart || v == nil || c == nil {
-		return
-	}
-	if h, err := MaxKey(c.high, v); err == nil {
-		c.high = h
-	}
-}
-
-// Filter returns the incremental parameters of a walk's first request.
-func (p *Plan) Filter(first Request) map[string]string {
-	inc := p.def.Incremental
-	if inc == nil || p.fullTable {
-		return nil
-	}
-	out := map[string]string{}
-	for _, name := range []string{inc.Param, inc.EndParam} {
-		if name != "" && first.Query.Has(name) {
-			out[name] = first.Query.Get(name)
-		}
-	}
-	return out
 }

@@ -1,4 +1,23 @@
-package streams
+// Package keys orders replication-key values, writes them as the bounds
+// of a request (Format, InclusiveEnd), moves a bookmark back by its
+// overlap (Subtract), and splits a range of times into the windows of a
+// chunked backfill (PlanWindows), of which a Shard reads its share. The
+// stream plan (package streams) decides which bounds a run uses.
+//
+// Replication-key values arrive in whatever representation the API and
+// the state file use: json.Number (the decoder keeps numbers as text),
+// strings (RFC 3339 times, dates, or opaque versions), or, from Go code,
+// float64, integers and time.Time. A bookmark is the largest value seen,
+// so the tap has to order them; this package does so by meaning, never by
+// the text of mixed formats:
+//
+//   - numbers compare numerically and exactly, even beyond 2^53;
+//   - strings that are times (RFC 3339 with any offset and any fraction,
+//     or "2006-01-02" dates, taken as midnight UTC) compare as instants;
+//   - other strings compare lexically (opaque but sortable versions);
+//   - nil (a record without a value) is smaller than everything;
+//   - anything else, or two values of different kinds, is an error.
+package keys
 
 import (
 	"cmp"
@@ -9,23 +28,10 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/tap-dev/tap/codec"
 )
-
-// Replication-key values arrive in whatever representation the API and
-// the state file use: json.Number (the decoder keeps numbers as text),
-// strings (RFC 3339 times, dates, or opaque versions), or, from Go code,
-// float64, integers and time.Time. A bookmark is the largest value seen,
-// so the tap has to order them; this file does so by meaning, never by
-// the text of mixed formats:
-//
-//   - numbers compare numerically and exactly, even beyond 2^53;
-//   - strings that are times (RFC 3339 with any offset and any fraction,
-//     or "2006-01-02" dates, taken as midnight UTC) compare as instants;
-//   - other strings compare lexically (opaque but sortable versions);
-//   - nil (a record without a value) is smaller than everything;
-//   - anything else, or two values of different kinds, is an error.
 
 // keyKind is the meaning of a replication-key value.
 type keyKind int
@@ -61,7 +67,7 @@ func classifyKey(v any) (keyValue, error) {
 	if v == nil {
 		return keyValue{kind: kindNil}, nil
 	}
-	if t, ok := ParseTimeKey(v); ok {
+	if t, ok := ParseTime(v); ok {
 		return keyValue{kind: kindTime, t: t}, nil
 	}
 	if s, ok := v.(string); ok {
@@ -74,7 +80,7 @@ func classifyKey(v any) (keyValue, error) {
 	if isNum {
 		return keyValue{kind: kindNumber, num: r}, nil
 	}
-	return keyValue{}, fmt.Errorf("a replication key must be a number, a time or a string, got %s (%T)", jsonType(v), v)
+	return keyValue{}, fmt.Errorf("a replication key must be a number, a time or a string, got %s (%T)", codec.TypeName(v), v)
 }
 
 // toRat converts a numeric value exactly. isNum is false for a value that
@@ -171,18 +177,18 @@ func CompareNumbers(a, b any) (int, error) {
 		return 0, err
 	}
 	if !aNum || !bNum {
-		return 0, fmt.Errorf("cannot order %s against %s as numbers", jsonType(a), jsonType(b))
+		return 0, fmt.Errorf("cannot order %s against %s as numbers", codec.TypeName(a), codec.TypeName(b))
 	}
 	return ra.Cmp(rb), nil
 }
 
-// CompareKeys orders two replication-key values: -1 if a < b, 0 if they
-// are equal, +1 if a > b. See the rules at the top of this file; a number
+// Compare orders two replication-key values: -1 if a < b, 0 if they
+// are equal, +1 if a > b. See the rules in the package doc; a number
 // against a time, or a time against a non-time string, is an error.
 //
 // "2026-08-18T11:00:00+02:00" and "2026-08-18T09:00:00Z" are equal;
 // json.Number("9007199254740993") is larger than 9007199254740992.
-func CompareKeys(a, b any) (int, error) {
+func Compare(a, b any) (int, error) {
 	if c, ok := compareInts(a, b); ok {
 		return c, nil
 	}
@@ -203,7 +209,7 @@ func CompareKeys(a, b any) (int, error) {
 		return 1, nil
 	case ka.kind != kb.kind:
 		return 0, fmt.Errorf("cannot compare replication key values of different kinds: %s (%s) and %s (%s)",
-			ka.kind, describeKey(a), kb.kind, describeKey(b))
+			ka.kind, Describe(a), kb.kind, Describe(b))
 	}
 	switch ka.kind {
 	case kindNumber:
@@ -215,10 +221,10 @@ func CompareKeys(a, b any) (int, error) {
 	}
 }
 
-// MaxKey returns the larger of a and b in its original representation (a
+// Max returns the larger of a and b in its original representation (a
 // itself when they are equal), so a bookmark keeps the text the API sent.
-func MaxKey(a, b any) (any, error) {
-	c, err := CompareKeys(a, b)
+func Max(a, b any) (any, error) {
+	c, err := Compare(a, b)
 	if err != nil {
 		return nil, err
 	}
@@ -228,11 +234,11 @@ func MaxKey(a, b any) (any, error) {
 	return b, nil
 }
 
-// ParseTimeKey reads a time-like replication-key value: a string in RFC
+// ParseTime reads a time-like replication-key value: a string in RFC
 // 3339 (any offset, optional fractional seconds) or a "2006-01-02" date
 // (midnight UTC), or a time.Time. Numbers are never taken as times: a
 // unix timestamp is a number and compares as one.
-func ParseTimeKey(v any) (time.Time, bool) {
+func ParseTime(v any) (time.Time, bool) {
 	switch x := v.(type) {
 	case time.Time:
 		return x, true
@@ -250,8 +256,8 @@ func ParseTimeKey(v any) (time.Time, bool) {
 	return time.Time{}, false
 }
 
-// describeKey prints a key value for an error message.
-func describeKey(v any) string {
+// Describe prints a key value for an error message.
+func Describe(v any) string {
 	switch x := v.(type) {
 	case string:
 		return fmt.Sprintf("%q", shorten(x))
@@ -268,7 +274,7 @@ func shorten(s string) string {
 		return s
 	}
 	cut := limit
-	for cut > 0 && !isRuneStart(s[cut]) {
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
 		cut--
 	}
 	return s[:cut] + "…"
