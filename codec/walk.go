@@ -81,6 +81,17 @@ func (w *Walker) space() {
 	w.spaces()
 }
 
+// skip is space for a caller that keeps its place in a variable: it
+// returns where the whitespace at pos ends.
+func (w *Walker) skip(pos int) int {
+	if pos < len(w.b) && w.b[pos] > ' ' {
+		return pos
+	}
+	w.pos = pos
+	w.spaces()
+	return w.pos
+}
+
 func (w *Walker) spaces() {
 	for w.pos < len(w.b) {
 		switch w.b[w.pos] {
@@ -191,8 +202,13 @@ func (w *Walker) members(n *shapeNode, top bool, from int) error {
 		}
 	}
 	last := 0 // the hint slot of the key before: 0 for the first
+	// The loop keeps its place in pos, not w.pos, and sets w.pos for
+	// what it calls: a member costs a few dozen instructions, and a
+	// field written and read back at each step showed.
+	pos := w.pos
 	for {
-		if w.pos >= len(b) || b[w.pos] != '"' {
+		if pos >= len(b) || b[pos] != '"' {
+			w.pos = pos
 			return w.unexpected("object key")
 		}
 		var p *shapeProp
@@ -202,15 +218,14 @@ func (w *Walker) members(n *shapeNode, top bool, from int) error {
 			if h := hints[last]; h != 0 {
 				// The guess, its quotes and the colon in one compare.
 				q := &n.props[h-1]
-				if q.plain && q.at(b, w.pos) {
-					p, known, w.pos = q, true, w.pos+len(q.member)
+				if q.plain && q.at(b, pos) {
+					p, known, pos = q, true, pos+len(q.member)
 				}
 			}
 		}
-		if p != nil {
-			w.space()
-		} else {
-			kstart := w.pos + 1
+		if p == nil {
+			w.pos = pos
+			kstart := pos + 1
 			var err error
 			if escaped, err = w.str(); err != nil {
 				return err
@@ -223,9 +238,9 @@ func (w *Walker) members(n *shapeNode, top bool, from int) error {
 			if w.pos >= len(b) || b[w.pos] != ':' {
 				return w.unexpected("object after key")
 			}
-			w.pos++
-			w.space()
+			pos = w.pos + 1
 		}
+		pos = w.skip(pos)
 		child := anyShape
 		switch {
 		case escaped:
@@ -252,28 +267,48 @@ func (w *Walker) members(n *shapeNode, top bool, from int) error {
 			}
 			w.keys = append(w.keys, key)
 		}
-		start := w.pos
-		if err := w.value(child, false); err != nil {
+		start := pos
+		w.pos = pos
+		// Strings and numbers, most values, without value's switch.
+		var err error
+		switch {
+		case pos >= len(b):
+			err = w.value(child, false)
+		case b[pos] == '"' && !child.dateTime:
+			w.want(child, kStr)
+			_, err = w.str()
+		case b[pos] == '-' || b[pos]-'0' <= 9:
+			var isInt bool
+			if isInt, err = w.number(); isInt {
+				w.want(child, kInt)
+			} else {
+				w.want(child, kNum) // 1.0 is an integer too: the library's call
+			}
+		default:
+			err = w.value(child, false)
+		}
+		if err != nil {
 			return err
 		}
+		pos = w.pos
 		if top && child.capture >= 0 {
-			w.caps[child.capture] = b[start:w.pos]
+			w.caps[child.capture] = b[start:pos]
 		}
-		w.space()
-		if w.pos >= len(b) {
+		if pos = w.skip(pos); pos >= len(b) {
+			w.pos = pos
 			return w.unexpected("object")
 		}
-		switch b[w.pos] {
+		switch b[pos] {
 		case ',':
-			w.pos++
-			w.space()
+			pos = w.skip(pos + 1)
 		case '}':
-			w.pos++
+			w.pos = pos + 1
 			if seen&n.reqMask != n.reqMask {
 				w.unsure = true
 			}
 			return nil
 		default:
+			w.pos = pos
 			return w.unexpected("object after value")
 		}
 	}

@@ -134,13 +134,8 @@ func compareInts(a, b any) (c int, ok bool) {
 	if !okA || !okB {
 		return 0, false
 	}
-	if digits(na) && digits(nb) {
-		// Without a sign or a leading zero, the longer is the larger,
-		// and digits of one length order as text: no parsing.
-		if len(na) != len(nb) {
-			return cmp.Compare(len(na), len(nb)), true
-		}
-		return strings.Compare(string(na), string(nb)), true
+	if c, ok := compareDigits(string(na), string(nb)); ok {
+		return c, true
 	}
 	x, errA := strconv.ParseInt(string(na), 10, 64)
 	y, errB := strconv.ParseInt(string(nb), 10, 64)
@@ -150,13 +145,33 @@ func compareInts(a, b any) (c int, ok bool) {
 	return cmp.Compare(x, y), true
 }
 
-// digits: a non-negative integer in canonical form ("0", "17", never "017").
-func digits(n json.Number) bool {
-	if n == "" || (n[0] == '0' && len(n) > 1) {
-		return false
+// compareDigits orders two non-negative integers in canonical form ("0",
+// "17", never "017") without parsing: the longer is the larger, and
+// digits of one length order as text, checked and compared in one pass
+// (a key is compared several times per record). ok is false when either
+// is not such an integer.
+func compareDigits(a, b string) (c int, ok bool) {
+	if a == "" || b == "" || (a[0] == '0' && len(a) > 1) || (b[0] == '0' && len(b) > 1) {
+		return 0, false
 	}
-	for i := 0; i < len(n); i++ {
-		if n[i] < '0' || n[i] > '9' {
+	if len(a) != len(b) {
+		return cmp.Compare(len(a), len(b)), digits(a) && digits(b)
+	}
+	for i := 0; i < len(a); i++ {
+		x, y := a[i]-'0', b[i]-'0'
+		if x > 9 || y > 9 {
+			return 0, false
+		}
+		if c == 0 {
+			c = cmp.Compare(x, y)
+		}
+	}
+	return c, true
+}
+
+func digits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i]-'0' > 9 {
 			return false
 		}
 	}

@@ -77,6 +77,39 @@ func TestCompareKeys(t *testing.T) {
 	}
 }
 
+func TestCompareDigits(t *testing.T) {
+	tests := []struct {
+		a, b string
+		want int
+		ok   bool
+	}{
+		{"0", "0", 0, true},
+		{"7", "10", -1, true},
+		{"120", "119", 1, true},
+		{"1234567", "1234567", 0, true},
+		{"1234568", "1234567", 1, true},
+		{"99999999999999999999999", "100000000000000000000000", -1, true},
+		{"", "1", 0, false},
+		{"007", "7", 0, false},
+		{"10", "01", 0, false},
+		{"-1", "1", 0, false},
+		{"1a", "12", 0, false},
+		{"12", "1:", 0, false}, // ':' is '9'+1
+		{"1/", "12", 0, false}, // '/' is '0'-1
+		{"123", "1.5", 0, false},
+		{"1e3", "100", 0, false},
+	}
+	for _, tt := range tests {
+		c, ok := compareDigits(tt.a, tt.b)
+		if ok != tt.ok || (ok && c != tt.want) {
+			t.Errorf("compareDigits(%q, %q) = %d, %v; want %d, %v", tt.a, tt.b, c, ok, tt.want, tt.ok)
+		}
+		if back, ok := compareDigits(tt.b, tt.a); ok != tt.ok || (ok && back != -tt.want) {
+			t.Errorf("compareDigits(%q, %q) = %d, %v; want %d, %v", tt.b, tt.a, back, ok, -tt.want, tt.ok)
+		}
+	}
+}
+
 func TestMaxKeyKeepsRepresentation(t *testing.T) {
 	tests := []struct {
 		a, b, want any
