@@ -48,11 +48,9 @@ func (f Files) Load() (*Config, *state.State, *Selection, error) {
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	st := state.New()
-	if f.State != "" {
-		if st, err = state.LoadFor(f.State, cfg); err != nil {
-			return nil, nil, nil, err
-		}
+	st, err := f.loadState(cfg)
+	if err != nil {
+		return nil, nil, nil, err
 	}
 	var sel *Selection
 	if f.Catalog != "" {
@@ -66,6 +64,15 @@ func (f Files) Load() (*Config, *state.State, *Selection, error) {
 	return cfg, st, sel, nil
 }
 
+// loadState reads --state, checked against cfg; without one, a run starts
+// from the empty state.
+func (f Files) loadState(cfg *Config) (*state.State, error) {
+	if f.State == "" {
+		return state.New(), nil
+	}
+	return state.LoadFor(f.State, cfg)
+}
+
 // LoadConfig reads the config, its streams and stream maps.
 func (f Files) LoadConfig() (*Config, error) { return loadConfig(f.Config) }
 
@@ -73,12 +80,9 @@ func (f Files) LoadConfig() (*Config, error) { return loadConfig(f.Config) }
 // checked against cfg: a stream the catalog syncs in full_refresh starts
 // from no bookmark.
 func (f Files) LoadRead(cfg *Config) (*state.State, *Selection, error) {
-	st := state.New()
-	if f.State != "" {
-		var err error
-		if st, err = state.LoadFor(f.State, cfg); err != nil {
-			return nil, nil, err
-		}
+	st, err := f.loadState(cfg)
+	if err != nil {
+		return nil, nil, err
 	}
 	if f.Catalog == "" {
 		return nil, nil, &UsageError{Msg: "read needs --catalog CONFIGURED_CATALOG"}

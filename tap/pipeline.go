@@ -2,7 +2,6 @@ package tap
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -167,28 +166,10 @@ func primaryKeyString(m map[string]any, keys []string) string {
 func RecordObject(d *streams.Definition, rec any, part streams.Partition) (map[string]any, error) {
 	m, ok := rec.(map[string]any)
 	if !ok {
-		return nil, fmt.Errorf("stream %q: a record is not a JSON object (got %s); check records_path", d.Name, jsonType(rec))
+		return nil, fmt.Errorf("stream %q: a record is not a JSON object (got a JSON %s); check records_path", d.Name, codec.TypeName(rec))
 	}
 	if p := d.Parent; p != nil && p.As != "" {
 		m[p.As] = part.Key
 	}
 	return m, nil
-}
-
-func jsonType(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case string:
-		return "a string"
-	case json.Number, float64:
-		return "a number"
-	case bool:
-		return "a boolean"
-	case []any:
-		return "an array"
-	case map[string]any:
-		return "an object"
-	}
-	return fmt.Sprintf("%T", v)
 }

@@ -20,7 +20,6 @@ import (
 	"github.com/tap-dev/tap/streams/keys"
 	"github.com/tap-dev/tap/streams/pages"
 	"github.com/tap-dev/tap/tap/output"
-	"github.com/tap-dev/tap/tap/state"
 )
 
 // Replay is `tap replay --config C --dead-letters FILE [--state S]`: it
@@ -44,11 +43,9 @@ func Replay(ctx context.Context, f Files, lettersPath string, stdout, stderr io.
 	}
 	// st is the one STATE written, as given; the engine reads its own
 	// copy (walks and jobs note their progress in it).
-	st := state.New()
-	if f.State != "" {
-		if st, err = state.LoadFor(f.State, cfg); err != nil {
-			return err
-		}
+	st, err := f.loadState(cfg)
+	if err != nil {
+		return err
 	}
 	work, err := st.Clone()
 	if err != nil {
