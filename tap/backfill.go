@@ -11,6 +11,7 @@ import (
 	"github.com/tap-dev/tap/client"
 	"github.com/tap-dev/tap/streams"
 	"github.com/tap-dev/tap/streams/keys"
+	"github.com/tap-dev/tap/tap/catalog"
 	"github.com/tap-dev/tap/tap/state"
 )
 
@@ -283,7 +284,7 @@ func plural(n int, one, many string) string {
 // checkBackfills makes sure every selected chunked backfill knows where it
 // begins — start_date, a bookmark or a window in progress — before any
 // request is sent.
-func checkBackfills(cfg *Config, st *state.State, sel *Selection) error {
+func checkBackfills(cfg *Config, st *state.State, sel *catalog.Selection) error {
 	for i := range cfg.Streams {
 		d := &cfg.Streams[i]
 		inc := d.Incremental

@@ -16,6 +16,7 @@ import (
 	"github.com/tap-dev/tap/client"
 	"github.com/tap-dev/tap/settings"
 	"github.com/tap-dev/tap/streams"
+	"github.com/tap-dev/tap/tap/catalog"
 	"github.com/tap-dev/tap/tap/output"
 	"github.com/tap-dev/tap/tap/state"
 )
@@ -195,9 +196,10 @@ type engineCase struct {
 	stream map[string]any // extra fields of the stream "s"
 	rows   []map[string]any
 	state  string // incoming state JSON ("" = none)
-	sel    func() *Selection
-	fail   func(ctx context.CancelFunc) func(n int) error
-	shift  bool
+	// catalog is a Singer catalog to run with ("" = none).
+	catalog string
+	fail    func(ctx context.CancelFunc) func(n int) error
+	shift   bool
 	// more are other streams' definitions, and srcRows rows by stream name
 	// or by a child's filled path.
 	more    []map[string]any
@@ -253,9 +255,11 @@ func runEngineCase(t *testing.T, c engineCase) {
 			t.Fatal(err)
 		}
 	}
-	var sel *Selection
-	if c.sel != nil {
-		sel = c.sel()
+	var sel *catalog.Selection
+	if c.catalog != "" {
+		if sel, err = catalog.Parse([]byte(c.catalog), cfg, nil); err != nil {
+			t.Fatal(err)
+		}
 	}
 	var logs bytes.Buffer
 	log := output.NewStderrLogger(&logs, slog.LevelInfo, nil)
@@ -490,12 +494,10 @@ func TestEngine(t *testing.T) {
 			}
 		},
 	}, {
-		name:  "catalog FULL_TABLE: no filter, the bookmark kept as it was",
-		state: `{"bookmarks":{"s":{"replication_key":"updated_at","replication_key_value":"` + key(5) + `"}}}`,
-		rows:  unsorted,
-		sel: func() *Selection {
-			return &Selection{streams: map[string]*streamSelection{"s": {fullTable: true}}}
-		},
+		name:    "catalog FULL_TABLE: no filter, the bookmark kept as it was",
+		state:   `{"bookmarks":{"s":{"replication_key":"updated_at","replication_key_value":"` + key(5) + `"}}}`,
+		rows:    unsorted,
+		catalog: `{"streams": [{"tap_stream_id": "s", "metadata": [{"breadcrumb": [], "metadata": {"selected": true, "replication-method": "FULL_TABLE"}}]}]}`,
 		check: func(t *testing.T, r *recorder, src *source, _ string) {
 			if strings.Contains(src.requests[0], "since=") {
 				t.Errorf("full table sent the filter: %s", src.requests[0])

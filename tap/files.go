@@ -5,6 +5,7 @@ import (
 
 	"github.com/tap-dev/tap/settings"
 	"github.com/tap-dev/tap/streams/keys"
+	"github.com/tap-dev/tap/tap/catalog"
 	"github.com/tap-dev/tap/tap/state"
 )
 
@@ -40,7 +41,7 @@ func (f Files) Level(cfg *Config) slog.Level {
 
 // Load reads the config, then the state and the catalog, so that every
 // input is checked before anything is sent or written.
-func (f Files) Load() (*Config, *state.State, *Selection, error) {
+func (f Files) Load() (*Config, *state.State, *catalog.Selection, error) {
 	if f.Config == "" {
 		return nil, nil, nil, &UsageError{Msg: "--config is required"}
 	}
@@ -52,9 +53,13 @@ func (f Files) Load() (*Config, *state.State, *Selection, error) {
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	var sel *Selection
+	var sel *catalog.Selection
 	if f.Catalog != "" {
-		if sel, err = LoadCatalog(f.Catalog, cfg); err != nil {
+		m, err := CompileMaps(cfg)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if sel, err = catalog.Load(f.Catalog, cfg, m); err != nil {
 			return nil, nil, nil, err
 		}
 	}
@@ -79,7 +84,7 @@ func (f Files) LoadConfig() (*Config, error) { return loadConfig(f.Config) }
 // LoadRead reads the state and the configured catalog of `tap read`,
 // checked against cfg: a stream the catalog syncs in full_refresh starts
 // from no bookmark.
-func (f Files) LoadRead(cfg *Config) (*state.State, *Selection, error) {
+func (f Files) LoadRead(cfg *Config) (*state.State, *catalog.Selection, error) {
 	st, err := f.loadState(cfg)
 	if err != nil {
 		return nil, nil, err
@@ -87,7 +92,11 @@ func (f Files) LoadRead(cfg *Config) (*state.State, *Selection, error) {
 	if f.Catalog == "" {
 		return nil, nil, &UsageError{Msg: "read needs --catalog CONFIGURED_CATALOG"}
 	}
-	sel, fullRefresh, err := LoadConfiguredCatalog(f.Catalog, cfg)
+	m, err := CompileMaps(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	sel, fullRefresh, err := catalog.LoadConfigured(f.Catalog, cfg, m)
 	if err != nil {
 		return nil, nil, err
 	}

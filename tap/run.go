@@ -14,6 +14,7 @@ import (
 	"github.com/tap-dev/tap/demoapi"
 	"github.com/tap-dev/tap/settings"
 	"github.com/tap-dev/tap/streams/keys"
+	"github.com/tap-dev/tap/tap/catalog"
 	"github.com/tap-dev/tap/tap/output"
 	"github.com/tap-dev/tap/tap/state"
 )
@@ -21,7 +22,7 @@ import (
 // Options of one sync.
 type Options struct {
 	Config    *Config
-	Selection *Selection // nil syncs every stream
+	Selection *catalog.Selection // nil syncs every stream
 	State     *state.State
 	Writer    output.Writer
 	Log       *slog.Logger

@@ -14,6 +14,7 @@ import (
 	"github.com/tap-dev/tap/streams"
 	"github.com/tap-dev/tap/streams/keys"
 	"github.com/tap-dev/tap/streams/pages"
+	"github.com/tap-dev/tap/tap/catalog"
 	"github.com/tap-dev/tap/tap/output"
 	"github.com/tap-dev/tap/tap/state"
 )
@@ -114,7 +115,7 @@ type engine struct {
 	replaying bool // tap replay: every failed request becomes a dead letter
 }
 
-func newEngine(cfg *Config, sel *Selection, st *state.State, out output.Writer, log *slog.Logger) (*engine, error) {
+func newEngine(cfg *Config, sel *catalog.Selection, st *state.State, out output.Writer, log *slog.Logger) (*engine, error) {
 	e := &engine{cfg: cfg, state: st, out: out, log: log, now: time.Now, redact: cfg.Redactor}
 	e.fetch = e.fetcher
 	run, err := records.NewRun(e.now())
@@ -122,7 +123,7 @@ func newEngine(cfg *Config, sel *Selection, st *state.State, out output.Writer, 
 		return nil, err
 	}
 	e.dead = records.NewDeadLetters(cfg.DeadLetterPath, run, e.redact)
-	maps, err := compileMaps(cfg)
+	maps, err := CompileMaps(cfg)
 	if err != nil {
 		return nil, err
 	}

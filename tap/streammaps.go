@@ -2,14 +2,12 @@ package tap
 
 import (
 	"fmt"
-	"maps"
-	"slices"
 	"time"
 
 	"github.com/tap-dev/tap/codec"
 	"github.com/tap-dev/tap/settings"
 	"github.com/tap-dev/tap/streammap"
-	"github.com/tap-dev/tap/streams"
+	"github.com/tap-dev/tap/tap/catalog"
 )
 
 // Stream maps and flattening (package records) sit between validation and
@@ -18,9 +16,9 @@ import (
 // whose bookmark the records move. The catalog describes the mapped
 // streams, so a catalog's stream names are the names the maps write.
 
-// compileMaps compiles the config's stream maps; nil when the config has
+// CompileMaps compiles the config's stream maps; nil when the config has
 // none (and no flattening).
-func compileMaps(cfg *Config) (*streammap.Mapper, error) {
+func CompileMaps(cfg *Config) (*streammap.Mapper, error) {
 	if len(cfg.StreamMaps) == 0 && !cfg.FlatteningEnabled {
 		return nil, nil
 	}
@@ -51,82 +49,10 @@ func loadConfig(path string) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := compileMaps(cfg); err != nil {
+	if _, err := CompileMaps(cfg); err != nil {
 		return nil, err
 	}
 	return cfg, nil
-}
-
-// catalogStreams resolves a catalog's stream names: the config's streams,
-// or with stream maps the streams the maps write, each to the definition
-// of the stream it is read from.
-func catalogStreams(cfg *Config) func(name string) *streams.Definition {
-	m, err := compileMaps(cfg)
-	if err != nil || m == nil {
-		return cfg.Stream
-	}
-	return func(name string) *streams.Definition {
-		if o := m.Output(name); o != nil {
-			return cfg.Stream(o.Source)
-		}
-		return nil
-	}
-}
-
-// catalogSchema is the schema of a catalog's stream: mapped when maps
-// write it.
-func catalogSchema(cfg *Config, name string) map[string]any {
-	if m, err := compileMaps(cfg); err == nil && m != nil {
-		if o := m.Output(name); o != nil {
-			return o.Schema
-		}
-	}
-	return cfg.Schemas[name]
-}
-
-// mapCatalog replaces each stream of a discovered catalog by the streams
-// its maps write, with their schemas and keys.
-func mapCatalog(cfg *Config, cat *Catalog) *Catalog {
-	m, err := compileMaps(cfg)
-	if err != nil || m == nil {
-		return cat // the config was checked when it was loaded
-	}
-	out := &Catalog{Streams: []CatalogEntry{}}
-	for _, e := range cat.Streams {
-		d := cfg.Stream(e.TapStreamID)
-		for _, o := range m.Outputs(d.Name) {
-			me := e
-			me.TapStreamID, me.Stream, me.Schema = o.Name, o.Name, o.Schema
-			me.KeyProperties = append([]string{}, o.KeyProperties...)
-			props, _ := o.Schema["properties"].(map[string]any)
-			if _, ok := props[me.ReplicationKey]; !ok {
-				me.ReplicationKey = ""
-			}
-			validKeys := []string{}
-			if me.ReplicationKey != "" {
-				validKeys = []string{me.ReplicationKey}
-			}
-			top := map[string]any{}
-			for k, v := range e.Metadata[0].Metadata {
-				top[k] = v
-			}
-			top["table-key-properties"] = me.KeyProperties
-			top["valid-replication-keys"] = validKeys
-			me.Metadata = []Metadata{{Breadcrumb: []string{}, Metadata: top}}
-			for _, p := range slices.Sorted(maps.Keys(props)) {
-				inclusion := "available"
-				if p == me.ReplicationKey || slices.Contains(me.KeyProperties, p) || d.Parent != nil && p == d.Parent.As {
-					inclusion = "automatic"
-				}
-				me.Metadata = append(me.Metadata, Metadata{
-					Breadcrumb: []string{"properties", p},
-					Metadata:   map[string]any{"inclusion": inclusion, "selected-by-default": true},
-				})
-			}
-			out.Streams = append(out.Streams, me)
-		}
-	}
-	return out
 }
 
 // mappedOutput is one stream a mapped node writes.
@@ -145,7 +71,7 @@ type mappedOutput struct {
 
 // attachMaps gives a node the streams its maps write; the node is
 // selected when one of them is.
-func attachMaps(n *node, m *streammap.Mapper, sel *Selection) {
+func attachMaps(n *node, m *streammap.Mapper, sel *catalog.Selection) {
 	if m == nil {
 		return
 	}

@@ -19,7 +19,23 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/tap-dev/tap/settings"
+	"github.com/tap-dev/tap/streams"
+	"github.com/tap-dev/tap/tap/catalog"
 )
+
+// testConfig is a config of two streams, orders and its child items.
+func testConfig() *Config {
+	return &Config{
+		Streams: []streams.Definition{
+			{Name: "orders", PrimaryKey: []string{"id"}, ReplicationKey: "updated_at"},
+			{Name: "items", PrimaryKey: []string{"id"}, Parent: &streams.Parent{Stream: "orders", Key: "id", As: "order_id"}},
+		},
+		Schemas: map[string]map[string]any{
+			"orders": {"type": "object", "properties": map[string]any{"id": map[string]any{}, "updated_at": map[string]any{}, "amount": map[string]any{}, "note": map[string]any{}}},
+			"items":  {"type": "object", "properties": map[string]any{"id": map[string]any{}, "order_id": map[string]any{}, "sku": map[string]any{}}},
+		},
+	}
+}
 
 // mappedConfig is testConfig with orders aliased and copied, its note
 // removed and a hash added.
@@ -36,7 +52,12 @@ func mappedConfig() *Config {
 // The catalog describes the streams the maps write: names, schemas, keys
 // and the replication key where the mapped schema keeps it.
 func TestDiscoverShowsMappedStreams(t *testing.T) {
-	cat := Discover(mappedConfig())
+	cfg := mappedConfig()
+	m, err := CompileMaps(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat := catalog.Discover(cfg, m)
 	var names []string
 	for _, e := range cat.Streams {
 		names = append(names, e.TapStreamID)
@@ -68,11 +89,11 @@ func TestCatalogSelectsMappedStreams(t *testing.T) {
 	cfg := mappedConfig()
 	path := filepath.Join(t.TempDir(), "catalog.json")
 	os.WriteFile(path, []byte(`{"streams": [{"tap_stream_id": "orders_copy", "metadata": [{"breadcrumb": [], "metadata": {"selected": true}}]}]}`), 0o644)
-	sel, err := LoadCatalog(path, cfg)
+	m, err := CompileMaps(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := compileMaps(cfg)
+	sel, err := catalog.Load(path, cfg, m)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +103,7 @@ func TestCatalogSelectsMappedStreams(t *testing.T) {
 		t.Errorf("selected %v, outputs %v; want the source walked for orders_copy only", n.selected, n.selectedOutputs())
 	}
 	os.WriteFile(path, []byte(`{"streams": [{"tap_stream_id": "orders"}]}`), 0o644)
-	if _, err := LoadCatalog(path, cfg); err == nil || !strings.Contains(err.Error(), `unknown stream "orders"`) {
+	if _, err := catalog.Load(path, cfg, m); err == nil || !strings.Contains(err.Error(), `unknown stream "orders"`) {
 		t.Errorf("a catalog naming the aliased source: error %v", err)
 	}
 }
@@ -91,7 +112,7 @@ func TestBadStreamMapIsBadInput(t *testing.T) {
 	cfg := testConfig()
 	cfg.Path = "config.json"
 	cfg.StreamMaps = map[string]any{"orders": map[string]any{"x": "[i for i in note]"}}
-	_, err := compileMaps(cfg)
+	_, err := CompileMaps(cfg)
 	if err == nil || ExitCode(err) != ExitBadInput || !strings.Contains(err.Error(), `config.json: stream_maps.orders.x: "[i for i in note]"`) {
 		t.Errorf("error %v (exit %d), want a bad-input error naming the file, the map and the expression", err, ExitCode(err))
 	}
@@ -140,7 +161,11 @@ func TestSpliceMappedAgainstTree(t *testing.T) {
 		if err := os.WriteFile(catPath, []byte(cat.String()), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		sel, err := LoadCatalog(catPath, cfg)
+		m, err := CompileMaps(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sel, err := catalog.Load(catPath, cfg, m)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/tap-dev/tap/client"
 	"github.com/tap-dev/tap/settings"
 	"github.com/tap-dev/tap/tap"
+	"github.com/tap-dev/tap/tap/catalog"
 	"github.com/tap-dev/tap/tap/output"
 )
 
@@ -113,7 +114,11 @@ func airbyteDiscover(f tap.Files, aw *output.Airbyte) error {
 	if err != nil {
 		return err
 	}
-	return aw.Catalog(tap.DiscoverAirbyte(cfg))
+	m, err := tap.CompileMaps(cfg)
+	if err != nil {
+		return err
+	}
+	return aw.Catalog(catalog.DiscoverAirbyte(cfg, m))
 }
 
 // airbyteRead is `tap read --config C --catalog K [--state S]`: the same

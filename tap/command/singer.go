@@ -17,6 +17,7 @@ import (
 	"github.com/tap-dev/tap/demoapi"
 	"github.com/tap-dev/tap/settings"
 	"github.com/tap-dev/tap/tap"
+	"github.com/tap-dev/tap/tap/catalog"
 	"github.com/tap-dev/tap/tap/output"
 )
 
@@ -35,7 +36,11 @@ func SingerDiscover(f tap.Files, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	return writeIndented(stdout, tap.Discover(cfg))
+	m, err := tap.CompileMaps(cfg)
+	if err != nil {
+		return err
+	}
+	return writeIndented(stdout, catalog.Discover(cfg, m))
 }
 
 // PrintAbout is `tap --about [--format json|markdown|meltano]`.

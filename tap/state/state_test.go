@@ -235,3 +235,13 @@ func TestAirbyteStreamStateCarriesFailedWindows(t *testing.T) {
 		t.Errorf("FailedWindows = %v, %v", got, err)
 	}
 }
+
+func TestReset(t *testing.T) {
+	st := New()
+	st.SetValue("orders", "updated_at", "2026-01-01T00:00:00Z")
+	st.SetValue("tickets", "updated_at", "2026-02-01T00:00:00Z")
+	st.Reset("orders")
+	if st.Value("orders") != nil || st.Value("tickets") == nil {
+		t.Errorf("orders %v, tickets %v", st.Value("orders"), st.Value("tickets"))
+	}
+}

@@ -1,4 +1,4 @@
-package tap
+package catalog
 
 import (
 	"errors"
@@ -10,13 +10,13 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/tap-dev/tap/codec"
+	"github.com/tap-dev/tap/settings"
 	"github.com/tap-dev/tap/streams"
-	"github.com/tap-dev/tap/tap/state"
 )
 
 // abConfig is a config of four streams: a full table, an incremental one,
 // a parent and its child.
-func abConfig() *Config {
+func abConfig() *settings.Config {
 	obj := func(props ...string) map[string]any {
 		p := map[string]any{}
 		for _, k := range props {
@@ -24,7 +24,7 @@ func abConfig() *Config {
 		}
 		return map[string]any{"type": "object", "properties": p}
 	}
-	return &Config{
+	return &settings.Config{
 		Streams: []streams.Definition{
 			{Name: "tickets", PrimaryKey: []string{"id"}},
 			{Name: "orders", PrimaryKey: []string{"id"}, ReplicationKey: "updated_at"},
@@ -39,7 +39,7 @@ func abConfig() *Config {
 }
 
 func TestDiscoverAirbyte(t *testing.T) {
-	cat := DiscoverAirbyte(abConfig())
+	cat := DiscoverAirbyte(abConfig(), nil)
 	got := map[string]AirbyteStream{}
 	for _, s := range cat.Streams {
 		s.JSONSchema = nil
@@ -56,7 +56,7 @@ func TestDiscoverAirbyte(t *testing.T) {
 	}
 }
 
-func TestParseConfiguredCatalog(t *testing.T) {
+func TestParseConfigured(t *testing.T) {
 	tests := []struct {
 		name        string
 		catalog     string
@@ -148,7 +148,7 @@ func TestParseConfiguredCatalog(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			as, err := parseConfiguredCatalog(tree, abConfig())
+			as, err := parseConfigured(tree, abConfig(), nil)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("error %v, want %q", err, tt.wantErr)
@@ -189,24 +189,14 @@ func sortedCopy(s []string) []string {
 	return out
 }
 
-func TestLoadConfiguredCatalogNamesTheFile(t *testing.T) {
+func TestLoadConfiguredNamesTheFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "configured.json")
 	if err := os.WriteFile(path, []byte(`{"streams": [{"stream": {"name": "tickets"}, "sync_mode": "incremental"}]}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, _, err := LoadConfiguredCatalog(path, abConfig())
-	var ie *InputError
-	if !errors.As(err, &ie) || ie.File != path || ExitCode(err) != ExitBadInput {
+	_, _, err := LoadConfigured(path, abConfig(), nil)
+	var ie *settings.InputError
+	if !errors.As(err, &ie) || ie.File != path {
 		t.Fatalf("error %v (%T), want an *InputError naming %s", err, err, path)
-	}
-}
-
-func TestResetBookmark(t *testing.T) {
-	st := state.New()
-	st.SetValue("orders", "updated_at", "2026-01-01T00:00:00Z")
-	st.SetValue("tickets", "updated_at", "2026-02-01T00:00:00Z")
-	st.Reset("orders")
-	if st.Value("orders") != nil || st.Value("tickets") == nil {
-		t.Errorf("orders %v, tickets %v", st.Value("orders"), st.Value("tickets"))
 	}
 }

@@ -1,10 +1,11 @@
-package tap
+package catalog
 
 import (
 	"errors"
 	"fmt"
 
 	"github.com/tap-dev/tap/settings"
+	"github.com/tap-dev/tap/streammap"
 	"github.com/tap-dev/tap/streams"
 )
 
@@ -31,9 +32,9 @@ type AirbyteCatalog struct {
 
 // DiscoverAirbyte builds the Airbyte catalog of every stream of cfg from
 // the Singer catalog (Discover), so both modes describe the same streams.
-func DiscoverAirbyte(cfg *Config) *AirbyteCatalog {
+func DiscoverAirbyte(cfg *settings.Config, m *streammap.Mapper) *AirbyteCatalog {
 	cat := &AirbyteCatalog{Streams: []AirbyteStream{}}
-	for _, e := range Discover(cfg).Streams {
+	for _, e := range Discover(cfg, m).Streams {
 		s := AirbyteStream{Name: e.Stream, JSONSchema: e.Schema, SupportedSyncModes: []string{SyncFullRefresh}}
 		if e.ReplicationKey != "" {
 			s.SupportedSyncModes = append(s.SupportedSyncModes, SyncIncremental)
@@ -77,24 +78,24 @@ type airbyteSelection struct {
 	fullRefresh []string
 }
 
-// LoadConfiguredCatalog reads an Airbyte ConfiguredAirbyteCatalog and
-// turns it into the Selection of a run: only the listed streams sync. It
-// returns the incremental streams configured for full_refresh, whose
-// bookmarks the run must ignore. Every error is an *InputError naming the
-// file and the field.
-func LoadConfiguredCatalog(path string, cfg *Config) (*Selection, []string, error) {
+// LoadConfigured reads an Airbyte ConfiguredAirbyteCatalog and turns it
+// into the Selection of a run: only the listed streams sync. It returns
+// the incremental streams configured for full_refresh, whose bookmarks the
+// run must ignore. Every error is an *settings.InputError naming the file
+// and the field.
+func LoadConfigured(path string, cfg *settings.Config, m *streammap.Mapper) (*Selection, []string, error) {
 	tree, err := settings.ReadJSONFile(path, "configured catalog")
 	if err != nil {
 		return nil, nil, err
 	}
-	as, err := parseConfiguredCatalog(tree, cfg)
+	as, err := parseConfigured(tree, cfg, m)
 	if err != nil {
 		return nil, nil, inputErr(path, err)
 	}
 	return as.sel, as.fullRefresh, nil
 }
 
-func parseConfiguredCatalog(tree any, cfg *Config) (*airbyteSelection, error) {
+func parseConfigured(tree any, cfg *settings.Config, m *streammap.Mapper) (*airbyteSelection, error) {
 	var cat configuredCatalog
 	if err := decodeLoose(tree, &cat); err != nil {
 		return nil, err
@@ -103,7 +104,7 @@ func parseConfiguredCatalog(tree any, cfg *Config) (*airbyteSelection, error) {
 		return nil, errors.New(`streams: expected the configured catalog's "streams" array`)
 	}
 	out := &airbyteSelection{sel: &Selection{streams: map[string]*streamSelection{}}}
-	resolve := catalogStreams(cfg)
+	resolve := resolver(cfg, m)
 	for i, cs := range cat.Streams {
 		name := cs.Stream.Name
 		if name == "" {
@@ -131,7 +132,7 @@ func parseConfiguredCatalog(tree any, cfg *Config) (*airbyteSelection, error) {
 		default:
 			return nil, fmt.Errorf("streams[%d].sync_mode: expected full_refresh or incremental, got %q", i, cs.SyncMode)
 		}
-		out.sel.streams[name] = &streamSelection{dropped: droppedColumns(d, catalogSchema(cfg, name), cs.Stream.JSONSchema)}
+		out.sel.streams[name] = &streamSelection{dropped: droppedColumns(d, schemaOf(cfg, m, name), cs.Stream.JSONSchema)}
 	}
 	return out, nil
 }

@@ -1,4 +1,19 @@
-package tap
+// Package catalog describes the streams of a config to the tools that run
+// the tap, and reads back what they select: the Singer catalog (what
+// --discover prints and --catalog reads) and Airbyte's catalog and
+// configured catalog.
+//
+// Both catalogs are made from one description (Discover), so the two modes
+// describe the same streams. With stream maps, a catalog describes the
+// streams the maps write, not the streams read: a catalog's stream names
+// are the mapped names, each resolved to the definition it is read from.
+//
+// What a catalog selects is a Selection: the streams to sync, the
+// properties dropped from each, and the streams the catalog asks to read
+// as full tables. The properties that identify and order a record (its
+// primary key, replication key and parent key) are "automatic": always
+// kept, whatever the catalog says.
+package catalog
 
 import (
 	"encoding/json"
@@ -7,17 +22,19 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/tap-dev/tap/codec"
 	"github.com/tap-dev/tap/settings"
+	"github.com/tap-dev/tap/streammap"
 	"github.com/tap-dev/tap/streams"
 )
 
 // Catalog is a Singer catalog: what --discover prints and --catalog reads.
 type Catalog struct {
-	Streams []CatalogEntry `json:"streams"`
+	Streams []Stream `json:"streams"`
 }
 
-// CatalogEntry is one stream of a catalog.
-type CatalogEntry struct {
+// Stream is one stream of a catalog.
+type Stream struct {
 	TapStreamID       string         `json:"tap_stream_id"`
 	Stream            string         `json:"stream"`
 	Schema            map[string]any `json:"schema"`
@@ -33,9 +50,10 @@ type Metadata struct {
 	Metadata   map[string]any `json:"metadata"`
 }
 
-// Discover builds the catalog of every stream of cfg.
-func Discover(cfg *Config) *Catalog {
-	cat := &Catalog{Streams: []CatalogEntry{}}
+// Discover builds the catalog of every stream of cfg; with stream maps (m
+// not nil: the config's, compiled), of the streams they write.
+func Discover(cfg *settings.Config, m *streammap.Mapper) *Catalog {
+	cat := &Catalog{Streams: []Stream{}}
 	for i := range cfg.Streams {
 		d := &cfg.Streams[i]
 		schema := cfg.Schemas[d.Name]
@@ -73,7 +91,7 @@ func Discover(cfg *Config) *Catalog {
 				Metadata:   map[string]any{"inclusion": inclusion, "selected-by-default": true},
 			})
 		}
-		cat.Streams = append(cat.Streams, CatalogEntry{
+		cat.Streams = append(cat.Streams, Stream{
 			TapStreamID:       d.Name,
 			Stream:            d.Name,
 			Schema:            schema,
@@ -83,7 +101,7 @@ func Discover(cfg *Config) *Catalog {
 			Metadata:          md,
 		})
 	}
-	return mapCatalog(cfg, cat)
+	return mapped(cfg, m, cat)
 }
 
 // automatic reports whether a property must always be synced: the keys
@@ -140,22 +158,40 @@ func (s *Selection) FullTable(stream string) bool {
 	return s != nil && s.streams[stream] != nil && s.streams[stream].fullTable
 }
 
-// LoadCatalog reads a Singer catalog and turns it into a Selection of the
-// streams of cfg.
-func LoadCatalog(path string, cfg *Config) (*Selection, error) {
+// Load reads a Singer catalog and turns it into a Selection of the
+// streams of cfg (with stream maps, m, of the streams they write). Every
+// error is an *settings.InputError naming the file and the field.
+func Load(path string, cfg *settings.Config, m *streammap.Mapper) (*Selection, error) {
 	tree, err := settings.ReadJSONFile(path, "catalog")
 	if err != nil {
 		return nil, err
 	}
-	var cat Catalog
-	if err := decodeLoose(tree, &cat); err != nil {
+	sel, err := selection(tree, cfg, m)
+	if err != nil {
 		return nil, inputErr(path, err)
 	}
+	return sel, nil
+}
+
+// Parse reads a Singer catalog from data, as Load does from a file.
+func Parse(data []byte, cfg *settings.Config, m *streammap.Mapper) (*Selection, error) {
+	tree, err := codec.Decode(data)
+	if err != nil {
+		return nil, err
+	}
+	return selection(tree, cfg, m)
+}
+
+func selection(tree any, cfg *settings.Config, m *streammap.Mapper) (*Selection, error) {
+	var cat Catalog
+	if err := decodeLoose(tree, &cat); err != nil {
+		return nil, err
+	}
 	if _, ok := tree.(map[string]any)["streams"]; !ok {
-		return nil, inputErr(path, errors.New(`streams: expected the catalog's "streams" array`))
+		return nil, errors.New(`streams: expected the catalog's "streams" array`)
 	}
 	sel := &Selection{streams: map[string]*streamSelection{}}
-	resolve := catalogStreams(cfg)
+	resolve := resolver(cfg, m)
 	for i, e := range cat.Streams {
 		name := e.TapStreamID
 		if name == "" {
@@ -163,7 +199,7 @@ func LoadCatalog(path string, cfg *Config) (*Selection, error) {
 		}
 		d := resolve(name)
 		if d == nil {
-			return nil, inputErr(path, fmt.Errorf("streams[%d].tap_stream_id: unknown stream %q (the config defines %s)", i, name, streamNames(cfg)))
+			return nil, fmt.Errorf("streams[%d].tap_stream_id: unknown stream %q (the config defines %s)", i, name, streamNames(cfg))
 		}
 		selected, dropped := readSelection(e, d)
 		if selected {
@@ -173,10 +209,18 @@ func LoadCatalog(path string, cfg *Config) (*Selection, error) {
 	return sel, nil
 }
 
+func inputErr(file string, err error) error {
+	var ie *settings.InputError
+	if errors.As(err, &ie) {
+		return err
+	}
+	return &settings.InputError{File: file, Err: err}
+}
+
 // readSelection reads the "selected" metadata of one catalog entry.
 // Without a stream-level "selected", "selected-by-default" decides, as the
 // Singer spec says; a property without "selected" is kept.
-func readSelection(e CatalogEntry, d *streams.Definition) (bool, map[string]bool) {
+func readSelection(e Stream, d *streams.Definition) (bool, map[string]bool) {
 	selected := false
 	dropped := map[string]bool{}
 	for _, m := range e.Metadata {
@@ -209,7 +253,7 @@ func readSelection(e CatalogEntry, d *streams.Definition) (bool, map[string]bool
 }
 
 // fullTableMethod reads the stream-level "replication-method" metadata.
-func fullTableMethod(e CatalogEntry) bool {
+func fullTableMethod(e Stream) bool {
 	for _, m := range e.Metadata {
 		if len(m.Breadcrumb) == 0 && m.Metadata["replication-method"] == "FULL_TABLE" {
 			return true
@@ -218,7 +262,7 @@ func fullTableMethod(e CatalogEntry) bool {
 	return false
 }
 
-func streamNames(cfg *Config) string {
+func streamNames(cfg *settings.Config) string {
 	s := ""
 	for i, d := range cfg.Streams {
 		if i > 0 {

@@ -1,6 +1,7 @@
-package tap
+package catalog
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -8,11 +9,12 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/tap-dev/tap/settings"
 	"github.com/tap-dev/tap/streams"
 )
 
-func testConfig() *Config {
-	return &Config{
+func testConfig() *settings.Config {
+	return &settings.Config{
 		Streams: []streams.Definition{
 			{Name: "orders", PrimaryKey: []string{"id"}, ReplicationKey: "updated_at"},
 			{Name: "items", PrimaryKey: []string{"id"}, Parent: &streams.Parent{Stream: "orders", Key: "id", As: "order_id"}},
@@ -25,7 +27,7 @@ func testConfig() *Config {
 }
 
 func TestDiscoverMetadata(t *testing.T) {
-	cat := Discover(testConfig())
+	cat := Discover(testConfig(), nil)
 	orders := cat.Streams[0]
 	if orders.ReplicationMethod != "INCREMENTAL" || cat.Streams[1].ReplicationMethod != "FULL_TABLE" {
 		t.Errorf("replication methods %s, %s", orders.ReplicationMethod, cat.Streams[1].ReplicationMethod)
@@ -82,13 +84,13 @@ func TestLoadCatalogSelection(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "catalog.json")
 			os.WriteFile(path, []byte(tt.catalog), 0o644)
-			sel, err := LoadCatalog(path, testConfig())
+			sel, err := Load(path, testConfig(), nil)
 			if tt.wantErrPart != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErrPart) {
 					t.Fatalf("error %v, want %q", err, tt.wantErrPart)
 				}
-				if ExitCode(err) != ExitBadInput {
-					t.Errorf("exit code %d", ExitCode(err))
+				if ie := (*settings.InputError)(nil); !errors.As(err, &ie) || ie.File != path {
+					t.Errorf("error %T, want a *settings.InputError naming %s (exit 2)", err, path)
 				}
 				return
 			}
