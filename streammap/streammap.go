@@ -10,8 +10,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/expr-lang/expr/vm"
-
 	"github.com/tap-dev/tap/streammap/pyexpr"
 )
 
@@ -263,7 +261,7 @@ func evalAlias(v any, stream string) (string, error) {
 	if err != nil {
 		return s, nil
 	}
-	out, err := vm.Run(ce.Program, map[string]any{"stream": stream})
+	out, err := ce.Program.Run(map[string]any{"stream": stream})
 	if err != nil {
 		return s, nil
 	}
@@ -442,7 +440,6 @@ func nullable(s map[string]any) map[string]any {
 type Transformer struct {
 	o       *Output
 	env     map[string]any
-	machine vm.VM
 	results []any // the values of the properties of the record in hand
 	added   []int // the properties new to it
 	spans   []span
@@ -552,7 +549,7 @@ func (t *Transformer) transform(rec map[string]any, inPlace bool) (map[string]an
 func (t *Transformer) evaluate() (keep bool, err error) {
 	o := t.o
 	if o.filter != nil {
-		keep, err := t.machine.Run(o.filter.Program, t.env)
+		keep, err := o.filter.Program.Run(t.env)
 		if err != nil {
 			return false, fmt.Errorf("stream map %q: __filter__ %q: %w", o.Name, o.filter.Src, pyexpr.RuntimeError(err))
 		}
@@ -565,7 +562,7 @@ func (t *Transformer) evaluate() (keep bool, err error) {
 		var v any
 		if !p.remove {
 			var err error
-			v, err = t.machine.Run(p.expr.Program, t.env)
+			v, err = p.expr.Program.Run(t.env)
 			if err == nil {
 				v, err = pyexpr.Value(v)
 			}

@@ -1,12 +1,11 @@
 // Package pyexpr translates the Python expression subset of Meltano SDK
-// stream maps into sandboxed expr programs, and holds the functions those
+// stream maps into sandboxed programs, and holds the functions those
 // programs call.
 package pyexpr
 
 import (
 	"errors"
 	"fmt"
-	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -14,16 +13,16 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/expr-lang/expr"
-	"github.com/expr-lang/expr/vm"
+	"github.com/tap-dev/tap/streammap/pyexpr/lang"
 )
 
 // The Meltano SDK evaluates stream map expressions as Python (simpleeval).
 // Go has no Python, so the documented subset is parsed here and rewritten
-// into github.com/expr-lang/expr source, which is compiled once per stream
-// into a sandboxed program: no eval of code, no access to anything but the
-// values and functions handed to it. Whatever the subset does not cover is
-// a configuration error at start, never a surprise at record 10,000.
+// into a small target language (package lang), which is compiled once per
+// stream into a sandboxed program: no eval of code, no access to anything
+// but the values and functions handed to it. Whatever the subset does not
+// cover is a configuration error at start, never a surprise at record
+// 10,000.
 //
 // The subset: literals (strings, numbers, True, False, None, lists,
 // dicts), property names, record / _ / self / config / __stream_name__,
@@ -99,7 +98,7 @@ func (s *Scope) propVar(name string) string {
 // Compiled is one translated and compiled expression.
 type Compiled struct {
 	Src     string // as the user wrote it, for errors
-	Program *vm.Program
+	Program *lang.Program
 	Ref     string // the property it copies, when it is a plain reference
 	Whole   bool   // the expression is the whole record
 	// Record: the expression reads the record as a whole (record or _
@@ -107,6 +106,7 @@ type Compiled struct {
 	// properties it names.
 	Record bool
 	kind   valueKind
+	code   string // the translation
 }
 
 // JSONType is the JSON Schema type of the expression's value ("" if unknown).
@@ -138,13 +138,13 @@ func Compile(src string, sc *Scope, asBool bool) (*Compiled, error) {
 	if asBool {
 		code = truthy(v)
 	}
-	program, err := expr.Compile(code, exprOptions()...)
+	program, err := lang.Compile(code, pyFuncs)
 	if err != nil {
 		// The generated code is ours: a failure here is a translation
 		// gap, reported against the user's expression.
 		return nil, fmt.Errorf("cannot compile: %v", firstLine(err.Error()))
 	}
-	return &Compiled{Src: src, Program: program, Ref: v.ref, Whole: v.whole, Record: p.records > 0, kind: v.kind}, nil
+	return &Compiled{Src: src, Program: program, Ref: v.ref, Whole: v.whole, Record: p.records > 0, kind: v.kind, code: code}, nil
 }
 
 func firstLine(s string) string {
@@ -154,22 +154,9 @@ func firstLine(s string) string {
 	return s
 }
 
-// exprOptions declares the environment and the functions the generated
-// code may call. Built-ins of expr are disabled: generated code never
-// uses them, and a user cannot reach them.
-func exprOptions() []expr.Option {
-	// The environment is a map (rec, cfg, stream, p0, p1…), which expr
-	// reads without reflection.
-	opts := []expr.Option{expr.Env(map[string]any{}), expr.DisableAllBuiltins(), expr.AllowUndefinedVariables()}
-	for _, name := range slices.Sorted(maps.Keys(pyFuncs)) {
-		opts = append(opts, expr.Function(name, pyFuncs[name]))
-	}
-	return opts
-}
-
 // val is a translated sub-expression.
 type val struct {
-	code   string // expr source, always safe to embed (parenthesised)
+	code   string // target-language source, always safe to embed (parenthesised)
 	kind   valueKind
 	ref    string // set when the value is exactly a record property
 	whole  bool   // the value is the whole record

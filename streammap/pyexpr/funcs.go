@@ -883,8 +883,7 @@ func strftime(p pyTime, f string) (string, error) {
 	return b.String(), nil
 }
 
-// RuntimeError keeps the first line of an expr runtime error: the rest points
-// into generated code the user never wrote.
+// RuntimeError keeps the first line of a runtime error.
 func RuntimeError(err error) error {
 	return errors.New(firstLine(strings.TrimPrefix(err.Error(), "runtime error: ")))
 }
