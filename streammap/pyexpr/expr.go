@@ -663,34 +663,25 @@ func (p *parser) args(keywords bool) ([]val, error) {
 		return nil, err
 	}
 	var out []val
-	for !p.isOp(")") {
+	err := p.commaList(")", func() error {
 		if p.peek().kind == tokName && p.toks[p.i+1].kind == tokOp && p.toks[p.i+1].text == "=" {
 			if !keywords {
-				return nil, p.errorf("keyword argument %s= is not supported", p.peek().text)
+				return p.errorf("keyword argument %s= is not supported", p.peek().text)
 			}
 			p.i += 2
 			if _, err := p.test(); err != nil {
 				// default=str names a function: skip whatever it is.
 				if !strings.Contains(err.Error(), "module or function") {
-					return nil, err
+					return err
 				}
 			}
-		} else {
-			a, err := p.test()
-			if err != nil {
-				return nil, err
-			}
-			if err := values(a); err != nil {
-				return nil, err
-			}
-			out = append(out, a)
+			return nil
 		}
-		if !p.isOp(",") {
-			break
-		}
-		p.i++
-	}
-	if err := p.expectOp(")"); err != nil {
+		a, err := p.value()
+		out = append(out, a)
+		return err
+	})
+	if err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -856,21 +847,12 @@ func (p *parser) atom() (val, error) {
 
 func (p *parser) list() (val, error) {
 	var items []string
-	for !p.isOp("]") {
-		v, err := p.test()
-		if err != nil {
-			return val{}, err
-		}
-		if err := values(v); err != nil {
-			return val{}, err
-		}
+	err := p.commaList("]", func() error {
+		v, err := p.value()
 		items = append(items, v.code)
-		if !p.isOp(",") {
-			break
-		}
-		p.i++
-	}
-	if err := p.expectOp("]"); err != nil {
+		return err
+	})
+	if err != nil {
 		return val{}, err
 	}
 	return val{code: "[" + strings.Join(items, ", ") + "]", kind: kindList}, nil
@@ -878,35 +860,51 @@ func (p *parser) list() (val, error) {
 
 func (p *parser) dict() (val, error) {
 	var items []string
-	for !p.isOp("}") {
+	err := p.commaList("}", func() error {
 		k, err := p.test()
 		if err != nil {
-			return val{}, err
+			return err
 		}
 		key, ok := literalString(k)
 		if !ok {
-			return val{}, p.errorf("dict keys must be string literals")
+			return p.errorf("dict keys must be string literals")
 		}
 		if err := p.expectOp(":"); err != nil {
-			return val{}, err
+			return err
 		}
-		v, err := p.test()
-		if err != nil {
-			return val{}, err
-		}
-		if err := values(v); err != nil {
-			return val{}, err
-		}
+		v, err := p.value()
 		items = append(items, strconv.Quote(key)+": "+v.code)
+		return err
+	})
+	if err != nil {
+		return val{}, err
+	}
+	return val{code: "{" + strings.Join(items, ", ") + "}", kind: kindObject}, nil
+}
+
+// commaList parses items separated by commas (a trailing one allowed) up
+// to closer, and consumes closer.
+func (p *parser) commaList(closer string, item func() error) error {
+	for !p.isOp(closer) {
+		if err := item(); err != nil {
+			return err
+		}
 		if !p.isOp(",") {
 			break
 		}
 		p.i++
 	}
-	if err := p.expectOp("}"); err != nil {
+	return p.expectOp(closer)
+}
+
+// value parses an expression that must be a value (not a module or a
+// function).
+func (p *parser) value() (val, error) {
+	v, err := p.test()
+	if err != nil {
 		return val{}, err
 	}
-	return val{code: "{" + strings.Join(items, ", ") + "}", kind: kindObject}, nil
+	return v, values(v)
 }
 
 // functions the SDK's expressions may call by name.
