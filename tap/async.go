@@ -6,12 +6,11 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"strings"
-	"time"
 
 	"github.com/tap-dev/tap/client"
 	"github.com/tap-dev/tap/codec"
 	"github.com/tap-dev/tap/streams"
+	"github.com/tap-dev/tap/tap/report"
 )
 
 // errNotStreamed: the stream is walked page by page, not by walkFormat.
@@ -45,7 +44,7 @@ func (e *engine) walkFormat(ctx context.Context, n *node, first streams.Request,
 //
 // A job that fails for good — its create, poll or download request out of
 // retries, the API saying it failed, or still pending at poll.timeout_s —
-// is a *jobError, which on_request_failure dead_letter makes a letter of.
+// is a *report.Error, which on_request_failure dead_letter makes a letter of.
 func (e *engine) runAsync(ctx context.Context, n *node, first streams.Request, part streams.Partition) error {
 	d, a := n.def, n.def.Async
 	id := ""
@@ -86,7 +85,7 @@ func (e *engine) runAsync(ctx context.Context, n *node, first streams.Request, p
 	for _, u := range urls {
 		req := streams.Request{Method: "GET", URL: u}
 		if err := e.streamBody(ctx, n, req, part, dec); err != nil {
-			return &jobError{Stream: d.Name, ID: id, Phase: "download", Req: req, Err: err}
+			return &report.Error{Stream: d.Name, ID: id, Phase: "download", Req: req, Err: err}
 		}
 	}
 	// Read whole: the next run starts a new job. The bookmark that moves
@@ -95,27 +94,6 @@ func (e *engine) runAsync(ctx context.Context, n *node, first streams.Request, p
 	return nil
 }
 
-// jobError is a report job that failed for good, at one of its phases
-// (create, poll, download): what its dead letter is made of. It wraps the
-// error as it was, so that without dead letters the run fails (or, for a
-// job still pending, defers) as before.
-type jobError struct {
-	Stream, ID string
-	Phase      string          // create, poll or download
-	Req        streams.Request // the request that failed
-	// Status is the job's status text when the API said it failed, and
-	// Body the poll answer that said so.
-	Status, Body string
-	Polls        int // poll requests sent before the job failed or timed out
-	// Msg, when set, says what failed better than Err does for a letter
-	// (a job still pending: the run is not deferred, it goes on).
-	Msg string
-	Err error
-}
-
-func (e *jobError) Error() string { return e.Err.Error() }
-func (e *jobError) Unwrap() error { return e.Err }
-
 // setAsyncJob records the job in progress in the state, unless replaying.
 func (e *engine) setAsyncJob(n *node, id string) {
 	if !e.replaying {
@@ -123,38 +101,24 @@ func (e *engine) setAsyncJob(n *node, id string) {
 	}
 }
 
-// createJob sends the create request and checkpoints the job id.
+// reportJob is n's report job, its requests sent by the engine's client.
+func (e *engine) reportJob(n *node) *report.Job {
+	return &report.Job{
+		Def:    n.def,
+		Get:    func(ctx context.Context, req streams.Request) (any, *url.URL, error) { return e.getJSON(ctx, n, req) },
+		Now:    e.now,
+		Redact: e.redact,
+	}
+}
+
+// createJob creates a job and checkpoints its id.
 func (e *engine) createJob(ctx context.Context, n *node, first streams.Request) (string, error) {
-	d, a := n.def, n.def.Async
-	req := first
-	if a.Create.Path != "" {
-		req.URL = a.Create.Path
-	}
-	req.Method = strings.ToUpper(a.Create.Method)
-	if req.Method == "" {
-		req.Method = "POST"
-	}
-	if b := strings.TrimSpace(string(a.Create.Body)); b != "" && b != "null" {
-		req.Body = []byte(b)
-	} else if b := strings.TrimSpace(string(d.Body)); req.Method == "POST" && b != "" && b != "null" {
-		req.Body = []byte(b)
-	}
-	if req.Method == "GET" {
-		req.Body = nil
-	}
-	for k, v := range a.Create.Params {
-		req = req.WithParam(k, v)
-	}
-	body, _, err := e.getJSON(ctx, n, req)
-	if err != nil {
-		return "", &jobError{Stream: d.Name, Phase: "create", Req: req, Err: err}
-	}
-	id, err := a.JobID(d.Name, body)
+	id, err := e.reportJob(n).Create(ctx, first)
 	if err != nil {
 		return "", err
 	}
 	e.setAsyncJob(n, id)
-	e.log.Info("report job created", "stream", d.Name, "job_id", id)
+	e.log.Info("report job created", "stream", n.def.Name, "job_id", id)
 	if n.selected && !e.replaying {
 		if err := e.checkpoint(n); err != nil {
 			return "", err
@@ -163,61 +127,16 @@ func (e *engine) createJob(ctx context.Context, n *node, first streams.Request) 
 	return id, nil
 }
 
-// pollJob polls job id every poll.interval_s until it is done, and returns
-// the answer that said so with its URL. A failed job is an error carrying
-// the API's message (and is forgotten: the next run creates a new one);
-// a job still pending after poll.timeout_s defers the run (exit 75) with
-// the job id in STATE.
+// pollJob polls job id until it is done; a job the API says failed is
+// forgotten, so that the next run creates a new one.
 func (e *engine) pollJob(ctx context.Context, n *node, id string) (any, *url.URL, error) {
-	d, a := n.def, n.def.Async
-	req, err := a.PollRequest(d.Name, id)
-	if err != nil {
-		return nil, nil, err
-	}
-	interval, timeout := a.Poll.Interval(), a.Poll.Timeout()
-	start := e.now()
-	fail := func(polls int, status string, body any, err error) *jobError {
-		je := &jobError{Stream: d.Name, ID: id, Phase: "poll", Req: req, Status: status, Polls: polls, Err: err}
-		if body != nil {
-			b, _ := codec.Marshal(body)
-			je.Body = string(b)
+	return e.reportJob(n).Poll(ctx, id, func() error {
+		e.setAsyncJob(n, "")
+		if n.selected && !e.replaying {
+			return e.checkpoint(n)
 		}
-		return je
-	}
-	for polls := 1; ; polls++ {
-		body, u, err := e.getJSON(ctx, n, req)
-		if err != nil {
-			return nil, nil, fail(polls, "", nil, err)
-		}
-		state, status, msg, err := a.Status(d.Name, body)
-		if err != nil {
-			return nil, nil, err
-		}
-		switch state {
-		case streams.JobDone:
-			return body, u, nil
-		case streams.JobFailed:
-			e.setAsyncJob(n, "")
-			if n.selected && !e.replaying {
-				err = e.checkpoint(n)
-			}
-			if msg == "" {
-				msg = "the API gave no message"
-			}
-			return nil, nil, fail(polls, status, body,
-				errors.Join(fmt.Errorf("stream %q: report job %s failed (status %q): %s", d.Name, id, status, e.redact.Redact(msg)), err))
-		}
-		now := e.now()
-		if now.Sub(start)+interval > timeout {
-			late := fmt.Sprintf("report job %s is still %q after %d polls in %s (async.poll.timeout_s)", id, status, polls, now.Sub(start).Round(time.Millisecond))
-			je := fail(polls, status, body, &client.DeferError{Stream: d.Name, Reason: late + "; the next run polls it again", RetryAt: now.Add(interval)})
-			je.Msg = fmt.Sprintf("stream %q: %s", d.Name, late)
-			return nil, nil, je
-		}
-		if err := client.Sleep(ctx, interval); err != nil {
-			return nil, nil, fmt.Errorf("stream %q: waiting for report job %s: %w", d.Name, id, err)
-		}
-	}
+		return nil
+	})
 }
 
 // getJSON sends req and decodes its JSON answer.
@@ -241,17 +160,4 @@ func (e *engine) getJSON(ctx context.Context, n *node, req streams.Request) (any
 		return nil, nil, err
 	}
 	return body, resp.URL, nil
-}
-
-// acceptHeader asks for a download in its format.
-func acceptHeader(format string) http.Header {
-	accept := map[string]string{
-		streams.FormatJSONL: "application/x-ndjson, application/json;q=0.9, */*;q=0.5",
-		streams.FormatCSV:   "text/csv, */*;q=0.5",
-		streams.FormatXML:   "application/xml, text/xml;q=0.9, */*;q=0.5",
-	}[format]
-	if accept == "" {
-		return nil
-	}
-	return http.Header{"Accept": {accept}}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/tap-dev/tap/client"
 	"github.com/tap-dev/tap/codec"
 	"github.com/tap-dev/tap/streams"
+	"github.com/tap-dev/tap/streams/decoder"
 	"github.com/tap-dev/tap/streams/pages"
 )
 
@@ -241,7 +242,7 @@ func (e *engine) fetcher(n *node) streams.Fetch {
 			Stream: d.Name, Method: req.Method, URL: req.URL, Query: req.Query, Body: req.Body, Header: req.Header,
 			IgnoreStatuses: d.IgnoreStatuses,
 			Check: func(b []byte) error {
-				b, err := gunzipJSON(b)
+				b, err := decoder.GunzipJSON(b)
 				if err != nil {
 					return err
 				}
@@ -272,8 +273,8 @@ func (e *engine) fetcher(n *node) streams.Fetch {
 			creq.Buffer = slot.buffer
 		}
 		if dec.Format() != streams.FormatJSON {
-			creq.Check, creq.Consume = nil, pageConsumer(dec, &records)
-			creq.Header = withAccept(req.Header, dec.Format())
+			creq.Check, creq.Consume = nil, dec.PageConsumer(&records)
+			creq.Header = decoder.WithAccept(req.Header, dec.Format())
 		}
 		resp, err := e.client.Do(ctx, e.withLimits(d, creq))
 		if slot != nil && (err != nil || resp.Ignored || body != any(slot)) {

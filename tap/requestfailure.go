@@ -13,6 +13,7 @@ import (
 	"github.com/tap-dev/tap/records"
 	"github.com/tap-dev/tap/streams"
 	"github.com/tap-dev/tap/streams/pages"
+	"github.com/tap-dev/tap/tap/report"
 )
 
 // deadLetter turns the error of one walk of n (a child's walk for one
@@ -65,7 +66,7 @@ func (e *engine) deadLetter(n *node, first streams.Request, part streams.Partiti
 // first, for part), and whether it must be written.
 func (e *engine) letterFor(n *node, first streams.Request, part streams.Partition, err error) (records.RequestLetter, bool) {
 	var se *client.StatusError
-	var je *jobError
+	var je *report.Error
 	hasSE := errors.As(err, &se) && se.Stream == n.def.Name
 	hasJob := errors.As(err, &je) && je.Stream == n.def.Name
 	switch {

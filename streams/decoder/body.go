@@ -1,0 +1,103 @@
+package decoder
+
+import (
+	"bytes"
+	"compress/gzip"
+	"fmt"
+	"io"
+	"net/http"
+
+	"github.com/tap-dev/tap/streams"
+)
+
+// maxGzipJSON bounds a gzipped JSON page once inflated, as the client
+// bounds a plain one.
+const maxGzipJSON = 256 << 20
+
+// PageConsumer reads one page of a jsonl, csv or xml stream into *recs:
+// the records of a page are held (a page is bounded by its size); the
+// body is not.
+func (dec *Decoder) PageConsumer(recs *[]any) func(io.Reader, http.Header) error {
+	return func(body io.Reader, h http.Header) error {
+		*recs = (*recs)[:0]
+		return dec.Each(body, h, func(rec any) error {
+			*recs = append(*recs, rec)
+			return nil
+		})
+	}
+}
+
+// Each decodes body (gunzipped when it is gzip) record by record, after
+// checking its Content-Type, and hands each record to f.
+func (dec *Decoder) Each(body io.Reader, h http.Header, f func(any) error) error {
+	if err := dec.CheckContentType(h.Get("Content-Type")); err != nil {
+		return err
+	}
+	r, err := Decompress(body, h)
+	if err != nil {
+		return err
+	}
+	rr := dec.Records(r)
+	for {
+		rec, err := rr.Read()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if err := f(rec); err != nil {
+			return err
+		}
+	}
+}
+
+// GunzipJSON inflates a gzipped JSON page: gzip is recognised by its magic
+// bytes, whatever the headers said.
+func GunzipJSON(b []byte) ([]byte, error) {
+	if len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
+		return b, nil
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(b))
+	if err != nil {
+		return nil, fmt.Errorf("reading gzip body: %w", err)
+	}
+	out, err := io.ReadAll(io.LimitReader(zr, maxGzipJSON+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading gzip body: %w", err)
+	}
+	if len(out) > maxGzipJSON {
+		return nil, fmt.Errorf("gzip body larger than %d MiB once inflated", maxGzipJSON>>20)
+	}
+	return out, nil
+}
+
+// WithAccept adds an Accept header asking for format, unless h has one.
+func WithAccept(h http.Header, format string) http.Header {
+	if h.Get("Accept") != "" {
+		return h
+	}
+	a := acceptHeader(format)
+	if a == nil {
+		return h
+	}
+	out := h.Clone()
+	if out == nil {
+		out = http.Header{}
+	}
+	out["Accept"] = a["Accept"]
+	return out
+}
+
+// acceptHeader asks for a body in format.
+func acceptHeader(format string) http.Header {
+	accept := map[string]string{
+		streams.FormatJSONL: "application/x-ndjson, application/json;q=0.9, */*;q=0.5",
+		streams.FormatCSV:   "text/csv, */*;q=0.5",
+		streams.FormatXML:   "application/xml, text/xml;q=0.9, */*;q=0.5",
+	}[format]
+	if accept == "" {
+		return nil
+	}
+	return http.Header{"Accept": {accept}}
+}
