@@ -277,13 +277,20 @@ func (w *Walker) members(n *shapeNode, top bool, from int) error {
 		case b[pos] == '"' && !child.dateTime:
 			w.want(child, kStr)
 			_, err = w.str()
-		case b[pos] == '-' || b[pos]-'0' <= 9:
-			var isInt bool
-			if isInt, err = w.number(); isInt {
-				w.want(child, kInt)
-			} else {
-				w.want(child, kNum) // 1.0 is an integer too: the library's call
+		case b[pos]-'1' <= 8:
+			// Most numbers are positive integers: their digits, here.
+			q := pos + 1
+			for q < len(b) && b[q]-'0' <= 9 {
+				q++
 			}
+			if q < len(b) && (b[q] == '.' || b[q]|0x20 == 'e') {
+				err = w.anyNumber(child)
+			} else {
+				w.want(child, kInt)
+				w.pos = q
+			}
+		case b[pos] == '-' || b[pos] == '0':
+			err = w.anyNumber(child)
 		default:
 			err = w.value(child, false)
 		}
@@ -312,6 +319,17 @@ func (w *Walker) members(n *shapeNode, top bool, from int) error {
 			return w.unexpected("object after value")
 		}
 	}
+}
+
+// anyNumber walks the number at w.pos against n.
+func (w *Walker) anyNumber(n *shapeNode) error {
+	isInt, err := w.number()
+	if isInt {
+		w.want(n, kInt)
+	} else {
+		w.want(n, kNum) // 1.0 is an integer too: the library's call
+	}
+	return err
 }
 
 func (w *Walker) array(items *shapeNode) error {

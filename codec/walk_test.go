@@ -138,8 +138,13 @@ func TestWalk(t *testing.T) {
 		{`{"id":1,"occurred_at":"2024-02-29T23:59:59.123+05:30"}`, true},
 		{`{"id":1,"payload":{"extra":[1,{"a":null}],"more":{}}}`, true},
 		{`{"id":12345678901234567890123,"type":null}`, true},
-		{`{"id":1.0}`, false},      // an integer to the library, not to the walker
-		{`{"id":1e2}`, false},      // exponents go to the library
+		{`{"id":1.0}`, false}, // an integer to the library, not to the walker
+		{`{"id":1e2}`, false}, // exponents go to the library
+		{`{"id":12E2}`, false},
+		{`{"id":90.5}`, false},
+		{`{"id":10,"actor_id":0,"payload":{"bytes":-3,"duration_ms":7}}`, true},
+		{`{"id":123`, false},
+		{`{"id":123}`, true},
 		{`{"id":"1"}`, false},      // wrong type
 		{`{"type":"x"}`, false},    // id is required
 		{`{"id":1,"id":2}`, false}, // duplicate key: the tree keeps the last
