@@ -138,6 +138,7 @@ func TestImportArrows(t *testing.T) {
 		{"demoapi", "tap", "demoapi is an API, not a tap"},
 		{"demoapi", "client", "demoapi is an API, not a tap"},
 		{"tap", "tap/command", "the commands sit on the engine: the engine never imports them"},
+		{"tap", "tap/replay", "replay drives the engine: the engine never imports it"},
 		{"tap/output", "tap", "the run imports its writers; the writers know messages, not the run"},
 		{"tap/report", "tap", "a report job knows its protocol; the run keeps its id and reads its files"},
 		{"tap/output", "client", "the writers know messages, not requests"},

@@ -19,6 +19,7 @@ import (
 	"github.com/tap-dev/tap/streams/keys"
 	"github.com/tap-dev/tap/tap"
 	"github.com/tap-dev/tap/tap/command"
+	"github.com/tap-dev/tap/tap/replay"
 )
 
 const usage = `tap — a declarative Singer tap and Airbyte source
@@ -149,7 +150,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case cmd == "serve-demo":
 		err = command.ServeDemo(ctx, addr, f.Config, stderr)
 	case cmd == "replay":
-		err = tap.Replay(ctx, f, deadLetters, stdout, stderr)
+		err = replay.Run(ctx, f, deadLetters, stdout, stderr)
 	case cmd != "":
 		err = command.Airbyte(ctx, cmd, f, stdout)
 		return tap.ExitCode(err) // Airbyte reports errors on stdout as TRACE messages

@@ -49,7 +49,7 @@ func (f Files) Load() (*Config, *state.State, *catalog.Selection, error) {
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	st, err := f.loadState(cfg)
+	st, err := f.LoadState(cfg)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -69,9 +69,9 @@ func (f Files) Load() (*Config, *state.State, *catalog.Selection, error) {
 	return cfg, st, sel, nil
 }
 
-// loadState reads --state, checked against cfg; without one, a run starts
+// LoadState reads --state, checked against cfg; without one, a run starts
 // from the empty state.
-func (f Files) loadState(cfg *Config) (*state.State, error) {
+func (f Files) LoadState(cfg *Config) (*state.State, error) {
 	if f.State == "" {
 		return state.New(), nil
 	}
@@ -85,7 +85,7 @@ func (f Files) LoadConfig() (*Config, error) { return loadConfig(f.Config) }
 // checked against cfg: a stream the catalog syncs in full_refresh starts
 // from no bookmark.
 func (f Files) LoadRead(cfg *Config) (*state.State, *catalog.Selection, error) {
-	st, err := f.loadState(cfg)
+	st, err := f.LoadState(cfg)
 	if err != nil {
 		return nil, nil, err
 	}

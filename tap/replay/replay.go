@@ -1,4 +1,17 @@
-package tap
+// Package replay is `tap replay --config C --dead-letters FILE [--state S]`:
+// it re-sends the request letters of FILE (rebuilt from the stream's
+// definition and the letter's context, window and bookmark: the URL a
+// letter keeps is masked), re-validates its record letters against
+// today's schemas, and writes what now passes as Singer messages. What
+// still fails stays in FILE, which is replaced in one rename at the end:
+// a replay stopped midway leaves FILE as it was.
+//
+// Replay moves no bookmark: its one STATE, at the end, is the --state
+// given, unchanged ({} without one). A dead-lettered request held its
+// stream's bookmark back, so the next sync reads those rows again too.
+//
+// It drives the engine through tap.Replayer, one letter at a time.
+package replay
 
 import (
 	"bytes"
@@ -6,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"maps"
 	"os"
 	"path/filepath"
@@ -16,34 +30,24 @@ import (
 	"github.com/tap-dev/tap/codec"
 	"github.com/tap-dev/tap/records"
 	"github.com/tap-dev/tap/settings"
-	"github.com/tap-dev/tap/streams"
 	"github.com/tap-dev/tap/streams/keys"
 	"github.com/tap-dev/tap/streams/pages"
+	"github.com/tap-dev/tap/tap"
 	"github.com/tap-dev/tap/tap/output"
 )
 
-// Replay is `tap replay --config C --dead-letters FILE [--state S]`: it
-// re-sends the request letters of FILE (rebuilt from the stream's
-// definition and the letter's context, window and bookmark: the URL a
-// letter keeps is masked), re-validates its record letters against
-// today's schemas, and writes what now passes as Singer messages. What
-// still fails stays in FILE, which is replaced in one rename at the end:
-// a replay stopped midway leaves FILE as it was.
-//
-// Replay moves no bookmark: its one STATE, at the end, is the --state
-// given, unchanged ({} without one). A dead-lettered request held its
-// stream's bookmark back, so the next sync reads those rows again too.
-func Replay(ctx context.Context, f Files, lettersPath string, stdout, stderr io.Writer) error {
+// Run replays the letters of the file lettersPath (see the package doc).
+func Run(ctx context.Context, f tap.Files, lettersPath string, stdout, stderr io.Writer) error {
 	if f.Config == "" || lettersPath == "" {
-		return &UsageError{Msg: "replay needs --config and --dead-letters"}
+		return &tap.UsageError{Msg: "replay needs --config and --dead-letters"}
 	}
-	cfg, err := loadConfig(f.Config)
+	cfg, err := f.LoadConfig()
 	if err != nil {
 		return err
 	}
 	// st is the one STATE written, as given; the engine reads its own
 	// copy (walks and jobs note their progress in it).
-	st, err := f.loadState(cfg)
+	st, err := f.LoadState(cfg)
 	if err != nil {
 		return err
 	}
@@ -66,29 +70,13 @@ func Replay(ctx context.Context, f Files, lettersPath string, stdout, stderr io.
 	log := output.NewStderrLogger(stderr, f.Level(cfg), cfg.Redactor)
 	st.SetRedactor(cfg.Redactor)
 	work.SetRedactor(cfg.Redactor)
-	base, stop, err := startAPI(cfg, log)
-	if err != nil {
-		return err
-	}
-	defer stop()
 	out := output.NewSinger(stdout)
-	e, err := newEngine(cfg, nil, work, out, log)
+	r, err := tap.NewReplayer(cfg, work, out, log)
 	if err != nil {
 		return err
 	}
-	e.base = strings.TrimRight(base.String(), "/")
 	defer os.Remove(side)
-	defer e.dead.Close()
-	e.replaying = true
-	if e.client, err = newClient(cfg, base, log, e.requestMetric); err != nil {
-		return err
-	}
-	for _, n := range e.nodes {
-		if err := e.plan(n); err != nil {
-			return err
-		}
-		n.held.Store(true) // no bookmark moves
-	}
+	defer r.Close()
 	var keep [][]byte
 	sum := replaySummary{letters: len(lines)}
 	// The same request dead-lettered by several runs (its bookmark held,
@@ -104,8 +92,8 @@ func Replay(ctx context.Context, f Files, lettersPath string, stdout, stderr io.
 			sum.add(l, result)
 			continue
 		}
-		before := e.dead.Count()
-		done, err := e.replayLetter(ctx, l)
+		before := r.DeadLetters()
+		done, err := replayLetter(ctx, r, l)
 		if err != nil {
 			log.Warn("dead letter kept", "file", lettersPath, "line", i+1, "error", err)
 		}
@@ -114,7 +102,7 @@ func Replay(ctx context.Context, f Files, lettersPath string, stdout, stderr io.
 			keep = append(keep, l.raw)
 			sum.add(l, "still_failing")
 			continue
-		case e.dead.Count() > before: // a new letter in its place
+		case r.DeadLetters() > before: // a new letter in its place
 			settled[walk] = "still_failing"
 		default:
 			settled[walk] = "emitted"
@@ -127,7 +115,7 @@ func Replay(ctx context.Context, f Files, lettersPath string, stdout, stderr io.
 	if err := out.Flush(); err != nil {
 		return err
 	}
-	if err := e.dead.Close(); err != nil {
+	if err := r.Close(); err != nil {
 		return err
 	}
 	again, err := os.ReadFile(side)
@@ -137,11 +125,9 @@ func Replay(ctx context.Context, f Files, lettersPath string, stdout, stderr io.
 	if err := rewriteLetters(lettersPath, keep, again); err != nil {
 		return err
 	}
-	for _, n := range e.nodes {
-		sum.records += n.records.Load()
-	}
+	r.Records(func(_ string, n int64) { sum.records += n })
 	sum.left = len(keep) + bytes.Count(again, []byte{'\n'})
-	e.replaySummary(sum, lettersPath)
+	sum.write(r, log, lettersPath)
 	return nil
 }
 
@@ -164,9 +150,9 @@ func (s *replaySummary) add(l letterLine, result string) {
 	s.by[[3]string{name, l.kind, result}]++
 }
 
-// replaySummary logs one line for a person or a script, and a METRIC line
-// per stream, kind and result.
-func (e *engine) replaySummary(s replaySummary, path string) {
+// write logs one line for a person or a script, and a METRIC line per
+// stream, kind and result.
+func (s *replaySummary) write(r *tap.Replayer, log *slog.Logger, path string) {
 	emitted, failing := 0, 0
 	for _, k := range slices.SortedFunc(maps.Keys(s.by), func(a, b [3]string) int {
 		return strings.Compare(strings.Join(a[:], "\x00"), strings.Join(b[:], "\x00"))
@@ -176,14 +162,14 @@ func (e *engine) replaySummary(s replaySummary, path string) {
 		} else {
 			failing += s.by[k]
 		}
-		e.metric(e.metricsLevel(), "counter", "replayed_dead_letters", s.by[k], map[string]any{"endpoint": k[0], "kind": k[1], "result": k[2]})
+		r.Metric("replayed_dead_letters", s.by[k], map[string]any{"endpoint": k[0], "kind": k[1], "result": k[2]})
 	}
-	for _, n := range e.nodes {
-		if r := n.records.Load(); r > 0 {
-			e.metric(e.metricsLevel(), "counter", "record_count", r, map[string]any{"endpoint": n.def.Name})
+	r.Records(func(stream string, n int64) {
+		if n > 0 {
+			r.Metric("record_count", n, map[string]any{"endpoint": stream})
 		}
-	}
-	e.log.Info("replay summary", "letters", s.letters, "emitted", emitted, "records", s.records,
+	})
+	log.Info("replay summary", "letters", s.letters, "emitted", emitted, "records", s.records,
 		"still_failing", failing, "left", s.left, "file", path)
 }
 
@@ -213,7 +199,7 @@ func (l letterLine) walkKey() string {
 func readLetters(path string) ([]letterLine, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, &InputError{File: path, Err: fmt.Errorf("cannot read the dead letters: %w", errors.Unwrap(err))}
+		return nil, &tap.InputError{File: path, Err: fmt.Errorf("cannot read the dead letters: %w", errors.Unwrap(err))}
 	}
 	var out []letterLine
 	for _, raw := range bytes.Split(b, []byte{'\n'}) {
@@ -232,13 +218,12 @@ func readLetters(path string) ([]letterLine, error) {
 
 // replayLetter replays one letter; done says the letter is settled (its
 // records written, or a new letter written in its place).
-func (e *engine) replayLetter(ctx context.Context, l letterLine) (done bool, err error) {
+func replayLetter(ctx context.Context, r *tap.Replayer, l letterLine) (done bool, err error) {
 	name, _ := l.m["stream"].(string)
-	n := e.byName[name]
 	switch {
 	case l.m == nil:
 		return false, errors.New("not a JSON object")
-	case n == nil:
+	case !r.Has(name):
 		return false, fmt.Errorf("stream %q is not in the config", name)
 	case l.kind == records.KindRecord:
 		rec, ok := l.m["record"].(map[string]any)
@@ -246,89 +231,41 @@ func (e *engine) replayLetter(ctx context.Context, l letterLine) (done bool, err
 			return false, errors.New(`"record": expected an object`)
 		}
 		extracted, _ := time.Parse(time.RFC3339Nano, fmt.Sprint(l.m["time_extracted"]))
-		return true, e.replayRecord(n, rec, extracted)
+		return true, r.Record(name, rec, extracted)
 	case l.kind == records.KindRequest:
-		return e.replayRequest(ctx, n, l.m)
+		w, err := walkOf(name, l.m)
+		if err != nil {
+			return false, err
+		}
+		if err := r.Request(ctx, w); err != nil {
+			return false, err
+		}
+		return true, nil
 	}
 	return false, fmt.Errorf("kind %q: expected record or request", l.kind)
 }
 
-// replayRecord validates a record against today's schema: it is written,
-// or written to the dead letters again.
-func (e *engine) replayRecord(n *node, m map[string]any, extracted time.Time) error {
-	ok, err := n.check.Check(m, extracted)
-	if err != nil || !ok {
-		return err
-	}
-	if n.outs != nil {
-		return e.emitMapped(n, m, extracted)
-	}
-	b, err := n.encode(m)
-	if err != nil {
-		return fmt.Errorf("stream %q: %w", n.def.Name, err)
-	}
-	if err := e.schema(n); err != nil {
-		return err
-	}
-	if err := e.out.Record(n.def.Name, b, extracted, 0); err != nil {
-		return err
-	}
-	n.records.Add(1)
-	return nil
-}
-
-// replayRequest walks a request letter's stream again, for its parent and
-// window, from the bookmark it was filtered from, starting at the page
-// that failed when the letter says which: only what the failed request
-// would have read. A failure is written as a new letter (e.replaying) and
-// settles the old one.
-func (e *engine) replayRequest(ctx context.Context, n *node, m map[string]any) (bool, error) {
-	d := n.def
-	wm, _ := m["window"].(map[string]any)
-	b := streams.Bounds{Bookmark: m["bookmark"], StartDate: e.cfg.Start, Now: e.now().UTC(), Numeric: n.numeric}
-	b.FullTable = b.Bookmark == nil && wm == nil
-	p, err := streams.NewPlan(d, b)
-	if err != nil {
-		return false, fmt.Errorf("stream %q: %w", d.Name, err)
-	}
-	n.plan = p
-	var part streams.Partition
-	if par := d.Parent; par != nil {
-		c, _ := m["context"].(map[string]any)
-		name := par.Key
-		if par.As != "" {
-			name = par.As
-		}
-		if part, err = p.Partition(map[string]any{par.Key: c[name]}); err != nil {
-			return false, err
-		}
-	}
-	var w *keys.Window
-	if wm != nil {
+// walkOf reads what a request letter asks to read again: its parent (the
+// context), window, bookmark and the page that failed.
+func walkOf(stream string, m map[string]any) (tap.Walk, error) {
+	w := tap.Walk{Stream: stream, Bookmark: m["bookmark"]}
+	w.Context, _ = m["context"].(map[string]any)
+	if wm, ok := m["window"].(map[string]any); ok {
 		s, err1 := time.Parse(time.RFC3339, fmt.Sprint(wm["start"]))
 		t, err2 := time.Parse(time.RFC3339, fmt.Sprint(wm["end"]))
 		if err := errors.Join(err1, err2); err != nil {
-			return false, fmt.Errorf("window: %w", err)
+			return w, fmt.Errorf("window: %w", err)
 		}
-		w = &keys.Window{Start: s, End: t}
-	}
-	req, err := p.Request(part, w)
-	if err != nil {
-		return false, err
+		w.Window = &keys.Window{Start: s, End: t}
 	}
 	if t, ok := m["resume"].(map[string]any); ok {
 		r, err := pages.ResumeFromTree(t)
 		if err != nil {
-			return false, fmt.Errorf("resume.%w", err)
+			return w, fmt.Errorf("resume.%w", err)
 		}
-		req, n.continuing = r.Next, true
+		w.Resume = &r
 	}
-	n.window = w
-	defer func() { n.window, n.continuing = nil, false }()
-	if err := e.walk(ctx, n, req, part); err != nil {
-		return false, err
-	}
-	return true, nil
+	return w, nil
 }
 
 // rewriteLetters replaces path by the kept lines then the new ones, through
