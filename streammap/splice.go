@@ -5,6 +5,7 @@ import (
 	"errors"
 	"maps"
 	"slices"
+	"strconv"
 
 	"github.com/tap-dev/tap/codec"
 	"github.com/tap-dev/tap/streammap/pyexpr"
@@ -116,11 +117,11 @@ func (t *Transformer) AppendSpliced(dst, raw []byte, vals [][]byte) (out []byte,
 	for i, v := range o.vars {
 		var x any
 		if b := vals[sm.vars[i]]; b != nil {
-			if x, err = codec.Decode(b); err != nil {
+			if x, err = value(b); err != nil {
 				return dst, false, ErrNeedsTree
 			}
 		}
-		t.env[v.name] = pyexpr.Normalize(x)
+		t.env[v.name] = x
 	}
 	if keep, err := t.evaluate(); err != nil || !keep {
 		return dst, false, err
@@ -163,7 +164,9 @@ func (t *Transformer) AppendSpliced(dst, raw []byte, vals [][]byte) (out []byte,
 			out = append(out, ',')
 		}
 		out = append(codec.AppendString(out, o.props[i].name), ':')
-		if out, err = codec.Append(out, t.results[i]); err != nil {
+		if n, ok := t.results[i].(int); ok {
+			out = strconv.AppendInt(out, int64(n), 10) // as pyexpr.Value writes it
+		} else if out, err = codec.Append(out, t.results[i]); err != nil {
 			return dst, false, err
 		}
 		wrote = true
@@ -202,15 +205,42 @@ func skipBack(b []byte, i int) int {
 	return i
 }
 
+// value is a raw value as the tree's expressions see it (codec.Decode,
+// then pyexpr.Normalize), without the decoder for the common ones.
+func value(b []byte) (any, error) {
+	switch c := b[0]; {
+	case c == '"' && bytes.IndexByte(b, '\\') < 0:
+		return string(b[1 : len(b)-1]), nil // the walker checked its UTF-8
+	case c == '-' || c >= '0' && c <= '9':
+		if i, err := strconv.ParseInt(string(b), 10, 64); err == nil {
+			return int(i), nil
+		}
+	case c == 'n':
+		return nil, nil
+	}
+	v, err := codec.Decode(b)
+	return pyexpr.Normalize(v), err
+}
+
 // appendMembers appends the members of seg, a stretch of an object
 // between members taken out (commas and spaces at its ends are the taken
 // members'), after a comma when a member precedes.
 func appendMembers(out, seg []byte, wrote bool) ([]byte, bool) {
-	seg = bytes.Trim(seg, " \t")
-	seg = bytes.TrimPrefix(seg, []byte{','})
-	seg = bytes.TrimSuffix(seg, []byte{','})
-	seg = bytes.Trim(seg, " \t")
-	if len(seg) == 0 {
+	i, j := 0, len(seg)
+	space := func(c byte) bool { return c == ' ' || c == '\t' }
+	for i < j && space(seg[i]) {
+		i++
+	}
+	if i < j && seg[i] == ',' {
+		i++
+	}
+	for i < j && space(seg[j-1]) {
+		j--
+	}
+	if i < j && seg[j-1] == ',' {
+		j--
+	}
+	if seg = bytes.TrimSpace(seg[i:j]); len(seg) == 0 {
 		return out, wrote
 	}
 	if wrote {

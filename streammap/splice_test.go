@@ -351,3 +351,36 @@ func FuzzAppendSpliced(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkAppendSpliced maps an event of the bench's events stream with
+// the bench's map (a hash, an arithmetic property, a removal).
+func BenchmarkAppendSpliced(b *testing.B) {
+	schema := map[string]any{"type": "object", "properties": map[string]any{
+		"id": map[string]any{"type": "integer"}, "ip": map[string]any{"type": []any{"null", "string"}},
+		"user_agent": map[string]any{"type": []any{"null", "string"}}, "type": map[string]any{"type": []any{"null", "string"}},
+	}}
+	m, err := NewMapper(MapConfig{StreamMaps: map[string]any{"events": map[string]any{
+		"ip": "md5(str(ip))", "id_x2": "id * 2", "user_agent": nil,
+	}}}, map[string]StreamSchema{"events": {Schema: schema, KeyProperties: []string{"id"}}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	tr := m.Outputs("events")[0].Transformer()
+	raw := []byte(`{"id":123456,"type":"page_view","actor_id":42,"occurred_at":"2026-01-01T00:00:00Z","source":"web","ip":"10.1.2.3","user_agent":"Mozilla/5.0 (X11; Linux x86_64)","payload":{"path":"/a/b","duration_ms":12,"bytes":345,"ok":true}}`)
+	vals := make([][]byte, len(tr.splice.props))
+	for i, p := range tr.splice.props {
+		k := bytes.Index(raw, []byte(`"`+p+`":`))
+		if k < 0 {
+			continue // a new property
+		}
+		k += len(p) + 3
+		vals[i] = raw[k : k+bytes.IndexAny(raw[k:], ",}")]
+	}
+	var out []byte
+	b.ReportAllocs()
+	for b.Loop() {
+		if out, _, err = tr.AppendSpliced(out[:0], raw, vals); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

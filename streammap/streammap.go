@@ -3,11 +3,13 @@
 package streammap
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/tap-dev/tap/streammap/pyexpr"
@@ -490,6 +492,11 @@ func (t *Transformer) transform(rec map[string]any, inPlace bool) (map[string]an
 	if keep, err := t.evaluate(); err != nil || !keep {
 		return nil, err
 	}
+	for i, v := range t.results {
+		if n, ok := v.(int); ok {
+			t.results[i] = json.Number(strconv.Itoa(n)) // pyexpr.Value's
+		}
+	}
 	out := rec
 	switch {
 	case !o.includeAll:
@@ -563,8 +570,8 @@ func (t *Transformer) evaluate() (keep bool, err error) {
 		if !p.remove {
 			var err error
 			v, err = p.expr.Program.Run(t.env)
-			if err == nil {
-				v, err = pyexpr.Value(v)
+			if _, isInt := v.(int); err == nil && !isInt {
+				v, err = pyexpr.Value(v) // an int waits: the bytes path writes it as it is
 			}
 			if err != nil {
 				return false, fmt.Errorf("stream map %q, property %q: %q: %w", o.Name, p.name, p.expr.Src, pyexpr.RuntimeError(err))

@@ -31,7 +31,7 @@ var pyFuncs = map[string]func(args ...any) (any, error){
 	"py_attr":       pyAttr,
 	"py_idx":        pyIdx,
 	"py_slice":      pySlice,
-	"py_str":        func(a ...any) (any, error) { return pyStr(a[0]), nil },
+	"py_str":        pyStrFunc,
 	"py_int":        pyInt,
 	"py_float":      pyFloat,
 	"py_md5":        func(a ...any) (any, error) { return hashHex(a[0], "md5") },
@@ -394,6 +394,15 @@ func pyFloatRepr(f float64) string {
 	return s
 }
 
+// pyStrFunc is str(); a string comes back as it was given, not boxed
+// again.
+func pyStrFunc(a ...any) (any, error) {
+	if _, ok := a[0].(string); ok {
+		return a[0], nil
+	}
+	return pyStr(a[0]), nil
+}
+
 func pyStr(v any) string {
 	switch v := Normalize(v).(type) {
 	case string:
@@ -492,12 +501,13 @@ func hashHex(v any, algo string) (any, error) {
 	if !ok {
 		return nil, fmt.Errorf("%s() needs a string, got '%s' (wrap it in str())", algo, pyTypeName(Normalize(v)))
 	}
+	var text [2 * sha256.Size]byte // one allocation per hash: the string
 	if algo == "md5" {
 		sum := md5.Sum([]byte(s))
-		return hex.EncodeToString(sum[:]), nil
+		return string(hex.AppendEncode(text[:0], sum[:])), nil
 	}
 	sum := sha256.Sum256([]byte(s))
-	return hex.EncodeToString(sum[:]), nil
+	return string(hex.AppendEncode(text[:0], sum[:])), nil
 }
 
 // pyJSONDumps writes JSON as Python's json.dumps does by default: ", "
