@@ -81,10 +81,10 @@ func (w *Walker) space() {
 	w.spaces()
 }
 
-// skip is space for a caller that keeps its place in a variable: it
-// returns where the whitespace at pos ends.
-func (w *Walker) skip(pos int) int {
-	if pos < len(w.b) && w.b[pos] > ' ' {
+// skip is space for a caller that keeps its place, and w.b, in
+// variables: it returns where the whitespace at pos ends.
+func (w *Walker) skip(b []byte, pos int) int {
+	if pos < len(b) && b[pos] > ' ' {
 		return pos
 	}
 	w.pos = pos
@@ -240,7 +240,7 @@ func (w *Walker) members(n *shapeNode, top bool, from int) error {
 			}
 			pos = w.pos + 1
 		}
-		pos = w.skip(pos)
+		pos = w.skip(b, pos)
 		child := anyShape
 		switch {
 		case escaped:
@@ -301,13 +301,13 @@ func (w *Walker) members(n *shapeNode, top bool, from int) error {
 		if top && child.capture >= 0 {
 			w.caps[child.capture] = b[start:pos]
 		}
-		if pos = w.skip(pos); pos >= len(b) {
+		if pos = w.skip(b, pos); pos >= len(b) {
 			w.pos = pos
 			return w.unexpected("object")
 		}
 		switch b[pos] {
 		case ',':
-			pos = w.skip(pos + 1)
+			pos = w.skip(b, pos+1)
 		case '}':
 			w.pos = pos + 1
 			if seen&n.reqMask != n.reqMask {
