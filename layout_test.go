@@ -22,7 +22,7 @@ const maxLines = 2500
 // the work then in flight. An entry may only go down; the test fails when
 // a package grows past it or when it is no longer needed.
 var oversized = map[string]int{
-	"tap": 3800,
+	"tap": 3700,
 }
 
 // modulePackages reads every package of the module (directory relative to
@@ -146,6 +146,7 @@ func TestImportArrows(t *testing.T) {
 		{"tap/state", "tap", "the run imports its state, not the reverse"},
 		{"tap/catalog", "tap", "the run imports its catalog, not the reverse"},
 		{"tap/catalog", "client", "a catalog describes streams; the run talks to the API"},
+		{"tap/metrics", "tap", "the run counts; its metrics only write what they are given"},
 		{"tap/state", "client", "the state is data: the run, not its state, talks to the API"},
 		{"client", "streams", "paginators plan requests, the run sends them"},
 	}

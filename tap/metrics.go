@@ -5,13 +5,11 @@ import (
 	"fmt"
 	"log/slog"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
-	"github.com/tap-dev/tap/client"
-	"github.com/tap-dev/tap/codec"
 	"github.com/tap-dev/tap/settings"
+	"github.com/tap-dev/tap/tap/metrics"
 )
 
 // requestMetric logs Singer's http_request_duration timer for an attempt
@@ -20,7 +18,7 @@ import (
 func (e *engine) requestMetric(stream, method, path string, status int, d time.Duration) {
 	if n := e.byName[stream]; n != nil {
 		n.requests.Add(1)
-		n.byClass[statusClass(status)].Add(1)
+		n.byClass[metrics.StatusClass(status)].Add(1)
 	}
 	if !e.log.Enabled(context.Background(), slog.LevelDebug) {
 		return
@@ -57,7 +55,7 @@ func (e *engine) progress(every time.Duration) (stop func()) {
 					e.log.Info("progress", "stream", n.def.Name, "records", recs, "pages", n.pages.Load(),
 						"records_per_s", fmt.Sprintf("%.0f", float64(recs)/max(secs, 0.001)),
 						"requests", n.requests.Load(),
-						"wait_slot_s", seconds(w.WaitSlot), "wait_bucket_s", seconds(w.WaitBucket))
+						"wait_slot_s", metrics.Seconds(w.WaitSlot), "wait_bucket_s", metrics.Seconds(w.WaitBucket))
 					e.streamMetrics(n)
 				}
 			}
@@ -72,8 +70,6 @@ func (e *engine) streamMetrics(n *node) {
 	e.metric(e.metricsLevel(), "counter", "record_count", n.records.Load(), tags)
 	e.metric(e.metricsLevel(), "counter", "http_request_count", n.requests.Load(), tags)
 }
-
-func seconds(d time.Duration) string { return fmt.Sprintf("%.1f", d.Seconds()) }
 
 // summary logs what the run did: the client's requests and waits as one
 // key=value line for machines, the drift of every stream, then a table
@@ -103,11 +99,11 @@ func (e *engine) summary(elapsed time.Duration) {
 	e.log.Info("run summary",
 		"records", total, "seconds", fmt.Sprintf("%.1f", elapsed.Seconds()),
 		"requests", st.Requests, "by_status", by.String(), "retries", st.Retries, "ignored", st.Ignored,
-		"wait_slot_s", seconds(st.WaitSlot), "wait_bucket_s", seconds(st.WaitBucket),
-		"wait_retry_after_s", seconds(st.WaitRetryAfter), "wait_backoff_s", seconds(st.WaitBackoff),
-		"wait_breaker_s", seconds(st.WaitBreaker),
+		"wait_slot_s", metrics.Seconds(st.WaitSlot), "wait_bucket_s", metrics.Seconds(st.WaitBucket),
+		"wait_retry_after_s", metrics.Seconds(st.WaitRetryAfter), "wait_backoff_s", metrics.Seconds(st.WaitBackoff),
+		"wait_breaker_s", metrics.Seconds(st.WaitBreaker),
 		"dead_letters", e.dead.Count())
-	var rows []streamRow
+	var rows []metrics.Row
 	for _, n := range e.nodes {
 		if !n.selected {
 			continue
@@ -116,116 +112,17 @@ func (e *engine) summary(elapsed time.Duration) {
 		for _, d := range drift {
 			e.metric(e.metricsLevel(), "counter", "schema_drift", d.Count, map[string]any{"endpoint": n.def.Name, "kind": d.Kind, "field": d.Field})
 		}
-		r := streamRow{stream: n.def.Name, records: n.records.Load(), pages: n.pages.Load(), requests: n.requests.Load(),
-			retries: st.RetriesByStream[n.def.Name], waits: st.ByStream[n.def.Name], deadLetters: n.deadLetters.Load(), drift: len(drift)}
-		for i := range r.byClass {
-			r.byClass[i] = n.byClass[i].Load()
+		r := metrics.Row{Stream: n.def.Name, Records: n.records.Load(), Pages: n.pages.Load(), Requests: n.requests.Load(),
+			Retries: st.RetriesByStream[n.def.Name], Waits: st.ByStream[n.def.Name], DeadLetters: n.deadLetters.Load(), Drift: len(drift)}
+		for i := range r.ByClass {
+			r.ByClass[i] = n.byClass[i].Load()
 		}
 		rows = append(rows, r)
 	}
 	// One message: Singer's stderr writes it a line each, Airbyte one LOG.
-	e.log.Info("run summary by stream:\n" + summaryTable(rows))
+	e.log.Info("run summary by stream:\n" + metrics.Table(rows))
 	e.backfillSummary()
 }
-
-// statusClass is the index of a status in node.byClass: 2 for 2xx, 0 for
-// no response (a transport error).
-func statusClass(status int) int {
-	if status < 100 || status > 599 {
-		return 0
-	}
-	return status / 100
-}
-
-// streamRow is what one stream did, for the summary table.
-type streamRow struct {
-	stream                   string
-	records, pages, requests int64
-	byClass                  [6]int64 // attempts by status class, as node.byClass
-	retries                  int
-	waits                    client.Waits
-	deadLetters              int64
-	drift                    int // findings of the drift report
-}
-
-// summaryTable renders rows as a table a person reads: a column per
-// count, right-aligned; the attempts by status class only for the classes
-// seen; the waits in seconds; a total row when there are several streams.
-func summaryTable(rows []streamRow) string {
-	classes := []string{"no_response", "1xx", "2xx", "3xx", "4xx", "5xx"}
-	var seen []int
-	for i := range classes {
-		for _, r := range rows {
-			if r.byClass[i] > 0 {
-				seen = append(seen, i)
-				break
-			}
-		}
-	}
-	header := []string{"stream", "records", "pages", "requests"}
-	for _, i := range seen {
-		header = append(header, classes[i])
-	}
-	header = append(header, "retries", "slot_s", "bucket_s", "retry_after_s", "backoff_s", "breaker_s", "dead_letters", "drift")
-	cells := [][]string{header}
-	var total streamRow
-	total.stream = "total"
-	for _, r := range rows {
-		cells = append(cells, r.cells(seen))
-		total.records += r.records
-		total.pages += r.pages
-		total.requests += r.requests
-		for i, c := range r.byClass {
-			total.byClass[i] += c
-		}
-		total.retries += r.retries
-		total.waits.WaitSlot += r.waits.WaitSlot
-		total.waits.WaitBucket += r.waits.WaitBucket
-		total.waits.WaitRetryAfter += r.waits.WaitRetryAfter
-		total.waits.WaitBackoff += r.waits.WaitBackoff
-		total.waits.WaitBreaker += r.waits.WaitBreaker
-		total.deadLetters += r.deadLetters
-		total.drift += r.drift
-	}
-	if len(rows) > 1 {
-		cells = append(cells, total.cells(seen))
-	}
-	width := make([]int, len(header))
-	for _, row := range cells {
-		for i, c := range row {
-			width[i] = max(width[i], len(c))
-		}
-	}
-	var b strings.Builder
-	for j, row := range cells {
-		if j > 0 {
-			b.WriteByte('\n')
-		}
-		for i, c := range row {
-			pad := strings.Repeat(" ", width[i]-len(c))
-			switch {
-			case i == 0:
-				b.WriteString(c + pad) // names left, numbers right
-			default:
-				b.WriteString("  " + pad + c)
-			}
-		}
-	}
-	return b.String()
-}
-
-func (r streamRow) cells(classes []int) []string {
-	out := []string{r.stream, itoa(r.records), itoa(r.pages), itoa(r.requests)}
-	for _, i := range classes {
-		out = append(out, itoa(r.byClass[i]))
-	}
-	return append(out, itoa(int64(r.retries)),
-		seconds(r.waits.WaitSlot), seconds(r.waits.WaitBucket), seconds(r.waits.WaitRetryAfter),
-		seconds(r.waits.WaitBackoff), seconds(r.waits.WaitBreaker),
-		itoa(r.deadLetters), itoa(int64(r.drift)))
-}
-
-func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
 func (e *engine) logStreamEnd(n *node) {
 	attrs := []any{"stream", n.def.Name, "records", n.records.Load(), "pages", n.pages.Load()}
@@ -243,8 +140,8 @@ func (e *engine) logStreamEnd(n *node) {
 	}
 	w := e.client.Stats().ByStream[n.def.Name]
 	attrs = append(attrs, "requests", n.requests.Load(),
-		"wait_slot_s", seconds(w.WaitSlot), "wait_bucket_s", seconds(w.WaitBucket),
-		"wait_retry_after_s", seconds(w.WaitRetryAfter), "wait_backoff_s", seconds(w.WaitBackoff))
+		"wait_slot_s", metrics.Seconds(w.WaitSlot), "wait_bucket_s", metrics.Seconds(w.WaitBucket),
+		"wait_retry_after_s", metrics.Seconds(w.WaitRetryAfter), "wait_backoff_s", metrics.Seconds(w.WaitBackoff))
 	e.log.Info("stream done", attrs...)
 	e.streamMetrics(n)
 }
@@ -259,11 +156,7 @@ func (e *engine) metricsLevel() slog.Level {
 	return level
 }
 
-// metric logs a Singer metric line ("METRIC: {...}") at level.
+// metric logs a Singer metric line at level.
 func (e *engine) metric(level slog.Level, kind, name string, value any, tags map[string]any) {
-	if !e.log.Enabled(context.Background(), level) {
-		return
-	}
-	b, _ := codec.Marshal(map[string]any{"type": kind, "metric": name, "value": value, "tags": tags})
-	e.log.Log(context.Background(), level, "METRIC: "+string(b))
+	metrics.Log(e.log, level, kind, name, value, tags)
 }

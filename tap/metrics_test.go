@@ -11,97 +11,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/tap-dev/tap/client"
+	"github.com/tap-dev/tap/internal/taptest"
 )
-
-// table is a summary table read back: the header and, per stream, its
-// cells by column name.
-type table struct {
-	header []string
-	rows   map[string]map[string]string
-}
-
-// readTable parses lines of summaryTable and checks their alignment:
-// the stream column starts every line, and every other column ends where
-// its header ends.
-func readTable(t *testing.T, lines []string) table {
-	t.Helper()
-	if len(lines) == 0 {
-		t.Fatal("no table")
-	}
-	header := strings.Fields(lines[0])
-	ends := columnEnds(lines[0])
-	tb := table{header: header, rows: map[string]map[string]string{}}
-	for _, line := range lines[1:] {
-		cells := strings.Fields(line)
-		if len(cells) != len(header) {
-			t.Fatalf("row %q has %d cells, the header %d", line, len(cells), len(header))
-		}
-		if got := columnEnds(line); !cmp.Equal(got[1:], ends[1:]) || strings.HasPrefix(line, " ") {
-			t.Errorf("row %q is not aligned with the header %q", line, lines[0])
-		}
-		row := map[string]string{}
-		for i, c := range cells {
-			row[header[i]] = c
-		}
-		tb.rows[cells[0]] = row
-	}
-	return tb
-}
-
-// columnEnds is the offset past the end of each word of line.
-func columnEnds(line string) []int {
-	var ends []int
-	for i := 0; i < len(line); i++ {
-		if line[i] != ' ' && (i+1 == len(line) || line[i+1] == ' ') {
-			ends = append(ends, i+1)
-		}
-	}
-	return ends
-}
-
-func TestSummaryTable(t *testing.T) {
-	rows := []streamRow{
-		{stream: "customers", records: 500, pages: 5, requests: 6, byClass: [6]int64{2: 5, 5: 1}, retries: 1,
-			waits: client.Waits{WaitBucket: 1250 * time.Millisecond, WaitBackoff: 300 * time.Millisecond}},
-		{stream: "orders", records: 97, pages: 1, requests: 1, byClass: [6]int64{2: 1}, deadLetters: 3, drift: 2},
-		{stream: "order_items", records: 12345, pages: 100, requests: 101, byClass: [6]int64{0: 1, 2: 100},
-			retries: 1, waits: client.Waits{WaitSlot: 2 * time.Second, WaitRetryAfter: 4 * time.Second, WaitBreaker: time.Second}},
-	}
-	tb := readTable(t, strings.Split(summaryTable(rows), "\n"))
-	want := []string{"stream", "records", "pages", "requests", "no_response", "2xx", "5xx", "retries",
-		"slot_s", "bucket_s", "retry_after_s", "backoff_s", "breaker_s", "dead_letters", "drift"}
-	if diff := cmp.Diff(want, tb.header); diff != "" {
-		t.Errorf("header (-want +got), the classes seen only:\n%s", diff)
-	}
-	cell := func(stream string, values ...string) map[string]string {
-		m := map[string]string{}
-		for i, v := range values {
-			m[want[i]] = v
-		}
-		m["stream"] = stream
-		return m
-	}
-	wantRows := map[string]map[string]string{
-		"customers":   cell("customers", "", "500", "5", "6", "0", "5", "1", "1", "0.0", "1.2", "0.0", "0.3", "0.0", "0", "0"),
-		"orders":      cell("orders", "", "97", "1", "1", "0", "1", "0", "0", "0.0", "0.0", "0.0", "0.0", "0.0", "3", "2"),
-		"order_items": cell("order_items", "", "12345", "100", "101", "1", "100", "0", "1", "2.0", "0.0", "4.0", "0.0", "1.0", "0", "0"),
-		"total":       cell("total", "", "12942", "106", "108", "1", "106", "1", "2", "2.0", "1.2", "4.0", "0.3", "1.0", "3", "2"),
-	}
-	if diff := cmp.Diff(wantRows, tb.rows); diff != "" {
-		t.Errorf("rows (-want +got):\n%s", diff)
-	}
-
-	// One stream: no total row, and no request columns for classes never seen.
-	one := strings.Split(summaryTable(rows[1:2]), "\n")
-	if len(one) != 2 || strings.Contains(one[0], "5xx") || strings.Contains(one[0], "no_response") {
-		t.Errorf("one stream's table:\n%s", strings.Join(one, "\n"))
-	}
-}
 
 // A small sync: the table on stderr has a row per stream with what each
 // did — a retried 503, a dead letter and a drifted property — while the
@@ -164,11 +78,11 @@ func TestSingerSyncSummaryTable(t *testing.T) {
 		}
 		rows = append(rows, row)
 	}
-	tb := readTable(t, rows)
+	tb := taptest.ReadTable(t, rows)
 	pick := func(stream string, cols ...string) []string {
 		var out []string
 		for _, c := range cols {
-			out = append(out, tb.rows[stream][c])
+			out = append(out, tb.Rows[stream][c])
 		}
 		return out
 	}
@@ -209,9 +123,9 @@ func TestAirbyteSummaryTableIsOneLog(t *testing.T) {
 	if len(tables) != 1 {
 		t.Fatalf("%d LOG messages with the table, want 1:\n%s", len(tables), out.String())
 	}
-	tb := readTable(t, strings.Split(tables[0], "\n"))
+	tb := taptest.ReadTable(t, strings.Split(tables[0], "\n"))
 	for stream, records := range map[string]string{"tickets": "0", "orders": "2", "items": "2", "total": "4"} {
-		if got := tb.rows[stream]["records"]; got != records {
+		if got := tb.Rows[stream]["records"]; got != records {
 			t.Errorf("stream %s: records %q, want %s", stream, got, records)
 		}
 	}
