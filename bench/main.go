@@ -24,7 +24,11 @@
 //     the same data (/v1/events?since_id=X&limit=1000, X = the largest id
 //     seen) and copying the bodies to the same kind of counter. The ratio
 //     tap/baseline (records/s) says how much of the raw fetch rate the tap
-//     keeps while it parses, validates and writes Singer messages.
+//     keeps while it parses, validates and writes Singer messages. It is a
+//     figure, not a target: issue 20 replaced its target (>= 0.5), which
+//     could not be met as set — the baseline runs unpinned, in process,
+//     with no stdout pipe — by the limit scenario's tap against a pinned
+//     raw copy of the same pages through the same kind of pipe.
 //
 //   - memory: peak RSS (getrusage ru_maxrss) of the tap on the throughput
 //     config for N/10 and N records (the N run is the throughput run). The
@@ -33,8 +37,10 @@
 //
 //   - stream maps: the throughput config with a Meltano SDK stream map of
 //     three expressions on every event (md5 of a property, arithmetic, a
-//     removal), N records, beside the throughput scenario's unmapped run.
-//     The ratio mapped/unmapped (records/s) says what the maps cost.
+//     removal), N records, against the same config unmapped: the two
+//     interleaved, 3 runs of each, medians. The ratio mapped/unmapped
+//     (records/s; target >= 0.7, issue 18) says what the maps cost, per
+//     CPU-second too, which the machine's load disturbs less.
 //
 //   - quota: the demo enforces 10 requests per second (fixed one-second
 //     windows), answers 8% of requests with 503 and adds 50 ms to every
@@ -185,7 +191,7 @@ func run(records int, quick bool, only string) int {
 		if err := b.memory(ctx, rep, n/10, n, large); err != nil {
 			fail("memory", err)
 		}
-		if err := b.streamMaps(ctx, rep, n, large); err != nil {
+		if err := b.streamMaps(ctx, rep, n); err != nil {
 			fail("stream maps", err)
 		}
 	}

@@ -107,7 +107,8 @@ func (b *bench) throughput(ctx context.Context, rep *report, n int) (*tapRun, er
 	rep.add(sc, "baseline wall time", fmt.Sprintf("%.2f s", base.wall.Seconds()), "", "")
 	rep.add(sc, "baseline records/s", thousands(int64(baseRate)), "", "")
 	rep.add(sc, "baseline MB/s (bodies)", fmt.Sprintf("%.1f", float64(base.out.bytes)/1e6/base.wall.Seconds()), "", "")
-	rep.check(sc, "tap/baseline (records/s)", fmt.Sprintf("%.2f", tapRate/baseRate), ">= 0.50", tapRate/baseRate >= 0.5)
+	// A figure, not a target: see the package doc (issue 20 replaced it).
+	rep.add(sc, "tap/baseline (records/s)", fmt.Sprintf("%.2f", tapRate/baseRate), "", "")
 	return t, nil
 }
 
