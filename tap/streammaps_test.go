@@ -18,29 +18,15 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/tap-dev/tap/internal/taptest"
 	"github.com/tap-dev/tap/settings"
-	"github.com/tap-dev/tap/streams"
 	"github.com/tap-dev/tap/tap/catalog"
 )
 
-// testConfig is a config of two streams, orders and its child items.
-func testConfig() *Config {
-	return &Config{
-		Streams: []streams.Definition{
-			{Name: "orders", PrimaryKey: []string{"id"}, ReplicationKey: "updated_at"},
-			{Name: "items", PrimaryKey: []string{"id"}, Parent: &streams.Parent{Stream: "orders", Key: "id", As: "order_id"}},
-		},
-		Schemas: map[string]map[string]any{
-			"orders": {"type": "object", "properties": map[string]any{"id": map[string]any{}, "updated_at": map[string]any{}, "amount": map[string]any{}, "note": map[string]any{}}},
-			"items":  {"type": "object", "properties": map[string]any{"id": map[string]any{}, "order_id": map[string]any{}, "sku": map[string]any{}}},
-		},
-	}
-}
-
-// mappedConfig is testConfig with orders aliased and copied, its note
-// removed and a hash added.
+// mappedConfig is taptest.OrdersConfig with orders aliased and copied,
+// its note removed and a hash added.
 func mappedConfig() *Config {
-	cfg := testConfig()
+	cfg := taptest.OrdersConfig()
 	cfg.Path = "config.json"
 	cfg.StreamMaps = map[string]any{
 		"orders":      map[string]any{"__alias__": "sales", "note": nil, "note_hash": "md5(str(note))"},
@@ -109,7 +95,7 @@ func TestCatalogSelectsMappedStreams(t *testing.T) {
 }
 
 func TestBadStreamMapIsBadInput(t *testing.T) {
-	cfg := testConfig()
+	cfg := taptest.OrdersConfig()
 	cfg.Path = "config.json"
 	cfg.StreamMaps = map[string]any{"orders": map[string]any{"x": "[i for i in note]"}}
 	_, err := CompileMaps(cfg)

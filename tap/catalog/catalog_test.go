@@ -9,25 +9,12 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/tap-dev/tap/internal/taptest"
 	"github.com/tap-dev/tap/settings"
-	"github.com/tap-dev/tap/streams"
 )
 
-func testConfig() *settings.Config {
-	return &settings.Config{
-		Streams: []streams.Definition{
-			{Name: "orders", PrimaryKey: []string{"id"}, ReplicationKey: "updated_at"},
-			{Name: "items", PrimaryKey: []string{"id"}, Parent: &streams.Parent{Stream: "orders", Key: "id", As: "order_id"}},
-		},
-		Schemas: map[string]map[string]any{
-			"orders": {"type": "object", "properties": map[string]any{"id": map[string]any{}, "updated_at": map[string]any{}, "amount": map[string]any{}, "note": map[string]any{}}},
-			"items":  {"type": "object", "properties": map[string]any{"id": map[string]any{}, "order_id": map[string]any{}, "sku": map[string]any{}}},
-		},
-	}
-}
-
 func TestDiscoverMetadata(t *testing.T) {
-	cat := Discover(testConfig(), nil)
+	cat := Discover(taptest.OrdersConfig(), nil)
 	orders := cat.Streams[0]
 	if orders.ReplicationMethod != "INCREMENTAL" || cat.Streams[1].ReplicationMethod != "FULL_TABLE" {
 		t.Errorf("replication methods %s, %s", orders.ReplicationMethod, cat.Streams[1].ReplicationMethod)
@@ -84,7 +71,7 @@ func TestLoadCatalogSelection(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "catalog.json")
 			os.WriteFile(path, []byte(tt.catalog), 0o644)
-			sel, err := Load(path, testConfig(), nil)
+			sel, err := Load(path, taptest.OrdersConfig(), nil)
 			if tt.wantErrPart != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErrPart) {
 					t.Fatalf("error %v, want %q", err, tt.wantErrPart)
