@@ -2,7 +2,6 @@ package limit
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -10,7 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"golang.org/x/time/rate"
 )
 
@@ -19,7 +17,7 @@ import (
 // weights spent from it and one daily quota. Give it to Config.Shared, and
 // close it once the Limiter is no longer used.
 type Shared struct {
-	rdb *redis.Client
+	rdb *redisClient
 	key string
 }
 
@@ -27,30 +25,21 @@ type Shared struct {
 // checks that it answers, within 5 seconds. The error never holds the
 // URL's password.
 func DialShared(ctx context.Context, rawURL, key string) (*Shared, error) {
-	opt, err := redis.ParseURL(rawURL)
+	opt, err := parseRedisURL(rawURL)
 	if err != nil {
-		return nil, errors.New("not a redis:// or rediss:// URL") // its text may quote the password
+		return nil, err
 	}
-	// go-redis logs dial failures to stderr through a logger of its
-	// package; the tap reports them itself, once, in its own words.
-	quietRedis.Do(func() { redis.SetLogger(discardLogger{}) })
-	opt.MaxRetries = -1 // a failed call is retried by the request's retry loop, not hidden here
-	opt.DialerRetries = 1
-	rdb := redis.NewClient(opt)
+	// A failed call is not retried here (bar an idle connection found
+	// closed, replaced once): the request's retry loop retries it.
+	rdb := newRedisClient(opt)
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	if err := rdb.Ping(ctx).Err(); err != nil {
+	if _, err := rdb.do(ctx, "PING"); err != nil {
 		rdb.Close()
 		return nil, err
 	}
 	return &Shared{rdb: rdb, key: key}, nil
 }
-
-var quietRedis sync.Once
-
-type discardLogger struct{}
-
-func (discardLogger) Printf(context.Context, string, ...any) {}
 
 // RedactURL is rawURL with its password masked, for messages.
 func RedactURL(rawURL string) string {
@@ -128,7 +117,7 @@ func (s *Shared) Close() error { return s.rdb.Close() }
 // against the daily quota. ARGV: T, B, n, Q, E (grantEarly in µs). Returns {0 (granted), or µs
 // to wait before asking again, or -1 when the quota is used up; attempts
 // counted today as of the grant (0 otherwise); f × 1e6}.
-var reserveScript = redis.NewScript(`
+var reserveScript = newRedisScript(`
 local T = tonumber(ARGV[1])
 local B = tonumber(ARGV[2])
 local n = tonumber(ARGV[3])
@@ -167,7 +156,7 @@ return {0, used, math.floor(f * 1e6)}
 
 // throttleScript applies a 429. ARGV: its Retry-After in µs (0: none),
 // the lowest factor. Returns f × 1e6.
-var throttleScript = redis.NewScript(`
+var throttleScript = newRedisScript(`
 local d = tonumber(ARGV[1])
 local fmin = tonumber(ARGV[2])
 if d > 0 then
@@ -186,7 +175,7 @@ return math.floor(f * 1e6)
 
 // cleanScript counts an answer without a 429 towards the recovery of f.
 // Returns f × 1e6.
-var cleanScript = redis.NewScript(`
+var cleanScript = newRedisScript(`
 local f = tonumber(redis.call('HGET', KEYS[1], 'f') or '1')
 if f >= 1 then
   return 1000000
@@ -272,7 +261,11 @@ func (l *sharedLimiter) acquire(ctx context.Context, sp Spend) (func(), error) {
 	for range rounds {
 		day := utcDay(l.now())
 		keys := []string{l.key("gcra"), l.key("quota:" + day), l.key("pause"), l.key("aimd")}
-		v, err := reserveScript.Run(ctx, l.s.rdb, keys, l.interval, l.burst, n, l.quota, grantEarly.Microseconds()).Int64Slice()
+		r, err := reserveScript.run(ctx, l.s.rdb, keys, l.interval, l.burst, n, l.quota, grantEarly.Microseconds())
+		var v []int64
+		if err == nil {
+			v, err = int64s(r)
+		}
 		if err == nil && len(v) != 3 {
 			err = fmt.Errorf("the reserve script answered %d values, want 3", len(v))
 		}
@@ -312,14 +305,14 @@ func (l *sharedLimiter) settle(sp Spend, rp reply) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), settleTimeout)
 	defer cancel()
-	var v int64
+	var r any
 	var err error
 	if rp.status == http.StatusTooManyRequests {
 		var d time.Duration
 		if ra, ok := ParseRetryAfter(rp.header.Get("Retry-After"), l.now()); ok && ra > 0 && ra <= l.local.pause {
 			d = ra
 		}
-		v, err = throttleScript.Run(ctx, l.s.rdb, []string{l.key("pause"), l.key("aimd")}, d.Microseconds(), l.fmin).Int64()
+		r, err = throttleScript.run(ctx, l.s.rdb, []string{l.key("pause"), l.key("aimd")}, d.Microseconds(), l.fmin)
 	} else {
 		l.mu.Lock()
 		lowered := l.factor < 1
@@ -327,7 +320,11 @@ func (l *sharedLimiter) settle(sp Spend, rp reply) {
 		if !lowered {
 			return
 		}
-		v, err = cleanScript.Run(ctx, l.s.rdb, []string{l.key("aimd")}).Int64()
+		r, err = cleanScript.run(ctx, l.s.rdb, []string{l.key("aimd")})
+	}
+	v, ok := r.(int64)
+	if err == nil && !ok {
+		err = fmt.Errorf("a script answered %T, want an integer", r)
 	}
 	if err != nil {
 		l.log.Warn("rate_limit.shared: Redis: could not share what an answer said of the rate limit", "status", rp.status, "error", err.Error())

@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/tap-dev/tap/internal/redistest"
 )
 
@@ -250,20 +248,20 @@ func TestSharedPauseAndRateAcrossClients(t *testing.T) {
 	if b.factor != 1 {
 		t.Errorf("factor after 60 clean answers %v, want 1", b.factor)
 	}
-	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	rdb := newRedisClient(redisOptions{addr: srv.Addr})
 	defer rdb.Close()
-	if n, err := rdb.Exists(ctx, "t:pause:aimd").Result(); err != nil || n != 0 {
-		t.Errorf("t:pause:aimd exists (%d, %v) once the rate is back", n, err)
+	if n, err := rdb.do(ctx, "EXISTS", "t:pause:aimd"); err != nil || n != int64(0) {
+		t.Errorf("t:pause:aimd exists (%v, %v) once the rate is back", n, err)
 	}
 	// A 503 neither pauses nor counts as clean; a 429 over
 	// max_retry_after_s (the run defers) lowers the rate without pausing.
-	pauseBefore, _ := rdb.Get(ctx, "t:pause:pause").Result()
+	pauseBefore, _ := rdb.do(ctx, "GET", "t:pause:pause")
 	b.settle(Spend{Weight: 1}, reply{header: http.Header{"Retry-After": {"1"}}, status: http.StatusServiceUnavailable})
 	a.settle(Spend{Weight: 1}, reply{header: http.Header{"Retry-After": {"100000"}}, status: http.StatusTooManyRequests})
-	if after, _ := rdb.Get(ctx, "t:pause:pause").Result(); after != pauseBefore {
-		t.Errorf("pause %q became %q: a 503 or an over-long Retry-After set a new pause", pauseBefore, after)
+	if after, _ := rdb.do(ctx, "GET", "t:pause:pause"); after != pauseBefore {
+		t.Errorf("pause %v became %v: a 503 or an over-long Retry-After set a new pause", pauseBefore, after)
 	}
-	if f, err := rdb.HGet(ctx, "t:pause:aimd", "f").Float64(); err != nil || f != 0.8 {
-		t.Errorf("shared factor after a 429 over max_retry_after_s: %v (%v), want 0.8", f, err)
+	if f, err := rdb.do(ctx, "HGET", "t:pause:aimd", "f"); err != nil || f != "0.800000" {
+		t.Errorf("shared factor after a 429 over max_retry_after_s: %v (%v), want 0.800000", f, err)
 	}
 }

@@ -4,7 +4,7 @@
 package redistest
 
 import (
-	"context"
+	"bufio"
 	"errors"
 	"fmt"
 	"net"
@@ -13,8 +13,6 @@ import (
 	"strconv"
 	"testing"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // ErrNotInstalled is returned by Start when redis-server is not on PATH.
@@ -53,13 +51,8 @@ func Start(dir string) (*Server, error) {
 	}
 	s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), cmd: cmd, done: make(chan struct{})}
 	go func() { cmd.Wait(); close(s.done) }()
-	rdb := redis.NewClient(&redis.Options{Addr: s.Addr, MaxRetries: -1})
-	defer rdb.Close()
 	for range 100 {
-		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
-		err = rdb.Ping(ctx).Err()
-		cancel()
-		if err == nil {
+		if err = ping(s.Addr); err == nil {
 			return s, nil
 		}
 		select {
@@ -70,6 +63,29 @@ func Start(dir string) (*Server, error) {
 	}
 	s.Stop()
 	return nil, fmt.Errorf("redis-server on port %d did not answer PING within 10 s: %v", port, err)
+}
+
+// ping sends PING to the server at addr and wants +PONG, within 100 ms.
+// Written by hand so that the tests' helper shares no code with the
+// client it tests.
+func ping(addr string) error {
+	c, err := net.DialTimeout("tcp", addr, 100*time.Millisecond)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(100 * time.Millisecond))
+	if _, err := c.Write([]byte("*1\r\n$4\r\nPING\r\n")); err != nil {
+		return err
+	}
+	line, err := bufio.NewReader(c).ReadString('\n')
+	if err != nil {
+		return err
+	}
+	if line != "+PONG\r\n" {
+		return fmt.Errorf("PING answered %q", line)
+	}
+	return nil
 }
 
 // Stop kills the server and waits for it to exit. It may be called twice.
@@ -96,13 +112,8 @@ func (s *Server) Restart(dir string) error {
 	s.cmd, s.done = cmd, make(chan struct{})
 	done := s.done
 	go func() { cmd.Wait(); close(done) }()
-	rdb := redis.NewClient(&redis.Options{Addr: s.Addr, MaxRetries: -1})
-	defer rdb.Close()
 	for range 100 {
-		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
-		err := rdb.Ping(ctx).Err()
-		cancel()
-		if err == nil {
+		if ping(s.Addr) == nil {
 			return nil
 		}
 		time.Sleep(100 * time.Millisecond)
