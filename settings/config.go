@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -385,6 +386,17 @@ const (
 // checkThrottling checks the settings of the rate limits and the status
 // rules that the registry cannot: rules between settings and the keys of
 // on_status.
+// isDatabasePath reports whether a Redis URL's path is empty or names a
+// database by number, the only paths the shared limiter's client reads.
+func isDatabasePath(p string) bool {
+	db := strings.TrimPrefix(p, "/")
+	if db == "" {
+		return true
+	}
+	n, err := strconv.Atoi(db)
+	return err == nil && n >= 0
+}
+
 func (c *Config) checkThrottling() error {
 	if _, err := streams.ParseOnStatus(c.OnStatus); err != nil {
 		return fmt.Errorf("on_status.%w", err)
@@ -395,8 +407,9 @@ func (c *Config) checkThrottling() error {
 		switch {
 		case sh.RedisURL == "":
 			return errors.New("rate_limit.shared.redis_url: is required when rate_limit.shared.key is set")
-		case err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") || u.Host == "":
-			return errors.New("rate_limit.shared.redis_url: want redis://[:password@]host:port[/db] or rediss://...")
+		case err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") || u.Host == "" ||
+			u.RawQuery != "" || u.Fragment != "" || !isDatabasePath(u.Path):
+			return errors.New("rate_limit.shared.redis_url: want redis://[:password@]host:port[/db] or rediss://..., with no query and a database number as its path")
 		case sh.Key == "":
 			return errors.New("rate_limit.shared.key: is required when rate_limit.shared.redis_url is set")
 		}
