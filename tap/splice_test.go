@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/tap-dev/tap/internal/taptest"
 	"github.com/tap-dev/tap/settings"
 	"github.com/tap-dev/tap/tap/output"
 )
@@ -245,7 +246,7 @@ func TestPageLines(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				rec := &recordingWriter{}
+				rec := &taptest.Writes{}
 				w := newWriter(rec)
 				if !gather {
 					w = struct{ output.Writer }{w} // hides recordFramer
@@ -257,11 +258,9 @@ func TestPageLines(t *testing.T) {
 				if err := w.Flush(); err != nil {
 					t.Fatal(err)
 				}
-				var all []byte
-				for _, b := range rec.writes {
-					all = append(all, b...)
-				}
-				checkBatches(t, rec.writes, string(all))
+				all := rec.Bytes()
+				// 64 KiB: output's batch of lines into its buffer.
+				taptest.CheckWholeLines(t, rec, 64<<10, string(all))
 				var msgs []map[string]any
 				for _, line := range bytes.Split(bytes.TrimSuffix(all, []byte("\n")), []byte("\n")) {
 					var m map[string]any
@@ -291,40 +290,6 @@ func TestPageLines(t *testing.T) {
 				t.Fatalf("%d records", records)
 			}
 		})
-	}
-}
-
-// recordingWriter keeps every Write call apart.
-type recordingWriter struct {
-	mu     sync.Mutex
-	writes [][]byte
-}
-
-func (r *recordingWriter) Write(p []byte) (int, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.writes = append(r.writes, bytes.Clone(p))
-	return len(p), nil
-}
-
-// checkBatches checks that every Write holds whole lines, at most a batch
-// (64 KiB into a buffer, output's lineBatch) unless it is a single line,
-// and that together they are want.
-func checkBatches(t *testing.T, writes [][]byte, want string) {
-	t.Helper()
-	const batch = 64 << 10
-	var all []byte
-	for i, w := range writes {
-		if len(w) == 0 || w[len(w)-1] != '\n' {
-			t.Fatalf("write %d does not end a line: %.40q…", i, w)
-		}
-		if len(w) > batch && bytes.Count(w, []byte{'\n'}) > 1 {
-			t.Fatalf("write %d is %d bytes of several lines, more than the batch of %d", i, len(w), batch)
-		}
-		all = append(all, w...)
-	}
-	if string(all) != want {
-		t.Fatalf("the writes add up to %d bytes, want %d", len(all), len(want))
 	}
 }
 

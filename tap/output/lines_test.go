@@ -1,7 +1,6 @@
 package output
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"slices"
@@ -9,40 +8,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/tap-dev/tap/internal/taptest"
 )
-
-// recordingWriter keeps every Write call apart.
-type recordingWriter struct {
-	mu     sync.Mutex
-	writes [][]byte
-}
-
-func (r *recordingWriter) Write(p []byte) (int, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.writes = append(r.writes, bytes.Clone(p))
-	return len(p), nil
-}
-
-// checkBatches checks that every Write holds whole lines, at most
-// lineBatch bytes unless it is a single line, and that together they are
-// want.
-func checkBatches(t *testing.T, writes [][]byte, want string) {
-	t.Helper()
-	var all []byte
-	for i, w := range writes {
-		if len(w) == 0 || w[len(w)-1] != '\n' {
-			t.Fatalf("write %d does not end a line: %.40q…", i, w)
-		}
-		if len(w) > lineBatch && bytes.Count(w, []byte{'\n'}) > 1 {
-			t.Fatalf("write %d is %d bytes of several lines, more than the batch of %d", i, len(w), lineBatch)
-		}
-		all = append(all, w...)
-	}
-	if string(all) != want {
-		t.Fatalf("the writes add up to %d bytes, want %d", len(all), len(want))
-	}
-}
 
 func TestLineWriterWritesWholeLines(t *testing.T) {
 	line := func(n int, c byte) string { return strings.Repeat(string(c), n-1) + "\n" }
@@ -66,7 +34,7 @@ func TestLineWriterWritesWholeLines(t *testing.T) {
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
-			rec := &recordingWriter{}
+			rec := &taptest.Writes{}
 			lw := newLineWriter(rec)
 			var want strings.Builder
 			for i, m := range tt.msgs {
@@ -76,20 +44,20 @@ func TestLineWriterWritesWholeLines(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if len(rec.writes) != tt.wantWrites {
-				t.Errorf("%d writes before Flush, want %d", len(rec.writes), tt.wantWrites)
+			if n := len(rec.Calls()); n != tt.wantWrites {
+				t.Errorf("%d writes before Flush, want %d", n, tt.wantWrites)
 			}
 			if err := lw.Flush(); err != nil {
 				t.Fatal(err)
 			}
-			checkBatches(t, rec.writes, want.String())
+			taptest.CheckWholeLines(t, rec, lineBatch, want.String())
 		})
 	}
 }
 
 // Parallel streams share the writer; their lines must come out whole.
 func TestLineWriterParallel(t *testing.T) {
-	rec := &recordingWriter{}
+	rec := &taptest.Writes{}
 	lw := newLineWriter(rec)
 	var wg sync.WaitGroup
 	for g := range 4 {
@@ -105,11 +73,8 @@ func TestLineWriterParallel(t *testing.T) {
 	if err := lw.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	var all []byte
-	for _, w := range rec.writes {
-		all = append(all, w...)
-	}
-	checkBatches(t, rec.writes, string(all))
+	all := rec.Bytes()
+	taptest.CheckWholeLines(t, rec, lineBatch, string(all))
 	seen := map[string]bool{}
 	for _, l := range strings.Split(strings.TrimSuffix(string(all), "\n"), "\n") {
 		var g, i int
