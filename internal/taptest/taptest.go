@@ -1,6 +1,7 @@
-// Package taptest holds the fixtures the tests of the engine (tap) and of
-// its commands (tap/command) share: the demo's config, and a small API
-// with the config and catalog that read it in Airbyte mode.
+// Package taptest holds the fixtures the tests of the engine (tap), its
+// writers (tap/output) and its commands (tap/command) share: the demo's
+// config, a small API with the config and catalog that read it in Airbyte
+// mode, and readers of what a writer wrote.
 package taptest
 
 import (

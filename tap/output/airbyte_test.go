@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/tap-dev/tap/client"
+	"github.com/tap-dev/tap/internal/taptest"
 	"github.com/tap-dev/tap/settings"
 )
 
@@ -31,23 +32,6 @@ func (s streamStates) MarshalJSON() ([]byte, error) {
 		m[k] = json.RawMessage(v)
 	}
 	return json.Marshal(map[string]any{"bookmarks": m})
-}
-
-// jsonLines decodes the JSON lines of out.
-func jsonLines(t *testing.T, out []byte) []map[string]any {
-	t.Helper()
-	var msgs []map[string]any
-	for _, line := range bytes.Split(bytes.TrimSpace(out), []byte("\n")) {
-		if len(line) == 0 {
-			continue
-		}
-		var m map[string]any
-		if err := json.Unmarshal(line, &m); err != nil {
-			t.Fatalf("not a JSON line: %s: %v", line, err)
-		}
-		msgs = append(msgs, m)
-	}
-	return msgs
 }
 
 func TestAirbyteWriterStateDedupeAndRecordCount(t *testing.T) {
@@ -140,7 +124,7 @@ func TestAirbyteWriterConcurrentLines(t *testing.T) {
 	wg.Wait()
 	_ = w.Flush()
 	running := map[string]int{}
-	for _, m := range jsonLines(t, out.Bytes()) {
+	for _, m := range taptest.JSONLines(t, out.Bytes()) {
 		if tr, ok := m["trace"].(map[string]any); ok {
 			ss := tr["stream_status"].(map[string]any)
 			running[ss["stream_descriptor"].(map[string]any)["name"].(string)]++
@@ -166,7 +150,7 @@ func TestAirbyteErrorTraceScrubsSecrets(t *testing.T) {
 	if strings.Contains(out.String(), "s3cr3t") {
 		t.Fatalf("secret leaked:\n%s", out.String())
 	}
-	msgs := jsonLines(t, out.Bytes())
+	msgs := taptest.JSONLines(t, out.Bytes())
 	e := msgs[0]["trace"].(map[string]any)["error"].(map[string]any)
 	if e["failure_type"] != FailureConfig || !strings.Contains(e["message"].(string), "check the credentials") ||
 		e["stream_descriptor"].(map[string]any)["name"] != "orders" {
