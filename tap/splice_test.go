@@ -144,6 +144,60 @@ func demoConfigB(b *testing.B) (map[string]any, string) {
 	return cfg, p
 }
 
+// pageRun is what a sync of one page of events wrote.
+type pageRun struct {
+	msgs []message
+	dead []map[string]any
+	err  string   // the sync's error, if any
+	raw  [][]byte // each RECORD's bytes as written
+}
+
+// syncEventsPage syncs an events stream whose API answers page, on the
+// tree path or not, with the stream maps given (nil: none).
+func syncEventsPage(t *testing.T, page string, tree bool, maps map[string]any) pageRun {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, page)
+	}))
+	defer srv.Close()
+	schema, err := os.ReadFile("../schemas/events.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	def := map[string]any{"name": "events", "path": "/events", "primary_key": []any{"id"}, "replication_key": "id",
+		"records_path": "events", "schema": json.RawMessage(schema), "pagination": map[string]any{"type": "none"}}
+	config := map[string]any{"base_url": srv.URL, "rate_limit": map[string]any{"requests_per_second": 0},
+		"retry": map[string]any{"max_attempts": 1}, "dead_letter_path": filepath.Join(dir, "dead.jsonl"), "streams": []any{def}}
+	if maps != nil {
+		config["stream_maps"] = maps
+	}
+	cfg, err := settings.Load(writeConfig(t, dir, "config.json", config))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &rawRecorder{raw: map[string][][]byte{}}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	var res pageRun
+	if err := Sync(context.Background(), Options{Config: cfg, Writer: w, Log: log, Tree: tree}); err != nil {
+		res.err = err.Error()
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "dead.jsonl"))
+	for _, line := range bytes.Split(bytes.TrimSpace(b), []byte("\n")) {
+		var m map[string]any
+		if err := json.Unmarshal(line, &m); err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range []string{"run_id", "run_started_at", "time_extracted"} {
+			delete(m, k)
+		}
+		res.dead = append(res.dead, m)
+	}
+	res.msgs, res.raw = w.msgs, w.raw["events"]
+	return res
+}
+
 // TestSpliceMixedPage holds a page of records the walker is sure of and
 // records it is not to the tree path: the same records written, the same
 // dead letters, the same bookmark.
@@ -160,56 +214,16 @@ func TestSpliceMixedPage(t *testing.T) {
 		`{"\u0069d":9}`,                                 // an escaped key
 		`{"id":10,"payload":{"ok":true,"path":"\ud83d\ude00/\u00e9"}}`,
 	}, ",") + "]}"
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		io.WriteString(w, page)
-	}))
-	defer srv.Close()
-	schema, err := os.ReadFile("../schemas/events.json")
-	if err != nil {
-		t.Fatal(err)
+	tree, spliced := syncEventsPage(t, page, true, nil), syncEventsPage(t, page, false, nil)
+	if tree.err != "" || spliced.err != "" {
+		t.Fatalf("sync: tree %q, spliced %q", tree.err, spliced.err)
 	}
-	type result struct {
-		msgs []message
-		dead []map[string]any
-		raw  [][]byte
-	}
-	run := func(tree bool) result {
-		dir := t.TempDir()
-		def := map[string]any{"name": "events", "path": "/events", "primary_key": []any{"id"}, "replication_key": "id",
-			"records_path": "events", "schema": json.RawMessage(schema), "pagination": map[string]any{"type": "none"}}
-		path := writeConfig(t, dir, "config.json", map[string]any{"base_url": srv.URL, "rate_limit": map[string]any{"requests_per_second": 0},
-			"retry": map[string]any{"max_attempts": 1}, "dead_letter_path": filepath.Join(dir, "dead.jsonl"), "streams": []any{def}})
-		cfg, err := settings.Load(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		w := &rawRecorder{raw: map[string][][]byte{}}
-		log := slog.New(slog.NewTextHandler(io.Discard, nil))
-		if err := Sync(context.Background(), Options{Config: cfg, Writer: w, Log: log, Tree: tree}); err != nil {
-			t.Fatal(err)
-		}
-		var dead []map[string]any
-		b, _ := os.ReadFile(filepath.Join(dir, "dead.jsonl"))
-		for _, line := range bytes.Split(bytes.TrimSpace(b), []byte("\n")) {
-			var m map[string]any
-			if err := json.Unmarshal(line, &m); err != nil {
-				t.Fatal(err)
-			}
-			for _, k := range []string{"run_id", "run_started_at", "time_extracted"} {
-				delete(m, k)
-			}
-			dead = append(dead, m)
-		}
-		return result{w.msgs, dead, w.raw["events"]}
-	}
-	tree, spliced := run(true), run(false)
 	// Records 1 and 10 are spliced: the API's key order, not sorted.
 	if want := `{"id":1,"type":"login","occurred_at":"2026-01-01T00:00:00Z"}`; string(spliced.raw[0]) != want {
 		t.Errorf("record 1 written as %s, want it spliced as %s", spliced.raw[0], want)
 	}
 	tree.raw, spliced.raw = nil, nil
-	if d := cmp.Diff(tree, spliced, cmp.AllowUnexported(message{}, result{})); d != "" {
+	if d := cmp.Diff(tree, spliced, cmp.AllowUnexported(message{}, pageRun{})); d != "" {
 		t.Errorf("(-tree +spliced):\n%s", d)
 	}
 	if len(tree.dead) != 2 {

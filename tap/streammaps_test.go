@@ -3,13 +3,10 @@ package tap
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
 	"maps"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -227,52 +224,6 @@ func TestSpliceMappedMixedPage(t *testing.T) {
 		`{"id":10,"payload":{"ok":true,"path":"\u00e9"}}`, // nested, escaped
 		`{"id":11,"type":"eleven"}`,
 	}, ",") + "]}"
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		io.WriteString(w, page)
-	}))
-	defer srv.Close()
-	schema, err := os.ReadFile("../schemas/events.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	type result struct {
-		msgs []message
-		dead []map[string]any
-		err  string
-		raw  [][]byte
-	}
-	run := func(tree bool, maps map[string]any) result {
-		dir := t.TempDir()
-		def := map[string]any{"name": "events", "path": "/events", "primary_key": []any{"id"}, "replication_key": "id",
-			"records_path": "events", "schema": json.RawMessage(schema), "pagination": map[string]any{"type": "none"}}
-		path := writeConfig(t, dir, "config.json", map[string]any{"base_url": srv.URL, "rate_limit": map[string]any{"requests_per_second": 0},
-			"retry": map[string]any{"max_attempts": 1}, "dead_letter_path": filepath.Join(dir, "dead.jsonl"), "streams": []any{def},
-			"stream_maps": maps})
-		cfg, err := settings.Load(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		w := &rawRecorder{raw: map[string][][]byte{}}
-		log := slog.New(slog.NewTextHandler(io.Discard, nil))
-		var res result
-		if err := Sync(context.Background(), Options{Config: cfg, Writer: w, Log: log, Tree: tree}); err != nil {
-			res.err = err.Error()
-		}
-		b, _ := os.ReadFile(filepath.Join(dir, "dead.jsonl"))
-		for _, line := range bytes.Split(bytes.TrimSpace(b), []byte("\n")) {
-			var m map[string]any
-			if err := json.Unmarshal(line, &m); err != nil {
-				t.Fatal(err)
-			}
-			for _, k := range []string{"run_id", "run_started_at", "time_extracted"} {
-				delete(m, k)
-			}
-			res.dead = append(res.dead, m)
-		}
-		res.msgs, res.raw = w.msgs, w.raw["events"]
-		return res
-	}
 	for _, tc := range []struct {
 		name    string
 		maps    map[string]any
@@ -284,7 +235,7 @@ func TestSpliceMappedMixedPage(t *testing.T) {
 		{"an error on record 11", map[string]any{"events": map[string]any{"n": "int(type) if id > 10 else 0"}}, 9, `stream "events": stream map "events", property "n"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tree, spliced := run(true, tc.maps), run(false, tc.maps)
+			tree, spliced := syncEventsPage(t, page, true, tc.maps), syncEventsPage(t, page, false, tc.maps)
 			n := 0
 			for i := range tree.raw {
 				if !bytes.Equal(tree.raw[i], spliced.raw[i]) {
@@ -295,7 +246,7 @@ func TestSpliceMappedMixedPage(t *testing.T) {
 				t.Error("no record spliced")
 			}
 			tree.raw, spliced.raw = nil, nil
-			if d := cmp.Diff(tree, spliced, cmp.AllowUnexported(message{}, result{})); d != "" {
+			if d := cmp.Diff(tree, spliced, cmp.AllowUnexported(message{}, pageRun{})); d != "" {
 				t.Errorf("(-tree +spliced):\n%s", d)
 			}
 			if len(tree.dead) != 1 {
