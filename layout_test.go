@@ -147,6 +147,7 @@ func TestImportArrows(t *testing.T) {
 		{"tap/catalog", "tap", "the run imports its catalog, not the reverse"},
 		{"tap/catalog", "client", "a catalog describes streams; the run talks to the API"},
 		{"tap/metrics", "tap", "the run counts; its metrics only write what they are given"},
+		{"tap/connect", "tap", "the run asks for its connection; the connection knows the config, not the run"},
 		{"tap/state", "client", "the state is data: the run, not its state, talks to the API"},
 		{"client", "streams", "paginators plan requests, the run sends them"},
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/tap-dev/tap/streams"
 	"github.com/tap-dev/tap/streams/keys"
 	"github.com/tap-dev/tap/streams/pages"
+	"github.com/tap-dev/tap/tap/connect"
 	"github.com/tap-dev/tap/tap/output"
 	"github.com/tap-dev/tap/tap/state"
 )
@@ -23,9 +24,9 @@ import (
 // A rotated refresh token is kept as a sync keeps it: in a CONTROL
 // message of aw, or in the config file when aw is nil.
 func CheckConnection(ctx context.Context, cfg *Config, log *slog.Logger, aw *output.Airbyte) error {
-	keep := keepInFile(cfg, log)
+	keep := connect.InFile(cfg, log)
 	if aw != nil {
-		keep = keepInControl(cfg, aw, log)
+		keep = connect.InControl(cfg, aw, log)
 	}
 	return checkConnection(ctx, cfg, log, keep)
 }
@@ -33,26 +34,24 @@ func CheckConnection(ctx context.Context, cfg *Config, log *slog.Logger, aw *out
 // checkConnection is CheckConnection keeping a rotated refresh token with
 // keep. A failed token request is a config error: the credentials are
 // wrong, not the API.
-func checkConnection(ctx context.Context, cfg *Config, log *slog.Logger, keep keeper) (err error) {
+func checkConnection(ctx context.Context, cfg *Config, log *slog.Logger, keep connect.Keeper) (err error) {
 	defer func() {
 		var te *client.TokenError
 		if errors.As(err, &te) && te.Code != "" {
 			err = &InputError{File: cfg.Path, Err: te}
 		}
 	}()
-	base, stop, err := startAPI(cfg, log)
-	if err != nil {
-		return err
-	}
-	defer stop()
 	e, err := newEngine(cfg, nil, state.New(), output.Discard, log)
 	if err != nil {
 		return err
 	}
 	defer e.dead.Close()
-	if e.client, err = newClient(cfg, base, log, nil, keepWith(keep)); err != nil {
+	conn, err := connect.Open(cfg, connect.Options{Log: log, Keep: keep})
+	if err != nil {
 		return err
 	}
+	defer conn.Close()
+	e.client = conn.Client
 	for _, n := range e.nodes {
 		if n.def.Parent == nil {
 			if err := e.plan(n); err != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/tap-dev/tap/settings"
 	"github.com/tap-dev/tap/streams"
 	"github.com/tap-dev/tap/tap/catalog"
+	"github.com/tap-dev/tap/tap/connect"
 	"github.com/tap-dev/tap/tap/output"
 	"github.com/tap-dev/tap/tap/state"
 )
@@ -269,10 +270,12 @@ func runEngineCase(t *testing.T, c engineCase) {
 		t.Fatal(err)
 	}
 	defer e.dead.Close()
-	base, _ := url.Parse("http://127.0.0.1:9")
-	if e.client, err = newClient(cfg, base, log, nil); err != nil {
+	conn, err := connect.Open(cfg, connect.Options{Log: log})
+	if err != nil {
 		t.Fatal(err)
 	}
+	defer conn.Close()
+	e.client = conn.Client
 	now := time.Date(2026, 1, 11, 0, 0, 0, 0, time.UTC)
 	if !c.now.IsZero() {
 		now = c.now

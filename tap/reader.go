@@ -8,6 +8,7 @@ import (
 
 	"github.com/tap-dev/tap/streams"
 	"github.com/tap-dev/tap/streams/pages"
+	"github.com/tap-dev/tap/tap/connect"
 )
 
 // Reader reads pages of the configured streams outside a sync, as a sync
@@ -17,22 +18,17 @@ import (
 // reads.
 type Reader struct {
 	e    *engine
-	stop func()
+	conn *connect.Conn
 }
 
 // NewReader starts the demo API when the config names it and makes the
 // client. Close the Reader when done.
 func NewReader(cfg *Config, log *slog.Logger) (*Reader, error) {
-	base, stop, err := startAPI(cfg, log)
+	conn, err := connect.Open(cfg, connect.Options{Log: log})
 	if err != nil {
 		return nil, err
 	}
-	cl, err := newClient(cfg, base, log, nil)
-	if err != nil {
-		stop()
-		return nil, err
-	}
-	return &Reader{e: &engine{cfg: cfg, log: log, client: cl, now: time.Now}, stop: stop}, nil
+	return &Reader{e: &engine{cfg: cfg, log: log, client: conn.Client, now: time.Now}, conn: conn}, nil
 }
 
 // Walk follows d's pages from first, handing each to page; a status the
@@ -55,7 +51,4 @@ func (r *Reader) Walk(ctx context.Context, d *streams.Definition, first streams.
 func (r *Reader) Requests() int { return r.e.client.Stats().Requests }
 
 // Close closes the client and stops the demo API, if it was started.
-func (r *Reader) Close() {
-	r.e.client.Close()
-	r.stop()
-}
+func (r *Reader) Close() { r.conn.Close() }

@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"time"
 
 	"github.com/tap-dev/tap/streams"
 	"github.com/tap-dev/tap/streams/keys"
 	"github.com/tap-dev/tap/streams/pages"
+	"github.com/tap-dev/tap/tap/connect"
 	"github.com/tap-dev/tap/tap/output"
 	"github.com/tap-dev/tap/tap/state"
 )
@@ -21,27 +21,22 @@ import (
 // request that fails becomes a new dead letter, in cfg.DeadLetterPath.
 type Replayer struct {
 	e    *engine
-	stop func() // the embedded demo API, if cfg runs one
+	conn *connect.Conn
 }
 
 // NewReplayer starts the engine for a replay: its API client, and each
 // stream's plan from st, held so that no bookmark moves. Close it.
 func NewReplayer(cfg *Config, st *state.State, out output.Writer, log *slog.Logger) (*Replayer, error) {
-	base, stop, err := startAPI(cfg, log)
+	e, err := newEngine(cfg, nil, st, out, log)
 	if err != nil {
 		return nil, err
 	}
-	r := &Replayer{stop: stop}
-	if r.e, err = newEngine(cfg, nil, st, out, log); err != nil {
-		stop()
-		return nil, err
-	}
-	e := r.e
-	e.base = strings.TrimRight(base.String(), "/")
+	r := &Replayer{e: e}
 	e.replaying = true
-	if e.client, err = newClient(cfg, base, log, e.requestMetric); err != nil {
+	if r.conn, err = connect.Open(cfg, connect.Options{Log: log, OnAttempt: e.requestMetric}); err != nil {
 		return nil, errors.Join(err, r.Close())
 	}
+	e.client, e.base = r.conn.Client, r.conn.Base
 	for _, n := range e.nodes {
 		if err := e.plan(n); err != nil {
 			return nil, errors.Join(err, r.Close())
@@ -51,16 +46,12 @@ func NewReplayer(cfg *Config, st *state.State, out output.Writer, log *slog.Logg
 	return r, nil
 }
 
-// Close closes the dead letters file and stops the client and the demo
-// API; the error is the file's.
+// Close closes the dead letters file and the connection (the client and
+// the demo API); the error is the file's.
 func (r *Replayer) Close() error {
-	if r.e.client != nil {
-		r.e.client.Close()
-		r.e.client = nil
-	}
-	if r.stop != nil {
-		r.stop()
-		r.stop = nil
+	if r.conn != nil {
+		r.conn.Close()
+		r.conn = nil
 	}
 	return r.e.dead.Close()
 }

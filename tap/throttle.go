@@ -5,7 +5,6 @@ import (
 
 	"github.com/tap-dev/tap/client"
 	"github.com/tap-dev/tap/streams"
-	"github.com/tap-dev/tap/tap/state"
 )
 
 // withLimits adds to a stream's request what the client's limits and
@@ -43,31 +42,8 @@ func graphqlFirst(body []byte) float64 {
 	return 1
 }
 
-// clientOptions are the parts of the client's config that come from the
-// run rather than from the config file: the daily quota already used
-// today by earlier runs (STATE's quota), and the breaker's metric lines.
-func (e *engine) clientOptions(st *state.State) ([]func(*client.Config), error) {
-	var opts []func(*client.Config)
-	if e.cfg.RateLimit.DailyQuota > 0 {
-		day, used, ok, err := st.Quota()
-		if err != nil {
-			return nil, &InputError{File: "state", Err: err}
-		}
-		if ok {
-			opts = append(opts, func(c *client.Config) { c.QuotaDay, c.QuotaUsed = day, used })
-		}
-	}
-	opts = append(opts, func(c *client.Config) {
-		c.OnBreaker = func(state string, openings int) {
-			e.metric(e.metricsLevel(), "counter", "circuit_breaker_state", openings, map[string]any{"state": state})
-		}
-	})
-	return opts, nil
-}
-
-// trackQuota makes every STATE carry the client's daily quota count.
-func (e *engine) trackQuota(st *state.State) {
-	if e.cfg.RateLimit.DailyQuota > 0 {
-		st.SetQuotaSource(e.client.QuotaUsage)
-	}
+// breakerMetric is the client's OnBreaker in a sync: a metric line on
+// each change of the breaker's state.
+func (e *engine) breakerMetric(state string, openings int) {
+	e.metric(e.metricsLevel(), "counter", "circuit_breaker_state", openings, map[string]any{"state": state})
 }

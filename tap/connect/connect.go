@@ -1,0 +1,217 @@
+// Package connect makes the connection a run makes from its config: the
+// API it talks to and the client it talks through.
+//
+// The API is the config's base_url, or for embedded://demo the bundled
+// demo API, started on loopback for the run and stopped with it. The
+// client carries everything the config says about talking to it: auth
+// (static credentials, or an OAuth or JWT grant whose token_url may be a
+// path on the API), the retry and breaker rules, and the limits — the
+// local bucket, or the bucket shared in Redis under rate_limit.shared, and
+// the daily quota, whose count an earlier run of the same day left in
+// STATE and every STATE of this run carries on.
+//
+// An API may rotate the refresh token of an OAuth grant; the old one may
+// be void at once, so the new one is kept before it is used, where the
+// next run finds it (a Keeper): in the config file in Singer mode, in a
+// CONTROL message for the platform in Airbyte mode.
+//
+// Everything a run cannot do with the config is an *settings.InputError
+// found before a request is sent: a Redis that cannot be reached, a demo
+// API that cannot be built, a quota in STATE that cannot be read.
+package connect
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/tap-dev/tap/client"
+	"github.com/tap-dev/tap/client/limit"
+	"github.com/tap-dev/tap/demoapi"
+	"github.com/tap-dev/tap/settings"
+)
+
+// Quota is where the daily quota's count is carried from run to run: the
+// run's STATE (*state.State).
+type Quota interface {
+	// Quota is the count an earlier run left; ok is false without one.
+	Quota() (day string, used int, ok bool, err error)
+	// SetQuotaSource makes every STATE written carry f's count.
+	SetQuotaSource(f func() (day string, used int))
+}
+
+// Options of a connection: what comes from the run rather than from the
+// config. The zero value is a connection that logs nowhere and keeps a
+// rotated refresh token in the config file.
+type Options struct {
+	Log *slog.Logger
+	// Keep keeps a rotated refresh token; nil keeps it in the config file
+	// (InFile).
+	Keep Keeper
+	// Quota carries the daily quota's count when the config sets
+	// rate_limit.daily_quota; nil starts the count at zero and carries it
+	// nowhere.
+	Quota Quota
+	// OnAttempt and OnBreaker are the client's hooks of the same names:
+	// a run's request metric and breaker metric lines.
+	OnAttempt func(stream, method, path string, status int, d time.Duration)
+	OnBreaker func(state string, openings int)
+}
+
+// Conn is a run's connection. Close it when the run is done.
+type Conn struct {
+	Client *client.Client
+	// Base is the API's base URL without a final slash: the demo API's
+	// loopback address for embedded://demo.
+	Base string
+	stop func()
+}
+
+// Open connects a run to the API of cfg: Redis first, as a shared limit
+// that cannot be reached is bad input found before anything starts, then
+// the demo API if cfg names it, then the client.
+func Open(cfg *settings.Config, o Options) (*Conn, error) {
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	if o.Keep == nil {
+		o.Keep = InFile(cfg, o.Log)
+	}
+	shared, err := dialShared(cfg)
+	if err != nil {
+		return nil, err
+	}
+	base, stop, err := startAPI(cfg, o.Log)
+	if err != nil {
+		if shared != nil {
+			shared.Close()
+		}
+		return nil, err
+	}
+	cc, err := clientConfig(cfg, base, o)
+	if err == nil {
+		cc.Shared = shared
+		var c *client.Client
+		if c, err = client.New(cc); err == nil {
+			if o.Quota != nil && cfg.RateLimit.DailyQuota > 0 {
+				o.Quota.SetQuotaSource(c.QuotaUsage)
+			}
+			return &Conn{Client: c, Base: strings.TrimRight(base.String(), "/"), stop: stop}, nil
+		}
+		err = &settings.InputError{File: cfg.Path, Err: err}
+	}
+	if shared != nil {
+		shared.Close()
+	}
+	stop()
+	return nil, err
+}
+
+// Close closes the client (and its Redis connection) and stops the demo
+// API, if the connection started one.
+func (c *Conn) Close() {
+	c.Client.Close()
+	c.stop()
+}
+
+// startAPI resolves the base URL, starting the bundled demo API on
+// loopback for embedded://demo.
+func startAPI(cfg *settings.Config, log *slog.Logger) (*url.URL, func(), error) {
+	if cfg.BaseURL != settings.DemoURL {
+		u, err := url.Parse(cfg.BaseURL)
+		return u, func() {}, err
+	}
+	srv, err := demoapi.New(cfg.Demo)
+	if err != nil {
+		return nil, nil, &settings.InputError{File: cfg.Path, Err: err}
+	}
+	addr, err := srv.Start("127.0.0.1:0")
+	if err != nil {
+		return nil, nil, fmt.Errorf("starting the embedded demo API: %w", err)
+	}
+	log.Info("embedded demo API started", "url", addr)
+	u, err := url.Parse(addr)
+	return u, func() { srv.Close() }, err
+}
+
+// dialShared connects to the Redis of rate_limit.shared, if set; nil
+// without it. Unreachable is an *InputError naming the setting.
+func dialShared(cfg *settings.Config) (*limit.Shared, error) {
+	sh := cfg.RateLimit.Shared
+	if sh.RedisURL == "" {
+		return nil, nil
+	}
+	s, err := limit.DialShared(context.Background(), sh.RedisURL, sh.Key)
+	if err != nil {
+		return nil, &settings.InputError{File: cfg.Path, Err: fmt.Errorf("rate_limit.shared.redis_url: cannot reach Redis at %s: %w", limit.RedactURL(sh.RedisURL), err)}
+	}
+	return s, nil
+}
+
+// clientConfig is the client's config for cfg's API at base, with the
+// daily quota's count of earlier runs from o.Quota.
+func clientConfig(cfg *settings.Config, base *url.URL, o Options) (client.Config, error) {
+	r := cfg.Retry
+	rl := cfg.RateLimit
+	a := cfg.Auth
+	cc := client.Config{
+		BaseURL: base,
+		Auth: client.Auth{Type: a.Type, Token: a.Token, Username: a.Username, Password: a.Password,
+			Name: a.Name, Value: a.Value, In: a.In, OAuth: oauthOf(cfg, base, o.Keep)},
+		Headers:           cfg.Headers,
+		RequestsPerSecond: rl.RequestsPerSecond,
+		Burst:             rl.Burst,
+		MaxInFlight:       rl.MaxInFlight,
+		FreeRetries:       !rl.RetriesSpendTokens,
+		DailyQuota:        rl.DailyQuota,
+		WeightPerMinute:   rl.WeightPerMinute,
+		UsedWeightHeader:  rl.UsedWeightHeader,
+		Cost: limit.Cost{Points: rl.Cost.Points, RestorePerS: rl.Cost.RestorePerS,
+			ActualPath: rl.Cost.ActualPath, RemainingPath: rl.Cost.RemainingPath},
+		MaxAttempts:        r.MaxAttempts,
+		BaseDelay:          time.Duration(r.BaseDelayMS) * time.Millisecond,
+		MaxDelay:           time.Duration(r.MaxDelayMS) * time.Millisecond,
+		MaxRetryAfter:      time.Duration(r.MaxRetryAfterS) * time.Second,
+		MaxRetryTime:       time.Duration(r.MaxTotalS * float64(time.Second)),
+		Timeout:            time.Duration(cfg.RequestTimeoutS * float64(time.Second)),
+		BreakerThreshold:   cfg.CircuitBreaker.Threshold,
+		BreakerCooldown:    time.Duration(cfg.CircuitBreaker.CooldownS * float64(time.Second)),
+		BreakerMaxOpenings: cfg.CircuitBreaker.MaxOpenings,
+		Redactor:           cfg.Redactor,
+		Logger:             o.Log,
+		OnAttempt:          o.OnAttempt,
+		OnBreaker:          o.OnBreaker,
+	}
+	if o.Quota != nil && rl.DailyQuota > 0 {
+		day, used, ok, err := o.Quota.Quota()
+		if err != nil {
+			return cc, &settings.InputError{File: "state", Err: err}
+		}
+		if ok {
+			cc.QuotaDay, cc.QuotaUsed = day, used
+		}
+	}
+	return cc, nil
+}
+
+// oauthOf is the client's OAuth block of the config. A token_url that is
+// a path is on base's host (so embedded://demo can serve it).
+func oauthOf(cfg *settings.Config, base *url.URL, keep Keeper) client.OAuth {
+	a := cfg.Auth
+	if a.Type != "oauth2" && a.Type != "jwt" {
+		return client.OAuth{}
+	}
+	tokenURL := a.TokenURL
+	if u, err := url.Parse(tokenURL); err == nil && !u.IsAbs() {
+		tokenURL = base.ResolveReference(u).String()
+	}
+	return client.OAuth{
+		TokenURL: tokenURL, GrantType: a.GrantType, ClientID: a.ClientID, ClientSecret: a.ClientSecret,
+		RefreshToken: a.RefreshToken, AuthStyle: a.AuthStyle,
+		Issuer: a.Issuer, Subject: a.Subject, Audience: a.Audience, PrivateKey: []byte(a.PrivateKey), KeyID: a.KeyID,
+		Scopes: a.Scopes, Params: a.TokenParams, OnRotate: keep,
+	}
+}
