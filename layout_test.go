@@ -149,6 +149,8 @@ func TestImportArrows(t *testing.T) {
 		{"tap/metrics", "tap", "the run counts; its metrics only write what they are given"},
 		{"tap/connect", "tap", "the run asks for its connection; the connection knows the config, not the run"},
 		{"tap/state", "client", "the state is data: the run, not its state, talks to the API"},
+		{"tap/splice", "tap", "the run reads its pages through splice; splice knows pages, not the run"},
+		{"tap/splice", "client", "splice reads the bodies the run fetches"},
 		{"client", "streams", "paginators plan requests, the run sends them"},
 	}
 	checked := 0

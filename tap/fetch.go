@@ -14,6 +14,7 @@ import (
 	"github.com/tap-dev/tap/streams"
 	"github.com/tap-dev/tap/streams/decoder"
 	"github.com/tap-dev/tap/streams/pages"
+	"github.com/tap-dev/tap/tap/splice"
 )
 
 // errIgnored ends a walk whose request answered a status listed in the
@@ -227,16 +228,16 @@ func (e *engine) walkEnd(n *node, first streams.Request, part streams.Partition,
 func (e *engine) fetcher(n *node) streams.Fetch {
 	d := n.def
 	dec, derr := e.decoder(n, d.BodyFormat())
-	splice := e.newSplicer(n)
+	spliced := e.splicer(n)
 	return func(ctx context.Context, req streams.Request) (*streams.Response, error) {
 		if derr != nil {
 			return nil, derr
 		}
 		var body any
 		var records []any
-		var slot *pageSlot
-		if splice != nil {
-			slot = splice.take()
+		var slot *splice.Page
+		if spliced != nil {
+			slot = spliced.Take()
 		}
 		creq := client.Request{
 			Stream: d.Name, Method: req.Method, URL: req.URL, Query: req.Query, Body: req.Body, Header: req.Header,
@@ -246,8 +247,8 @@ func (e *engine) fetcher(n *node) streams.Fetch {
 				if err != nil {
 					return err
 				}
-				if slot != nil && splice.scan(slot, b) {
-					body, records = slot, slot.keys
+				if slot != nil && slot.Scan(b) {
+					body, records = slot, slot.Records()
 					return nil
 				}
 				v, err := codec.Decode(b)
@@ -270,7 +271,7 @@ func (e *engine) fetcher(n *node) streams.Fetch {
 			},
 		}
 		if slot != nil {
-			creq.Buffer = slot.buffer
+			creq.Buffer = slot.Buffer
 		}
 		if dec.Format() != streams.FormatJSON {
 			creq.Check, creq.Consume = nil, dec.PageConsumer(&records)
@@ -278,7 +279,7 @@ func (e *engine) fetcher(n *node) streams.Fetch {
 		}
 		resp, err := e.client.Do(ctx, e.withLimits(d, creq))
 		if slot != nil && (err != nil || resp.Ignored || body != any(slot)) {
-			splice.put(slot) // the walk will not handle it
+			slot.Release() // the walk will not handle it
 		}
 		if err != nil {
 			return nil, err

@@ -134,22 +134,6 @@ func (e *engine) mapError(n *node, err error) error {
 	return fmt.Errorf("stream %q: %s", n.def.Name, e.redact.Redact(err.Error()))
 }
 
-// spliceMaps prepares n's selected maps for its spliced records, with
-// capture extended by what they read; ok is false when one needs the
-// record's tree (streammap.NewSplicer).
-func spliceMaps(n *node, schema map[string]any, capture []string) (s *streammap.Splicer, all []string, ok bool) {
-	if n.outs == nil {
-		return nil, capture, true
-	}
-	var trs []*streammap.Transformer
-	for _, mo := range n.outs {
-		if mo.selected {
-			trs = append(trs, mo.tr)
-		}
-	}
-	return streammap.NewSplicer(trs, schema, capture)
-}
-
 // writeMapped writes a record as each selected output's map made it: a
 // spliced record as s did, else the outputs' buffers.
 func (e *engine) writeMapped(n *node, s *streammap.Splicer, extracted time.Time) error {

@@ -1,0 +1,264 @@
+// Package splice reads a stream's JSON pages as spliced records.
+//
+// A record the stream's compiled codec.Shape is certain of is written from
+// the page's bytes as they came, into the RECORD line, without a tree, a
+// library validation or a re-encoding; every other record of the page
+// takes the tree path (decode, validate, encode), so the output holds the
+// same records, with their keys in the API's order.
+//
+// A stream splices only when nothing needs a record's tree: JSON pages,
+// no GraphQL, no parent key to inject, stream maps of named properties
+// only (streammap.NewSplicer), a primary key (the walk's stale-page guard
+// reads only it), and a paginator that does not read the body (none,
+// keyset, link_header); the run says when it needs the trees itself
+// (Stream.Tree). The primary key, the replication key and the keyset field
+// are captured from the record's bytes as the walker passes them.
+//
+// A Reader serves one walk of a stream; each page fetched takes a Page
+// from it, which holds the body buffer, the records found in it and their
+// captured keys until the run has written the page and releases it. Pages
+// are reused: a body and its records were most of what a page allocated.
+package splice
+
+import (
+	"encoding/json"
+	"strings"
+	"sync"
+
+	"github.com/tap-dev/tap/codec"
+	"github.com/tap-dev/tap/streammap"
+	"github.com/tap-dev/tap/streams"
+)
+
+// A Stream is what decides whether a stream's pages splice.
+type Stream struct {
+	Def    *streams.Definition
+	Schema map[string]any
+	// Tree: the run reads every record's tree (tap --tree, the children
+	// walked from the stream's records, deselected properties to drop
+	// without maps that drop them, a stream not written).
+	Tree bool
+	// Maps are the transformers of the stream maps the records are
+	// written through, one per selected output; nil: no maps.
+	Maps []*streammap.Transformer
+}
+
+// A Reader reads the pages of one walk of a stream.
+type Reader struct {
+	page    *codec.Page
+	capture []string           // the captured keys, the Shape's first slots
+	maps    *streammap.Splicer // nil: no stream maps
+
+	mu   sync.Mutex // the fetch takes pages, the run releases them
+	free []*Page
+}
+
+// New returns the Reader of s's pages, or nil when its records cannot
+// splice.
+func New(s Stream) *Reader {
+	d := s.Def
+	if s.Tree || d.Parent != nil || d.GraphQL != nil || d.BodyFormat() != streams.FormatJSON || len(d.PrimaryKey) == 0 {
+		return nil
+	}
+	capture := append([]string{}, d.PrimaryKey...)
+	switch d.Pagination.Type {
+	case streams.PageNone, streams.PageLinkHeader:
+	case streams.PageKeyset:
+		k, _ := d.Pagination.Options.(*streams.KeysetOptions)
+		if k == nil {
+			return nil
+		}
+		capture = appendNew(capture, k.KeyField)
+	default:
+		return nil // the paginator reads the body's tree
+	}
+	capture = appendNew(capture, d.ReplicationKey)
+	for _, c := range capture {
+		if c == "" || strings.IndexByte(c, '.') >= 0 {
+			return nil // a path into the record: the tree's
+		}
+	}
+	all := capture
+	var maps *streammap.Splicer
+	if s.Maps != nil {
+		var ok bool
+		if maps, all, ok = streammap.NewSplicer(s.Maps, s.Schema, capture); !ok {
+			return nil
+		}
+	}
+	shape, err := codec.CompileShape(s.Schema, all...)
+	if err != nil {
+		return nil // a schema outside the subset, or too much to capture
+	}
+	return &Reader{page: codec.NewPage(shape, d.RecordsPath, d.ErrorPath), capture: capture, maps: maps}
+}
+
+func appendNew(list []string, s string) []string {
+	for _, x := range list {
+		if x == s {
+			return list
+		}
+	}
+	if s == "" {
+		return list
+	}
+	return append(list, s)
+}
+
+// A Page holds one page from its request until the run has written it:
+// the buffer its body is read into, its records, and the captured keys the
+// paginator, the walk's guard and the bookmark read.
+type Page struct {
+	of   *Reader
+	body []byte
+	recs []codec.Record
+	keys []any // per record, a map of its captured properties (or its tree)
+	maps []map[string]any
+	text []byte // the captured values' text, one string per page
+	ends []int  // where each captured value ends in text
+}
+
+// maxKeptBody bounds the body buffer a page keeps for the next one.
+const maxKeptBody = 8 << 20
+
+// Take returns a page no fetch holds.
+func (r *Reader) Take() *Page {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if n := len(r.free); n > 0 {
+		p := r.free[n-1]
+		r.free = r.free[:n-1]
+		return p
+	}
+	return &Page{of: r}
+}
+
+// Release gives p back to its Reader, once its records are written or
+// when it was never scanned.
+func (p *Page) Release() {
+	if cap(p.body) > maxKeptBody {
+		p.body = nil
+	}
+	r := p.of
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.free = append(r.free, p)
+}
+
+// Buffer is the page's body buffer, of at least size bytes; with room to
+// spare, as the next pages are rarely of one size. (client.Request's
+// Buffer.)
+func (p *Page) Buffer(size int) []byte {
+	if cap(p.body) < size {
+		p.body = make([]byte, 0, size+size/8)
+	}
+	return p.body[:0]
+}
+
+// Scan reads a page body into p; ok is false when the page takes the tree
+// path (codec.Page.Scan), and the caller decodes it.
+func (p *Page) Scan(body []byte) (ok bool) {
+	s := p.of
+	p.recs, ok = s.page.Scan(p.recs, body)
+	if !ok {
+		return false
+	}
+	// The captured values' text, one string for the page.
+	p.text, p.ends = p.text[:0], p.ends[:0]
+	for i := range p.recs {
+		r := &p.recs[i]
+		for slot := range s.capture {
+			if raw := r.Captures[slot]; r.Splicable && raw != nil {
+				p.text = append(p.text, raw...)
+			}
+			p.ends = append(p.ends, len(p.text))
+		}
+	}
+	text := string(p.text)
+	p.keys = p.keys[:0]
+	from := 0
+	for i := range p.recs {
+		r := &p.recs[i]
+		if !r.Splicable {
+			v, err := codec.Decode(r.Raw)
+			if err != nil {
+				return false
+			}
+			p.keys = append(p.keys, v)
+			from = p.ends[(i+1)*len(s.capture)-1]
+			continue
+		}
+		for len(p.maps) <= i {
+			p.maps = append(p.maps, make(map[string]any, len(s.capture)))
+		}
+		m := p.maps[i]
+		clear(m)
+		for slot, name := range s.capture {
+			to := p.ends[i*len(s.capture)+slot]
+			if to > from {
+				v, err := value(text[from:to])
+				if err != nil {
+					return false
+				}
+				m[name] = v
+			}
+			from = to
+		}
+		if len(m) < len(s.capture) {
+			// The guard hashes a record without its whole primary key
+			// by content: it gets the tree.
+			v, err := codec.Decode(r.Raw)
+			if err != nil {
+				return false
+			}
+			p.keys = append(p.keys, v)
+			continue
+		}
+		p.keys = append(p.keys, m)
+	}
+	return true
+}
+
+// value decodes a captured value as codec.Decode would, without its
+// decoder for the common ones.
+func value(raw string) (any, error) {
+	switch c := raw[0]; {
+	case c == '"' && strings.IndexByte(raw, '\\') < 0:
+		return raw[1 : len(raw)-1], nil
+	case c == '-' || (c >= '0' && c <= '9'):
+		return json.Number(raw), nil
+	case c == 'n':
+		return nil, nil
+	}
+	return codec.Decode([]byte(raw))
+}
+
+// Records are the page's records as the walk reads them (the paginator,
+// its guard): a spliced record's captured keys, another record's tree.
+func (p *Page) Records() []any { return p.keys }
+
+// Spliced returns record i's bytes when they are written as they came
+// (through the maps, when the stream has them: see Maps); when ok is
+// false, Records()[i] is the record's tree, for the tree path.
+func (p *Page) Spliced(i int) (raw []byte, ok bool, err error) {
+	r := &p.recs[i]
+	if s := p.of.maps; s != nil && r.Splicable && !s.Map(r) {
+		v, err := codec.Decode(r.Raw) // the map is not sure of its bytes: the tree's
+		if err != nil {
+			return nil, false, err
+		}
+		r.Splicable, p.keys[i] = false, v
+	}
+	return r.Raw, r.Splicable, nil
+}
+
+// Value is the captured property name of spliced record i, as codec.Decode
+// would give it; nil when the record has none.
+func (p *Page) Value(i int, name string) any {
+	m, _ := p.keys[i].(map[string]any)
+	return m[name]
+}
+
+// Maps is, on a stream with maps, what they made of the last record
+// Spliced returned (streammap.Splicer's Record and Err); nil without maps.
+func (p *Page) Maps() *streammap.Splicer { return p.of.maps }

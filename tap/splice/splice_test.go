@@ -1,0 +1,225 @@
+package splice
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/tap-dev/tap/codec"
+	"github.com/tap-dev/tap/streammap"
+	"github.com/tap-dev/tap/streams"
+)
+
+// eventsSchema is the demo's events schema, cut to what the tests read.
+var eventsSchema = map[string]any{
+	"type":     "object",
+	"required": []any{"id"},
+	"properties": map[string]any{
+		"id":          map[string]any{"type": "integer"},
+		"type":        map[string]any{"type": []any{"null", "string"}},
+		"name":        map[string]any{"type": []any{"null", "string"}},
+		"occurred_at": map[string]any{"type": []any{"null", "string"}, "format": "date-time"},
+		"payload":     map[string]any{"type": []any{"null", "object"}},
+	},
+}
+
+// events is a keyset stream of events by id, replicated by occurred_at.
+func events() *streams.Definition {
+	return &streams.Definition{Name: "events", RecordsPath: "events", PrimaryKey: []string{"id"}, ReplicationKey: "occurred_at",
+		Pagination: streams.Pagination{Type: streams.PageKeyset, Options: &streams.KeysetOptions{KeyField: "id", KeyParam: "since_id"}}}
+}
+
+// transformer compiles a stream map of events.
+func transformer(t *testing.T, def map[string]any) *streammap.Transformer {
+	t.Helper()
+	m, err := streammap.NewMapper(streammap.MapConfig{StreamMaps: map[string]any{"events": def}},
+		map[string]streammap.StreamSchema{"events": {Schema: eventsSchema, KeyProperties: []string{"id"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m.Outputs("events")[0].Transformer()
+}
+
+func TestNew(t *testing.T) {
+	tests := []struct {
+		name   string
+		change func(d *streams.Definition, s *Stream)
+		splice bool
+	}{
+		{"keyset by id", func(*streams.Definition, *Stream) {}, true},
+		{"no pagination", func(d *streams.Definition, _ *Stream) { d.Pagination = streams.Pagination{Type: streams.PageNone} }, true},
+		{"link header", func(d *streams.Definition, _ *Stream) {
+			d.Pagination = streams.Pagination{Type: streams.PageLinkHeader}
+		}, true},
+		{"no replication key", func(d *streams.Definition, _ *Stream) { d.ReplicationKey = "" }, true},
+		{"the run reads the trees", func(_ *streams.Definition, s *Stream) { s.Tree = true }, false},
+		{"no primary key", func(d *streams.Definition, _ *Stream) { d.PrimaryKey = nil }, false},
+		{"a parent key to inject", func(d *streams.Definition, _ *Stream) { d.Parent = &streams.Parent{Stream: "users"} }, false},
+		{"GraphQL", func(d *streams.Definition, _ *Stream) { d.GraphQL = &streams.GraphQL{} }, false},
+		{"CSV pages", func(d *streams.Definition, _ *Stream) { d.Format = streams.FormatCSV }, false},
+		{"offset pages (deduped by the tree)", func(d *streams.Definition, _ *Stream) {
+			d.Pagination = streams.Pagination{Type: streams.PageOffset, Options: &streams.OffsetOptions{}}
+		}, false},
+		{"a cursor in the body", func(d *streams.Definition, _ *Stream) {
+			d.Pagination = streams.Pagination{Type: streams.PageCursor, Options: &streams.CursorOptions{}}
+		}, false},
+		{"keyset without options", func(d *streams.Definition, _ *Stream) { d.Pagination.Options = nil }, false},
+		{"a dotted replication key", func(d *streams.Definition, _ *Stream) { d.ReplicationKey = "payload.at" }, false},
+		{"a schema outside the walker's subset", func(_ *streams.Definition, s *Stream) {
+			s.Schema = map[string]any{"type": "object", "properties": map[string]any{"id": map[string]any{"$ref": "#/x"}}}
+		}, false},
+		{"a map of named properties", func(_ *streams.Definition, s *Stream) {
+			s.Maps = []*streammap.Transformer{transformer(t, map[string]any{"type": nil})}
+		}, true},
+		{"a map that reads the record", func(_ *streams.Definition, s *Stream) {
+			s.Maps = []*streammap.Transformer{transformer(t, map[string]any{"n": "json.dumps(record)"})}
+		}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := events()
+			s := Stream{Def: d, Schema: eventsSchema}
+			tt.change(d, &s)
+			if got := New(s) != nil; got != tt.splice {
+				t.Errorf("splices: %v, want %v", got, tt.splice)
+			}
+		})
+	}
+}
+
+// TestScan reads pages: the records the walker is sure of are spliced
+// with their captured keys, the others are handed over as trees, and a
+// page the scan is not sure of is refused whole.
+func TestScan(t *testing.T) {
+	type rec struct {
+		Spliced bool
+		Raw     string
+		ID, At  any // the captured keys of a spliced record
+		Tree    any // the tree of another
+	}
+	tests := []struct {
+		name string
+		body string
+		ok   bool
+		want []rec
+	}{
+		{"spliced", `{"events":[{"id":1,"type":"a","occurred_at":"2026-01-01T00:00:00Z"},{"occurred_at":null,"id":-2}]}`, true, []rec{
+			{Spliced: true, Raw: `{"id":1,"type":"a","occurred_at":"2026-01-01T00:00:00Z"}`, ID: json.Number("1"), At: "2026-01-01T00:00:00Z"},
+			{Spliced: true, Raw: `{"occurred_at":null,"id":-2}`, ID: json.Number("-2")},
+		}},
+		{"an escaped time: the tree's", `{"events":[{"id":3,"occurred_at":"2026-01-01T00:00:00\u005a"}]}`, true, []rec{
+			{Raw: `{"id":3,"occurred_at":"2026-01-01T00:00:00\u005a"}`, Tree: map[string]any{"id": json.Number("3"), "occurred_at": "2026-01-01T00:00:00Z"}},
+		}},
+		{"not sure: trees", `{"events":[{"id":"4"},{"id":5,"id":6},{"id":7,"type":"x"}]}`, true, []rec{
+			{Raw: `{"id":"4"}`, Tree: map[string]any{"id": "4"}},
+			{Raw: `{"id":5,"id":6}`, Tree: map[string]any{"id": json.Number("6")}},
+			{Spliced: true, Raw: `{"id":7,"type":"x"}`, ID: json.Number("7")},
+		}},
+		{"no primary key: the tree, hashed by content", `{"events":[{"type":"x"}]}`, true, []rec{
+			{Raw: `{"type":"x"}`, Tree: map[string]any{"type": "x"}},
+		}},
+		{"empty", `{"events":[]}`, true, nil},
+		{"no records array", `{"data":[]}`, false, nil},
+		{"records null", `{"events":null}`, false, nil},
+		{"not JSON", `{"events":[{"id":1}`, false, nil},
+		{"a repeated records key", `{"events":[],"events":[{"id":1}]}`, false, nil},
+	}
+	r := New(Stream{Def: events(), Schema: eventsSchema})
+	p := r.Take()
+	defer p.Release()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if ok := p.Scan(append(p.Buffer(len(tt.body)), tt.body...)); ok != tt.ok || !ok {
+				if ok != tt.ok {
+					t.Fatalf("Scan: %v, want %v", ok, tt.ok)
+				}
+				return
+			}
+			var got []rec
+			for i := range p.Records() {
+				raw, spliced, err := p.Spliced(i)
+				if err != nil {
+					t.Fatal(err)
+				}
+				r := rec{Spliced: spliced, Raw: string(raw)}
+				if spliced {
+					r.ID, r.At = p.Value(i, "id"), p.Value(i, "occurred_at")
+				} else {
+					r.Tree = p.Records()[i]
+				}
+				got = append(got, r)
+			}
+			if d := cmp.Diff(tt.want, got); d != "" {
+				t.Errorf("(-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+// TestPages: a page is reused once released, with its buffer.
+func TestPages(t *testing.T) {
+	r := New(Stream{Def: events(), Schema: eventsSchema})
+	a, b := r.Take(), r.Take()
+	if a == b {
+		t.Fatal("two pages in use are one")
+	}
+	buf := a.Buffer(100)
+	if cap(buf) < 100 || len(buf) != 0 {
+		t.Fatalf("Buffer(100): len %d cap %d", len(buf), cap(buf))
+	}
+	a.Release()
+	if c := r.Take(); c != a || cap(c.Buffer(10)) < 100 {
+		t.Error("a released page and its buffer are not reused")
+	}
+	big := b.Buffer(maxKeptBody + 1)
+	b.Release()
+	if c := r.Take(); cap(c.body) != 0 || cap(big) <= maxKeptBody {
+		t.Errorf("a body buffer of %d bytes is kept", cap(c.body))
+	}
+}
+
+// TestSplicedMaps: with maps, a record the maps are sure of is spliced
+// and its outputs are the maps'; one they are not sure of takes the tree.
+func TestSplicedMaps(t *testing.T) {
+	tr := transformer(t, map[string]any{"type": nil, "kind": "type.upper() if type else None"})
+	r := New(Stream{Def: events(), Schema: eventsSchema, Maps: []*streammap.Transformer{tr}})
+	if r == nil {
+		t.Fatal("the map does not splice")
+	}
+	p := r.Take()
+	defer p.Release()
+	if !p.Scan([]byte(`{"events":[{"id":1,"type":"login"}]}`)) {
+		t.Fatal("Scan refused the page")
+	}
+	_, ok, err := p.Spliced(0)
+	if err != nil || !ok {
+		t.Fatalf("Spliced: %v, %v", ok, err)
+	}
+	out, keep := p.Maps().Record(0)
+	got, err := codec.Decode(out)
+	if err != nil || !keep {
+		t.Fatalf("the map's record %s (keep %v): %v", out, keep, err)
+	}
+	if d := cmp.Diff(map[string]any{"id": json.Number("1"), "kind": "LOGIN"}, got); d != "" {
+		t.Errorf("the map's record (-want +got):\n%s", d)
+	}
+}
+
+func TestValue(t *testing.T) {
+	for _, tt := range []struct {
+		raw  string
+		want any
+	}{
+		{`"a"`, "a"}, {`"\u00e9"`, "é"}, {`12`, json.Number("12")}, {`-1.5e3`, json.Number("-1.5e3")},
+		{`null`, nil}, {`true`, true}, {`{"a":[1]}`, map[string]any{"a": []any{json.Number("1")}}},
+	} {
+		got, err := value(tt.raw)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.raw, err)
+		}
+		want, _ := codec.Decode([]byte(tt.raw))
+		if d := cmp.Diff(tt.want, got); d != "" || !cmp.Equal(want, got) {
+			t.Errorf("%s: (-want +got):\n%s (codec.Decode: %#v)", tt.raw, d, want)
+		}
+	}
+}
