@@ -141,6 +141,7 @@ func TestImportArrows(t *testing.T) {
 		{"tap", "tap/replay", "replay drives the engine: the engine never imports it"},
 		{"tap/output", "tap", "the run imports its writers; the writers know messages, not the run"},
 		{"tap/report", "tap", "a report job knows its protocol; the run keeps its id and reads its files"},
+		{"tap/failure", "tap/state", "a failed request's letter is data; the run holds the bookmark"},
 		{"tap/output", "client", "the writers know messages, not requests"},
 		{"streams", "client", "paginators plan requests, the run sends them"},
 		{"tap/state", "tap", "the run imports its state, not the reverse"},

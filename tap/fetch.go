@@ -14,6 +14,7 @@ import (
 	"github.com/tap-dev/tap/streams"
 	"github.com/tap-dev/tap/streams/decoder"
 	"github.com/tap-dev/tap/streams/pages"
+	"github.com/tap-dev/tap/tap/failure"
 	"github.com/tap-dev/tap/tap/splice"
 )
 
@@ -162,7 +163,7 @@ func (e *engine) walk(ctx context.Context, n *node, first streams.Request, part 
 			return pages.WalkInOrder(ctx, d, p, first, fetch, page)
 		}
 	}
-	err = walkPages(ctx, n.def, p, first, pageErrors(e.fetch(n)), func(resp *streams.Response) error {
+	err = walkPages(ctx, n.def, p, first, failure.Pages(e.fetch(n)), func(resp *streams.Response) error {
 		n.pages.Add(1)
 		n.received.Add(int64(len(resp.Records)))
 		extracted := e.now()

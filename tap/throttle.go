@@ -5,6 +5,7 @@ import (
 
 	"github.com/tap-dev/tap/client"
 	"github.com/tap-dev/tap/streams"
+	"github.com/tap-dev/tap/tap/failure"
 )
 
 // withLimits adds to a stream's request what the client's limits and
@@ -15,7 +16,7 @@ func (e *engine) withLimits(d *streams.Definition, r client.Request) client.Requ
 	if rules := streams.StatusRules(e.cfg.OnStatus, d); len(rules) > 0 {
 		r.OnStatus = make(map[int]client.StatusRule, len(rules))
 		for code, rule := range rules {
-			r.OnStatus[code] = clientRule(rule)
+			r.OnStatus[code] = failure.ClientRule(rule)
 		}
 		r.IgnoreStatuses = nil // in the rules
 	}
