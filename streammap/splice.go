@@ -9,6 +9,7 @@ import (
 
 	"github.com/tap-dev/tap/codec"
 	"github.com/tap-dev/tap/streammap/pyexpr"
+	"github.com/tap-dev/tap/streammap/pyexpr/lang"
 )
 
 // A map applied to a record's bytes: a tap that splices records (writes
@@ -30,6 +31,7 @@ type spliceMap struct {
 	cut   []int    // props taken out of the record: removed, overwritten or dropped
 	keep  []int    // without __else__: the key properties copied as they are
 	add   []int    // the indexes in Output.props of the properties written after
+	keys  [][]byte // per add, its key and colon, encoded once
 	pass  bool     // the record is written as it is
 }
 
@@ -63,6 +65,7 @@ func newSpliceMap(o *Output, drop map[string]bool) *spliceMap {
 	for i, p := range o.props {
 		if !p.remove && !drop[p.name] {
 			sm.add = append(sm.add, i)
+			sm.keys = append(sm.keys, append(codec.AppendString(nil, p.name), ':'))
 		}
 	}
 	if o.includeAll {
@@ -113,15 +116,15 @@ func (t *Transformer) AppendSpliced(dst, raw []byte, vals [][]byte) (out []byte,
 	if sm.pass {
 		return append(dst, raw...), true, nil
 	}
-	t.env["rec"] = nil // no expression reads it; keep no tree alive
+	t.env.Vars[pyexpr.SlotRecord] = lang.NilValue // no expression reads it; keep no tree alive
 	for i, v := range o.vars {
-		var x any
+		x := lang.NilValue
 		if b := vals[sm.vars[i]]; b != nil {
 			if x, err = value(b); err != nil {
 				return dst, false, ErrNeedsTree
 			}
 		}
-		t.env[v.name] = x
+		t.env.Vars[v.slot] = x
 	}
 	if keep, err := t.evaluate(); err != nil || !keep {
 		return dst, false, err
@@ -159,19 +162,29 @@ func (t *Transformer) AppendSpliced(dst, raw []byte, vals [][]byte) (out []byte,
 			}
 		}
 	}
-	for _, i := range sm.add {
+	for k, i := range sm.add {
 		if wrote {
 			out = append(out, ',')
 		}
-		out = append(codec.AppendString(out, o.props[i].name), ':')
-		if n, ok := t.results[i].(int); ok {
-			out = strconv.AppendInt(out, int64(n), 10) // as pyexpr.Value writes it
-		} else if out, err = codec.Append(out, t.results[i]); err != nil {
+		out = append(out, sm.keys[k]...)
+		if out, err = appendValue(out, t.results[i]); err != nil {
 			return dst, false, err
 		}
 		wrote = true
 	}
 	return append(out, '}'), true, nil
+}
+
+// appendValue appends v, a result as Transformer.evaluate leaves it, as
+// codec.Append writes it once boxed (an int as pyexpr.Value writes it).
+func appendValue(out []byte, v lang.Value) ([]byte, error) {
+	switch v.Kind() {
+	case lang.Int:
+		return strconv.AppendInt(out, int64(v.Int()), 10), nil
+	case lang.String:
+		return codec.AppendString(out, v.Str()), nil
+	}
+	return codec.Append(out, v.Any())
 }
 
 // member finds the member of raw whose value is v, a subslice of raw,
@@ -207,19 +220,19 @@ func skipBack(b []byte, i int) int {
 
 // value is a raw value as the tree's expressions see it (codec.Decode,
 // then pyexpr.Normalize), without the decoder for the common ones.
-func value(b []byte) (any, error) {
+func value(b []byte) (lang.Value, error) {
 	switch c := b[0]; {
 	case c == '"' && bytes.IndexByte(b, '\\') < 0:
-		return string(b[1 : len(b)-1]), nil // the walker checked its UTF-8
+		return lang.StringValue(string(b[1 : len(b)-1])), nil // the walker checked its UTF-8
 	case c == '-' || c >= '0' && c <= '9':
 		if i, err := strconv.ParseInt(string(b), 10, 64); err == nil {
-			return int(i), nil
+			return lang.IntValue(int(i)), nil
 		}
 	case c == 'n':
-		return nil, nil
+		return lang.NilValue, nil
 	}
 	v, err := codec.Decode(b)
-	return pyexpr.Normalize(v), err
+	return lang.Of(pyexpr.Normalize(v)), err
 }
 
 // appendMembers appends the members of seg, a stretch of an object

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/tap-dev/tap/streammap/pyexpr"
+	"github.com/tap-dev/tap/streammap/pyexpr/lang"
 )
 
 // Inline stream maps and flattening, read as the Meltano SDK reads them
@@ -63,8 +64,12 @@ type Output struct {
 	flatProps   map[string]any
 }
 
-// envVar is a record property an expression reads, and its variable.
-type envVar struct{ prop, name string }
+// envVar is a record property an expression reads, and its slot in the
+// programs' environment.
+type envVar struct {
+	prop string
+	slot int
+}
 
 type propMap struct {
 	name   string
@@ -259,7 +264,7 @@ func evalAlias(v any, stream string) (string, error) {
 	if !ok {
 		return "", errors.New("expected a string")
 	}
-	ce, err := pyexpr.Compile(s, &pyexpr.Scope{Vars: map[string]string{}}, false)
+	ce, err := pyexpr.Compile(s, &pyexpr.Scope{Vars: map[string]int{}}, false)
 	if err != nil {
 		return s, nil
 	}
@@ -278,7 +283,7 @@ func compileOutput(mapKey, name, source string, def map[string]any, src StreamSc
 	where := "stream_maps." + mapKey
 	props := src.Schema["properties"].(map[string]any)
 	o := &Output{Name: name, Source: source, includeAll: true, config: config, flatDepth: depth, KeyProperties: src.KeyProperties}
-	sc := &pyexpr.Scope{Props: map[string]map[string]any{}, Config: config, Vars: map[string]string{}}
+	sc := &pyexpr.Scope{Props: map[string]map[string]any{}, Config: config, Vars: map[string]int{}}
 	for k, v := range props {
 		p, _ := v.(map[string]any)
 		sc.Props[k] = p
@@ -441,9 +446,9 @@ func nullable(s map[string]any) map[string]any {
 // evaluation state, so each goroutine needs its own.
 type Transformer struct {
 	o       *Output
-	env     map[string]any
-	results []any // the values of the properties of the record in hand
-	added   []int // the properties new to it
+	env     lang.Env
+	results []lang.Value // the values of the properties of the record in hand
+	added   []int        // the properties new to it
 	spans   []span
 	drop    map[string]bool
 	splice  *spliceMap // o's, or with drop: nil when the map needs the tree
@@ -451,8 +456,15 @@ type Transformer struct {
 
 // Transformer returns a new Transformer for o.
 func (o *Output) Transformer() *Transformer {
-	env := map[string]any{"cfg": o.config, "stream": o.Source}
-	return &Transformer{o: o, env: env, splice: o.splice}
+	t := &Transformer{o: o, splice: o.splice}
+	vars := pyexpr.SlotStream + 1
+	for _, v := range o.vars {
+		vars = max(vars, v.slot+1)
+	}
+	t.env.Vars = make([]lang.Value, vars)
+	t.env.Vars[pyexpr.SlotConfig] = lang.Of(o.config)
+	t.env.Vars[pyexpr.SlotStream] = lang.StringValue(o.Source)
+	return t
 }
 
 // Without makes t leave the named properties (deselected in a catalog)
@@ -485,17 +497,18 @@ func (t *Transformer) transform(rec map[string]any, inPlace bool) (map[string]an
 	if o.passthrough && t.drop == nil {
 		return rec, nil
 	}
-	t.env["rec"] = rec
+	t.env.Vars[pyexpr.SlotRecord] = lang.Of(rec)
 	for _, v := range o.vars {
-		t.env[v.name] = pyexpr.Normalize(rec[v.prop])
+		t.env.Vars[v.slot] = lang.Of(pyexpr.Normalize(rec[v.prop]))
 	}
 	if keep, err := t.evaluate(); err != nil || !keep {
 		return nil, err
 	}
-	for i, v := range t.results {
-		if n, ok := v.(int); ok {
-			t.results[i] = json.Number(strconv.Itoa(n)) // pyexpr.Value's
+	result := func(i int) any {
+		if v := t.results[i]; v.Kind() == lang.Int {
+			return json.Number(strconv.Itoa(v.Int())) // pyexpr.Value's
 		}
+		return t.results[i].Any()
 	}
 	out := rec
 	switch {
@@ -527,13 +540,13 @@ func (t *Transformer) transform(rec map[string]any, inPlace bool) (map[string]an
 			continue
 		}
 		if _, ok := out[p.name]; ok {
-			out[p.name] = t.results[i]
+			out[p.name] = result(i)
 		} else {
 			t.added = append(t.added, i)
 		}
 	}
 	for _, i := range t.added {
-		out[o.props[i].name] = t.results[i]
+		out[o.props[i].name] = result(i)
 	}
 	clear(t.results) // keep no record values alive
 	if o.flatDepth > 0 {
@@ -552,26 +565,34 @@ func (t *Transformer) transform(rec map[string]any, inPlace bool) (map[string]an
 // evaluate runs the filter and the property expressions over t.env into
 // t.results; keep is false when the filter drops the record. Every
 // expression sees the record as it came: all are evaluated before any
-// property changes.
+// property changes. A result is as pyexpr.Value makes it, but for an
+// int, a string, a bool and None, left unboxed for the bytes path to
+// write as they are.
 func (t *Transformer) evaluate() (keep bool, err error) {
 	o := t.o
 	if o.filter != nil {
-		keep, err := o.filter.Program.Run(t.env)
+		keep, err := o.filter.Program.Eval(&t.env)
 		if err != nil {
 			return false, fmt.Errorf("stream map %q: __filter__ %q: %w", o.Name, o.filter.Src, pyexpr.RuntimeError(err))
 		}
-		if keep != true {
+		if !keep.Bool() {
 			return false, nil
 		}
 	}
 	t.results = t.results[:0]
 	for _, p := range o.props {
-		var v any
+		var v lang.Value
 		if !p.remove {
 			var err error
-			v, err = p.expr.Program.Run(t.env)
-			if _, isInt := v.(int); err == nil && !isInt {
-				v, err = pyexpr.Value(v) // an int waits: the bytes path writes it as it is
+			v, err = p.expr.Program.Eval(&t.env)
+			switch v.Kind() {
+			case lang.Nil, lang.Bool, lang.Int, lang.String:
+			default:
+				if err == nil {
+					var x any
+					x, err = pyexpr.Value(v.Any())
+					v = lang.Of(x)
+				}
 			}
 			if err != nil {
 				return false, fmt.Errorf("stream map %q, property %q: %q: %w", o.Name, p.name, p.expr.Src, pyexpr.RuntimeError(err))

@@ -79,20 +79,50 @@ func (k valueKind) jsonType() (typ, format string) {
 type Scope struct {
 	Props  map[string]map[string]any // the source stream's property schemas
 	Config map[string]any            // stream_map_config
-	// Vars collects the record properties the expression reads by name;
-	// each becomes an environment variable set from the record.
-	Vars map[string]string
+	// Vars collects the record properties the expression reads by name,
+	// each with its slot in the program's environment (see Slot*).
+	Vars map[string]int
 	// Self is the property the expression assigns ("" for filters).
 	Self string
 }
 
+// The slots of a program's environment (lang.Env's Vars): the record,
+// stream_map_config, the stream's name, then the properties the
+// expressions read by name, as Scope.Vars numbers them.
+const (
+	SlotRecord = iota
+	SlotConfig
+	SlotStream
+	slotProps
+)
+
+// propVar is the name in the translated code of the property the
+// expressions read by name.
 func (s *Scope) propVar(name string) string {
-	if v, ok := s.Vars[name]; ok {
-		return v
+	slot, ok := s.Vars[name]
+	if !ok {
+		slot = slotProps + len(s.Vars)
+		s.Vars[name] = slot
 	}
-	v := "p" + strconv.Itoa(len(s.Vars))
-	s.Vars[name] = v
-	return v
+	return "p" + strconv.Itoa(slot-slotProps)
+}
+
+// slot is the slot of a name of the translated code.
+func slot(name string) (int, bool) {
+	switch name {
+	case "rec":
+		return SlotRecord, true
+	case "cfg":
+		return SlotConfig, true
+	case "stream":
+		return SlotStream, true
+	}
+	if n, ok := strings.CutPrefix(name, "p"); ok {
+		if i, err := strconv.Atoi(n); err == nil && i >= 0 {
+			return slotProps + i, true
+		}
+	}
+	return 0, false
 }
 
 // Compiled is one translated and compiled expression.
@@ -138,7 +168,7 @@ func Compile(src string, sc *Scope, asBool bool) (*Compiled, error) {
 	if asBool {
 		code = truthy(v)
 	}
-	program, err := lang.Compile(code, pyFuncs)
+	program, err := lang.Compile(code, langFuncs, slot)
 	if err != nil {
 		// The generated code is ours: a failure here is a translation
 		// gap, reported against the user's expression.

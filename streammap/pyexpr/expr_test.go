@@ -27,7 +27,7 @@ func TestCommaLists(t *testing.T) {
 		{"{'a' 1}", `expected ":"`},
 	}
 	for _, tt := range tests {
-		_, err := Compile(tt.src, &Scope{Props: map[string]map[string]any{"x": {"type": "integer"}}, Vars: map[string]string{}}, false)
+		_, err := Compile(tt.src, &Scope{Props: map[string]map[string]any{"x": {"type": "integer"}}, Vars: map[string]int{}}, false)
 		switch {
 		case tt.wantErr == "" && err != nil:
 			t.Errorf("%s: %v", tt.src, err)

@@ -16,6 +16,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/tap-dev/tap/streammap/pyexpr/lang"
 )
 
 // The functions generated expressions call. Each keeps the meaning the
@@ -41,6 +43,108 @@ var pyFuncs = map[string]func(args ...any) (any, error){
 	"py_datetime":   func(a ...any) (any, error) { return parseISO(a[0], false) },
 	"py_date":       func(a ...any) (any, error) { return parseISO(a[0], true) },
 	"py_method":     pyMethod,
+}
+
+// langFuncs are pyFuncs as programs call them. Most take their
+// arguments boxed; the ones a map calls on every record (str(), md5(),
+// sha256(), int(), float(), the truth of a value) take unboxed strings
+// and numbers without allocating more than their result, and hand any
+// other value to their boxed self.
+var langFuncs = func() map[string]lang.Func {
+	fs := make(map[string]lang.Func, len(pyFuncs))
+	for name, f := range pyFuncs {
+		fs[name] = boxed(f)
+	}
+	for name, f := range map[string]func(v lang.Value) (r lang.Value, ok bool, err error){
+		"py_truthy": unboxedTruthy,
+		"py_str":    unboxedStr,
+		"py_int":    unboxedInt,
+		"py_float":  unboxedFloat,
+		"py_md5":    unboxedHash("md5"),
+		"py_sha256": unboxedHash("sha256"),
+	} {
+		slow := fs[name]
+		fs[name] = func(args []lang.Value) (lang.Value, error) {
+			if r, ok, err := f(args[0]); ok {
+				return r, err
+			}
+			return slow(args)
+		}
+	}
+	return fs
+}()
+
+// boxed is f called with boxed arguments.
+func boxed(f func(args ...any) (any, error)) lang.Func {
+	return func(args []lang.Value) (lang.Value, error) {
+		a := make([]any, len(args))
+		for i, v := range args {
+			a[i] = v.Any()
+		}
+		r, err := f(a...)
+		return lang.Of(r), err
+	}
+}
+
+func unboxedTruthy(v lang.Value) (lang.Value, bool, error) {
+	switch v.Kind() {
+	case lang.Nil:
+		return lang.BoolValue(false), true, nil
+	case lang.Bool:
+		return v, true, nil
+	case lang.Int:
+		return lang.BoolValue(v.Int() != 0), true, nil
+	case lang.Float:
+		return lang.BoolValue(v.Float() != 0), true, nil
+	case lang.String:
+		return lang.BoolValue(v.Str() != ""), true, nil
+	}
+	return v, false, nil
+}
+
+func unboxedStr(v lang.Value) (lang.Value, bool, error) {
+	switch v.Kind() {
+	case lang.String:
+		return v, true, nil
+	case lang.Int:
+		return lang.StringValue(strconv.Itoa(v.Int())), true, nil
+	case lang.Float:
+		return lang.StringValue(pyFloatRepr(v.Float())), true, nil
+	case lang.Nil, lang.Bool:
+		return lang.StringValue(pyStr(v.Any())), true, nil // constants: no allocation
+	}
+	return v, false, nil
+}
+
+func unboxedInt(v lang.Value) (lang.Value, bool, error) {
+	switch v.Kind() {
+	case lang.Int:
+		return v, true, nil
+	case lang.Float:
+		if f := v.Float(); !math.IsNaN(f) && !math.IsInf(f, 0) {
+			return lang.IntValue(int(f)), true, nil
+		}
+	}
+	return v, false, nil
+}
+
+func unboxedFloat(v lang.Value) (lang.Value, bool, error) {
+	switch v.Kind() {
+	case lang.Int:
+		return lang.FloatValue(float64(v.Int())), true, nil
+	case lang.Float:
+		return v, true, nil
+	}
+	return v, false, nil
+}
+
+func unboxedHash(algo string) func(v lang.Value) (lang.Value, bool, error) {
+	return func(v lang.Value) (lang.Value, bool, error) {
+		if v.Kind() != lang.String {
+			return v, false, nil // the boxed one names the type
+		}
+		return lang.StringValue(hexSum(v.Str(), algo)), true, nil
+	}
 }
 
 // pyTime is a Python datetime (date false) or date (date true).
@@ -501,13 +605,18 @@ func hashHex(v any, algo string) (any, error) {
 	if !ok {
 		return nil, fmt.Errorf("%s() needs a string, got '%s' (wrap it in str())", algo, pyTypeName(Normalize(v)))
 	}
-	var text [2 * sha256.Size]byte // one allocation per hash: the string
+	return hexSum(s, algo), nil
+}
+
+// hexSum is the md5 or sha256 of s in hex; it allocates once, the string.
+func hexSum(s, algo string) string {
+	var text [2 * sha256.Size]byte
 	if algo == "md5" {
 		sum := md5.Sum([]byte(s))
-		return string(hex.AppendEncode(text[:0], sum[:])), nil
+		return string(hex.AppendEncode(text[:0], sum[:]))
 	}
 	sum := sha256.Sum256([]byte(s))
-	return string(hex.AppendEncode(text[:0], sum[:])), nil
+	return string(hex.AppendEncode(text[:0], sum[:]))
 }
 
 // pyJSONDumps writes JSON as Python's json.dumps does by default: ", "

@@ -89,8 +89,8 @@ var diffExpressions = []string{
 
 func diffEnv(rec map[string]any, sc *Scope) map[string]any {
 	env := map[string]any{"rec": rec, "cfg": sc.Config, "stream": "users"}
-	for prop, name := range sc.Vars {
-		env[name] = Normalize(rec[prop])
+	for prop := range sc.Vars {
+		env[sc.propVar(prop)] = Normalize(rec[prop])
 	}
 	return env
 }
@@ -100,7 +100,7 @@ func TestEvalMatchesExpr(t *testing.T) {
 	for _, src := range diffExpressions {
 		for _, asBool := range []bool{false, true} {
 			for _, self := range []string{"", "n"} {
-				sc := &Scope{Props: diffProps, Config: config, Vars: map[string]string{}, Self: self}
+				sc := &Scope{Props: diffProps, Config: config, Vars: map[string]int{}, Self: self}
 				c, err := Compile(src, sc, asBool)
 				name := fmt.Sprintf("%s (filter %v, self %q)", src, asBool, self)
 				if err != nil {

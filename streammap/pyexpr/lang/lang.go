@@ -1,6 +1,11 @@
 // Package lang compiles the small language stream-map expressions are
 // translated into (package pyexpr writes it) into a tree of closures over
-// the environment (rec, cfg, stream, p0, p1…).
+// an environment of slots (Env: the record, the config, the stream's
+// name, the properties read), each name's slot fixed when the program
+// compiles. A program runs once per record, so nothing on its way
+// allocates when records hold strings and numbers: values are unboxed
+// (Value), names are slots rather than map keys, and call arguments go
+// on the Env's stack.
 //
 // The language is the expr-lang syntax the translator was first written
 // for, of which it uses literals, names, calls of the functions it is
@@ -18,36 +23,63 @@ package lang
 
 import (
 	"fmt"
-	"reflect"
 	"strconv"
 	"strings"
 )
 
-// Func is a function programs may call by name.
-type Func = func(args ...any) (any, error)
+// Func is a function programs may call by name. args is the program's
+// scratch space, valid only during the call: a function must not keep it.
+type Func = func(args []Value) (Value, error)
 
-// Program is one compiled expression.
-type Program struct{ eval evalFunc }
-
-type evalFunc func(env map[string]any) (any, error)
-
-// Run evaluates the program against env; a name env lacks is None. A
-// function that panics on a value it did not foresee fails the record,
-// not the tap.
-func (p *Program) Run(env map[string]any) (v any, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			v, err = nil, fmt.Errorf("%v", r)
-		}
-	}()
-	return p.eval(env)
+// Env is what a program reads: the values of its names, by slot, and
+// room for the arguments of the calls it makes. One Env serves one
+// goroutine, record after record, without allocating.
+type Env struct {
+	Vars []Value
+	args []Value
 }
 
-// Compile compiles code that calls funcs. An operation on literals alone
-// is computed here, so that one that cannot work (1 + "a") fails the
+// Program is one compiled expression.
+type Program struct {
+	eval  evalFunc
+	names map[string]int // the slots of the names it reads
+}
+
+type evalFunc func(e *Env) (Value, error)
+
+// Eval evaluates the program against e; a slot e lacks is None. A
+// function that panics on a value it did not foresee fails the record,
+// not the tap.
+func (p *Program) Eval(e *Env) (v Value, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			v, err = Value{}, fmt.Errorf("%v", r)
+		}
+	}()
+	e.args = e.args[:0]
+	return p.eval(e)
+}
+
+// Run is Eval for values given by name and boxed, for a caller that runs
+// a program once.
+func (p *Program) Run(vars map[string]any) (any, error) {
+	e := &Env{}
+	for name, slot := range p.names {
+		for len(e.Vars) <= slot {
+			e.Vars = append(e.Vars, Value{})
+		}
+		e.Vars[slot] = Of(vars[name])
+	}
+	v, err := p.Eval(e)
+	return v.Any(), err
+}
+
+// Compile compiles code that calls funcs and reads the names slot knows
+// (a name's slot in an Env's Vars). An operation on literals alone is
+// computed here, so that one that cannot work (1 + "a") fails the
 // configuration at start rather than the first record.
-func Compile(code string, funcs map[string]Func) (*Program, error) {
-	c := &codeParser{src: code, funcs: funcs}
+func Compile(code string, funcs map[string]Func, slot func(name string) (int, bool)) (*Program, error) {
+	c := &codeParser{src: code, funcs: funcs, slot: slot, names: map[string]int{}}
 	n, err := c.ternary()
 	if err != nil {
 		return nil, err
@@ -55,7 +87,7 @@ func Compile(code string, funcs map[string]Func) (*Program, error) {
 	if c.skip(); c.pos < len(c.src) {
 		return nil, c.errorf("unexpected %q", c.src[c.pos:])
 	}
-	return &Program{eval: n.eval}, nil
+	return &Program{eval: n.eval, names: c.names}, nil
 }
 
 // node is a compiled sub-expression; constant when it reads no name and
@@ -65,8 +97,8 @@ type node struct {
 	constant bool
 }
 
-func constNode(v any) node {
-	return node{eval: func(map[string]any) (any, error) { return v, nil }, constant: true}
+func constNode(v Value) node {
+	return node{eval: func(*Env) (Value, error) { return v, nil }, constant: true}
 }
 
 // fold computes n now when it is constant. Lists and maps are built
@@ -75,9 +107,8 @@ func fold(n node) (node, error) {
 	if !n.constant {
 		return n, nil
 	}
-	v, err := n.eval(nil)
-	switch v.(type) {
-	case []any, map[string]any:
+	v, err := n.eval(&Env{})
+	if v.kind == Other {
 		return n, err
 	}
 	return constNode(v), err
@@ -87,6 +118,8 @@ type codeParser struct {
 	src   string
 	pos   int
 	funcs map[string]Func
+	slot  func(name string) (int, bool)
+	names map[string]int
 }
 
 func (c *codeParser) errorf(format string, args ...any) error {
@@ -135,19 +168,18 @@ func (c *codeParser) ternary() (node, error) {
 	if err != nil {
 		return node{}, err
 	}
-	n := node{constant: cond.constant && a.constant && b.constant, eval: func(env map[string]any) (any, error) {
-		v, err := cond.eval(env)
+	n := node{constant: cond.constant && a.constant && b.constant, eval: func(e *Env) (Value, error) {
+		v, err := cond.eval(e)
 		if err != nil {
-			return nil, err
+			return Value{}, err
 		}
-		t, ok := v.(bool)
-		if !ok {
-			return nil, fmt.Errorf("non-bool %s used as condition", typeName(v))
+		if v.kind != Bool {
+			return Value{}, fmt.Errorf("non-bool %s used as condition", typeName(v))
 		}
-		if t {
-			return a.eval(env)
+		if v.n != 0 {
+			return a.eval(e)
 		}
-		return b.eval(env)
+		return b.eval(e)
 	}}
 	return fold(n)
 }
@@ -202,40 +234,39 @@ func binaryNode(op string, a, b node) node {
 		// As expr: the left side must be a bool, the right one is the
 		// value.
 		short := op == "||"
-		return node{constant: constant, eval: func(env map[string]any) (any, error) {
-			v, err := a.eval(env)
+		return node{constant: constant, eval: func(e *Env) (Value, error) {
+			v, err := a.eval(e)
 			if err != nil {
-				return nil, err
+				return Value{}, err
 			}
-			t, ok := v.(bool)
-			if !ok {
-				return nil, fmt.Errorf("invalid operation: %s %s", typeName(v), op)
+			if v.kind != Bool {
+				return Value{}, fmt.Errorf("invalid operation: %s %s", typeName(v), op)
 			}
-			if t == short {
-				return t, nil
+			if (v.n != 0) == short {
+				return v, nil
 			}
-			return b.eval(env)
+			return b.eval(e)
 		}}
 	}
 	f := binaryOps[op]
 	if constant && (op == "==" || op == "!=") {
 		// As expr's checker: literals of different types do not compare.
-		av, _ := a.eval(nil)
-		bv, _ := b.eval(nil)
+		av, _ := a.eval(&Env{})
+		bv, _ := b.eval(&Env{})
 		if !sameKind(av, bv) {
-			f = func(x, y any) (any, error) {
-				return nil, fmt.Errorf("invalid operation: %s %s %s (mismatched types)", typeName(x), op, typeName(y))
+			f = func(x, y Value) (Value, error) {
+				return Value{}, fmt.Errorf("invalid operation: %s %s %s (mismatched types)", typeName(x), op, typeName(y))
 			}
 		}
 	}
-	return node{constant: constant, eval: func(env map[string]any) (any, error) {
-		x, err := a.eval(env)
+	return node{constant: constant, eval: func(e *Env) (Value, error) {
+		x, err := a.eval(e)
 		if err != nil {
-			return nil, err
+			return Value{}, err
 		}
-		y, err := b.eval(env)
+		y, err := b.eval(e)
 		if err != nil {
-			return nil, err
+			return Value{}, err
 		}
 		return f(x, y)
 	}}
@@ -246,14 +277,8 @@ func isNil(n node) bool {
 	if !n.constant {
 		return false
 	}
-	v, err := n.eval(nil)
-	return v == nil && err == nil
-}
-
-func sameKind(a, b any) bool {
-	_, an := number(a)
-	_, bn := number(b)
-	return a == nil || b == nil || an && bn || reflect.TypeOf(a) == reflect.TypeOf(b)
+	v, err := n.eval(&Env{})
+	return v.kind == Nil && err == nil
 }
 
 func (c *codeParser) unary() (node, error) {
@@ -269,30 +294,29 @@ func (c *codeParser) unary() (node, error) {
 		case "+":
 			return a, nil
 		case "!":
-			return fold(node{constant: a.constant, eval: func(env map[string]any) (any, error) {
-				v, err := a.eval(env)
+			return fold(node{constant: a.constant, eval: func(e *Env) (Value, error) {
+				v, err := a.eval(e)
 				if err != nil {
-					return nil, err
+					return Value{}, err
 				}
-				t, ok := v.(bool)
-				if !ok {
-					return nil, fmt.Errorf("invalid operation: ! %s", typeName(v))
+				if v.kind != Bool {
+					return Value{}, fmt.Errorf("invalid operation: ! %s", typeName(v))
 				}
-				return !t, nil
+				return BoolValue(v.n == 0), nil
 			}})
 		}
-		return fold(node{constant: a.constant, eval: func(env map[string]any) (any, error) {
-			v, err := a.eval(env)
+		return fold(node{constant: a.constant, eval: func(e *Env) (Value, error) {
+			v, err := a.eval(e)
 			if err != nil {
-				return nil, err
+				return Value{}, err
 			}
-			switch v := v.(type) {
-			case int:
-				return -v, nil
-			case float64:
-				return -v, nil
+			switch v.kind {
+			case Int:
+				return IntValue(-v.n), nil
+			case Float:
+				return FloatValue(-v.f), nil
 			}
-			return nil, fmt.Errorf("invalid operation: - %s", typeName(v))
+			return Value{}, fmt.Errorf("invalid operation: - %s", typeName(v))
 		}})
 	}
 	return c.primary()
@@ -317,15 +341,23 @@ func (c *codeParser) primary() (node, error) {
 		if err != nil {
 			return node{}, err
 		}
-		return fold(node{constant: allConstant(items), eval: func(env map[string]any) (any, error) {
-			return evalAll(env, items)
+		return fold(node{constant: allConstant(items), eval: func(e *Env) (Value, error) {
+			list := make([]any, len(items))
+			for i, n := range items {
+				v, err := n.eval(e)
+				if err != nil {
+					return Value{}, err
+				}
+				list[i] = v.Any()
+			}
+			return Value{kind: Other, x: list}, nil
 		}})
 	case ch == '{':
 		c.pos++
 		return c.object()
 	case ch == '"':
 		s, err := c.str()
-		return constNode(s), err
+		return constNode(StringValue(s)), err
 	case ch >= '0' && ch <= '9':
 		return c.number()
 	case ch == '_' || ch >= 'a' && ch <= 'z' || ch >= 'A' && ch <= 'Z':
@@ -375,16 +407,16 @@ func (c *codeParser) object() (node, error) {
 		}
 		keys, values = append(keys, k), append(values, v)
 	}
-	return fold(node{constant: allConstant(values), eval: func(env map[string]any) (any, error) {
+	return fold(node{constant: allConstant(values), eval: func(e *Env) (Value, error) {
 		m := make(map[string]any, len(keys))
-		for i, v := range values {
-			x, err := v.eval(env)
+		for i, n := range values {
+			v, err := n.eval(e)
 			if err != nil {
-				return nil, err
+				return Value{}, err
 			}
-			m[keys[i]] = x
+			m[keys[i]] = v.Any()
 		}
-		return m, nil
+		return Value{kind: Other, x: m}, nil
 	}})
 }
 
@@ -429,7 +461,7 @@ done:
 		if err != nil {
 			return node{}, c.errorf("bad number %q", text)
 		}
-		return constNode(f), nil
+		return constNode(FloatValue(f)), nil
 	}
 	if len(text) > 1 && text[0] == '0' {
 		return node{}, c.errorf("integer %q has a leading zero", text)
@@ -438,7 +470,7 @@ done:
 	if err != nil {
 		return node{}, c.errorf("bad integer %q", text)
 	}
-	return constNode(int(i)), nil
+	return constNode(IntValue(int(i))), nil
 }
 
 func (c *codeParser) name() (node, error) {
@@ -453,14 +485,24 @@ func (c *codeParser) name() (node, error) {
 	name := c.src[start:c.pos]
 	switch name {
 	case "true":
-		return constNode(true), nil
+		return constNode(BoolValue(true)), nil
 	case "false":
-		return constNode(false), nil
+		return constNode(BoolValue(false)), nil
 	case "nil":
-		return constNode(nil), nil
+		return constNode(Value{}), nil
 	}
 	if !c.accept("(") {
-		return node{eval: func(env map[string]any) (any, error) { return env[name], nil }}, nil
+		slot, ok := c.slot(name)
+		if !ok {
+			return node{}, c.errorf("unknown name %s", name)
+		}
+		c.names[name] = slot
+		return node{eval: func(e *Env) (Value, error) {
+			if slot < len(e.Vars) {
+				return e.Vars[slot], nil
+			}
+			return Value{}, nil
+		}}, nil
 	}
 	fn, ok := c.funcs[name]
 	if !ok {
@@ -470,12 +512,21 @@ func (c *codeParser) name() (node, error) {
 	if err != nil {
 		return node{}, err
 	}
-	return node{eval: func(env map[string]any) (any, error) {
-		vs, err := evalAll(env, args)
-		if err != nil {
-			return nil, err
+	return node{eval: func(e *Env) (Value, error) {
+		// The arguments go on e's stack: a call made while one of them
+		// is evaluated pushes above them and pops back.
+		sp := len(e.args)
+		for _, a := range args {
+			v, err := a.eval(e)
+			if err != nil {
+				e.args = e.args[:sp]
+				return Value{}, err
+			}
+			e.args = append(e.args, v)
 		}
-		return fn(vs...)
+		v, err := fn(e.args[sp:len(e.args):len(e.args)])
+		e.args = e.args[:sp]
+		return v, err
 	}}, nil
 }
 
@@ -486,148 +537,4 @@ func allConstant(ns []node) bool {
 		}
 	}
 	return true
-}
-
-func evalAll(env map[string]any, ns []node) ([]any, error) {
-	out := make([]any, len(ns))
-	for i, n := range ns {
-		var err error
-		if out[i], err = n.eval(env); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
-}
-
-// number is v as a float64 when it is an int or a float64.
-func number(v any) (float64, bool) {
-	switch v := v.(type) {
-	case int:
-		return float64(v), true
-	case float64:
-		return v, true
-	}
-	return 0, false
-}
-
-func typeName(v any) string {
-	if v == nil {
-		return "nil"
-	}
-	return fmt.Sprintf("%T", v)
-}
-
-// binaryOps hold expr's meaning of the binary operators (but && ||).
-var binaryOps = map[string]func(a, b any) (any, error){
-	"+": func(a, b any) (any, error) {
-		if x, ok := a.(string); ok {
-			if y, ok := b.(string); ok {
-				return x + y, nil
-			}
-		}
-		return arith("+", a, b, func(x, y int) int { return x + y }, func(x, y float64) float64 { return x + y })
-	},
-	"-": func(a, b any) (any, error) {
-		return arith("-", a, b, func(x, y int) int { return x - y }, func(x, y float64) float64 { return x - y })
-	},
-	"*": func(a, b any) (any, error) {
-		return arith("*", a, b, func(x, y int) int { return x * y }, func(x, y float64) float64 { return x * y })
-	},
-	"/": func(a, b any) (any, error) {
-		x, xok := number(a)
-		y, yok := number(b)
-		if !xok || !yok {
-			return nil, mismatched("/", a, b)
-		}
-		return x / y, nil
-	},
-	"==": func(a, b any) (any, error) { return equal(a, b), nil },
-	"!=": func(a, b any) (any, error) { return !equal(a, b), nil },
-	"<":  ordered("<", func(c int) bool { return c < 0 }),
-	"<=": ordered("<=", func(c int) bool { return c <= 0 }),
-	">":  ordered(">", func(c int) bool { return c > 0 }),
-	">=": ordered(">=", func(c int) bool { return c >= 0 }),
-}
-
-func mismatched(op string, a, b any) error {
-	return fmt.Errorf("invalid operation: %s %s %s", typeName(a), op, typeName(b))
-}
-
-// arith applies an arithmetic operator: ints stay ints, a float64 on
-// either side makes both float64.
-func arith(op string, a, b any, i func(x, y int) int, f func(x, y float64) float64) (any, error) {
-	if x, ok := a.(int); ok {
-		if y, ok := b.(int); ok {
-			return i(x, y), nil
-		}
-	}
-	x, xok := number(a)
-	y, yok := number(b)
-	if !xok || !yok {
-		return nil, mismatched(op, a, b)
-	}
-	return f(x, y), nil
-}
-
-// ordered is a comparison of numbers with numbers, strings with strings.
-func ordered(op string, holds func(c int) bool) func(a, b any) (any, error) {
-	return func(a, b any) (any, error) {
-		if x, ok := a.(int); ok {
-			if y, ok := b.(int); ok {
-				return holds(cmpInt(x, y)), nil
-			}
-		}
-		if x, ok := a.(string); ok {
-			if y, ok := b.(string); ok {
-				return holds(strings.Compare(x, y)), nil
-			}
-		}
-		x, xok := number(a)
-		y, yok := number(b)
-		if !xok || !yok {
-			return nil, mismatched(op, a, b)
-		}
-		// NaN compares false every way, as in Go and expr.
-		switch {
-		case x < y:
-			return holds(-1), nil
-		case x > y:
-			return holds(1), nil
-		case x == y:
-			return holds(0), nil
-		}
-		return false, nil
-	}
-}
-
-func cmpInt(x, y int) int {
-	switch {
-	case x < y:
-		return -1
-	case x > y:
-		return 1
-	}
-	return 0
-}
-
-// equal is expr's ==: numbers by value whatever their type, lists
-// element by element, anything else deeply.
-func equal(a, b any) bool {
-	if x, ok := number(a); ok {
-		y, ok := number(b)
-		return ok && x == y
-	}
-	if x, ok := a.([]any); ok {
-		y, ok := b.([]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for i := range x {
-			if !equal(x[i], y[i]) {
-				return false
-			}
-		}
-		return true
-	}
-	return reflect.DeepEqual(a, b)
 }

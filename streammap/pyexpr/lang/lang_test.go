@@ -3,14 +3,27 @@ package lang
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
 
 var funcs = map[string]Func{
-	"py_join":  func(a ...any) (any, error) { return fmt.Sprint(a...), nil },
-	"py_fail":  func(a ...any) (any, error) { return nil, fmt.Errorf("failed on %v", a[0]) },
-	"py_panic": func(a ...any) (any, error) { panic("boom") },
+	"py_join": func(a []Value) (Value, error) {
+		var s string
+		for _, v := range a {
+			s += fmt.Sprint(v.Any())
+		}
+		return StringValue(s), nil
+	},
+	"py_fail":  func(a []Value) (Value, error) { return Value{}, fmt.Errorf("failed on %v", a[0].Any()) },
+	"py_panic": func(a []Value) (Value, error) { panic("boom") },
+}
+
+// slots are the names the tests' programs read.
+func slot(name string) (int, bool) {
+	i := slices.Index([]string{"p0", "p1", "missing"}, name)
+	return i, i >= 0
 }
 
 func TestCompileCode(t *testing.T) {
@@ -41,9 +54,10 @@ func TestCompileCode(t *testing.T) {
 		{code: "(1 + 2", err: `expected ")"`},
 		{code: "010", err: "leading zero"},
 		{code: "1 2", err: "unexpected"},
+		{code: "(p9 + 1)", err: "unknown name p9"},
 	}
 	for _, tc := range tests {
-		p, err := Compile(tc.code, funcs)
+		p, err := Compile(tc.code, funcs, slot)
 		if tc.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.err) {
 				t.Errorf("%s: error %v, want one containing %q", tc.code, err, tc.err)
@@ -63,7 +77,7 @@ func TestCompileCode(t *testing.T) {
 
 // A list a run returns is the caller's: changing it changes no later run.
 func TestConstantListIsFresh(t *testing.T) {
-	p, err := Compile("[1, 2]", funcs)
+	p, err := Compile("[1, 2]", funcs, slot)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,13 +103,70 @@ func TestRunErrors(t *testing.T) {
 		{code: "py_panic()", err: "boom"},
 	}
 	for _, tc := range tests {
-		p, err := Compile(tc.code, funcs)
+		p, err := Compile(tc.code, funcs, slot)
 		if err != nil {
 			t.Errorf("%s: %v", tc.code, err)
 			continue
 		}
 		if _, err := p.Run(tc.env); err == nil || !strings.Contains(err.Error(), tc.err) {
 			t.Errorf("%s: error %v, want one containing %q", tc.code, err, tc.err)
+		}
+	}
+}
+
+// Calls nest: an argument that is itself a call pushes its arguments
+// above the outer call's and pops them, on one Env reused run after run.
+func TestNestedCallsShareTheStack(t *testing.T) {
+	p, err := Compile(`py_join(p0, py_join(p1, "-", py_join(p0)), p1)`, funcs, slot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &Env{Vars: make([]Value, 2)}
+	for i, tc := range []struct {
+		p0, p1 Value
+		want   string
+	}{
+		{StringValue("a"), IntValue(1), "a1-a1"},
+		{IntValue(2), StringValue("b"), "2b-2b"},
+	} {
+		e.Vars[0], e.Vars[1] = tc.p0, tc.p1
+		got, err := p.Eval(e)
+		if err != nil || got.Kind() != String || got.Str() != tc.want {
+			t.Errorf("run %d: %#v, %v; want %q", i, got.Any(), err, tc.want)
+		}
+	}
+}
+
+// Strings and numbers stay unboxed: a program over them allocates only
+// what it makes (here nothing).
+func TestEvalDoesNotAllocate(t *testing.T) {
+	p, err := Compile(`((p0 * 2) + 1 > 3 ? p1 : "none")`, funcs, slot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &Env{Vars: []Value{IntValue(123456), StringValue("x")}}
+	allocs := testing.AllocsPerRun(100, func() {
+		if v, err := p.Eval(e); err != nil || v.Str() != "x" {
+			t.Fatalf("%#v, %v", v.Any(), err)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("%v allocations a run, want 0", allocs)
+	}
+}
+
+// Of and Any are inverses, and Of unboxes exactly the kinds Value holds.
+func TestOfAny(t *testing.T) {
+	for _, tc := range []struct {
+		x    any
+		kind Kind
+	}{
+		{nil, Nil}, {true, Bool}, {false, Bool}, {7, Int}, {-1.5, Float}, {"s", String},
+		{int64(7), Other}, {[]any{1}, Other}, {map[string]any{"a": 1}, Other},
+	} {
+		v := Of(tc.x)
+		if v.Kind() != tc.kind || !reflect.DeepEqual(v.Any(), tc.x) {
+			t.Errorf("Of(%#v): kind %d, Any %#v; want kind %d", tc.x, v.Kind(), v.Any(), tc.kind)
 		}
 	}
 }

@@ -1,0 +1,233 @@
+package lang
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+)
+
+// Kind is what a Value holds.
+type Kind uint8
+
+const (
+	Nil Kind = iota
+	Bool
+	Int
+	Float
+	String
+	Other // lists, maps and whatever else a function returns, boxed
+)
+
+// Value is a value a program computes with. Strings, integers, floats
+// and booleans are held unboxed: a program runs once per record, and
+// boxing each of them into an interface would cost an allocation each
+// time a record's property is read or a result computed.
+type Value struct {
+	kind Kind
+	n    int     // Int; Bool: 0 or 1
+	f    float64 // Float
+	s    string  // String
+	x    any     // Other
+}
+
+// NilValue is None.
+var NilValue = Value{}
+
+// StringValue, IntValue, FloatValue and BoolValue make a Value.
+func StringValue(s string) Value { return Value{kind: String, s: s} }
+func IntValue(n int) Value       { return Value{kind: Int, n: n} }
+func FloatValue(f float64) Value { return Value{kind: Float, f: f} }
+
+func BoolValue(b bool) Value {
+	v := Value{kind: Bool}
+	if b {
+		v.n = 1
+	}
+	return v
+}
+
+// Kind is what v holds; Str, Int, Float and Bool are its value when it
+// holds that kind.
+func (v Value) Kind() Kind     { return v.kind }
+func (v Value) Str() string    { return v.s }
+func (v Value) Int() int       { return v.n }
+func (v Value) Float() float64 { return v.f }
+func (v Value) Bool() bool     { return v.kind == Bool && v.n != 0 }
+
+// Of is x as a Value: nil, bool, int, float64 and string unboxed, any
+// other type (int64, json.Number, lists, maps) held as it is, so that
+// Of(x).Any() is x.
+func Of(x any) Value {
+	switch x := x.(type) {
+	case nil:
+		return Value{}
+	case bool:
+		return BoolValue(x)
+	case int:
+		return IntValue(x)
+	case float64:
+		return FloatValue(x)
+	case string:
+		return StringValue(x)
+	}
+	return Value{kind: Other, x: x}
+}
+
+// Any is v boxed, as the functions of package pyexpr and its callers
+// take values.
+func (v Value) Any() any {
+	switch v.kind {
+	case Bool:
+		return v.n != 0
+	case Int:
+		return v.n
+	case Float:
+		return v.f
+	case String:
+		return v.s
+	case Other:
+		return v.x
+	}
+	return nil
+}
+
+// number is v as a float64 when it is an int or a float64.
+func number(v Value) (float64, bool) {
+	switch v.kind {
+	case Int:
+		return float64(v.n), true
+	case Float:
+		return v.f, true
+	}
+	return 0, false
+}
+
+func typeName(v Value) string {
+	if v.kind == Nil {
+		return "nil"
+	}
+	return fmt.Sprintf("%T", v.Any())
+}
+
+func sameKind(a, b Value) bool {
+	_, an := number(a)
+	_, bn := number(b)
+	return a.kind == Nil || b.kind == Nil || an && bn || reflect.TypeOf(a.Any()) == reflect.TypeOf(b.Any())
+}
+
+// equal is expr's ==: numbers by value whatever their type, lists
+// element by element, anything else deeply.
+func equal(a, b Value) bool {
+	if x, ok := number(a); ok {
+		y, ok := number(b)
+		return ok && x == y
+	}
+	switch {
+	case a.kind != b.kind:
+		return false
+	case a.kind == String:
+		return a.s == b.s
+	case a.kind == Bool:
+		return a.n == b.n
+	case a.kind == Nil:
+		return true
+	}
+	if x, ok := a.x.([]any); ok {
+		y, ok := b.x.([]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if !equal(Of(x[i]), Of(y[i])) {
+				return false
+			}
+		}
+		return true
+	}
+	return reflect.DeepEqual(a.x, b.x)
+}
+
+func mismatched(op string, a, b Value) error {
+	return fmt.Errorf("invalid operation: %s %s %s", typeName(a), op, typeName(b))
+}
+
+// binaryOps hold expr's meaning of the binary operators (but && ||).
+var binaryOps = map[string]func(a, b Value) (Value, error){
+	"+": func(a, b Value) (Value, error) {
+		if a.kind == String && b.kind == String {
+			return StringValue(a.s + b.s), nil
+		}
+		return arith("+", a, b, func(x, y int) int { return x + y }, func(x, y float64) float64 { return x + y })
+	},
+	"-": func(a, b Value) (Value, error) {
+		return arith("-", a, b, func(x, y int) int { return x - y }, func(x, y float64) float64 { return x - y })
+	},
+	"*": func(a, b Value) (Value, error) {
+		return arith("*", a, b, func(x, y int) int { return x * y }, func(x, y float64) float64 { return x * y })
+	},
+	"/": func(a, b Value) (Value, error) {
+		x, xok := number(a)
+		y, yok := number(b)
+		if !xok || !yok {
+			return Value{}, mismatched("/", a, b)
+		}
+		return FloatValue(x / y), nil
+	},
+	"==": func(a, b Value) (Value, error) { return BoolValue(equal(a, b)), nil },
+	"!=": func(a, b Value) (Value, error) { return BoolValue(!equal(a, b)), nil },
+	"<":  ordered("<", func(c int) bool { return c < 0 }),
+	"<=": ordered("<=", func(c int) bool { return c <= 0 }),
+	">":  ordered(">", func(c int) bool { return c > 0 }),
+	">=": ordered(">=", func(c int) bool { return c >= 0 }),
+}
+
+// arith applies an arithmetic operator: ints stay ints, a float64 on
+// either side makes both float64.
+func arith(op string, a, b Value, i func(x, y int) int, f func(x, y float64) float64) (Value, error) {
+	if a.kind == Int && b.kind == Int {
+		return IntValue(i(a.n, b.n)), nil
+	}
+	x, xok := number(a)
+	y, yok := number(b)
+	if !xok || !yok {
+		return Value{}, mismatched(op, a, b)
+	}
+	return FloatValue(f(x, y)), nil
+}
+
+// ordered is a comparison of numbers with numbers, strings with strings.
+func ordered(op string, holds func(c int) bool) func(a, b Value) (Value, error) {
+	return func(a, b Value) (Value, error) {
+		if a.kind == Int && b.kind == Int {
+			return BoolValue(holds(cmpInt(a.n, b.n))), nil
+		}
+		if a.kind == String && b.kind == String {
+			return BoolValue(holds(strings.Compare(a.s, b.s))), nil
+		}
+		x, xok := number(a)
+		y, yok := number(b)
+		if !xok || !yok {
+			return Value{}, mismatched(op, a, b)
+		}
+		// NaN compares false every way, as in Go and expr.
+		switch {
+		case x < y:
+			return BoolValue(holds(-1)), nil
+		case x > y:
+			return BoolValue(holds(1)), nil
+		case x == y:
+			return BoolValue(holds(0)), nil
+		}
+		return BoolValue(false), nil
+	}
+}
+
+func cmpInt(x, y int) int {
+	switch {
+	case x < y:
+		return -1
+	case x > y:
+		return 1
+	}
+	return 0
+}
