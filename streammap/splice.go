@@ -144,7 +144,11 @@ func (t *Transformer) AppendSpliced(dst, raw []byte, vals [][]byte) (out []byte,
 			}
 		}
 		t.spans = spans
-		slices.SortFunc(spans, func(a, b span) int { return a.start - b.start })
+		for k := 1; k < len(spans); k++ { // a few spans: an insertion sort
+			for j := k; j > 0 && spans[j].start < spans[j-1].start; j-- {
+				spans[j], spans[j-1] = spans[j-1], spans[j]
+			}
+		}
 		from := 1
 		for _, s := range spans {
 			out, wrote = appendMembers(out, raw[from:s.start], wrote)
@@ -182,19 +186,47 @@ func appendValue(out []byte, v lang.Value) ([]byte, error) {
 	case lang.Int:
 		return strconv.AppendInt(out, int64(v.Int()), 10), nil
 	case lang.String:
+		if s := v.Str(); verbatim(s) {
+			return append(append(append(out, '"'), s...), '"'), nil
+		}
 		return codec.AppendString(out, v.Str()), nil
 	}
 	return codec.Append(out, v.Any())
 }
 
+// verbatim is whether codec.AppendString writes s as it is, between quotes:
+// printable ASCII without '"' or '\\' (a hash's hex, most values), checked
+// 8 bytes at a time.
+func verbatim(s string) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	// has is the bytes of w below n (for bytes below 0x80), as high bits.
+	has := func(w, n uint64) uint64 { return (w - ones*n) &^ w & highs }
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		b := s[i : i+8]
+		w := uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+			uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
+		if w&highs != 0 || has(w, 0x20)|has(w^(ones*'"'), 1)|has(w^(ones*'\\'), 1) != 0 {
+			return false
+		}
+	}
+	for ; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
+}
+
 // member finds the member of raw whose value is v, a subslice of raw,
 // under the key name: the key's opening quote and the value's end. ok is
-// false when v is not within raw or not preceded by "name":.
+// false when v is not within raw (its first byte is not raw's at its
+// offset) or not preceded by "name":.
 func member(raw, v []byte, name string) (start, end int, ok bool) {
 	// v's offset in raw: both slices end where their array ends.
 	off := cap(raw) - cap(v)
 	end = off + len(v)
-	if off < 1 || end > len(raw) || !bytes.Equal(raw[off:end], v) {
+	if len(v) == 0 || off < 1 || end > len(raw) || &raw[off] != &v[0] {
 		return 0, 0, false
 	}
 	i := skipBack(raw, off-1)
@@ -225,8 +257,8 @@ func value(b []byte) (lang.Value, error) {
 	case c == '"' && bytes.IndexByte(b, '\\') < 0:
 		return lang.StringValue(string(b[1 : len(b)-1])), nil // the walker checked its UTF-8
 	case c == '-' || c >= '0' && c <= '9':
-		if i, err := strconv.ParseInt(string(b), 10, 64); err == nil {
-			return lang.IntValue(int(i)), nil
+		if n, ok := smallInt(b); ok {
+			return lang.IntValue(n), nil
 		}
 	case c == 'n':
 		return lang.NilValue, nil
@@ -235,25 +267,49 @@ func value(b []byte) (lang.Value, error) {
 	return lang.Of(pyexpr.Normalize(v)), err
 }
 
+// smallInt is b as an integer of at most 18 digits, as JSON writes it
+// (no leading zero); ok is false for anything else, strconv's to judge.
+func smallInt(b []byte) (n int, ok bool) {
+	neg := len(b) > 0 && b[0] == '-'
+	if neg {
+		b = b[1:]
+	}
+	if len(b) == 0 || len(b) > 18 || len(b) > 1 && b[0] == '0' {
+		return 0, false
+	}
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	if neg {
+		n = -n
+	}
+	return n, true
+}
+
 // appendMembers appends the members of seg, a stretch of an object
 // between members taken out (commas and spaces at its ends are the taken
 // members'), after a comma when a member precedes.
 func appendMembers(out, seg []byte, wrote bool) ([]byte, bool) {
 	i, j := 0, len(seg)
 	space := func(c byte) bool { return c == ' ' || c == '\t' }
-	for i < j && space(seg[i]) {
-		i++
+	for k := 0; k < 2; k++ { // spaces, a comma, spaces
+		for i < j && space(seg[i]) {
+			i++
+		}
+		if k == 0 && i < j && seg[i] == ',' {
+			i++
+		}
+		for i < j && space(seg[j-1]) {
+			j--
+		}
+		if k == 0 && i < j && seg[j-1] == ',' {
+			j--
+		}
 	}
-	if i < j && seg[i] == ',' {
-		i++
-	}
-	for i < j && space(seg[j-1]) {
-		j--
-	}
-	if i < j && seg[j-1] == ',' {
-		j--
-	}
-	if seg = bytes.TrimSpace(seg[i:j]); len(seg) == 0 {
+	if seg = seg[i:j]; len(seg) == 0 {
 		return out, wrote
 	}
 	if wrote {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -381,6 +382,43 @@ func BenchmarkAppendSpliced(b *testing.B) {
 	for b.Loop() {
 		if out, _, err = tr.AppendSpliced(out[:0], raw, vals); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// verbatim says a string needs no escaping exactly when
+// codec.AppendString writes it as it is: every byte in every position
+// of the 8-byte words and the tail.
+func TestVerbatim(t *testing.T) {
+	base := "0123456789abcdef0123" // two words and a tail
+	for pos := range len(base) {
+		for c := range 256 {
+			s := base[:pos] + string([]byte{byte(c)}) + base[pos+1:]
+			want := string(codec.AppendString(nil, s)) == `"`+s+`"`
+			if c >= 0x80 {
+				want = false // a lone byte of a UTF-8 sequence: the slow path decides
+			}
+			if got := verbatim(s); got != want {
+				t.Errorf("verbatim(%q) = %v, want %v", s, got, want)
+			}
+		}
+	}
+	for _, s := range []string{"", "é", "10.1.2.3", `a"b`, `a\b`} {
+		if got, want := verbatim(s), string(codec.AppendString(nil, s)) == `"`+s+`"` && s != "é"; got != want {
+			t.Errorf("verbatim(%q) = %v, want %v", s, got, want)
+		}
+	}
+}
+
+// smallInt agrees with strconv on what it takes, and leaves the rest to it.
+func TestSmallInt(t *testing.T) {
+	for _, s := range []string{"0", "-0", "7", "-12", "123456789012345678", "-123456789012345678",
+		"1234567890123456789", "01", "-", "", "1.5", "1e3", "12a", "--1"} {
+		n, ok := smallInt([]byte(s + " ")[:len(s)])
+		want, err := strconv.ParseInt(s, 10, 64)
+		wantOK := err == nil && len(strings.TrimPrefix(s, "-")) <= 18 && !strings.HasPrefix(strings.TrimPrefix(s, "-"), "0") || s == "0" || s == "-0"
+		if ok != wantOK || ok && int64(n) != want {
+			t.Errorf("smallInt(%q) = %d, %v; want %d, %v", s, n, ok, want, wantOK)
 		}
 	}
 }

@@ -168,7 +168,7 @@ func Compile(src string, sc *Scope, asBool bool) (*Compiled, error) {
 	if asBool {
 		code = truthy(v)
 	}
-	program, err := lang.Compile(code, langFuncs, slot)
+	program, err := lang.Compile(code, library)
 	if err != nil {
 		// The generated code is ours: a failure here is a translation
 		// gap, reported against the user's expression.

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto/md5"
 	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -45,17 +44,17 @@ var pyFuncs = map[string]func(args ...any) (any, error){
 	"py_method":     pyMethod,
 }
 
-// langFuncs are pyFuncs as programs call them. Most take their
-// arguments boxed; the ones a map calls on every record (str(), md5(),
-// sha256(), int(), float(), the truth of a value) take unboxed strings
-// and numbers without allocating more than their result, and hand any
-// other value to their boxed self.
-var langFuncs = func() map[string]lang.Func {
-	fs := make(map[string]lang.Func, len(pyFuncs))
+// library is pyFuncs as programs call them, and the slots of the names
+// they read. Most functions take their arguments boxed; the ones a map
+// calls on every record (str(), md5(), sha256(), int(), float(), the
+// truth of a value) take unboxed strings and numbers without allocating
+// more than their result, and hand any other value to their boxed self.
+var library = func() *lang.Library {
+	lib := &lang.Library{Funcs: map[string]lang.Func{}, Unary: map[string]lang.Unary{}, Slot: slot}
 	for name, f := range pyFuncs {
-		fs[name] = boxed(f)
+		lib.Funcs[name] = boxed(f)
 	}
-	for name, f := range map[string]func(v lang.Value) (r lang.Value, ok bool, err error){
+	for name, f := range map[string]func(slow lang.Func) lang.Unary{
 		"py_truthy": unboxedTruthy,
 		"py_str":    unboxedStr,
 		"py_int":    unboxedInt,
@@ -63,15 +62,9 @@ var langFuncs = func() map[string]lang.Func {
 		"py_md5":    unboxedHash("md5"),
 		"py_sha256": unboxedHash("sha256"),
 	} {
-		slow := fs[name]
-		fs[name] = func(args []lang.Value) (lang.Value, error) {
-			if r, ok, err := f(args[0]); ok {
-				return r, err
-			}
-			return slow(args)
-		}
+		lib.Unary[name] = f(lib.Funcs[name])
 	}
-	return fs
+	return lib
 }()
 
 // boxed is f called with boxed arguments.
@@ -86,64 +79,77 @@ func boxed(f func(args ...any) (any, error)) lang.Func {
 	}
 }
 
-func unboxedTruthy(v lang.Value) (lang.Value, bool, error) {
-	switch v.Kind() {
-	case lang.Nil:
-		return lang.BoolValue(false), true, nil
-	case lang.Bool:
-		return v, true, nil
-	case lang.Int:
-		return lang.BoolValue(v.Int() != 0), true, nil
-	case lang.Float:
-		return lang.BoolValue(v.Float() != 0), true, nil
-	case lang.String:
-		return lang.BoolValue(v.Str() != ""), true, nil
-	}
-	return v, false, nil
-}
+// slowly calls slow with v, boxed.
+func slowly(slow lang.Func, v lang.Value) (lang.Value, error) { return slow([]lang.Value{v}) }
 
-func unboxedStr(v lang.Value) (lang.Value, bool, error) {
-	switch v.Kind() {
-	case lang.String:
-		return v, true, nil
-	case lang.Int:
-		return lang.StringValue(strconv.Itoa(v.Int())), true, nil
-	case lang.Float:
-		return lang.StringValue(pyFloatRepr(v.Float())), true, nil
-	case lang.Nil, lang.Bool:
-		return lang.StringValue(pyStr(v.Any())), true, nil // constants: no allocation
-	}
-	return v, false, nil
-}
-
-func unboxedInt(v lang.Value) (lang.Value, bool, error) {
-	switch v.Kind() {
-	case lang.Int:
-		return v, true, nil
-	case lang.Float:
-		if f := v.Float(); !math.IsNaN(f) && !math.IsInf(f, 0) {
-			return lang.IntValue(int(f)), true, nil
+func unboxedTruthy(slow lang.Func) lang.Unary {
+	return func(v lang.Value) (lang.Value, error) {
+		switch v.Kind() {
+		case lang.Nil:
+			return lang.BoolValue(false), nil
+		case lang.Bool:
+			return v, nil
+		case lang.Int:
+			return lang.BoolValue(v.Int() != 0), nil
+		case lang.Float:
+			return lang.BoolValue(v.Float() != 0), nil
+		case lang.String:
+			return lang.BoolValue(v.Str() != ""), nil
 		}
+		return slowly(slow, v)
 	}
-	return v, false, nil
 }
 
-func unboxedFloat(v lang.Value) (lang.Value, bool, error) {
-	switch v.Kind() {
-	case lang.Int:
-		return lang.FloatValue(float64(v.Int())), true, nil
-	case lang.Float:
-		return v, true, nil
-	}
-	return v, false, nil
-}
-
-func unboxedHash(algo string) func(v lang.Value) (lang.Value, bool, error) {
-	return func(v lang.Value) (lang.Value, bool, error) {
-		if v.Kind() != lang.String {
-			return v, false, nil // the boxed one names the type
+func unboxedStr(slow lang.Func) lang.Unary {
+	return func(v lang.Value) (lang.Value, error) {
+		switch v.Kind() {
+		case lang.String:
+			return v, nil
+		case lang.Int:
+			return lang.StringValue(strconv.Itoa(v.Int())), nil
+		case lang.Float:
+			return lang.StringValue(pyFloatRepr(v.Float())), nil
+		case lang.Nil, lang.Bool:
+			return lang.StringValue(pyStr(v.Any())), nil // constants: no allocation
 		}
-		return lang.StringValue(hexSum(v.Str(), algo)), true, nil
+		return slowly(slow, v)
+	}
+}
+
+func unboxedInt(slow lang.Func) lang.Unary {
+	return func(v lang.Value) (lang.Value, error) {
+		switch v.Kind() {
+		case lang.Int:
+			return v, nil
+		case lang.Float:
+			if f := v.Float(); !math.IsNaN(f) && !math.IsInf(f, 0) {
+				return lang.IntValue(int(f)), nil
+			}
+		}
+		return slowly(slow, v)
+	}
+}
+
+func unboxedFloat(slow lang.Func) lang.Unary {
+	return func(v lang.Value) (lang.Value, error) {
+		switch v.Kind() {
+		case lang.Int:
+			return lang.FloatValue(float64(v.Int())), nil
+		case lang.Float:
+			return v, nil
+		}
+		return slowly(slow, v)
+	}
+}
+
+func unboxedHash(algo string) func(slow lang.Func) lang.Unary {
+	return func(slow lang.Func) lang.Unary {
+		return func(v lang.Value) (lang.Value, error) {
+			if v.Kind() != lang.String {
+				return slowly(slow, v) // it names the type
+			}
+			return lang.StringValue(hexSum(v.Str(), algo)), nil
+		}
 	}
 }
 
@@ -613,10 +619,20 @@ func hexSum(s, algo string) string {
 	var text [2 * sha256.Size]byte
 	if algo == "md5" {
 		sum := md5.Sum([]byte(s))
-		return string(hex.AppendEncode(text[:0], sum[:]))
+		return string(appendHex(text[:0], sum[:]))
 	}
 	sum := sha256.Sum256([]byte(s))
-	return string(hex.AppendEncode(text[:0], sum[:]))
+	return string(appendHex(text[:0], sum[:]))
+}
+
+// appendHex is hex.AppendEncode into room dst has: a hash per record, and
+// AppendEncode's growing and general loop cost more than the hash's tail.
+func appendHex(dst, b []byte) []byte {
+	const digits = "0123456789abcdef"
+	for _, c := range b {
+		dst = append(dst, digits[c>>4], digits[c&15])
+	}
+	return dst
 }
 
 // pyJSONDumps writes JSON as Python's json.dumps does by default: ", "

@@ -31,6 +31,19 @@ import (
 // scratch space, valid only during the call: a function must not keep it.
 type Func = func(args []Value) (Value, error)
 
+// Unary is a function of one argument, which takes it as it is rather
+// than on the Env's stack (the calls a map makes per record are mostly
+// of one argument: str(x), md5(x)).
+type Unary = func(v Value) (Value, error)
+
+// Library is what programs may call and read.
+type Library struct {
+	Funcs map[string]Func
+	Unary map[string]Unary // preferred to Funcs for a call of one argument
+	// Slot is the slot in an Env's Vars of a name programs read.
+	Slot func(name string) (int, bool)
+}
+
 // Env is what a program reads: the values of its names, by slot, and
 // room for the arguments of the calls it makes. One Env serves one
 // goroutine, record after record, without allocating.
@@ -56,7 +69,9 @@ func (p *Program) Eval(e *Env) (v Value, err error) {
 			v, err = Value{}, fmt.Errorf("%v", r)
 		}
 	}()
-	e.args = e.args[:0]
+	if len(e.args) > 0 {
+		e.args = e.args[:0] // a function panicked, leaving its arguments
+	}
 	return p.eval(e)
 }
 
@@ -74,12 +89,12 @@ func (p *Program) Run(vars map[string]any) (any, error) {
 	return v.Any(), err
 }
 
-// Compile compiles code that calls funcs and reads the names slot knows
-// (a name's slot in an Env's Vars). An operation on literals alone is
-// computed here, so that one that cannot work (1 + "a") fails the
-// configuration at start rather than the first record.
-func Compile(code string, funcs map[string]Func, slot func(name string) (int, bool)) (*Program, error) {
-	c := &codeParser{src: code, funcs: funcs, slot: slot, names: map[string]int{}}
+// Compile compiles code that calls and reads what lib holds. An
+// operation on literals alone is computed here, so that one that cannot
+// work (1 + "a") fails the configuration at start rather than the first
+// record.
+func Compile(code string, lib *Library) (*Program, error) {
+	c := &codeParser{src: code, lib: lib, names: map[string]int{}}
 	n, err := c.ternary()
 	if err != nil {
 		return nil, err
@@ -117,8 +132,7 @@ func fold(n node) (node, error) {
 type codeParser struct {
 	src   string
 	pos   int
-	funcs map[string]Func
-	slot  func(name string) (int, bool)
+	lib   *Library
 	names map[string]int
 }
 
@@ -314,7 +328,7 @@ func (c *codeParser) unary() (node, error) {
 			case Int:
 				return IntValue(-v.n), nil
 			case Float:
-				return FloatValue(-v.f), nil
+				return FloatValue(-v.Float()), nil
 			}
 			return Value{}, fmt.Errorf("invalid operation: - %s", typeName(v))
 		}})
@@ -492,7 +506,7 @@ func (c *codeParser) name() (node, error) {
 		return constNode(Value{}), nil
 	}
 	if !c.accept("(") {
-		slot, ok := c.slot(name)
+		slot, ok := c.lib.Slot(name)
 		if !ok {
 			return node{}, c.errorf("unknown name %s", name)
 		}
@@ -504,13 +518,27 @@ func (c *codeParser) name() (node, error) {
 			return Value{}, nil
 		}}, nil
 	}
-	fn, ok := c.funcs[name]
-	if !ok {
+	fn, ok := c.lib.Funcs[name]
+	unary, isUnary := c.lib.Unary[name]
+	if !ok && !isUnary {
 		return node{}, c.errorf("unknown function %s", name)
 	}
 	args, err := c.list(")")
 	if err != nil {
 		return node{}, err
+	}
+	if isUnary && len(args) == 1 {
+		arg := args[0]
+		return node{eval: func(e *Env) (Value, error) {
+			v, err := arg.eval(e)
+			if err != nil {
+				return Value{}, err
+			}
+			return unary(v)
+		}}, nil
+	}
+	if !ok {
+		return node{}, c.errorf("%s takes one argument, got %d", name, len(args))
 	}
 	return node{eval: func(e *Env) (Value, error) {
 		// The arguments go on e's stack: a call made while one of them

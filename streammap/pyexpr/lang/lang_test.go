@@ -20,10 +20,16 @@ var funcs = map[string]Func{
 	"py_panic": func(a []Value) (Value, error) { panic("boom") },
 }
 
-// slots are the names the tests' programs read.
-func slot(name string) (int, bool) {
-	i := slices.Index([]string{"p0", "p1", "missing"}, name)
-	return i, i >= 0
+var lib = &Library{
+	Funcs: funcs,
+	Unary: map[string]Unary{
+		"py_twice": func(v Value) (Value, error) { return IntValue(2 * v.Int()), nil },
+	},
+	// The slots of the names the tests' programs read.
+	Slot: func(name string) (int, bool) {
+		i := slices.Index([]string{"p0", "p1", "missing"}, name)
+		return i, i >= 0
+	},
 }
 
 func TestCompileCode(t *testing.T) {
@@ -55,9 +61,11 @@ func TestCompileCode(t *testing.T) {
 		{code: "010", err: "leading zero"},
 		{code: "1 2", err: "unexpected"},
 		{code: "(p9 + 1)", err: "unknown name p9"},
+		{code: "py_twice(p0)", env: map[string]any{"p0": 4}, want: 8},
+		{code: "py_twice(1, 2)", err: "py_twice takes one argument, got 2"},
 	}
 	for _, tc := range tests {
-		p, err := Compile(tc.code, funcs, slot)
+		p, err := Compile(tc.code, lib)
 		if tc.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.err) {
 				t.Errorf("%s: error %v, want one containing %q", tc.code, err, tc.err)
@@ -77,7 +85,7 @@ func TestCompileCode(t *testing.T) {
 
 // A list a run returns is the caller's: changing it changes no later run.
 func TestConstantListIsFresh(t *testing.T) {
-	p, err := Compile("[1, 2]", funcs, slot)
+	p, err := Compile("[1, 2]", lib)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +111,7 @@ func TestRunErrors(t *testing.T) {
 		{code: "py_panic()", err: "boom"},
 	}
 	for _, tc := range tests {
-		p, err := Compile(tc.code, funcs, slot)
+		p, err := Compile(tc.code, lib)
 		if err != nil {
 			t.Errorf("%s: %v", tc.code, err)
 			continue
@@ -117,7 +125,7 @@ func TestRunErrors(t *testing.T) {
 // Calls nest: an argument that is itself a call pushes its arguments
 // above the outer call's and pops them, on one Env reused run after run.
 func TestNestedCallsShareTheStack(t *testing.T) {
-	p, err := Compile(`py_join(p0, py_join(p1, "-", py_join(p0)), p1)`, funcs, slot)
+	p, err := Compile(`py_join(p0, py_join(p1, "-", py_join(p0)), p1)`, lib)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +148,7 @@ func TestNestedCallsShareTheStack(t *testing.T) {
 // Strings and numbers stay unboxed: a program over them allocates only
 // what it makes (here nothing).
 func TestEvalDoesNotAllocate(t *testing.T) {
-	p, err := Compile(`((p0 * 2) + 1 > 3 ? p1 : "none")`, funcs, slot)
+	p, err := Compile(`((py_twice(p0) * 2) + 1 > 3 ? p1 : "none")`, lib)
 	if err != nil {
 		t.Fatal(err)
 	}

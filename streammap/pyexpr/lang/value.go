@@ -2,6 +2,7 @@ package lang
 
 import (
 	"fmt"
+	"math"
 	"reflect"
 	"strings"
 )
@@ -24,10 +25,9 @@ const (
 // time a record's property is read or a result computed.
 type Value struct {
 	kind Kind
-	n    int     // Int; Bool: 0 or 1
-	f    float64 // Float
-	s    string  // String
-	x    any     // Other
+	n    int    // Int; Bool: 0 or 1; Float: its bits
+	s    string // String
+	x    any    // Other
 }
 
 // NilValue is None.
@@ -36,7 +36,7 @@ var NilValue = Value{}
 // StringValue, IntValue, FloatValue and BoolValue make a Value.
 func StringValue(s string) Value { return Value{kind: String, s: s} }
 func IntValue(n int) Value       { return Value{kind: Int, n: n} }
-func FloatValue(f float64) Value { return Value{kind: Float, f: f} }
+func FloatValue(f float64) Value { return Value{kind: Float, n: int(math.Float64bits(f))} }
 
 func BoolValue(b bool) Value {
 	v := Value{kind: Bool}
@@ -51,7 +51,7 @@ func BoolValue(b bool) Value {
 func (v Value) Kind() Kind     { return v.kind }
 func (v Value) Str() string    { return v.s }
 func (v Value) Int() int       { return v.n }
-func (v Value) Float() float64 { return v.f }
+func (v Value) Float() float64 { return math.Float64frombits(uint64(v.n)) }
 func (v Value) Bool() bool     { return v.kind == Bool && v.n != 0 }
 
 // Of is x as a Value: nil, bool, int, float64 and string unboxed, any
@@ -82,7 +82,7 @@ func (v Value) Any() any {
 	case Int:
 		return v.n
 	case Float:
-		return v.f
+		return v.Float()
 	case String:
 		return v.s
 	case Other:
@@ -97,7 +97,7 @@ func number(v Value) (float64, bool) {
 	case Int:
 		return float64(v.n), true
 	case Float:
-		return v.f, true
+		return v.Float(), true
 	}
 	return 0, false
 }
@@ -154,15 +154,24 @@ func mismatched(op string, a, b Value) error {
 // binaryOps hold expr's meaning of the binary operators (but && ||).
 var binaryOps = map[string]func(a, b Value) (Value, error){
 	"+": func(a, b Value) (Value, error) {
-		if a.kind == String && b.kind == String {
+		switch {
+		case a.kind == Int && b.kind == Int:
+			return IntValue(a.n + b.n), nil
+		case a.kind == String && b.kind == String:
 			return StringValue(a.s + b.s), nil
 		}
 		return arith("+", a, b, func(x, y int) int { return x + y }, func(x, y float64) float64 { return x + y })
 	},
 	"-": func(a, b Value) (Value, error) {
+		if a.kind == Int && b.kind == Int {
+			return IntValue(a.n - b.n), nil
+		}
 		return arith("-", a, b, func(x, y int) int { return x - y }, func(x, y float64) float64 { return x - y })
 	},
 	"*": func(a, b Value) (Value, error) {
+		if a.kind == Int && b.kind == Int {
+			return IntValue(a.n * b.n), nil
+		}
 		return arith("*", a, b, func(x, y int) int { return x * y }, func(x, y float64) float64 { return x * y })
 	},
 	"/": func(a, b Value) (Value, error) {
