@@ -107,7 +107,9 @@ type span struct{ start, end int }
 // of SpliceProps()[i] within raw (a subslice of it, as codec.Record's
 // Captures are of its Raw), nil where the record has no such property.
 // keep is false when the filter drops the record. ErrNeedsTree means the
-// record is not as promised; other errors are the expressions'.
+// record is not as promised, or that an expression failed on it: the
+// record's strings are read in place, and an error could hold one, so
+// the tree path reports it.
 func (t *Transformer) AppendSpliced(dst, raw []byte, vals [][]byte) (out []byte, keep bool, err error) {
 	o, sm := t.o, t.splice
 	if sm == nil || len(vals) != len(sm.props) || len(raw) < 2 || raw[0] != '{' || raw[len(raw)-1] != '}' {
@@ -126,10 +128,22 @@ func (t *Transformer) AppendSpliced(dst, raw []byte, vals [][]byte) (out []byte,
 		}
 		t.env.Vars[v.slot] = x
 	}
-	if keep, err := t.evaluate(); err != nil || !keep {
-		return dst, false, err
+	keep, err = t.evaluate()
+	defer func() {
+		// The strings of the record are read in place (lang.StringBytes):
+		// none may stay behind once the record is written.
+		clear(t.results)
+		for _, v := range o.vars {
+			t.env.Vars[v.slot] = lang.NilValue
+		}
+	}()
+	switch {
+	case err != nil:
+		// The error might hold one of them: the tree path's reports it.
+		return dst, false, ErrNeedsTree
+	case !keep:
+		return dst, false, nil
 	}
-	defer clear(t.results) // keep no record values alive
 	out = append(dst, '{')
 	wrote := false // a member is written
 	if o.includeAll {
@@ -255,7 +269,7 @@ func skipBack(b []byte, i int) int {
 func value(b []byte) (lang.Value, error) {
 	switch c := b[0]; {
 	case c == '"' && bytes.IndexByte(b, '\\') < 0:
-		return lang.StringValue(string(b[1 : len(b)-1])), nil // the walker checked its UTF-8
+		return lang.StringBytes(b[1 : len(b)-1]), nil // the walker checked its UTF-8
 	case c == '-' || c >= '0' && c <= '9':
 		if n, ok := smallInt(b); ok {
 			return lang.IntValue(n), nil

@@ -364,7 +364,7 @@ func (c *codeParser) primary() (node, error) {
 				}
 				list[i] = v.Any()
 			}
-			return Value{kind: Other, x: list}, nil
+			return other(list), nil
 		}})
 	case ch == '{':
 		c.pos++
@@ -430,7 +430,7 @@ func (c *codeParser) object() (node, error) {
 			}
 			m[keys[i]] = v.Any()
 		}
-		return Value{kind: Other, x: m}, nil
+		return other(m), nil
 	}})
 }
 

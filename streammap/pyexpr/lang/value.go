@@ -5,6 +5,7 @@ import (
 	"math"
 	"reflect"
 	"strings"
+	"unsafe"
 )
 
 // Kind is what a Value holds.
@@ -23,20 +24,37 @@ const (
 // and booleans are held unboxed: a program runs once per record, and
 // boxing each of them into an interface would cost an allocation each
 // time a record's property is read or a result computed.
+//
+// It is three words, not a string and an interface side by side: the
+// compiler keeps a struct of up to four words in registers, and copies a
+// larger one through memory, where each copy of a value just returned
+// waits on the stores that made it (a store-forwarding stall on every
+// step of a program).
 type Value struct {
 	kind Kind
-	n    int    // Int; Bool: 0 or 1; Float: its bits
-	s    string // String
-	x    any    // Other
+	n    int            // Int; Bool: 0 or 1; Float: its bits; String: its length
+	p    unsafe.Pointer // String: its bytes; Other: an *any
 }
 
 // NilValue is None.
 var NilValue = Value{}
 
 // StringValue, IntValue, FloatValue and BoolValue make a Value.
-func StringValue(s string) Value { return Value{kind: String, s: s} }
+func StringValue(s string) Value {
+	return Value{kind: String, n: len(s), p: unsafe.Pointer(unsafe.StringData(s))}
+}
 func IntValue(n int) Value       { return Value{kind: Int, n: n} }
 func FloatValue(f float64) Value { return Value{kind: Float, n: int(math.Float64bits(f))} }
+
+// StringBytes is a String of b's bytes, not copied: it is b's only as
+// long as b does not change, for a caller that keeps neither it nor
+// anything made of it (a program's result, an error) beyond that.
+func StringBytes(b []byte) Value {
+	if len(b) == 0 {
+		return StringValue("")
+	}
+	return Value{kind: String, n: len(b), p: unsafe.Pointer(&b[0])}
+}
 
 func BoolValue(b bool) Value {
 	v := Value{kind: Bool}
@@ -49,7 +67,7 @@ func BoolValue(b bool) Value {
 // Kind is what v holds; Str, Int, Float and Bool are its value when it
 // holds that kind.
 func (v Value) Kind() Kind     { return v.kind }
-func (v Value) Str() string    { return v.s }
+func (v Value) Str() string    { return unsafe.String((*byte)(v.p), v.n) }
 func (v Value) Int() int       { return v.n }
 func (v Value) Float() float64 { return math.Float64frombits(uint64(v.n)) }
 func (v Value) Bool() bool     { return v.kind == Bool && v.n != 0 }
@@ -70,8 +88,11 @@ func Of(x any) Value {
 	case string:
 		return StringValue(x)
 	}
-	return Value{kind: Other, x: x}
+	return other(x)
 }
+
+// other is x held as Other.
+func other(x any) Value { return Value{kind: Other, p: unsafe.Pointer(&x)} }
 
 // Any is v boxed, as the functions of package pyexpr and its callers
 // take values.
@@ -84,9 +105,9 @@ func (v Value) Any() any {
 	case Float:
 		return v.Float()
 	case String:
-		return v.s
+		return v.Str()
 	case Other:
-		return v.x
+		return *(*any)(v.p)
 	}
 	return nil
 }
@@ -126,14 +147,15 @@ func equal(a, b Value) bool {
 	case a.kind != b.kind:
 		return false
 	case a.kind == String:
-		return a.s == b.s
+		return a.Str() == b.Str()
 	case a.kind == Bool:
 		return a.n == b.n
 	case a.kind == Nil:
 		return true
 	}
-	if x, ok := a.x.([]any); ok {
-		y, ok := b.x.([]any)
+	ax, bx := a.Any(), b.Any()
+	if x, ok := ax.([]any); ok {
+		y, ok := bx.([]any)
 		if !ok || len(x) != len(y) {
 			return false
 		}
@@ -144,7 +166,7 @@ func equal(a, b Value) bool {
 		}
 		return true
 	}
-	return reflect.DeepEqual(a.x, b.x)
+	return reflect.DeepEqual(ax, bx)
 }
 
 func mismatched(op string, a, b Value) error {
@@ -158,7 +180,7 @@ var binaryOps = map[string]func(a, b Value) (Value, error){
 		case a.kind == Int && b.kind == Int:
 			return IntValue(a.n + b.n), nil
 		case a.kind == String && b.kind == String:
-			return StringValue(a.s + b.s), nil
+			return StringValue(a.Str() + b.Str()), nil
 		}
 		return arith("+", a, b, func(x, y int) int { return x + y }, func(x, y float64) float64 { return x + y })
 	},
@@ -211,7 +233,7 @@ func ordered(op string, holds func(c int) bool) func(a, b Value) (Value, error) 
 			return BoolValue(holds(cmpInt(a.n, b.n))), nil
 		}
 		if a.kind == String && b.kind == String {
-			return BoolValue(holds(strings.Compare(a.s, b.s))), nil
+			return BoolValue(holds(strings.Compare(a.Str(), b.Str()))), nil
 		}
 		x, xok := number(a)
 		y, yok := number(b)
