@@ -64,10 +64,10 @@ func (e *engine) retryWindow(ctx context.Context, n *node, w keys.Window) error 
 	}
 	n.plan.Reread()
 	n.window, n.retrying = &w, true
-	letters := n.deadLetters.Load()
+	letters := n.counts.DeadLetters.Load()
 	err = e.walk(ctx, n, req, streams.Partition{})
 	n.window, n.retrying = nil, false
-	return e.windowEnd(n, w, err, n.deadLetters.Load() > letters, false)
+	return e.windowEnd(n, w, err, n.counts.DeadLetters.Load() > letters, false)
 }
 
 // windowEnd records how the walk of w ended: err is its error, lettered

@@ -38,7 +38,7 @@ func (e *engine) checkpoint(n *node) error {
 	if err := e.schema(n); err != nil || e.recordLimit > 0 || e.replaying {
 		return err // a replay writes one STATE, at its end
 	}
-	return e.out.State(n.def.Name, e.state, n.records.Load())
+	return e.out.State(n.def.Name, e.state, n.counts.Records.Load())
 }
 
 // schema writes a stream's SCHEMA before its first message. Sending it
@@ -110,9 +110,9 @@ func bookmarkKeys(d *streams.Definition) []string {
 // overlap re-reads the rows at its bookmark, so a source that returned
 // nothing at all is suspicious there too.
 func (e *engine) endStream(n *node) {
-	records := n.records.Load()
+	records := n.counts.Records.Load()
 	last, ok := e.state.LastRecords(n.def.Name)
-	if ok && last > 0 && (n.received.Load() == 0 || (n.plan.FullTable() && records == 0)) {
+	if ok && last > 0 && (n.counts.Received.Load() == 0 || (n.plan.FullTable() && records == 0)) {
 		e.log.Warn("stream returned zero records where its last run returned some; check the API, the records_path and the filter",
 			"stream", n.def.Name, "last_run_records", last)
 	}
@@ -320,7 +320,7 @@ func (e *engine) stateOf(n *node) error {
 	if s == nil {
 		return nil
 	}
-	return e.out.State(s.def.Name, e.state, s.records.Load())
+	return e.out.State(s.def.Name, e.state, s.counts.Records.Load())
 }
 
 // endJob writes the STATE of a run that has ended, without job_done.

@@ -90,7 +90,6 @@ func (e *engine) walkTop(ctx context.Context, n *node, first streams.Request) er
 		n.resume = nil
 		n.plan.ResumeHigh(r.High)
 		n.walkPages = r.Pages
-		n.resumed.Add(1)
 		e.log.Info("resuming the stream inside its walk", "stream", name, "pages_already_written", r.Pages)
 		n.pending = r
 		n.continuing = true
@@ -164,8 +163,8 @@ func (e *engine) walk(ctx context.Context, n *node, first streams.Request, part 
 		}
 	}
 	err = walkPages(ctx, n.def, p, first, failure.Pages(e.fetch(n)), func(resp *streams.Response) error {
-		n.pages.Add(1)
-		n.received.Add(int64(len(resp.Records)))
+		n.counts.Pages.Add(1)
+		n.counts.Received.Add(int64(len(resp.Records)))
 		extracted := e.now()
 		var err error
 		if kids {
@@ -213,7 +212,7 @@ func (e *engine) walk(ctx context.Context, n *node, first streams.Request, part 
 func (e *engine) walkEnd(n *node, first streams.Request, part streams.Partition, err error) error {
 	switch {
 	case errors.Is(err, errIgnored):
-		n.ignored.Add(1)
+		n.counts.Ignored.Add(1)
 		return nil
 	case errors.Is(err, errRecordLimit):
 		return nil
@@ -311,7 +310,6 @@ func (e *engine) walkChild(ctx context.Context, c *node, parent map[string]any, 
 	if from != nil && from.Partition == part.ID() {
 		c.walkPages = from.Pages
 		c.plan.ResumePartitionHigh(part, from.High)
-		c.resumed.Add(1)
 		c.continuing = true
 		err = e.walk(ctx, c, from.Next, part)
 		c.continuing = false

@@ -35,7 +35,7 @@ func (e *engine) streamBody(ctx context.Context, n *node, req streams.Request, p
 			batch := 0
 			extracted := e.now()
 			return dec.Each(body, h, func(rec any) error {
-				n.received.Add(1)
+				n.counts.Received.Add(1)
 				if err := e.handle(ctx, n, rec, extracted, part); err != nil {
 					// The pipeline's error is not the response's: keep it
 					// from the client's judgement and stop reading.
@@ -59,7 +59,7 @@ func (e *engine) streamBody(ctx context.Context, n *node, req streams.Request, p
 	if resp.Ignored {
 		return errIgnored
 	}
-	n.pages.Add(1)
+	n.counts.Pages.Add(1)
 	return e.pageDone(n)
 }
 

@@ -27,7 +27,7 @@ func TestMetricsLogLevel(t *testing.T) {
 		t.Run(tt.logLevel.String()+"/"+tt.metricsLevel, func(t *testing.T) {
 			var out bytes.Buffer
 			e := &engine{cfg: &Config{MetricsLogLevel: tt.metricsLevel}, log: output.NewStderrLogger(&out, tt.logLevel, nil)}
-			e.metric(e.metricsLevel(), "counter", "record_count", 3, map[string]any{"endpoint": "s"})
+			e.reporter().Counter("record_count", 3, map[string]any{"endpoint": "s"})
 			if tt.want == "" {
 				if out.Len() > 0 {
 					t.Errorf("want no line, got %q", out.String())

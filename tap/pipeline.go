@@ -16,7 +16,7 @@ var errRecordLimit = errors.New("record limit reached")
 
 // full reports whether a stream has all the records a test run wants.
 func (e *engine) full(n *node) bool {
-	return e.recordLimit > 0 && n.selected && n.records.Load() >= e.recordLimit
+	return e.recordLimit > 0 && n.selected && n.counts.Records.Load() >= e.recordLimit
 }
 
 // handle takes one record through dedupe, validation, the bookmark, the
@@ -30,7 +30,7 @@ func (e *engine) handle(ctx context.Context, n *node, rec any, extracted time.Ti
 	if n.seen != nil {
 		k := primaryKeyString(m, d.PrimaryKey)
 		if _, dup := n.seen[k]; dup {
-			n.dupes.Add(1)
+			n.counts.Dupes.Add(1)
 			return nil
 		}
 		n.seen[k] = struct{}{}
@@ -68,7 +68,7 @@ func (e *engine) emit(n *node, m map[string]any, extracted time.Time, part strea
 	ok, err := n.check.Check(m, extracted)
 	if err != nil || !ok {
 		if err == nil { // not emitted, not failed: dead-lettered
-			n.deadLetters.Add(1)
+			n.counts.DeadLetters.Add(1)
 		}
 		return err
 	}
@@ -90,7 +90,7 @@ func (e *engine) emit(n *node, m map[string]any, extracted time.Time, part strea
 	if err := e.record(n, d.Name, b, extracted); err != nil {
 		return err
 	}
-	n.records.Add(1)
+	n.counts.Records.Add(1)
 	return nil
 }
 
@@ -111,12 +111,12 @@ func (e *engine) observe(n *node, part streams.Partition, v any) error {
 	obs, err := n.plan.Observe(part, v)
 	switch obs {
 	case streams.NullKey:
-		n.nullKeys.Add(1)
+		n.counts.NullKeys.Add(1)
 	case streams.Uncomparable:
 		// A value that cannot be ordered with the others (a malformed
 		// time let through by on_schema_violation: emit) is written
 		// but never becomes the bookmark.
-		if n.badKeys.Add(1) == 1 {
+		if n.counts.BadKeys.Add(1) == 1 {
 			e.log.Warn("replication key value cannot be compared; the record is emitted but does not move the bookmark",
 				"stream", n.def.Name, "replication_key", n.def.ReplicationKey, "error", e.redact.Redact(err.Error()))
 		}

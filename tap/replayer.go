@@ -86,7 +86,7 @@ func (r *Replayer) Record(stream string, rec map[string]any, extracted time.Time
 	if err := e.out.Record(n.def.Name, b, extracted, 0); err != nil {
 		return err
 	}
-	n.records.Add(1)
+	n.counts.Records.Add(1)
 	return nil
 }
 
@@ -143,11 +143,11 @@ func (r *Replayer) Request(ctx context.Context, w Walk) error {
 // config's order.
 func (r *Replayer) Records(f func(stream string, records int64)) {
 	for _, n := range r.e.nodes {
-		f(n.def.Name, n.records.Load())
+		f(n.def.Name, n.counts.Records.Load())
 	}
 }
 
 // Metric writes a counter METRIC line at the config's metrics level.
 func (r *Replayer) Metric(name string, value any, tags map[string]any) {
-	r.e.metric(r.e.metricsLevel(), "counter", name, value, tags)
+	r.e.reporter().Counter(name, value, tags)
 }

@@ -35,7 +35,7 @@ func (e *engine) deadLetter(n *node, first streams.Request, part streams.Partiti
 	if werr := e.dead.Request(l); werr != nil {
 		return errors.Join(err, werr)
 	}
-	n.deadLetters.Add(1) // the summary table's column
+	n.counts.DeadLetters.Add(1) // the summary table's column
 	if n.plan.PerPartition() && part.ID() != "" {
 		if n.held1 == nil {
 			n.held1 = map[string]bool{}
@@ -56,5 +56,5 @@ func (e *engine) deadLetter(n *node, first streams.Request, part streams.Partiti
 
 // reportDeadLetters logs the run's dead letters by stream and kind.
 func (e *engine) reportDeadLetters() {
-	failure.Summary(e.log, e.metricsLevel(), e.dead.Depths(), e.cfg.DeadLetterAlert, e.cfg.DeadLetterPath)
+	failure.Summary(e.log, e.reporter().Level, e.dead.Depths(), e.cfg.DeadLetterAlert, e.cfg.DeadLetterPath)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/tap-dev/tap/streams/keys"
 	"github.com/tap-dev/tap/streams/pages"
 	"github.com/tap-dev/tap/tap/catalog"
+	"github.com/tap-dev/tap/tap/metrics"
 	"github.com/tap-dev/tap/tap/output"
 	"github.com/tap-dev/tap/tap/state"
 )
@@ -67,14 +68,7 @@ type node struct {
 
 	schemaSent bool // SCHEMA goes out before the stream's first message
 
-	// received counts the records the source returned, before dedupe and
-	// validation; records, those written.
-	received, records, pages, requests, dupes, nullKeys, badKeys, ignored atomic.Int64
-	running                                                               atomic.Bool
-	deadLetters                                                           atomic.Int64
-	byClass                                                               [6]atomic.Int64 // attempts by status class: [0] no response, [2] 2xx … [5] 5xx
-	started                                                               time.Time
-	resumed                                                               atomic.Int64 // walks started at a resume position
+	counts metrics.Stream // what the stream did, read by the progress reporter
 
 	held   atomic.Bool     // a request was dead-lettered: the bookmark stays (requestfailure.go)
 	held1  map[string]bool // per-partition: the partitions whose walk was dead-lettered
@@ -131,7 +125,7 @@ func newEngine(cfg *Config, sel *catalog.Selection, st *state.State, out output.
 	e.byName = byName
 	for i := range cfg.Streams {
 		d := &cfg.Streams[i]
-		n := &node{def: d, selected: sel.Selected(d.Name), dropped: sel.Dropped(d.Name), fullTable: sel.FullTable(d.Name)}
+		n := &node{counts: metrics.Stream{Name: d.Name}, def: d, selected: sel.Selected(d.Name), dropped: sel.Dropped(d.Name), fullTable: sel.FullTable(d.Name)}
 		n.numeric = state.KeyKind(cfg.Schemas[d.Name], d.ReplicationKey) == "number"
 		if d.Pagination.Type == streams.PageOffset && len(d.PrimaryKey) > 0 {
 			n.seen = map[string]struct{}{}
@@ -239,8 +233,7 @@ func (e *engine) syncTree(ctx context.Context, root *node) error {
 	}
 	root.each(func(n *node) {
 		if n.selected {
-			n.started = e.now()
-			n.running.Store(true)
+			n.counts.Start(e.now())
 			e.status(n, output.StatusStarted)
 			e.state.SetSyncing(n.def.Name, true)
 		}
@@ -250,7 +243,7 @@ func (e *engine) syncTree(ctx context.Context, root *node) error {
 		if !n.selected {
 			return
 		}
-		n.running.Store(false)
+		n.counts.Stop()
 		if err != nil {
 			// currently_syncing stays set: the stream did not finish.
 			e.status(n, output.StatusIncomplete)
@@ -271,7 +264,7 @@ func (e *engine) syncTree(ctx context.Context, root *node) error {
 		} else {
 			e.status(n, output.StatusComplete)
 		}
-		e.logStreamEnd(n)
+		e.reporter().StreamDone(&n.counts, e.client.Stats().ByStream[n.def.Name])
 	})
 	return err
 }
@@ -362,10 +355,10 @@ func (e *engine) syncWindows(ctx context.Context, n *node, ws []keys.Window) err
 			return err
 		}
 		n.window = &w
-		letters := n.deadLetters.Load()
+		letters := n.counts.DeadLetters.Load()
 		err = e.walkTop(ctx, n, req)
 		n.window = nil
-		if err := e.windowEnd(n, w, err, n.deadLetters.Load() > letters, true); err != nil {
+		if err := e.windowEnd(n, w, err, n.counts.DeadLetters.Load() > letters, true); err != nil {
 			return err
 		}
 	}

@@ -86,7 +86,7 @@ func (e *engine) handlePage(ctx context.Context, n *node, resp *streams.Response
 		if err := e.record(n, d.Name, raw, extracted); err != nil {
 			return err
 		}
-		n.records.Add(1)
+		n.counts.Records.Add(1)
 	}
 	return nil
 }

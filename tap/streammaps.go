@@ -157,7 +157,7 @@ func (e *engine) writeMapped(n *node, s *streammap.Splicer, extracted time.Time)
 		}
 	}
 	if wrote {
-		n.records.Add(1)
+		n.counts.Records.Add(1)
 	}
 	return nil
 }

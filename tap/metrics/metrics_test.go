@@ -1,51 +1,102 @@
 package metrics
 
 import (
+	"context"
+	"fmt"
+	"log/slog"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-
-	"github.com/tap-dev/tap/client"
-	"github.com/tap-dev/tap/internal/taptest"
 )
 
-func TestTable(t *testing.T) {
-	rows := []Row{
-		{Stream: "customers", Records: 500, Pages: 5, Requests: 6, ByClass: [6]int64{2: 5, 5: 1}, Retries: 1,
-			Waits: client.Waits{WaitBucket: 1250 * time.Millisecond, WaitBackoff: 300 * time.Millisecond}},
-		{Stream: "orders", Records: 97, Pages: 1, Requests: 1, ByClass: [6]int64{2: 1}, DeadLetters: 3, Drift: 2},
-		{Stream: "order_items", Records: 12345, Pages: 100, Requests: 101, ByClass: [6]int64{0: 1, 2: 100},
-			Retries: 1, Waits: client.Waits{WaitSlot: 2 * time.Second, WaitRetryAfter: 4 * time.Second, WaitBreaker: time.Second}},
-	}
-	tb := taptest.ReadTable(t, strings.Split(Table(rows), "\n"))
-	want := []string{"stream", "records", "pages", "requests", "no_response", "2xx", "5xx", "retries",
-		"slot_s", "bucket_s", "retry_after_s", "backoff_s", "breaker_s", "dead_letters", "drift"}
-	if diff := cmp.Diff(want, tb.Header); diff != "" {
-		t.Errorf("header (-want +got), the classes seen only:\n%s", diff)
-	}
-	cell := func(stream string, values ...string) map[string]string {
-		m := map[string]string{}
-		for i, v := range values {
-			m[want[i]] = v
-		}
-		m["stream"] = stream
-		return m
-	}
-	wantRows := map[string]map[string]string{
-		"customers":   cell("customers", "", "500", "5", "6", "0", "5", "1", "1", "0.0", "1.2", "0.0", "0.3", "0.0", "0", "0"),
-		"orders":      cell("orders", "", "97", "1", "1", "0", "1", "0", "0", "0.0", "0.0", "0.0", "0.0", "0.0", "3", "2"),
-		"order_items": cell("order_items", "", "12345", "100", "101", "1", "100", "0", "1", "2.0", "0.0", "4.0", "0.0", "1.0", "0", "0"),
-		"total":       cell("total", "", "12942", "106", "108", "1", "106", "1", "2", "2.0", "1.2", "4.0", "0.3", "1.0", "3", "2"),
-	}
-	if diff := cmp.Diff(wantRows, tb.Rows); diff != "" {
-		t.Errorf("rows (-want +got):\n%s", diff)
-	}
+// recorder is a slog.Handler that keeps each record as one line: the
+// level, the message and the attributes in order, key=value.
+type recorder struct {
+	level slog.Level
+	mu    sync.Mutex
+	lines []string
+}
 
-	// One stream: no total row, and no request columns for classes never seen.
-	one := strings.Split(Table(rows[1:2]), "\n")
-	if len(one) != 2 || strings.Contains(one[0], "5xx") || strings.Contains(one[0], "no_response") {
-		t.Errorf("one stream's table:\n%s", strings.Join(one, "\n"))
+func (r *recorder) Enabled(_ context.Context, l slog.Level) bool { return l >= r.level }
+
+func (r *recorder) Handle(_ context.Context, rec slog.Record) error {
+	line := rec.Level.String() + " " + rec.Message
+	rec.Attrs(func(a slog.Attr) bool {
+		line += " " + a.String()
+		return true
+	})
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.lines = append(r.lines, line)
+	return nil
+}
+
+func (r *recorder) WithAttrs([]slog.Attr) slog.Handler { panic("not used") }
+func (r *recorder) WithGroup(string) slog.Handler      { panic("not used") }
+
+func (r *recorder) Lines() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.lines...)
+}
+
+func newReporter(logLevel, metricsLevel slog.Level) (Reporter, *recorder) {
+	rec := &recorder{level: logLevel}
+	return Reporter{Log: slog.New(rec), Level: metricsLevel}, rec
+}
+
+func TestRequest(t *testing.T) {
+	tests := []struct {
+		logLevel slog.Level
+		status   int
+		want     []string
+	}{
+		{slog.LevelDebug, 200, []string{`DEBUG METRIC: {"metric":"http_request_duration","tags":{"endpoint":"s","http_status_code":200,"status":"succeeded"},"type":"timer","value":0.25}`}},
+		{slog.LevelDebug, 429, []string{`DEBUG METRIC: {"metric":"http_request_duration","tags":{"endpoint":"s","http_status_code":429,"status":"failed"},"type":"timer","value":0.25}`}},
+		{slog.LevelDebug, 0, []string{`DEBUG METRIC: {"metric":"http_request_duration","tags":{"endpoint":"s","http_status_code":0,"status":"failed"},"type":"timer","value":0.25}`}},
+		{slog.LevelInfo, 200, nil}, // a line a request is for debugging only
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("%v/%d", tt.logLevel, tt.status), func(t *testing.T) {
+			r, rec := newReporter(tt.logLevel, slog.LevelInfo)
+			r.Request("s", tt.status, 250*time.Millisecond)
+			if diff := cmp.Diff(tt.want, rec.Lines()); diff != "" {
+				t.Errorf("lines (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
+
+func TestCounterLevel(t *testing.T) {
+	tests := []struct {
+		logLevel, metricsLevel slog.Level
+		want                   []string
+	}{
+		{slog.LevelInfo, slog.LevelInfo, []string{`INFO METRIC: {"metric":"record_count","tags":{"endpoint":"s"},"type":"counter","value":3}`}},
+		{slog.LevelInfo, slog.LevelDebug, nil},
+		{slog.LevelWarn, slog.LevelWarn, []string{`WARN METRIC: {"metric":"record_count","tags":{"endpoint":"s"},"type":"counter","value":3}`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.logLevel.String()+"/"+tt.metricsLevel.String(), func(t *testing.T) {
+			r, rec := newReporter(tt.logLevel, tt.metricsLevel)
+			r.Counter("record_count", 3, map[string]any{"endpoint": "s"})
+			if diff := cmp.Diff(tt.want, rec.Lines()); diff != "" {
+				t.Errorf("lines (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestStatusClass(t *testing.T) {
+	for status, want := range map[int]int{0: 0, 99: 0, 100: 1, 200: 2, 299: 2, 304: 3, 404: 4, 503: 5, 599: 5, 600: 0, -1: 0} {
+		if got := StatusClass(status); got != want {
+			t.Errorf("StatusClass(%d) = %d, want %d", status, got, want)
+		}
+	}
+}
+
+// lines splits what tests expect into lines, for cmp.
+func lines(s string) []string { return strings.Split(strings.TrimSpace(s), "\n") }

@@ -1,0 +1,98 @@
+package metrics
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/tap-dev/tap/client"
+)
+
+// Row is what one stream did, for the summary table.
+type Row struct {
+	Stream                   string
+	Records, Pages, Requests int64
+	ByClass                  [6]int64 // attempts by status class (StatusClass)
+	Retries                  int
+	Waits                    client.Waits
+	DeadLetters              int64
+	Drift                    int // findings of the drift report
+}
+
+// Table renders rows as a table a person reads: a column per
+// count, right-aligned; the attempts by status class only for the classes
+// seen; the waits in seconds; a total row when there are several streams.
+func Table(rows []Row) string {
+	classes := []string{"no_response", "1xx", "2xx", "3xx", "4xx", "5xx"}
+	var seen []int
+	for i := range classes {
+		for _, r := range rows {
+			if r.ByClass[i] > 0 {
+				seen = append(seen, i)
+				break
+			}
+		}
+	}
+	header := []string{"stream", "records", "pages", "requests"}
+	for _, i := range seen {
+		header = append(header, classes[i])
+	}
+	header = append(header, "retries", "slot_s", "bucket_s", "retry_after_s", "backoff_s", "breaker_s", "dead_letters", "drift")
+	cells := [][]string{header}
+	var total Row
+	total.Stream = "total"
+	for _, r := range rows {
+		cells = append(cells, r.cells(seen))
+		total.Records += r.Records
+		total.Pages += r.Pages
+		total.Requests += r.Requests
+		for i, c := range r.ByClass {
+			total.ByClass[i] += c
+		}
+		total.Retries += r.Retries
+		total.Waits.WaitSlot += r.Waits.WaitSlot
+		total.Waits.WaitBucket += r.Waits.WaitBucket
+		total.Waits.WaitRetryAfter += r.Waits.WaitRetryAfter
+		total.Waits.WaitBackoff += r.Waits.WaitBackoff
+		total.Waits.WaitBreaker += r.Waits.WaitBreaker
+		total.DeadLetters += r.DeadLetters
+		total.Drift += r.Drift
+	}
+	if len(rows) > 1 {
+		cells = append(cells, total.cells(seen))
+	}
+	width := make([]int, len(header))
+	for _, row := range cells {
+		for i, c := range row {
+			width[i] = max(width[i], len(c))
+		}
+	}
+	var b strings.Builder
+	for j, row := range cells {
+		if j > 0 {
+			b.WriteByte('\n')
+		}
+		for i, c := range row {
+			pad := strings.Repeat(" ", width[i]-len(c))
+			switch {
+			case i == 0:
+				b.WriteString(c + pad) // names left, numbers right
+			default:
+				b.WriteString("  " + pad + c)
+			}
+		}
+	}
+	return b.String()
+}
+
+func (r Row) cells(classes []int) []string {
+	out := []string{r.Stream, itoa(r.Records), itoa(r.Pages), itoa(r.Requests)}
+	for _, i := range classes {
+		out = append(out, itoa(r.ByClass[i]))
+	}
+	return append(out, itoa(int64(r.Retries)),
+		Seconds(r.Waits.WaitSlot), Seconds(r.Waits.WaitBucket), Seconds(r.Waits.WaitRetryAfter),
+		Seconds(r.Waits.WaitBackoff), Seconds(r.Waits.WaitBreaker),
+		itoa(r.DeadLetters), itoa(int64(r.Drift)))
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
