@@ -5,6 +5,7 @@ import (
 
 	"github.com/tap-dev/tap/client"
 	"github.com/tap-dev/tap/settings"
+	"github.com/tap-dev/tap/tap/backfill"
 )
 
 // Exit codes of the tap.
@@ -37,7 +38,7 @@ func ExitCode(err error) int {
 	var ie *InputError
 	var ue *UsageError
 	var de *client.DeferError
-	var we *WindowsError
+	var we *backfill.Error
 	switch {
 	case err == nil:
 		return ExitOK

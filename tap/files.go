@@ -5,6 +5,7 @@ import (
 
 	"github.com/tap-dev/tap/settings"
 	"github.com/tap-dev/tap/streams/keys"
+	"github.com/tap-dev/tap/tap/backfill"
 	"github.com/tap-dev/tap/tap/catalog"
 	"github.com/tap-dev/tap/tap/state"
 )
@@ -63,7 +64,7 @@ func (f Files) Load() (*Config, *state.State, *catalog.Selection, error) {
 			return nil, nil, nil, err
 		}
 	}
-	if err := checkBackfills(cfg, st, sel); err != nil {
+	if err := backfill.CheckStarts(cfg, st, sel); err != nil {
 		return nil, nil, nil, err
 	}
 	return cfg, st, sel, nil
@@ -103,12 +104,8 @@ func (f Files) LoadRead(cfg *Config) (*state.State, *catalog.Selection, error) {
 	for _, name := range fullRefresh {
 		st.Reset(name)
 	}
-	if err := checkBackfills(cfg, st, sel); err != nil {
+	if err := backfill.CheckStarts(cfg, st, sel); err != nil {
 		return nil, nil, err
 	}
 	return st, sel, nil
 }
-
-// CheckStarts checks that every backfill of cfg has a start without a
-// state, as `check` is given none.
-func CheckStarts(cfg *Config) error { return checkBackfills(cfg, state.New(), nil) }

@@ -14,6 +14,7 @@ import (
 	"github.com/tap-dev/tap/streams"
 	"github.com/tap-dev/tap/streams/keys"
 	"github.com/tap-dev/tap/streams/pages"
+	"github.com/tap-dev/tap/tap/backfill"
 	"github.com/tap-dev/tap/tap/catalog"
 	"github.com/tap-dev/tap/tap/metrics"
 	"github.com/tap-dev/tap/tap/output"
@@ -74,8 +75,8 @@ type node struct {
 	held1  map[string]bool // per-partition: the partitions whose walk was dead-lettered
 	window *keys.Window    // the chunk window being walked, for its dead letter
 
-	retrying bool     // the window walked is one that failed (backfill.go)
-	backfill backfill // what became of the chunk windows
+	retrying bool          // the window walked is one that failed (backfill.go)
+	backfill backfill.Book // what became of the chunk windows
 
 	buf   []byte           // the record being encoded
 	keys  []string         // the sorted keys of the last record encoded
@@ -217,7 +218,7 @@ func (e *engine) run(ctx context.Context) error {
 		}
 	}
 	// A failed window did not stop the run; it fails it at the end.
-	return e.windowsError(firstErr)
+	return backfill.RunError(e.chunked(), firstErr)
 }
 
 // syncTree syncs a top-level stream and, inline, its children.
@@ -259,7 +260,7 @@ func (e *engine) syncTree(ctx context.Context, root *node) error {
 			e.commit(n)
 			err = errors.Join(err, e.checkpoint(n))
 		}
-		if _, _, failed := n.windowCounts(); n.chunked() && failed > 0 {
+		if n.chunked() && n.backfill.Count(n.plan.Failed()).Unlettered > 0 {
 			e.status(n, output.StatusIncomplete) // a window is still to read
 		} else {
 			e.status(n, output.StatusComplete)
@@ -333,10 +334,10 @@ func (e *engine) syncStream(ctx context.Context, n *node) error {
 func (e *engine) syncWindows(ctx context.Context, n *node, ws []keys.Window) error {
 	d, p := n.def, n.plan
 	if s, end, ok := e.state.Window(d.Name); ok && s != end && len(ws) > 0 {
-		n.backfill.resumed++ // the first window is the one a stopped run was in
+		n.backfill.Resume() // the first window is the one a stopped run was in
 	}
 	for _, w := range p.Retries() {
-		n.backfill.resumed++
+		n.backfill.Resume()
 		e.log.Info("reading first a window the last run left failed", "stream", d.Name,
 			"start", w.Start.UTC().Format(time.RFC3339), "end", w.End.UTC().Format(time.RFC3339))
 		if err := e.retryWindow(ctx, n, w); err != nil {
@@ -370,7 +371,7 @@ func (e *engine) syncWindows(ctx context.Context, n *node, ws []keys.Window) err
 		}
 	}
 	for _, f := range p.Failed() {
-		if n.backfill.outcome(f.Window).kind != windowFailed {
+		if !n.backfill.ReadAgain(f.Window) {
 			continue // deferred, dead-lettered, or not tried in this run
 		}
 		e.log.Info("reading again a window that failed", "stream", d.Name,

@@ -5,7 +5,9 @@ import (
 	"errors"
 
 	"github.com/tap-dev/tap/tap"
+	"github.com/tap-dev/tap/tap/backfill"
 	"github.com/tap-dev/tap/tap/output"
+	"github.com/tap-dev/tap/tap/state"
 )
 
 // airbyteCheck is `tap check --config C`. A config that cannot be loaded
@@ -18,7 +20,7 @@ func airbyteCheck(ctx context.Context, f tap.Files, aw *output.Airbyte) error {
 	}
 	// check is given no state: a backfill with no start is a config error,
 	// found before the demo starts or any request is sent.
-	if err := tap.CheckStarts(cfg); err != nil {
+	if err := backfill.CheckStarts(cfg, state.New(), nil); err != nil {
 		return err
 	}
 	log := aw.Logger(f.Level(cfg))
