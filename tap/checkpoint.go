@@ -9,6 +9,7 @@ import (
 
 	"github.com/tap-dev/tap/streams"
 	"github.com/tap-dev/tap/streams/pages"
+	"github.com/tap-dev/tap/tap/catalog"
 )
 
 // commit copies the plan's bookmark into the state when it changed and
@@ -51,7 +52,7 @@ func (e *engine) schema(n *node) error {
 	if n.outs != nil {
 		return e.schemaMapped(n)
 	}
-	return e.out.Schema(n.def.Name, n.outputSchema(e.cfg.Schemas[n.def.Name]), n.def.PrimaryKey, bookmarkKeys(n.def))
+	return e.out.Schema(n.def.Name, catalog.OutputSchema(e.cfg.Schemas[n.def.Name], n.dropped), n.def.PrimaryKey, catalog.BookmarkProperties(n.def))
 }
 
 func (e *engine) activateVersion(n *node) error {
@@ -64,43 +65,6 @@ func (e *engine) activateVersion(n *node) error {
 		}
 	}
 	return nil
-}
-
-func (n *node) outputSchema(schema map[string]any) map[string]any {
-	if len(n.dropped) == 0 {
-		return schema
-	}
-	out := make(map[string]any, len(schema))
-	for k, v := range schema {
-		out[k] = v
-	}
-	props := map[string]any{}
-	for k, v := range schema["properties"].(map[string]any) {
-		if !n.dropped[k] {
-			props[k] = v
-		}
-	}
-	out["properties"] = props
-	if req, ok := schema["required"].([]any); ok {
-		var kept []any
-		for _, r := range req {
-			if s, _ := r.(string); !n.dropped[s] {
-				kept = append(kept, r)
-			}
-		}
-		out["required"] = kept
-		if kept == nil {
-			delete(out, "required")
-		}
-	}
-	return out
-}
-
-func bookmarkKeys(d *streams.Definition) []string {
-	if d.ReplicationKey == "" {
-		return nil
-	}
-	return []string{d.ReplicationKey}
 }
 
 // endStream notes a stream's record count in its bookmark and warns when a

@@ -169,7 +169,7 @@ func (e *engine) schemaMapped(n *node) error {
 		if !mo.selected {
 			continue
 		}
-		schema := (&node{dropped: mo.dropped}).outputSchema(mo.o.Schema)
+		schema := catalog.OutputSchema(mo.o.Schema, mo.dropped)
 		keys := append([]string{}, mo.o.KeyProperties...)
 		if err := e.out.Schema(mo.o.Name, schema, keys, mo.bookmarkKeys); err != nil {
 			return err
