@@ -149,6 +149,7 @@ func TestImportArrows(t *testing.T) {
 		{"tap/catalog", "client", "a catalog describes streams; the run talks to the API"},
 		{"tap/metrics", "tap", "the run counts into tap/metrics and hands it the client's stats; metrics never reaches into the run"},
 		{"tap/connect", "tap", "the run asks for its connection; the connection knows the config, not the run"},
+		{"tap/inputs", "tap/connect", "reading the inputs sends nothing: the run connects once they are checked"},
 		{"tap/state", "client", "the state is data: the run, not its state, talks to the API"},
 		{"tap/splice", "tap", "the run reads its pages through splice; splice knows pages, not the run"},
 		{"tap/splice", "client", "splice reads the bodies the run fetches"},

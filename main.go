@@ -19,6 +19,7 @@ import (
 	"github.com/tap-dev/tap/streams/keys"
 	"github.com/tap-dev/tap/tap"
 	"github.com/tap-dev/tap/tap/command"
+	"github.com/tap-dev/tap/tap/inputs"
 	"github.com/tap-dev/tap/tap/replay"
 )
 
@@ -93,7 +94,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	fs := flag.NewFlagSet("tap", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	var f tap.Files
+	var f inputs.Files
 	var properties, format, addr, infer, shard, deadLetters string
 	var inferPages int
 	var discover, about, version bool
@@ -129,7 +130,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if fs.NArg() > 0 {
 		return badUsage(cmd, stdout, stderr, fmt.Sprintf("unexpected argument %q (see tap --help)", fs.Arg(0)))
 	}
-	if err := tap.CheckLogLevel(f.LogLevel); err != nil {
+	if err := inputs.CheckLogLevel(f.LogLevel); err != nil {
 		return badUsage(cmd, stdout, stderr, err.Error())
 	}
 	if shard != "" {

@@ -6,6 +6,7 @@ import (
 	"github.com/tap-dev/tap/client"
 	"github.com/tap-dev/tap/settings"
 	"github.com/tap-dev/tap/tap/backfill"
+	"github.com/tap-dev/tap/tap/inputs"
 )
 
 // Exit codes of the tap.
@@ -29,9 +30,7 @@ func inputErr(file string, err error) error {
 }
 
 // UsageError is a bad command line.
-type UsageError struct{ Msg string }
-
-func (e *UsageError) Error() string { return e.Msg }
+type UsageError = inputs.UsageError
 
 // ExitCode maps an error of a run to the process exit code.
 func ExitCode(err error) int {

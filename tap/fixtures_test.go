@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/tap-dev/tap/internal/taptest"
+	"github.com/tap-dev/tap/tap/inputs"
 	"github.com/tap-dev/tap/tap/output"
 )
 
@@ -20,15 +21,15 @@ var (
 
 const abAllStreams = taptest.ABAllStreams
 
-func writeABFiles(t *testing.T, base, catalog, state string) Files {
+func writeABFiles(t *testing.T, base, catalog, state string) inputs.Files {
 	t.Helper()
 	p := taptest.WriteABFiles(t, base, catalog, state)
-	return Files{Config: p.Config, Catalog: p.Catalog, State: p.State}
+	return inputs.Files{Config: p.Config, Catalog: p.Catalog, State: p.State}
 }
 
 // singerSync is the engine as `tap --config C` runs it: the Singer writer
 // on stdout, the log on stderr.
-func singerSync(ctx context.Context, f Files, stdout, stderr io.Writer) error {
+func singerSync(ctx context.Context, f inputs.Files, stdout, stderr io.Writer) error {
 	cfg, st, sel, err := f.Load()
 	if err != nil {
 		return err
@@ -38,7 +39,7 @@ func singerSync(ctx context.Context, f Files, stdout, stderr io.Writer) error {
 
 // airbyteRead is the engine as `tap read` runs it: the Airbyte writer on
 // stdout, the log in its LOG messages.
-func airbyteRead(ctx context.Context, f Files, stdout io.Writer) error {
+func airbyteRead(ctx context.Context, f inputs.Files, stdout io.Writer) error {
 	cfg, err := f.LoadConfig()
 	if err != nil {
 		return err

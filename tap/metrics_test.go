@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/tap-dev/tap/internal/taptest"
+	"github.com/tap-dev/tap/tap/inputs"
 )
 
 // A small sync: the table on stderr has a row per stream with what each
@@ -57,7 +58,7 @@ func TestSingerSyncSummaryTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	var stdout, stderr bytes.Buffer
-	if err := singerSync(context.Background(), Files{Config: path}, &stdout, &stderr); err != nil {
+	if err := singerSync(context.Background(), inputs.Files{Config: path}, &stdout, &stderr); err != nil {
 		t.Fatalf("sync: %v\n%s", err, stderr.String())
 	}
 	lines := strings.Split(strings.TrimSuffix(stderr.String(), "\n"), "\n")

@@ -16,6 +16,7 @@ import (
 	"github.com/tap-dev/tap/streams/pages"
 	"github.com/tap-dev/tap/tap/backfill"
 	"github.com/tap-dev/tap/tap/catalog"
+	"github.com/tap-dev/tap/tap/inputs"
 	"github.com/tap-dev/tap/tap/metrics"
 	"github.com/tap-dev/tap/tap/output"
 	"github.com/tap-dev/tap/tap/state"
@@ -118,7 +119,7 @@ func newEngine(cfg *Config, sel *catalog.Selection, st *state.State, out output.
 		return nil, err
 	}
 	e.dead = records.NewDeadLetters(cfg.DeadLetterPath, run, e.redact)
-	maps, err := CompileMaps(cfg)
+	maps, err := inputs.Maps(cfg)
 	if err != nil {
 		return nil, err
 	}

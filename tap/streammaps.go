@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/tap-dev/tap/codec"
-	"github.com/tap-dev/tap/settings"
 	"github.com/tap-dev/tap/streammap"
 	"github.com/tap-dev/tap/tap/catalog"
 )
@@ -15,45 +14,6 @@ import (
 // each stream its maps make of it. State stays keyed by the source stream,
 // whose bookmark the records move. The catalog describes the mapped
 // streams, so a catalog's stream names are the names the maps write.
-
-// CompileMaps compiles the config's stream maps; nil when the config has
-// none (and no flattening).
-func CompileMaps(cfg *Config) (*streammap.Mapper, error) {
-	if len(cfg.StreamMaps) == 0 && !cfg.FlatteningEnabled {
-		return nil, nil
-	}
-	srcs := make(map[string]streammap.StreamSchema, len(cfg.Streams))
-	for i := range cfg.Streams {
-		d := &cfg.Streams[i]
-		srcs[d.Name] = streammap.StreamSchema{Schema: cfg.Schemas[d.Name], KeyProperties: d.PrimaryKey}
-	}
-	m, err := streammap.NewMapper(streammap.MapConfig{
-		StreamMaps:         cfg.StreamMaps,
-		StreamMapConfig:    cfg.StreamMapConfig,
-		FlatteningEnabled:  cfg.FlatteningEnabled,
-		FlatteningMaxDepth: cfg.FlatteningMaxDepth,
-	}, srcs)
-	if err != nil {
-		return nil, &InputError{File: cfg.Path, Err: err}
-	}
-	if !m.Active() {
-		return nil, nil
-	}
-	return m, nil
-}
-
-// loadConfig is settings.Load with the stream maps compiled: a map that
-// does not compile is a bad config, reported before anything is sent.
-func loadConfig(path string) (*Config, error) {
-	cfg, err := settings.Load(path)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := CompileMaps(cfg); err != nil {
-		return nil, err
-	}
-	return cfg, nil
-}
 
 // mappedOutput is one stream a mapped node writes.
 type mappedOutput struct {

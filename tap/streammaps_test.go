@@ -18,6 +18,7 @@ import (
 	"github.com/tap-dev/tap/internal/taptest"
 	"github.com/tap-dev/tap/settings"
 	"github.com/tap-dev/tap/tap/catalog"
+	"github.com/tap-dev/tap/tap/inputs"
 )
 
 // mappedConfig is taptest.OrdersConfig with orders aliased and copied,
@@ -36,7 +37,7 @@ func mappedConfig() *Config {
 // and the replication key where the mapped schema keeps it.
 func TestDiscoverShowsMappedStreams(t *testing.T) {
 	cfg := mappedConfig()
-	m, err := CompileMaps(cfg)
+	m, err := inputs.Maps(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +73,7 @@ func TestCatalogSelectsMappedStreams(t *testing.T) {
 	cfg := mappedConfig()
 	path := filepath.Join(t.TempDir(), "catalog.json")
 	os.WriteFile(path, []byte(`{"streams": [{"tap_stream_id": "orders_copy", "metadata": [{"breadcrumb": [], "metadata": {"selected": true}}]}]}`), 0o644)
-	m, err := CompileMaps(cfg)
+	m, err := inputs.Maps(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,16 +89,6 @@ func TestCatalogSelectsMappedStreams(t *testing.T) {
 	os.WriteFile(path, []byte(`{"streams": [{"tap_stream_id": "orders"}]}`), 0o644)
 	if _, err := catalog.Load(path, cfg, m); err == nil || !strings.Contains(err.Error(), `unknown stream "orders"`) {
 		t.Errorf("a catalog naming the aliased source: error %v", err)
-	}
-}
-
-func TestBadStreamMapIsBadInput(t *testing.T) {
-	cfg := taptest.OrdersConfig()
-	cfg.Path = "config.json"
-	cfg.StreamMaps = map[string]any{"orders": map[string]any{"x": "[i for i in note]"}}
-	_, err := CompileMaps(cfg)
-	if err == nil || ExitCode(err) != ExitBadInput || !strings.Contains(err.Error(), `config.json: stream_maps.orders.x: "[i for i in note]"`) {
-		t.Errorf("error %v (exit %d), want a bad-input error naming the file, the map and the expression", err, ExitCode(err))
 	}
 }
 
@@ -144,7 +135,7 @@ func TestSpliceMappedAgainstTree(t *testing.T) {
 		if err := os.WriteFile(catPath, []byte(cat.String()), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		m, err := CompileMaps(cfg)
+		m, err := inputs.Maps(cfg)
 		if err != nil {
 			t.Fatal(err)
 		}

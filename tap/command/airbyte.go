@@ -10,6 +10,7 @@ import (
 	"github.com/tap-dev/tap/settings"
 	"github.com/tap-dev/tap/tap"
 	"github.com/tap-dev/tap/tap/catalog"
+	"github.com/tap-dev/tap/tap/inputs"
 	"github.com/tap-dev/tap/tap/output"
 )
 
@@ -18,7 +19,7 @@ import (
 // error that ends the command is reported as a TRACE ERROR message and
 // returned, for a non-zero exit; a failed `check` is a CONNECTION_STATUS
 // FAILED and no error.
-func Airbyte(ctx context.Context, cmd string, f tap.Files, stdout io.Writer) error {
+func Airbyte(ctx context.Context, cmd string, f inputs.Files, stdout io.Writer) error {
 	aw := output.NewAirbyte(stdout)
 	var err error
 	switch cmd {
@@ -96,7 +97,7 @@ func errorStream(err error) string {
 
 // loadAirbyteConfig loads --config and arms the writer's scrubbing with
 // its secrets.
-func loadAirbyteConfig(cmd string, f tap.Files, aw *output.Airbyte) (*tap.Config, error) {
+func loadAirbyteConfig(cmd string, f inputs.Files, aw *output.Airbyte) (*tap.Config, error) {
 	if f.Config == "" {
 		return nil, &tap.UsageError{Msg: cmd + " needs --config"}
 	}
@@ -109,12 +110,12 @@ func loadAirbyteConfig(cmd string, f tap.Files, aw *output.Airbyte) (*tap.Config
 }
 
 // airbyteDiscover is `tap discover --config C`.
-func airbyteDiscover(f tap.Files, aw *output.Airbyte) error {
+func airbyteDiscover(f inputs.Files, aw *output.Airbyte) error {
 	cfg, err := loadAirbyteConfig("discover", f, aw)
 	if err != nil {
 		return err
 	}
-	m, err := tap.CompileMaps(cfg)
+	m, err := inputs.Maps(cfg)
 	if err != nil {
 		return err
 	}
@@ -123,7 +124,7 @@ func airbyteDiscover(f tap.Files, aw *output.Airbyte) error {
 
 // airbyteRead is `tap read --config C --catalog K [--state S]`: the same
 // engine as the Singer mode, with the Airbyte writer.
-func airbyteRead(ctx context.Context, f tap.Files, aw *output.Airbyte) error {
+func airbyteRead(ctx context.Context, f inputs.Files, aw *output.Airbyte) error {
 	cfg, err := loadAirbyteConfig("read", f, aw)
 	if err != nil {
 		return err

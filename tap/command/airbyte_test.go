@@ -17,15 +17,16 @@ import (
 	"github.com/tap-dev/tap/client"
 	"github.com/tap-dev/tap/internal/taptest"
 	"github.com/tap-dev/tap/tap"
+	"github.com/tap-dev/tap/tap/inputs"
 	"github.com/tap-dev/tap/tap/output"
 )
 
 // abFiles writes the config and catalog of an ABServer at base (and the
 // state, when not empty).
-func abFiles(t *testing.T, base, catalog, state string) tap.Files {
+func abFiles(t *testing.T, base, catalog, state string) inputs.Files {
 	t.Helper()
 	p := taptest.WriteABFiles(t, base, catalog, state)
-	return tap.Files{Config: p.Config, Catalog: p.Catalog, State: p.State}
+	return inputs.Files{Config: p.Config, Catalog: p.Catalog, State: p.State}
 }
 
 func TestFailureType(t *testing.T) {
@@ -194,7 +195,7 @@ func TestAirbyteCheck(t *testing.T) {
 	})
 	t.Run("unreadable config", func(t *testing.T) {
 		var out bytes.Buffer
-		err := Airbyte(context.Background(), "check", tap.Files{Config: filepath.Join(t.TempDir(), "missing.json")}, &out)
+		err := Airbyte(context.Background(), "check", inputs.Files{Config: filepath.Join(t.TempDir(), "missing.json")}, &out)
 		if tap.ExitCode(err) == tap.ExitOK {
 			t.Fatal("want an error")
 		}

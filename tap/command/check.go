@@ -6,6 +6,7 @@ import (
 
 	"github.com/tap-dev/tap/tap"
 	"github.com/tap-dev/tap/tap/backfill"
+	"github.com/tap-dev/tap/tap/inputs"
 	"github.com/tap-dev/tap/tap/output"
 	"github.com/tap-dev/tap/tap/state"
 )
@@ -13,7 +14,7 @@ import (
 // airbyteCheck is `tap check --config C`. A config that cannot be loaded
 // is an error (TRACE ERROR, non-zero exit); otherwise it writes
 // CONNECTION_STATUS SUCCEEDED or FAILED and returns nil.
-func airbyteCheck(ctx context.Context, f tap.Files, aw *output.Airbyte) error {
+func airbyteCheck(ctx context.Context, f inputs.Files, aw *output.Airbyte) error {
 	cfg, err := loadAirbyteConfig("check", f, aw)
 	if err != nil {
 		return err

@@ -21,6 +21,7 @@ import (
 	"github.com/tap-dev/tap/settings"
 	"github.com/tap-dev/tap/streams"
 	"github.com/tap-dev/tap/tap"
+	"github.com/tap-dev/tap/tap/inputs"
 	"github.com/tap-dev/tap/tap/output"
 	"github.com/tap-dev/tap/tap/state"
 )
@@ -39,7 +40,7 @@ import (
 // of them; no incremental filter unless start_date is set. A child stream
 // is walked under its parent's records in order until enough pages were
 // read; each ancestor reads at most pages pages.
-func InferSchema(ctx context.Context, f tap.Files, stream string, pages int, stdout, stderr io.Writer) error {
+func InferSchema(ctx context.Context, f inputs.Files, stream string, pages int, stdout, stderr io.Writer) error {
 	if f.Config == "" {
 		return &tap.UsageError{Msg: "--infer-schema needs --config"}
 	}

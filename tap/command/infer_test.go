@@ -25,6 +25,7 @@ import (
 
 	"github.com/tap-dev/tap/codec"
 	"github.com/tap-dev/tap/settings"
+	"github.com/tap-dev/tap/tap/inputs"
 	"github.com/tap-dev/tap/tap/output"
 )
 
@@ -40,7 +41,7 @@ func streamDefs(cfg map[string]any) map[string]map[string]any {
 func runInfer(t *testing.T, config, stream string, pages int) (stdout, stderr string, err error) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	err = InferSchema(context.Background(), tap.Files{Config: config}, stream, pages, &out, &errb)
+	err = InferSchema(context.Background(), inputs.Files{Config: config}, stream, pages, &out, &errb)
 	return out.String(), errb.String(), err
 }
 
@@ -191,20 +192,20 @@ func TestInferSchemaErrors(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name   string
-		files  tap.Files
+		files  inputs.Files
 		stream string
 		pages  int
 		exit   int
 		msg    string
 	}{
-		{"unknown stream", tap.Files{Config: path}, "nope", 3, tap.ExitBadInput,
+		{"unknown stream", inputs.Files{Config: path}, "nope", 3, tap.ExitBadInput,
 			`--infer-schema: no stream named "nope" (the config defines customers, orders, order_items, events, invoices, tickets, bars, issues)`},
-		{"no config", tap.Files{}, "orders", 3, tap.ExitBadInput, "--infer-schema needs --config"},
-		{"zero pages", tap.Files{Config: path}, "orders", 0, tap.ExitBadInput, "--infer-pages: expected a number of pages >= 1, got 0"},
-		{"missing config file", tap.Files{Config: filepath.Join(t.TempDir(), "none.json")}, "orders", 3, tap.ExitBadInput, "cannot read config"},
+		{"no config", inputs.Files{}, "orders", 3, tap.ExitBadInput, "--infer-schema needs --config"},
+		{"zero pages", inputs.Files{Config: path}, "orders", 0, tap.ExitBadInput, "--infer-pages: expected a number of pages >= 1, got 0"},
+		{"missing config file", inputs.Files{Config: filepath.Join(t.TempDir(), "none.json")}, "orders", 3, tap.ExitBadInput, "cannot read config"},
 		// Another stream's schema that exists but is broken is still an
 		// error of the config.
-		{"broken schema of another stream", tap.Files{Config: brokenPath}, "orders", 3, tap.ExitBadInput, `stream "tickets": schema`},
+		{"broken schema of another stream", inputs.Files{Config: brokenPath}, "orders", 3, tap.ExitBadInput, `stream "tickets": schema`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var out, errb bytes.Buffer

@@ -18,11 +18,12 @@ import (
 	"github.com/tap-dev/tap/settings"
 	"github.com/tap-dev/tap/tap"
 	"github.com/tap-dev/tap/tap/catalog"
+	"github.com/tap-dev/tap/tap/inputs"
 	"github.com/tap-dev/tap/tap/output"
 )
 
 // SingerSync is `tap --config C [--state S] [--catalog K]`.
-func SingerSync(ctx context.Context, f tap.Files, stdout, stderr io.Writer) error {
+func SingerSync(ctx context.Context, f inputs.Files, stdout, stderr io.Writer) error {
 	cfg, st, sel, err := f.Load()
 	if err != nil {
 		return err
@@ -31,12 +32,12 @@ func SingerSync(ctx context.Context, f tap.Files, stdout, stderr io.Writer) erro
 }
 
 // SingerDiscover is `tap --config C --discover`.
-func SingerDiscover(f tap.Files, stdout io.Writer) error {
+func SingerDiscover(f inputs.Files, stdout io.Writer) error {
 	cfg, err := f.LoadConfig()
 	if err != nil {
 		return err
 	}
-	m, err := tap.CompileMaps(cfg)
+	m, err := inputs.Maps(cfg)
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/tap-dev/tap/tap"
+	"github.com/tap-dev/tap/tap/inputs"
 	"github.com/tap-dev/tap/tap/output"
 )
 
@@ -19,7 +20,7 @@ const (
 // `meltano config <tap> test` runs. As in the Meltano SDK every stream is
 // synced, whatever the catalog selects. No STATE is written: a test that
 // read one record must not move a bookmark.
-func SingerTest(ctx context.Context, f tap.Files, mode string, stdout, stderr io.Writer) error {
+func SingerTest(ctx context.Context, f inputs.Files, mode string, stdout, stderr io.Writer) error {
 	cfg, st, _, err := f.Load()
 	if err != nil {
 		return err

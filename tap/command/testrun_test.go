@@ -12,6 +12,7 @@ import (
 
 	"github.com/tap-dev/tap/internal/taptest"
 	"github.com/tap-dev/tap/tap"
+	"github.com/tap-dev/tap/tap/inputs"
 )
 
 // singerLines decodes Singer output into (type, stream) pairs.
@@ -47,7 +48,7 @@ func TestSingerTestAll(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out, errb bytes.Buffer
-	if err := SingerTest(context.Background(), tap.Files{Config: path, Catalog: catalog}, TestAll, &out, &errb); err != nil {
+	if err := SingerTest(context.Background(), inputs.Files{Config: path, Catalog: catalog}, TestAll, &out, &errb); err != nil {
 		t.Fatalf("%v\n%s", err, errb.String())
 	}
 	records := map[string]int{}
@@ -76,7 +77,7 @@ func TestSingerTestSchema(t *testing.T) {
 		want = append(want, [2]string{"SCHEMA", s.(map[string]any)["name"].(string)})
 	}
 	var out, errb bytes.Buffer
-	if err := SingerTest(context.Background(), tap.Files{Config: path}, TestSchema, &out, &errb); err != nil {
+	if err := SingerTest(context.Background(), inputs.Files{Config: path}, TestSchema, &out, &errb); err != nil {
 		t.Fatal(err)
 	}
 	if d := cmp.Diff(want, singerLines(t, out.Bytes())); d != "" {
@@ -90,7 +91,7 @@ func TestSingerTestSchema(t *testing.T) {
 func TestSingerTestBadMode(t *testing.T) {
 	_, path := taptest.DemoConfig(t, nil)
 	var out, errb bytes.Buffer
-	err := SingerTest(context.Background(), tap.Files{Config: path}, "some", &out, &errb)
+	err := SingerTest(context.Background(), inputs.Files{Config: path}, "some", &out, &errb)
 	if tap.ExitCode(err) != 2 || out.Len() > 0 {
 		t.Errorf("err %v (exit %d), stdout %q; want exit 2 and nothing on stdout", err, tap.ExitCode(err), out.String())
 	}

@@ -33,11 +33,12 @@ import (
 	"github.com/tap-dev/tap/streams/keys"
 	"github.com/tap-dev/tap/streams/pages"
 	"github.com/tap-dev/tap/tap"
+	"github.com/tap-dev/tap/tap/inputs"
 	"github.com/tap-dev/tap/tap/output"
 )
 
 // Run replays the letters of the file lettersPath (see the package doc).
-func Run(ctx context.Context, f tap.Files, lettersPath string, stdout, stderr io.Writer) error {
+func Run(ctx context.Context, f inputs.Files, lettersPath string, stdout, stderr io.Writer) error {
 	if f.Config == "" || lettersPath == "" {
 		return &tap.UsageError{Msg: "replay needs --config and --dead-letters"}
 	}

@@ -1,14 +1,31 @@
-package tap
+// Package inputs reads what a run is given: the files named on the command
+// line (the config, the state, the catalog) and the flags that go with
+// them (--log-level, --shard).
+//
+// Every input is read and checked before anything is sent or written,
+// each against the others: the config first, with its streams and its
+// stream maps compiled; then the state, against the config's streams; then
+// the catalog, whose names are the streams the maps write; and last the
+// start of each chunked backfill, which the config or the state must give.
+// A problem is an *settings.InputError naming the file and the field, or a
+// *UsageError for the command line: exit 2, nothing started.
+package inputs
 
 import (
 	"log/slog"
 
 	"github.com/tap-dev/tap/settings"
+	"github.com/tap-dev/tap/streammap"
 	"github.com/tap-dev/tap/streams/keys"
 	"github.com/tap-dev/tap/tap/backfill"
 	"github.com/tap-dev/tap/tap/catalog"
 	"github.com/tap-dev/tap/tap/state"
 )
+
+// UsageError is a bad command line.
+type UsageError struct{ Msg string }
+
+func (e *UsageError) Error() string { return e.Msg }
 
 // Files are the paths given on the command line; empty means not given.
 type Files struct {
@@ -31,7 +48,7 @@ func CheckLogLevel(name string) error {
 
 // Level is the level of a run's log: --log-level when given, else the
 // config's log_level.
-func (f Files) Level(cfg *Config) slog.Level {
+func (f Files) Level(cfg *settings.Config) slog.Level {
 	name := cfg.LogLevel
 	if f.LogLevel != "" {
 		name = f.LogLevel
@@ -42,7 +59,7 @@ func (f Files) Level(cfg *Config) slog.Level {
 
 // Load reads the config, then the state and the catalog, so that every
 // input is checked before anything is sent or written.
-func (f Files) Load() (*Config, *state.State, *catalog.Selection, error) {
+func (f Files) Load() (*settings.Config, *state.State, *catalog.Selection, error) {
 	if f.Config == "" {
 		return nil, nil, nil, &UsageError{Msg: "--config is required"}
 	}
@@ -56,7 +73,7 @@ func (f Files) Load() (*Config, *state.State, *catalog.Selection, error) {
 	}
 	var sel *catalog.Selection
 	if f.Catalog != "" {
-		m, err := CompileMaps(cfg)
+		m, err := Maps(cfg)
 		if err != nil {
 			return nil, nil, nil, err
 		}
@@ -70,22 +87,32 @@ func (f Files) Load() (*Config, *state.State, *catalog.Selection, error) {
 	return cfg, st, sel, nil
 }
 
+// LoadConfig reads the config, its streams and stream maps: a map that
+// does not compile is a bad config, reported before anything is sent.
+func (f Files) LoadConfig() (*settings.Config, error) {
+	cfg, err := settings.Load(f.Config)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := Maps(cfg); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
 // LoadState reads --state, checked against cfg; without one, a run starts
 // from the empty state.
-func (f Files) LoadState(cfg *Config) (*state.State, error) {
+func (f Files) LoadState(cfg *settings.Config) (*state.State, error) {
 	if f.State == "" {
 		return state.New(), nil
 	}
 	return state.LoadFor(f.State, cfg)
 }
 
-// LoadConfig reads the config, its streams and stream maps.
-func (f Files) LoadConfig() (*Config, error) { return loadConfig(f.Config) }
-
 // LoadRead reads the state and the configured catalog of `tap read`,
 // checked against cfg: a stream the catalog syncs in full_refresh starts
 // from no bookmark.
-func (f Files) LoadRead(cfg *Config) (*state.State, *catalog.Selection, error) {
+func (f Files) LoadRead(cfg *settings.Config) (*state.State, *catalog.Selection, error) {
 	st, err := f.LoadState(cfg)
 	if err != nil {
 		return nil, nil, err
@@ -93,7 +120,7 @@ func (f Files) LoadRead(cfg *Config) (*state.State, *catalog.Selection, error) {
 	if f.Catalog == "" {
 		return nil, nil, &UsageError{Msg: "read needs --catalog CONFIGURED_CATALOG"}
 	}
-	m, err := CompileMaps(cfg)
+	m, err := Maps(cfg)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -108,4 +135,31 @@ func (f Files) LoadRead(cfg *Config) (*state.State, *catalog.Selection, error) {
 		return nil, nil, err
 	}
 	return st, sel, nil
+}
+
+// Maps compiles the config's stream maps; nil when the config has none
+// (and no flattening). The catalog's stream names are the streams the
+// maps write, so reading a catalog needs them.
+func Maps(cfg *settings.Config) (*streammap.Mapper, error) {
+	if len(cfg.StreamMaps) == 0 && !cfg.FlatteningEnabled {
+		return nil, nil
+	}
+	srcs := make(map[string]streammap.StreamSchema, len(cfg.Streams))
+	for i := range cfg.Streams {
+		d := &cfg.Streams[i]
+		srcs[d.Name] = streammap.StreamSchema{Schema: cfg.Schemas[d.Name], KeyProperties: d.PrimaryKey}
+	}
+	m, err := streammap.NewMapper(streammap.MapConfig{
+		StreamMaps:         cfg.StreamMaps,
+		StreamMapConfig:    cfg.StreamMapConfig,
+		FlatteningEnabled:  cfg.FlatteningEnabled,
+		FlatteningMaxDepth: cfg.FlatteningMaxDepth,
+	}, srcs)
+	if err != nil {
+		return nil, &settings.InputError{File: cfg.Path, Err: err}
+	}
+	if !m.Active() {
+		return nil, nil
+	}
+	return m, nil
 }
