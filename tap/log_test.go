@@ -26,8 +26,11 @@ func TestMetricsLogLevel(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.logLevel.String()+"/"+tt.metricsLevel, func(t *testing.T) {
 			var out bytes.Buffer
-			e := &engine{cfg: &Config{MetricsLogLevel: tt.metricsLevel}, log: output.NewStderrLogger(&out, tt.logLevel, nil)}
-			e.reporter().Counter("record_count", 3, map[string]any{"endpoint": "s"})
+			e, err := newEngine(&Config{MetricsLogLevel: tt.metricsLevel}, nil, nil, nil, output.NewStderrLogger(&out, tt.logLevel, nil))
+			if err != nil {
+				t.Fatal(err)
+			}
+			e.report.Counter("record_count", 3, map[string]any{"endpoint": "s"})
 			if tt.want == "" {
 				if out.Len() > 0 {
 					t.Errorf("want no line, got %q", out.String())

@@ -33,7 +33,7 @@ func NewReplayer(cfg *Config, st *state.State, out output.Writer, log *slog.Logg
 	}
 	r := &Replayer{e: e}
 	e.replaying = true
-	if r.conn, err = connect.Open(cfg, connect.Options{Log: log, OnAttempt: e.requestMetric}); err != nil {
+	if r.conn, err = connect.Open(cfg, connect.Options{Log: log, OnAttempt: e.report.Attempt}); err != nil {
 		return nil, errors.Join(err, r.Close())
 	}
 	e.client, e.base = r.conn.Client, r.conn.Base
@@ -149,5 +149,5 @@ func (r *Replayer) Records(f func(stream string, records int64)) {
 
 // Metric writes a counter METRIC line at the config's metrics level.
 func (r *Replayer) Metric(name string, value any, tags map[string]any) {
-	r.e.reporter().Counter(name, value, tags)
+	r.e.report.Counter(name, value, tags)
 }

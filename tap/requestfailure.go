@@ -56,5 +56,5 @@ func (e *engine) deadLetter(n *node, first streams.Request, part streams.Partiti
 
 // reportDeadLetters logs the run's dead letters by stream and kind.
 func (e *engine) reportDeadLetters() {
-	failure.Summary(e.log, e.reporter().Level, e.dead.Depths(), e.cfg.DeadLetterAlert, e.cfg.DeadLetterPath)
+	failure.Summary(e.log, e.report.Level, e.dead.Depths(), e.cfg.DeadLetterAlert, e.cfg.DeadLetterPath)
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tap-dev/tap/client"
+	"github.com/tap-dev/tap/records"
 	"github.com/tap-dev/tap/streams/keys"
 	"github.com/tap-dev/tap/tap/catalog"
 	"github.com/tap-dev/tap/tap/connect"
@@ -49,7 +50,7 @@ func Sync(ctx context.Context, o Options) error {
 	e.recordLimit = o.RecordLimit
 	e.tree = o.Tree
 	e.shard = o.Shard
-	co := connect.Options{Log: o.Log, Quota: o.State, OnAttempt: e.requestMetric, OnBreaker: e.breakerMetric}
+	co := connect.Options{Log: o.Log, Quota: o.State, OnAttempt: e.report.Attempt, OnBreaker: e.breakerMetric}
 	if aw, ok := o.Writer.(*output.Airbyte); ok {
 		co.Keep = connect.InControl(o.Config, aw, o.Log)
 	}
@@ -70,7 +71,7 @@ func Sync(ctx context.Context, o Options) error {
 // sync runs the engine with progress lines every period, then checkpoints
 // a paused run, logs the summary and flushes the writer.
 func (e *engine) sync(ctx context.Context, every time.Duration) error {
-	stopProgress := e.progress(every)
+	stopProgress := e.report.Progress(every, func() map[string]client.Waits { return e.client.Stats().ByStream })
 	start := time.Now()
 	err := e.run(ctx)
 	stopProgress()
@@ -91,7 +92,9 @@ func (e *engine) sync(ctx context.Context, every time.Duration) error {
 	if ctx.Err() != nil {
 		err = errors.New("interrupted; the last STATE written is where the next run resumes")
 	}
-	e.summary(time.Since(start))
+	e.report.Summary(time.Since(start), e.client.Stats(), e.dead.Count(),
+		func(stream string) []records.Entry { return e.byName[stream].check.Drift().Report(e.log) })
+	e.backfillSummary()
 	e.reportDeadLetters()
 	if ferr := e.out.Flush(); ferr != nil && err == nil {
 		err = ferr

@@ -92,6 +92,7 @@ type engine struct {
 	out    output.Writer
 	log    *slog.Logger
 	client *client.Client
+	report *metrics.Run // what the run counts, the lines it writes
 	dead   *records.DeadLetters
 	redact *settings.Redactor
 	now    func() time.Time
@@ -112,7 +113,9 @@ type engine struct {
 }
 
 func newEngine(cfg *Config, sel *catalog.Selection, st *state.State, out output.Writer, log *slog.Logger) (*engine, error) {
-	e := &engine{cfg: cfg, state: st, out: out, log: log, now: time.Now, redact: cfg.Redactor}
+	level, _ := settings.Level(cfg.MetricsLogLevel) // checked by the registry
+	e := &engine{cfg: cfg, state: st, out: out, log: log, now: time.Now, redact: cfg.Redactor,
+		report: metrics.NewRun(metrics.Reporter{Log: log, Level: level})}
 	e.fetch = e.fetcher
 	run, err := records.NewRun(e.now())
 	if err != nil {
@@ -140,6 +143,7 @@ func newEngine(cfg *Config, sel *catalog.Selection, st *state.State, out output.
 		n.check = v
 		attachMaps(n, maps, sel)
 		byName[d.Name] = n
+		e.report.Add(&n.counts, n.selected)
 		e.nodes = append(e.nodes, n)
 	}
 	for _, n := range e.nodes {
@@ -266,7 +270,7 @@ func (e *engine) syncTree(ctx context.Context, root *node) error {
 		} else {
 			e.status(n, output.StatusComplete)
 		}
-		e.reporter().StreamDone(&n.counts, e.client.Stats().ByStream[n.def.Name])
+		e.report.StreamDone(&n.counts, e.client.Stats().ByStream[n.def.Name])
 	})
 	return err
 }

@@ -46,5 +46,5 @@ func graphqlFirst(body []byte) float64 {
 // breakerMetric is the client's OnBreaker in a sync: a metric line on
 // each change of the breaker's state.
 func (e *engine) breakerMetric(state string, openings int) {
-	e.reporter().Counter("circuit_breaker_state", openings, map[string]any{"state": state})
+	e.report.Counter("circuit_breaker_state", openings, map[string]any{"state": state})
 }

@@ -1,11 +1,13 @@
 // Package metrics is what a run counts and how it reports it. Each
 // stream of a run has a Stream: atomic counters its goroutine adds to
-// while a progress reporter reads them. A Reporter writes what they hold:
-// Singer's METRIC lines (a JSON object after "METRIC: ", at the level the
-// config chooses), a progress line per running stream every period, a
-// line when a stream ends, and at the end of the run a key=value summary
-// for machines and a table for a person. The client's waits come in as
-// client.Waits; the engine decides when each line is due.
+// while the progress reporter reads them. A Run holds the streams by
+// name, so that the client's hook after each attempt counts it for its
+// stream, and writes what they hold: Singer's METRIC lines (a JSON object
+// after "METRIC: ", at the level the config chooses), a progress line per
+// running stream every period, a line when a stream ends, and at the end
+// of the run a key=value summary for machines and a table for a person.
+// The client's waits and totals come in as client.Stats; the engine says
+// when a stream starts and ends.
 package metrics
 
 import (

@@ -1,7 +1,6 @@
 package metrics
 
 import (
-	"fmt"
 	"sync/atomic"
 	"time"
 
@@ -50,8 +49,8 @@ func StatusClass(status int) int {
 	return status / 100
 }
 
-// Start marks the stream running from now: the progress reporter writes
-// its lines until Stop. A stream starts once in a run.
+// Start marks the stream running from now: Run.Progress writes its lines
+// until Stop. A stream starts once in a run.
 func (s *Stream) Start(now time.Time) {
 	s.started = now
 	s.running.Store(true) // publishes started to the reporter's goroutine
@@ -59,41 +58,6 @@ func (s *Stream) Start(now time.Time) {
 
 // Stop marks the stream no longer running.
 func (s *Stream) Stop() { s.running.Store(false) }
-
-// Progress writes, every period until stopped, a line per running stream
-// of streams with its aggregate METRIC lines. waits gives the client's
-// waits by stream at each tick.
-func (r Reporter) Progress(every time.Duration, streams []*Stream, waits func() map[string]client.Waits) (stop func()) {
-	done := make(chan struct{})
-	ticker := time.NewTicker(every)
-	go func() {
-		defer ticker.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-ticker.C:
-				w := waits()
-				for _, s := range streams {
-					if s.running.Load() {
-						r.progress(s, w[s.Name])
-					}
-				}
-			}
-		}
-	}()
-	return func() { close(done) }
-}
-
-func (r Reporter) progress(s *Stream, w client.Waits) {
-	recs := s.Records.Load()
-	secs := time.Since(s.started).Seconds()
-	r.Log.Info("progress", "stream", s.Name, "records", recs, "pages", s.Pages.Load(),
-		"records_per_s", fmt.Sprintf("%.0f", float64(recs)/max(secs, 0.001)),
-		"requests", s.Requests.Load(),
-		"wait_slot_s", Seconds(w.WaitSlot), "wait_bucket_s", Seconds(w.WaitBucket))
-	r.counters(s)
-}
 
 // StreamDone writes the line of a stream that ended, with its waits w,
 // then its aggregate METRIC lines. Counts of things that did not happen

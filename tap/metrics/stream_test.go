@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"log/slog"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -75,14 +76,21 @@ func TestStreamRequestByClass(t *testing.T) {
 }
 
 // In a synctest bubble the ticker and the clock are the bubble's: each
-// tick writes a line per running stream, with its rate since it started
-// and its own waits, and nothing for a stream stopped or never started.
+// tick writes a line per running selected stream, with its rate since it
+// started and its own waits, and nothing for a stream stopped, never
+// started or not selected.
 func TestProgress(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		r, rec := newReporter(slog.LevelInfo, slog.LevelDebug) // METRIC lines hidden
-		a, b, c := &Stream{Name: "a"}, &Stream{Name: "b"}, &Stream{Name: "c"}
+		rep, rec := newReporter(slog.LevelInfo, slog.LevelDebug) // METRIC lines hidden
+		r := NewRun(rep)
+		a, b, c, d := &Stream{Name: "a"}, &Stream{Name: "b"}, &Stream{Name: "c"}, &Stream{Name: "d"}
+		r.Add(a, true)
+		r.Add(b, true)
+		r.Add(c, true)
+		r.Add(d, false)
 		waits := map[string]client.Waits{"a": {WaitSlot: 2 * time.Second, WaitBucket: 500 * time.Millisecond}}
-		stop := r.Progress(10*time.Second, []*Stream{a, b, c}, func() map[string]client.Waits { return waits })
+		stop := r.Progress(10*time.Second, func() map[string]client.Waits { return waits })
+		d.Start(time.Now()) // not selected: no line
 		a.Start(time.Now())
 		b.Start(time.Now().Add(-30 * time.Second))
 		a.Records.Add(150)
@@ -111,11 +119,13 @@ INFO progress stream=a records=300 pages=3 records_per_s=15 requests=1 wait_slot
 // The progress lines carry the aggregate METRIC lines of their stream.
 func TestProgressCounters(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		r, rec := newReporter(slog.LevelInfo, slog.LevelInfo)
+		rep, rec := newReporter(slog.LevelInfo, slog.LevelInfo)
+		r := NewRun(rep)
 		s := &Stream{Name: "s"}
+		r.Add(s, true)
 		s.Start(time.Now())
 		s.Records.Add(5)
-		stop := r.Progress(time.Second, []*Stream{s}, func() map[string]client.Waits { return nil })
+		stop := r.Progress(time.Second, func() map[string]client.Waits { return nil })
 		time.Sleep(time.Second)
 		synctest.Wait()
 		stop()
@@ -127,4 +137,24 @@ INFO METRIC: {"metric":"http_request_count","tags":{"endpoint":"s"},"type":"coun
 			t.Errorf("lines (-want +got):\n%s", diff)
 		}
 	})
+}
+
+// The client's hook counts an attempt for the stream it names, selected
+// or not, and none for a name the run does not know.
+func TestAttempt(t *testing.T) {
+	rep, rec := newReporter(slog.LevelDebug, slog.LevelInfo)
+	r := NewRun(rep)
+	a, p := &Stream{Name: "a"}, &Stream{Name: "parent"}
+	r.Add(a, true)
+	r.Add(p, false)
+	r.Attempt("a", "GET", "/a", 200, time.Second)
+	r.Attempt("parent", "GET", "/p", 503, time.Second)
+	r.Attempt("parent", "GET", "/p", 0, time.Second)
+	r.Attempt("other", "GET", "/o", 200, time.Second)
+	if got := [4]int64{a.Requests.Load(), a.ByClass[2].Load(), p.Requests.Load(), p.ByClass[5].Load() + p.ByClass[0].Load()}; got != [4]int64{1, 1, 2, 2} {
+		t.Errorf("a: requests, 2xx; parent: requests, 5xx + no response = %v, want [1 1 2 2]", got)
+	}
+	if got := len(rec.Lines()); got != 4 {
+		t.Errorf("%d timer lines, want one per attempt (4):\n%s", got, strings.Join(rec.Lines(), "\n"))
+	}
 }

@@ -10,47 +10,36 @@ import (
 	"github.com/tap-dev/tap/records"
 )
 
-// Summary is what a run did, for the lines that end it.
-type Summary struct {
-	Elapsed     time.Duration
-	Client      client.Stats // the client's requests, retries and waits
-	DeadLetters int          // written in the run, over every stream
-	Streams     []*Stream    // the selected streams, in the config's order
-	// Drift logs the drift report of a stream (by name) and returns its
-	// findings; nil when the run checks no drift.
-	Drift func(stream string) []records.Entry
-}
-
-// Summary writes the end of a run: the client's requests and waits as
-// one key=value line for machines, the drift of every stream with a
-// METRIC line per finding, then a table with a row per stream for a
-// person. The line's waits are totals over the streams, which wait at
-// the same time when they run in parallel; the table's are each stream's
-// own.
-func (r Reporter) Summary(sum Summary) {
-	st := sum.Client
+// Summary writes the end of a run that took elapsed: the client's
+// requests and waits (st) and the dead letters written as one key=value
+// line for machines; the drift of every selected stream, which drift logs
+// and returns (nil: none), with a METRIC line per finding; then a table
+// with a row per selected stream for a person. The line's waits are
+// totals over the streams, which wait at the same time when they run in
+// parallel; the table's are each stream's own.
+func (r *Run) Summary(elapsed time.Duration, st client.Stats, deadLetters int, drift func(stream string) []records.Entry) {
 	var total int64
-	for _, s := range sum.Streams {
+	for _, s := range r.selected {
 		total += s.Records.Load()
 	}
 	r.Log.Info("run summary",
-		"records", total, "seconds", fmt.Sprintf("%.1f", sum.Elapsed.Seconds()),
+		"records", total, "seconds", fmt.Sprintf("%.1f", elapsed.Seconds()),
 		"requests", st.Requests, "by_status", byStatus(st.ByStatus), "retries", st.Retries, "ignored", st.Ignored,
 		"wait_slot_s", Seconds(st.WaitSlot), "wait_bucket_s", Seconds(st.WaitBucket),
 		"wait_retry_after_s", Seconds(st.WaitRetryAfter), "wait_backoff_s", Seconds(st.WaitBackoff),
 		"wait_breaker_s", Seconds(st.WaitBreaker),
-		"dead_letters", sum.DeadLetters)
-	rows := make([]Row, 0, len(sum.Streams))
-	for _, s := range sum.Streams {
-		var drift []records.Entry
-		if sum.Drift != nil {
-			drift = sum.Drift(s.Name)
+		"dead_letters", deadLetters)
+	rows := make([]Row, 0, len(r.selected))
+	for _, s := range r.selected {
+		var found []records.Entry
+		if drift != nil {
+			found = drift(s.Name)
 		}
-		for _, d := range drift {
+		for _, d := range found {
 			r.Counter("schema_drift", d.Count, map[string]any{"endpoint": s.Name, "kind": d.Kind, "field": d.Field})
 		}
 		row := Row{Stream: s.Name, Records: s.Records.Load(), Pages: s.Pages.Load(), Requests: s.Requests.Load(),
-			Retries: st.RetriesByStream[s.Name], Waits: st.ByStream[s.Name], DeadLetters: s.DeadLetters.Load(), Drift: len(drift)}
+			Retries: st.RetriesByStream[s.Name], Waits: st.ByStream[s.Name], DeadLetters: s.DeadLetters.Load(), Drift: len(found)}
 		for i := range row.ByClass {
 			row.ByClass[i] = s.ByClass[i].Load()
 		}

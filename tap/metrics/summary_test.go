@@ -14,8 +14,8 @@ import (
 )
 
 // The summary over fixed counters: the key=value line with the client's
-// totals, each stream's drift report and a METRIC line per finding, in
-// the streams' order, then the table as one message.
+// totals, each selected stream's drift report and a METRIC line per
+// finding, in the streams' order, then the table as one message.
 func TestSummary(t *testing.T) {
 	a, b := &Stream{Name: "a"}, &Stream{Name: "b"}
 	a.Records.Add(10)
@@ -33,17 +33,20 @@ func TestSummary(t *testing.T) {
 		RetriesByStream: map[string]int{"a": 1, "b": 1},
 		ByStream:        map[string]client.Waits{"a": {WaitBucket: 1500 * time.Millisecond}, "b": {WaitBackoff: 4 * time.Second}},
 	}
-	r, rec := newReporter(slog.LevelInfo, slog.LevelInfo)
+	rep, rec := newReporter(slog.LevelInfo, slog.LevelInfo)
+	r := NewRun(rep)
+	r.Add(a, true)
+	r.Add(&Stream{Name: "parent"}, false) // no row, no drift, not in the total
+	r.Add(b, true)
 	var reported []string
-	r.Summary(Summary{Elapsed: 2500 * time.Millisecond, Client: st, DeadLetters: 4, Streams: []*Stream{a, b},
-		Drift: func(stream string) []records.Entry {
-			reported = append(reported, stream)
-			r.Log.Warn("schema drift: in " + stream)
-			if stream != "b" {
-				return nil
-			}
-			return []records.Entry{{Kind: "extra_property", Field: "x", Count: 2}, {Kind: "type_change", Field: "/id", Count: 1}}
-		}})
+	r.Summary(2500*time.Millisecond, st, 4, func(stream string) []records.Entry {
+		reported = append(reported, stream)
+		r.Log.Warn("schema drift: in " + stream)
+		if stream != "b" {
+			return nil
+		}
+		return []records.Entry{{Kind: "extra_property", Field: "x", Count: 2}, {Kind: "type_change", Field: "/id", Count: 1}}
+	})
 	got := rec.Lines()
 	if len(got) == 0 {
 		t.Fatal("no lines")
@@ -85,8 +88,8 @@ INFO METRIC: {"metric":"schema_drift","tags":{"endpoint":"b","field":"/id","kind
 // A run without drift checks and without streams still ends with both
 // lines.
 func TestSummaryEmpty(t *testing.T) {
-	r, rec := newReporter(slog.LevelInfo, slog.LevelInfo)
-	r.Summary(Summary{})
+	rep, rec := newReporter(slog.LevelInfo, slog.LevelInfo)
+	NewRun(rep).Summary(0, client.Stats{}, 0, nil)
 	want := []string{
 		"INFO run summary records=0 seconds=0.0 requests=0 by_status= retries=0 ignored=0 wait_slot_s=0.0 wait_bucket_s=0.0 wait_retry_after_s=0.0 wait_backoff_s=0.0 wait_breaker_s=0.0 dead_letters=0",
 		"INFO run summary by stream:\n" + Table(nil),

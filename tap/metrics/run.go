@@ -1,0 +1,75 @@
+package metrics
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/tap-dev/tap/client"
+)
+
+// Run is what a run counts, stream by stream, and the reporter of its
+// lines. Add every stream before the run starts: the client's hook
+// (Attempt) and the progress reporter read the streams while they run.
+type Run struct {
+	Reporter
+	selected []*Stream // in the order added
+	byName   map[string]*Stream
+}
+
+// NewRun returns a run with no stream, reporting through r.
+func NewRun(r Reporter) *Run { return &Run{Reporter: r, byName: map[string]*Stream{}} }
+
+// Add counts s in the run under its name. A selected stream has progress
+// lines while it runs and a row in the summary; every stream's requests
+// are counted.
+func (r *Run) Add(s *Stream, selected bool) {
+	r.byName[s.Name] = s
+	if selected {
+		r.selected = append(r.selected, s)
+	}
+}
+
+// Attempt is the client's hook after each attempt: it counts the attempt
+// for its stream and writes its timer. The method and path are not
+// reported: the stream names the endpoint.
+func (r *Run) Attempt(stream, method, path string, status int, d time.Duration) {
+	if s := r.byName[stream]; s != nil {
+		s.Request(status)
+	}
+	r.Request(stream, status, d)
+}
+
+// Progress writes, every period until stopped, a line per running
+// selected stream with its aggregate METRIC lines. waits gives the
+// client's waits by stream at each tick.
+func (r *Run) Progress(every time.Duration, waits func() map[string]client.Waits) (stop func()) {
+	done := make(chan struct{})
+	ticker := time.NewTicker(every)
+	go func() {
+		defer ticker.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ticker.C:
+				w := waits()
+				for _, s := range r.selected {
+					if s.running.Load() {
+						r.progress(s, w[s.Name])
+					}
+				}
+			}
+		}
+	}()
+	return func() { close(done) }
+}
+
+func (r *Run) progress(s *Stream, w client.Waits) {
+	recs := s.Records.Load()
+	secs := time.Since(s.started).Seconds()
+	r.Log.Info("progress", "stream", s.Name, "records", recs, "pages", s.Pages.Load(),
+		"records_per_s", fmt.Sprintf("%.0f", float64(recs)/max(secs, 0.001)),
+		"requests", s.Requests.Load(),
+		"wait_slot_s", Seconds(w.WaitSlot), "wait_bucket_s", Seconds(w.WaitBucket))
+	r.counters(s)
+}
