@@ -70,7 +70,11 @@ func (e *engine) handlePage(ctx context.Context, n *node, resp *streams.Response
 			return errRecordLimit
 		}
 		if rk := d.ReplicationKey; rk != "" {
-			if err := e.observe(n, part, p.Value(i, rk)); err != nil {
+			v, err := p.Value(i, rk)
+			if err != nil {
+				return err
+			}
+			if err := e.observe(n, part, v); err != nil {
 				return err
 			}
 		}

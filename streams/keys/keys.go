@@ -134,11 +134,24 @@ func compareInts(a, b any) (c int, ok bool) {
 	if !okA || !okB {
 		return 0, false
 	}
-	if c, ok := compareDigits(string(na), string(nb)); ok {
+	return compareIntTexts(string(na), string(nb))
+}
+
+// CompareNumberTexts is CompareNumbers of two JSON numbers' texts, without
+// boxing them when they are 64-bit integers (a spliced record's key).
+func CompareNumberTexts(a, b string) (int, error) {
+	if c, ok := compareIntTexts(a, b); ok {
+		return c, nil
+	}
+	return CompareNumbers(json.Number(a), json.Number(b))
+}
+
+func compareIntTexts(na, nb string) (c int, ok bool) {
+	if c, ok := compareDigits(na, nb); ok {
 		return c, true
 	}
-	x, errA := strconv.ParseInt(string(na), 10, 64)
-	y, errB := strconv.ParseInt(string(nb), 10, 64)
+	x, errA := strconv.ParseInt(na, 10, 64)
+	y, errB := strconv.ParseInt(nb, 10, 64)
 	if errA != nil || errB != nil {
 		return 0, false
 	}

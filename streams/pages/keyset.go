@@ -38,20 +38,20 @@ func (k keysetPaginator) Next(last streams.Request, resp *streams.Response) (str
 	if n == 0 || (k.p.PageSize > 0 && n < k.p.PageSize) {
 		return streams.Request{}, false, nil
 	}
-	var maxKey any
+	var maxKey key
 	for i, rec := range resp.Records {
-		v, ok := streams.Lookup(rec, k.p.KeyField)
-		if !ok || v == nil {
+		v, ok, err := keyOf(rec, k.p.KeyField)
+		if err != nil {
+			return streams.Request{}, false, streamErr(k.name, "key_field %q: %v", k.p.KeyField, err)
+		}
+		if !ok {
 			return streams.Request{}, false, streamErr(k.name, "record %d of the page has no key_field %q to page by", i, k.p.KeyField)
 		}
-		if maxKey == nil {
-			if _, err := keysetText(v); err != nil {
-				return streams.Request{}, false, streamErr(k.name, "key_field %q: %v", k.p.KeyField, err)
-			}
+		if i == 0 {
 			maxKey = v
 			continue
 		}
-		c, err := compareKeyset(v, maxKey)
+		c, err := v.compare(maxKey)
 		if err != nil {
 			return streams.Request{}, false, streamErr(k.name, "key_field %q: %v", k.p.KeyField, err)
 		}
@@ -59,22 +59,61 @@ func (k keysetPaginator) Next(last streams.Request, resp *streams.Response) (str
 			maxKey = v
 		}
 	}
-	text, _ := keysetText(maxKey)
-	return last.WithParams(k.p.KeyParam, text), true, nil
+	return last.WithParams(k.p.KeyParam, maxKey.text), true, nil
 }
 
-// compareKeyset orders two keyset keys: numbers numerically and exactly,
-// strings lexically.
-func compareKeyset(a, b any) (int, error) {
-	_, aStr := a.(string)
-	_, bStr := b.(string)
-	switch {
-	case aStr && bStr:
-		return strings.Compare(a.(string), b.(string)), nil
-	case !aStr && !bStr:
-		return keys.CompareNumbers(a, b)
+// A key is a keyset key, held without boxing it (a page of spliced
+// records allocates nothing per record): a string's value, or a number's
+// exact text.
+type key struct {
+	text   string
+	number bool
+}
+
+// keyOf reads rec's key_field; ok is false when it has none, or null.
+func keyOf(rec any, field string) (_ key, ok bool, err error) {
+	var v any
+	if f, isFields := rec.(Fields); isFields {
+		text, ok := f.Field(field)
+		if !ok {
+			return key{}, false, nil
+		}
+		if s, number, ok := codec.Scalar(text); ok {
+			return key{s, number}, true, nil
+		}
+		if v, err = codec.Decode([]byte(text)); err != nil {
+			return key{}, false, err
+		}
+	} else if v, ok = streams.Lookup(rec, field); !ok {
+		return key{}, false, nil
 	}
-	return 0, fmt.Errorf("cannot order a JSON %s key against a JSON %s key", codec.TypeName(a), codec.TypeName(b))
+	switch x := v.(type) {
+	case nil:
+		return key{}, false, nil
+	case string:
+		return key{text: x}, true, nil
+	}
+	text, err := keysetText(v)
+	return key{text, true}, true, err
+}
+
+// compare orders two keys: numbers numerically and exactly, strings
+// lexically.
+func (a key) compare(b key) (int, error) {
+	switch {
+	case !a.number && !b.number:
+		return strings.Compare(a.text, b.text), nil
+	case a.number && b.number:
+		return keys.CompareNumberTexts(a.text, b.text)
+	}
+	return 0, fmt.Errorf("cannot order a JSON %s key against a JSON %s key", a.typeName(), b.typeName())
+}
+
+func (a key) typeName() string {
+	if a.number {
+		return "number"
+	}
+	return "string"
 }
 
 // keysetText is the query value of a key: a string as is, a number as its

@@ -278,6 +278,17 @@ func (g *guard) allRecent(ids []uint64) bool {
 func (g *guard) rowHash(rec any) uint64 {
 	var h maphash.Hash
 	h.SetSeed(g.seed)
+	if f, ok := rec.(Fields); ok && len(g.d.PrimaryKey) > 0 {
+		h.WriteByte('k')
+		for _, k := range g.d.PrimaryKey {
+			text, ok := f.Field(k)
+			if !ok {
+				text = "null" // not met: a Fields record has its whole key
+			}
+			writeText(&h, g.seed, text)
+		}
+		return h.Sum64()
+	}
 	if m, ok := rec.(map[string]any); ok && len(g.d.PrimaryKey) > 0 {
 		byKey := true
 		for _, k := range g.d.PrimaryKey {

@@ -22,6 +22,7 @@ package splice
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"sync"
 
@@ -107,15 +108,41 @@ func appendNew(list []string, s string) []string {
 
 // A Page holds one page from its request until the run has written it:
 // the buffer its body is read into, its records, and the captured keys the
-// paginator, the walk's guard and the bookmark read.
+// paginator, the walk's guard and the bookmark read. A spliced record's
+// keys are a view of the page's text of them (pages.Fields), so that a page
+// allocates nothing per record.
 type Page struct {
-	of   *Reader
-	body []byte
-	recs []codec.Record
-	keys []any // per record, a map of its captured properties (or its tree)
-	maps []map[string]any
-	text []byte // the captured values' text, one string per page
-	ends []int  // where each captured value ends in text
+	of      *Reader
+	body    []byte
+	recs    []codec.Record
+	records []any  // per record, its keys (a *keys) or its tree
+	keys    []keys // the spliced records' views, by record
+	buf     []byte // the captured values' text
+	text    string // buf, one string per page
+	ends    []int  // where each captured value ends in text
+}
+
+// keys is a spliced record's captured values, as the walk reads them.
+type keys struct {
+	p *Page
+	i int // the record
+}
+
+// Field returns the JSON text of a captured property of the record.
+func (k *keys) Field(name string) (string, bool) {
+	c := k.p.of.capture
+	for slot, n := range c {
+		if n == name {
+			at := k.i*len(c) + slot
+			from := 0
+			if at > 0 {
+				from = k.p.ends[at-1]
+			}
+			to := k.p.ends[at]
+			return k.p.text[from:to], to > from
+		}
+	}
+	return "", false
 }
 
 // maxKeptBody bounds the body buffer a page keeps for the next one.
@@ -164,57 +191,50 @@ func (p *Page) Scan(body []byte) (ok bool) {
 		return false
 	}
 	// The captured values' text, one string for the page.
-	p.text, p.ends = p.text[:0], p.ends[:0]
+	p.buf, p.ends = p.buf[:0], p.ends[:0]
 	for i := range p.recs {
 		r := &p.recs[i]
 		for slot := range s.capture {
 			if raw := r.Captures[slot]; r.Splicable && raw != nil {
-				p.text = append(p.text, raw...)
+				p.buf = append(p.buf, raw...)
 			}
-			p.ends = append(p.ends, len(p.text))
+			p.ends = append(p.ends, len(p.buf))
 		}
 	}
-	text := string(p.text)
-	p.keys = p.keys[:0]
-	from := 0
+	p.text = string(p.buf)
+	p.keys = slices.Grow(p.keys[:0], len(p.recs))[:len(p.recs)]
+	p.records = p.records[:0]
 	for i := range p.recs {
 		r := &p.recs[i]
-		if !r.Splicable {
-			v, err := codec.Decode(r.Raw)
-			if err != nil {
-				return false
-			}
-			p.keys = append(p.keys, v)
-			from = p.ends[(i+1)*len(s.capture)-1]
+		p.keys[i] = keys{p: p, i: i}
+		if r.Splicable && p.complete(i) {
+			p.records = append(p.records, &p.keys[i])
 			continue
 		}
-		for len(p.maps) <= i {
-			p.maps = append(p.maps, make(map[string]any, len(s.capture)))
+		// The tree: a record the walker is not sure of; or for the walk
+		// alone, a spliced one without a captured key (the guard hashes
+		// a record without its whole primary key by content).
+		v, err := codec.Decode(r.Raw)
+		if err != nil {
+			return false
 		}
-		m := p.maps[i]
-		clear(m)
-		for slot, name := range s.capture {
-			to := p.ends[i*len(s.capture)+slot]
-			if to > from {
-				v, err := value(text[from:to])
-				if err != nil {
-					return false
-				}
-				m[name] = v
-			}
-			from = to
+		p.records = append(p.records, v)
+	}
+	return true
+}
+
+// complete reports whether record i has every captured property.
+func (p *Page) complete(i int) bool {
+	n := len(p.of.capture)
+	from := 0
+	if i > 0 {
+		from = p.ends[i*n-1]
+	}
+	for _, to := range p.ends[i*n : (i+1)*n] {
+		if to == from {
+			return false
 		}
-		if len(m) < len(s.capture) {
-			// The guard hashes a record without its whole primary key
-			// by content: it gets the tree.
-			v, err := codec.Decode(r.Raw)
-			if err != nil {
-				return false
-			}
-			p.keys = append(p.keys, v)
-			continue
-		}
-		p.keys = append(p.keys, m)
+		from = to
 	}
 	return true
 }
@@ -222,20 +242,18 @@ func (p *Page) Scan(body []byte) (ok bool) {
 // value decodes a captured value as codec.Decode would, without its
 // decoder for the common ones.
 func value(raw string) (any, error) {
-	switch c := raw[0]; {
-	case c == '"' && strings.IndexByte(raw, '\\') < 0:
-		return raw[1 : len(raw)-1], nil
-	case c == '-' || (c >= '0' && c <= '9'):
-		return json.Number(raw), nil
-	case c == 'n':
-		return nil, nil
+	if s, number, ok := codec.Scalar(raw); ok {
+		if number {
+			return json.Number(s), nil
+		}
+		return s, nil
 	}
 	return codec.Decode([]byte(raw))
 }
 
 // Records are the page's records as the walk reads them (the paginator,
 // its guard): a spliced record's captured keys, another record's tree.
-func (p *Page) Records() []any { return p.keys }
+func (p *Page) Records() []any { return p.records }
 
 // Spliced returns record i's bytes when they are written as they came
 // (through the maps, when the stream has them: see Maps); when ok is
@@ -247,16 +265,19 @@ func (p *Page) Spliced(i int) (raw []byte, ok bool, err error) {
 		if err != nil {
 			return nil, false, err
 		}
-		r.Splicable, p.keys[i] = false, v
+		r.Splicable, p.records[i] = false, v
 	}
 	return r.Raw, r.Splicable, nil
 }
 
-// Value is the captured property name of spliced record i, as codec.Decode
-// would give it; nil when the record has none.
-func (p *Page) Value(i int, name string) any {
-	m, _ := p.keys[i].(map[string]any)
-	return m[name]
+// Value is the captured property name of spliced record i, as
+// codec.Decode would give it; nil when the record has none.
+func (p *Page) Value(i int, name string) (any, error) {
+	text, ok := p.keys[i].Field(name)
+	if !ok {
+		return nil, nil
+	}
+	return value(text)
 }
 
 // Maps is, on a stream with maps, what they made of the last record

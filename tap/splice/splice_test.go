@@ -1,13 +1,16 @@
 package splice
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/tap-dev/tap/codec"
 	"github.com/tap-dev/tap/streammap"
 	"github.com/tap-dev/tap/streams"
+	"github.com/tap-dev/tap/streams/pages"
 )
 
 // eventsSchema is the demo's events schema, cut to what the tests read.
@@ -143,7 +146,12 @@ func TestScan(t *testing.T) {
 				}
 				r := rec{Spliced: spliced, Raw: string(raw)}
 				if spliced {
-					r.ID, r.At = p.Value(i, "id"), p.Value(i, "occurred_at")
+					if r.ID, err = p.Value(i, "id"); err != nil {
+						t.Fatal(err)
+					}
+					if r.At, err = p.Value(i, "occurred_at"); err != nil {
+						t.Fatal(err)
+					}
 				} else {
 					r.Tree = p.Records()[i]
 				}
@@ -221,5 +229,51 @@ func TestValue(t *testing.T) {
 		if d := cmp.Diff(tt.want, got); d != "" || !cmp.Equal(want, got) {
 			t.Errorf("%s: (-want +got):\n%s (codec.Decode: %#v)", tt.raw, d, want)
 		}
+	}
+}
+
+// TestFields: the walk reads a spliced record's keys as their text, and a
+// page of them allocates nothing per record once its Page is warm.
+func TestFields(t *testing.T) {
+	r := New(Stream{Def: events(), Schema: eventsSchema})
+	p := r.Take()
+	defer p.Release()
+	body := []byte(`{"events":[{"id":12,"occurred_at":"2026-01-01T00:00:00Z"},{"id":13,"type":"x"}]}`)
+	if !p.Scan(body) {
+		t.Fatal("Scan refused the page")
+	}
+	f, ok := p.Records()[0].(pages.Fields)
+	if !ok {
+		t.Fatalf("a spliced record is read as %T", p.Records()[0])
+	}
+	for name, want := range map[string]string{"id": "12", "occurred_at": `"2026-01-01T00:00:00Z"`, "type": ""} {
+		if got, ok := f.Field(name); got != want || ok != (want != "") {
+			t.Errorf("Field(%q) = %q, %v; want %q", name, got, ok, want)
+		}
+	}
+	// Without its replication key the guard and the paginator read the
+	// tree; the record is spliced all the same.
+	if _, ok := p.Records()[1].(map[string]any); !ok {
+		t.Errorf("a record without a captured key is read as %T", p.Records()[1])
+	}
+	if _, ok, _ := p.Spliced(1); !ok {
+		t.Error("a record without its replication key is not spliced")
+	}
+
+	var page bytes.Buffer
+	page.WriteString(`{"events":[`)
+	for i := range 1000 {
+		if i > 0 {
+			page.WriteByte(',')
+		}
+		fmt.Fprintf(&page, `{"id":%d,"type":"login","occurred_at":"2026-01-01T00:00:%02dZ"}`, i, i%60)
+	}
+	page.WriteString(`]}`)
+	if !p.Scan(page.Bytes()) {
+		t.Fatal("Scan refused the page")
+	}
+	// One string of the page's keys; nothing per record.
+	if n := testing.AllocsPerRun(10, func() { p.Scan(page.Bytes()) }); n > 1 {
+		t.Errorf("Scan of 1,000 records: %v allocations", n)
 	}
 }
