@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -11,11 +12,17 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/tap-dev/tap/internal/taptest"
+	"github.com/tap-dev/tap/settings"
+	"github.com/tap-dev/tap/streams"
+	"github.com/tap-dev/tap/tap/connect"
 	"github.com/tap-dev/tap/tap/inputs"
+	"github.com/tap-dev/tap/tap/output"
+	"github.com/tap-dev/tap/tap/state"
 )
 
 // A small sync: the table on stderr has a row per stream with what each
@@ -129,5 +136,79 @@ func TestAirbyteSummaryTableIsOneLog(t *testing.T) {
 		if got := tb.Rows[stream]["records"]; got != records {
 			t.Errorf("stream %s: records %q, want %s", stream, got, records)
 		}
+	}
+}
+
+// signal is a slog.Handler that passes records on and closes seen at
+// the first whose message is msg.
+type signal struct {
+	slog.Handler
+	msg  string
+	once sync.Once
+	seen chan struct{}
+}
+
+func (s *signal) Handle(ctx context.Context, r slog.Record) error {
+	if r.Message == s.msg {
+		s.once.Do(func() { close(s.seen) })
+	}
+	return s.Handler.Handle(ctx, r)
+}
+
+// The progress reporter reads a stream's counters while the stream runs
+// (under -race, this is the test that they may): the second page is
+// served only once a progress line was written, so the line comes from
+// the middle of the walk, whatever the machine's load.
+func TestProgressWhileStreamRuns(t *testing.T) {
+	path := writeConfig(t, t.TempDir(), "config.json", map[string]any{
+		"base_url": "http://127.0.0.1:9", "dead_letter_path": t.TempDir() + "/dead.jsonl",
+		"streams": []any{map[string]any{
+			"name": "s", "path": "/s", "records_path": "data", "primary_key": []string{"id"},
+			"pagination": map[string]any{"type": "page_number", "page_param": "page", "page_size_param": "per_page", "page_size": 2},
+			"schema":     map[string]any{"type": "object", "properties": map[string]any{"id": map[string]any{"type": "integer"}}},
+		}},
+	})
+	cfg, err := settings.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs bytes.Buffer
+	sig := &signal{Handler: output.NewStderrLogger(&logs, slog.LevelInfo, nil).Handler(), msg: "progress", seen: make(chan struct{})}
+	log := slog.New(sig)
+	e, err := newEngine(cfg, nil, state.New(), &recorder{}, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.dead.Close()
+	conn, err := connect.Open(cfg, connect.Options{Log: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	e.client = conn.Client
+	src := &source{rows: map[string][]map[string]any{"s": {row(1, 1), row(2, 1), row(3, 1), row(4, 1), row(5, 1)}}, pageSize: 2}
+	e.fetch = func(n *node) streams.Fetch {
+		fetch := src.fetch(n)
+		return func(ctx context.Context, req streams.Request) (*streams.Response, error) {
+			if req.Query.Get("page") == "2" {
+				select {
+				case <-sig.seen:
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				}
+			}
+			return fetch(ctx, req)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a bound, not a wait
+	defer cancel()
+	if err := e.sync(ctx, time.Millisecond); err != nil {
+		t.Fatalf("sync: %v\n%s", err, logs.String())
+	}
+	out := logs.String()
+	progress := strings.Index(out, "INFO progress stream=s records=")
+	done := strings.Index(out, "INFO stream done stream=s records=5 pages=3 ")
+	if progress < 0 || done < 0 || progress > done {
+		t.Errorf("want a progress line for s, then its stream done line with 5 records in 3 pages:\n%s", out)
 	}
 }

@@ -41,11 +41,13 @@ func (r *Run) Attempt(stream, method, path string, status int, d time.Duration) 
 
 // Progress writes, every period until stopped, a line per running
 // selected stream with its aggregate METRIC lines. waits gives the
-// client's waits by stream at each tick.
+// client's waits by stream at each tick. Once stop returns, no progress
+// line is written: none can follow the run's summary.
 func (r *Run) Progress(every time.Duration, waits func() map[string]client.Waits) (stop func()) {
-	done := make(chan struct{})
+	done, exited := make(chan struct{}), make(chan struct{})
 	ticker := time.NewTicker(every)
 	go func() {
+		defer close(exited)
 		defer ticker.Stop()
 		for {
 			select {
@@ -61,7 +63,10 @@ func (r *Run) Progress(every time.Duration, waits func() map[string]client.Waits
 			}
 		}
 	}()
-	return func() { close(done) }
+	return func() {
+		close(done)
+		<-exited
+	}
 }
 
 func (r *Run) progress(s *Stream, w client.Waits) {

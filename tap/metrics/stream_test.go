@@ -158,3 +158,38 @@ func TestAttempt(t *testing.T) {
 		t.Errorf("%d timer lines, want one per attempt (4):\n%s", got, strings.Join(rec.Lines(), "\n"))
 	}
 }
+
+// stop waits for a tick under way: once it returns, no progress line can
+// come after the lines that end the run.
+func TestProgressStopWaitsForTheTick(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rep, rec := newReporter(slog.LevelInfo, slog.LevelDebug)
+		r := NewRun(rep)
+		s := &Stream{Name: "s"}
+		r.Add(s, true)
+		s.Start(time.Now())
+		inTick, release := make(chan struct{}), make(chan struct{})
+		stop := r.Progress(time.Second, func() map[string]client.Waits {
+			close(inTick)
+			<-release
+			return nil
+		})
+		<-inTick // the first tick is under way
+		stopped := make(chan struct{})
+		go func() {
+			stop()
+			close(stopped)
+		}()
+		synctest.Wait()
+		select {
+		case <-stopped:
+			t.Fatal("stop returned while a tick was writing")
+		default:
+		}
+		close(release)
+		<-stopped
+		if got := rec.Lines(); len(got) != 1 || !strings.HasPrefix(got[0], "INFO progress stream=s ") {
+			t.Errorf("lines %q, want the tick's progress line", got)
+		}
+	})
+}
