@@ -5,7 +5,6 @@ import (
 	"errors"
 	"maps"
 	"slices"
-	"strconv"
 
 	"github.com/tap-dev/tap/codec"
 	"github.com/tap-dev/tap/streammap/pyexpr"
@@ -27,12 +26,15 @@ var ErrNeedsTree = errors.New("stream map: the record needs its tree")
 // spliceMap is an Output's map as AppendSpliced applies it.
 type spliceMap struct {
 	props []string // the top-level properties whose raw values it takes
-	vars  []int    // per Output.vars, its index in props
-	cut   []int    // props taken out of the record: removed, overwritten or dropped
-	keep  []int    // without __else__: the key properties copied as they are
-	add   []int    // the indexes in Output.props of the properties written after
-	keys  [][]byte // per add, its key and colon, encoded once
-	pass  bool     // the record is written as it is
+	// members are, per props, its member's start as a compact record
+	// writes it: "name":
+	members [][]byte
+	vars    []int    // per Output.vars, its index in props
+	cut     []int    // props taken out of the record: removed, overwritten or dropped
+	keep    []int    // without __else__: the key properties copied as they are
+	add     []int    // the indexes in Output.props of the properties written after
+	keys    [][]byte // per add, its key and colon, encoded once
+	pass    bool     // the record is written as it is
 }
 
 // newSpliceMap is nil when o's map needs the record's tree; drop are
@@ -56,6 +58,7 @@ func newSpliceMap(o *Output, drop map[string]bool) *spliceMap {
 		if i < 0 {
 			i = len(sm.props)
 			sm.props = append(sm.props, name)
+			sm.members = append(sm.members, []byte(`"`+name+`":`))
 		}
 		return i
 	}
@@ -111,6 +114,20 @@ type span struct{ start, end int }
 // record's strings are read in place, and an error could hold one, so
 // the tree path reports it.
 func (t *Transformer) AppendSpliced(dst, raw []byte, vals [][]byte) (out []byte, keep bool, err error) {
+	t.env.Scratch = true // the results are written before the next record
+	out, keep, err = t.appendSpliced(dst, raw, vals)
+	t.env.Scratch = false
+	t.env.Reset()
+	// The strings of the record are read in place (lang.StringBytes):
+	// none may stay behind once the record is written.
+	clear(t.results)
+	for _, v := range t.o.vars {
+		t.env.Vars[v.slot] = lang.NilValue
+	}
+	return out, keep, err
+}
+
+func (t *Transformer) appendSpliced(dst, raw []byte, vals [][]byte) (out []byte, keep bool, err error) {
 	o, sm := t.o, t.splice
 	if sm == nil || len(vals) != len(sm.props) || len(raw) < 2 || raw[0] != '{' || raw[len(raw)-1] != '}' {
 		return dst, false, ErrNeedsTree
@@ -129,14 +146,6 @@ func (t *Transformer) AppendSpliced(dst, raw []byte, vals [][]byte) (out []byte,
 		t.env.Vars[v.slot] = x
 	}
 	keep, err = t.evaluate()
-	defer func() {
-		// The strings of the record are read in place (lang.StringBytes):
-		// none may stay behind once the record is written.
-		clear(t.results)
-		for _, v := range o.vars {
-			t.env.Vars[v.slot] = lang.NilValue
-		}
-	}()
 	switch {
 	case err != nil:
 		// The error might hold one of them: the tree path's reports it.
@@ -150,7 +159,7 @@ func (t *Transformer) AppendSpliced(dst, raw []byte, vals [][]byte) (out []byte,
 		spans := t.spans[:0]
 		for _, i := range sm.cut {
 			if v := vals[i]; v != nil {
-				start, end, ok := member(raw, v, sm.props[i])
+				start, end, ok := member(raw, v, sm.members[i])
 				if !ok {
 					return dst, false, ErrNeedsTree
 				}
@@ -198,7 +207,7 @@ func (t *Transformer) AppendSpliced(dst, raw []byte, vals [][]byte) (out []byte,
 func appendValue(out []byte, v lang.Value) ([]byte, error) {
 	switch v.Kind() {
 	case lang.Int:
-		return strconv.AppendInt(out, int64(v.Int()), 10), nil
+		return appendInt(out, v.Int()), nil
 	case lang.String:
 		if s := v.Str(); verbatim(s) {
 			return append(append(append(out, '"'), s...), '"'), nil
@@ -206,6 +215,25 @@ func appendValue(out []byte, v lang.Value) ([]byte, error) {
 		return codec.AppendString(out, v.Str()), nil
 	}
 	return codec.Append(out, v.Any())
+}
+
+// appendInt is strconv.AppendInt in base 10, without its generality.
+func appendInt(out []byte, n int) []byte {
+	u := uint64(n)
+	if n < 0 {
+		out, u = append(out, '-'), -u
+	}
+	var digits [20]byte
+	i := len(digits)
+	for u >= 10 {
+		q := u / 10
+		i--
+		digits[i] = byte('0' + u - 10*q)
+		u = q
+	}
+	i--
+	digits[i] = byte('0' + u)
+	return append(out, digits[i:]...)
 }
 
 // verbatim is whether codec.AppendString writes s as it is, between quotes:
@@ -233,23 +261,28 @@ func verbatim(s string) bool {
 }
 
 // member finds the member of raw whose value is v, a subslice of raw,
-// under the key name: the key's opening quote and the value's end. ok is
-// false when v is not within raw (its first byte is not raw's at its
-// offset) or not preceded by "name":.
-func member(raw, v []byte, name string) (start, end int, ok bool) {
+// under the key of key, its start as a compact record writes it
+// ("name":): the key's opening quote and the value's end. ok is false
+// when v is not within raw (its first byte is not raw's at its offset)
+// or not preceded by the key and a colon.
+func member(raw, v, key []byte) (start, end int, ok bool) {
 	// v's offset in raw: both slices end where their array ends.
 	off := cap(raw) - cap(v)
 	end = off + len(v)
 	if len(v) == 0 || off < 1 || end > len(raw) || &raw[off] != &v[0] {
 		return 0, 0, false
 	}
+	if start = off - len(key); start >= 1 && bytes.Equal(raw[start:off], key) {
+		return start, end, true
+	}
 	i := skipBack(raw, off-1)
 	if i < 0 || raw[i] != ':' {
 		return 0, 0, false
 	}
 	i = skipBack(raw, i-1)
+	name := key[1 : len(key)-2]
 	start = i - len(name) - 1
-	if start < 1 || raw[i] != '"' || raw[start] != '"' || string(raw[start+1:i]) != name {
+	if start < 1 || raw[i] != '"' || raw[start] != '"' || !bytes.Equal(raw[start+1:i], name) {
 		return 0, 0, false
 	}
 	return start, end, true
@@ -309,18 +342,18 @@ func smallInt(b []byte) (n int, ok bool) {
 func appendMembers(out, seg []byte, wrote bool) ([]byte, bool) {
 	i, j := 0, len(seg)
 	space := func(c byte) bool { return c == ' ' || c == '\t' }
-	for k := 0; k < 2; k++ { // spaces, a comma, spaces
-		for i < j && space(seg[i]) {
-			i++
+	for i < j && space(seg[i]) {
+		i++
+	}
+	if i < j && seg[i] == ',' {
+		for i++; i < j && space(seg[i]); i++ {
 		}
-		if k == 0 && i < j && seg[i] == ',' {
-			i++
-		}
-		for i < j && space(seg[j-1]) {
-			j--
-		}
-		if k == 0 && i < j && seg[j-1] == ',' {
-			j--
+	}
+	for i < j && space(seg[j-1]) {
+		j--
+	}
+	if i < j && seg[j-1] == ',' {
+		for j--; i < j && space(seg[j-1]); j-- {
 		}
 	}
 	if seg = seg[i:j]; len(seg) == 0 {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -428,6 +429,49 @@ func TestSmallInt(t *testing.T) {
 		wantOK := err == nil && len(strings.TrimPrefix(s, "-")) <= 18 && !strings.HasPrefix(strings.TrimPrefix(s, "-"), "0") || s == "0" || s == "-0"
 		if ok != wantOK || ok && int64(n) != want {
 			t.Errorf("smallInt(%q) = %d, %v; want %d, %v", s, n, ok, want, wantOK)
+		}
+	}
+}
+
+// One Transformer serves both paths: what the bytes path makes in its
+// reused memory (a hash's hex, a record's strings read in place) never
+// shows in a record the tree path made before.
+func TestTreeRecordOutlivesSplicedOnes(t *testing.T) {
+	tr := spliceOutput(t, spliceMaps[0].def).Transformer()
+	props, _ := tr.o.SpliceProps()
+	spliced := func(i int) {
+		raw := []byte(fmt.Sprintf(`{"id":%d,"email":"user%d@b.example","name":"m"}`, i, i))
+		vals, ok := walkerVals(t, props, raw)
+		if !ok {
+			t.Fatalf("%s: not walked", raw)
+		}
+		if _, _, err := tr.AppendSpliced(nil, raw, vals); err != nil {
+			t.Fatal(err)
+		}
+	}
+	spliced(0)
+	rec, err := codec.Decode([]byte(`{"id":1,"email":"a@b.example","name":"n"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree, err := tr.Transform(rec.(map[string]any))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprint(tree)
+	for i := range 100 {
+		spliced(i)
+	}
+	if got := fmt.Sprint(tree); got != want {
+		t.Errorf("the tree path's record changed: %s, was %s", got, want)
+	}
+}
+
+// appendInt writes what strconv does.
+func TestAppendInt(t *testing.T) {
+	for _, n := range []int{0, 7, -7, 9, 10, -10, 99, 100, 123456, -246912, math.MaxInt, math.MinInt, math.MinInt + 1} {
+		if got, want := string(appendInt([]byte("x"), n)), "x"+strconv.Itoa(n); got != want {
+			t.Errorf("appendInt(%d) = %s, want %s", n, got, want)
 		}
 	}
 }

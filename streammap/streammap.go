@@ -62,6 +62,7 @@ type Output struct {
 	config      map[string]any
 	flatDepth   int
 	flatProps   map[string]any
+	readsRecord bool // an expression reads the record whole
 }
 
 // envVar is a record property an expression reads, and its slot in the
@@ -398,6 +399,10 @@ func compileOutput(mapKey, name, source string, def map[string]any, src StreamSc
 		o.vars = append(o.vars, envVar{prop, sc.Vars[prop]})
 	}
 	o.passthrough = o.includeAll && o.filter == nil && len(o.props) == 0 && depth == 0
+	o.readsRecord = o.filter != nil && o.filter.Record
+	for _, p := range o.props {
+		o.readsRecord = o.readsRecord || !p.remove && p.expr.Record
+	}
 	o.splice = newSpliceMap(o, nil)
 	return o, nil
 }
@@ -497,7 +502,9 @@ func (t *Transformer) transform(rec map[string]any, inPlace bool) (map[string]an
 	if o.passthrough && t.drop == nil {
 		return rec, nil
 	}
-	t.env.Vars[pyexpr.SlotRecord] = lang.Of(rec)
+	if o.readsRecord {
+		t.env.Vars[pyexpr.SlotRecord] = lang.Of(rec) // boxed: an allocation
+	}
 	for _, v := range o.vars {
 		t.env.Vars[v.slot] = lang.Of(pyexpr.Normalize(rec[v.prop]))
 	}

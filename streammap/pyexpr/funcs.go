@@ -83,7 +83,7 @@ func boxed(f func(args ...any) (any, error)) lang.Func {
 func slowly(slow lang.Func, v lang.Value) (lang.Value, error) { return slow([]lang.Value{v}) }
 
 func unboxedTruthy(slow lang.Func) lang.Unary {
-	return func(v lang.Value) (lang.Value, error) {
+	return func(e *lang.Env, v lang.Value) (lang.Value, error) {
 		switch v.Kind() {
 		case lang.Nil:
 			return lang.BoolValue(false), nil
@@ -101,7 +101,7 @@ func unboxedTruthy(slow lang.Func) lang.Unary {
 }
 
 func unboxedStr(slow lang.Func) lang.Unary {
-	return func(v lang.Value) (lang.Value, error) {
+	return func(e *lang.Env, v lang.Value) (lang.Value, error) {
 		switch v.Kind() {
 		case lang.String:
 			return v, nil
@@ -117,7 +117,7 @@ func unboxedStr(slow lang.Func) lang.Unary {
 }
 
 func unboxedInt(slow lang.Func) lang.Unary {
-	return func(v lang.Value) (lang.Value, error) {
+	return func(e *lang.Env, v lang.Value) (lang.Value, error) {
 		switch v.Kind() {
 		case lang.Int:
 			return v, nil
@@ -131,7 +131,7 @@ func unboxedInt(slow lang.Func) lang.Unary {
 }
 
 func unboxedFloat(slow lang.Func) lang.Unary {
-	return func(v lang.Value) (lang.Value, error) {
+	return func(e *lang.Env, v lang.Value) (lang.Value, error) {
 		switch v.Kind() {
 		case lang.Int:
 			return lang.FloatValue(float64(v.Int())), nil
@@ -143,12 +143,16 @@ func unboxedFloat(slow lang.Func) lang.Unary {
 }
 
 func unboxedHash(algo string) func(slow lang.Func) lang.Unary {
+	size := 2 * md5.Size
+	if algo == "sha256" {
+		size = 2 * sha256.Size
+	}
 	return func(slow lang.Func) lang.Unary {
-		return func(v lang.Value) (lang.Value, error) {
+		return func(e *lang.Env, v lang.Value) (lang.Value, error) {
 			if v.Kind() != lang.String {
 				return slowly(slow, v) // it names the type
 			}
-			return lang.StringValue(hexSum(v.Str(), algo)), nil
+			return lang.StringBytes(hexSum(e.Bytes(size)[:0], v.Str(), algo)), nil
 		}
 	}
 }
@@ -611,24 +615,28 @@ func hashHex(v any, algo string) (any, error) {
 	if !ok {
 		return nil, fmt.Errorf("%s() needs a string, got '%s' (wrap it in str())", algo, pyTypeName(Normalize(v)))
 	}
-	return hexSum(s, algo), nil
+	return string(hexSum(nil, s, algo)), nil
 }
 
-// hexSum is the md5 or sha256 of s in hex; it allocates once, the string.
-func hexSum(s, algo string) string {
-	var text [2 * sha256.Size]byte
+// hexSum appends the md5 or sha256 of s in hex to dst.
+func hexSum(dst []byte, s, algo string) []byte {
 	if algo == "md5" {
 		sum := md5.Sum([]byte(s))
-		return string(appendHex(text[:0], sum[:]))
+		return appendHex(dst, sum[:])
 	}
 	sum := sha256.Sum256([]byte(s))
-	return string(appendHex(text[:0], sum[:]))
+	return appendHex(dst, sum[:])
 }
 
-// appendHex is hex.AppendEncode into room dst has: a hash per record, and
-// AppendEncode's growing and general loop cost more than the hash's tail.
+// appendHex is hex.AppendEncode, without its growing and general loop:
+// a hash per record, where they cost more than the hash's tail does.
 func appendHex(dst, b []byte) []byte {
 	const digits = "0123456789abcdef"
+	for len(b) >= 4 {
+		dst = append(dst, digits[b[0]>>4], digits[b[0]&15], digits[b[1]>>4], digits[b[1]&15],
+			digits[b[2]>>4], digits[b[2]&15], digits[b[3]>>4], digits[b[3]&15])
+		b = b[4:]
+	}
 	for _, c := range b {
 		dst = append(dst, digits[c>>4], digits[c&15])
 	}

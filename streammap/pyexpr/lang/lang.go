@@ -33,8 +33,9 @@ type Func = func(args []Value) (Value, error)
 
 // Unary is a function of one argument, which takes it as it is rather
 // than on the Env's stack (the calls a map makes per record are mostly
-// of one argument: str(x), md5(x)).
-type Unary = func(v Value) (Value, error)
+// of one argument: str(x), md5(x)), and the Env, for the bytes of a
+// string it makes (Env.Bytes).
+type Unary = func(e *Env, v Value) (Value, error)
 
 // Library is what programs may call and read.
 type Library struct {
@@ -50,7 +51,30 @@ type Library struct {
 type Env struct {
 	Vars []Value
 	args []Value
+	// Scratch lets Bytes hand out memory the Env reuses, for a caller
+	// that is done with the results of its runs, and anything made of
+	// them, when it calls Reset.
+	Scratch bool
+	buf     []byte
 }
+
+// Bytes is n bytes for a function to make a string of (StringBytes):
+// with Scratch, the Env's own until Reset, else new memory.
+func (e *Env) Bytes(n int) []byte {
+	if !e.Scratch {
+		return make([]byte, n)
+	}
+	if cap(e.buf)-len(e.buf) < n {
+		// The strings made in the old memory keep it.
+		e.buf = make([]byte, 0, max(2*cap(e.buf), n, 256))
+	}
+	k := len(e.buf)
+	e.buf = e.buf[:k+n]
+	return e.buf[k : k+n : k+n]
+}
+
+// Reset gives Bytes its memory back.
+func (e *Env) Reset() { e.buf = e.buf[:0] }
 
 // Program is one compiled expression.
 type Program struct {
@@ -534,7 +558,7 @@ func (c *codeParser) name() (node, error) {
 			if err != nil {
 				return Value{}, err
 			}
-			return unary(v)
+			return unary(e, v)
 		}}, nil
 	}
 	if !ok {

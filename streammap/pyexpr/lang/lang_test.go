@@ -23,7 +23,7 @@ var funcs = map[string]Func{
 var lib = &Library{
 	Funcs: funcs,
 	Unary: map[string]Unary{
-		"py_twice": func(v Value) (Value, error) { return IntValue(2 * v.Int()), nil },
+		"py_twice": func(_ *Env, v Value) (Value, error) { return IntValue(2 * v.Int()), nil },
 	},
 	// The slots of the names the tests' programs read.
 	Slot: func(name string) (int, bool) {
