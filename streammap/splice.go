@@ -420,10 +420,11 @@ func (s *Splicer) Map(r *codec.Record) (sure bool) {
 	for i := range s.outs {
 		so := &s.outs[i]
 		for j, slot := range so.slots {
-			so.vals[j] = nil
+			var v []byte
 			if slot >= 0 {
-				so.vals[j] = r.Captures[slot]
+				v = r.Captures[slot]
 			}
+			so.vals[j] = v
 		}
 		var err error
 		so.buf, so.keep, err = so.tr.AppendSpliced(so.buf[:0], r.Raw, so.vals)

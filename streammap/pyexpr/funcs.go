@@ -615,7 +615,8 @@ func hashHex(v any, algo string) (any, error) {
 	if !ok {
 		return nil, fmt.Errorf("%s() needs a string, got '%s' (wrap it in str())", algo, pyTypeName(Normalize(v)))
 	}
-	return string(hexSum(nil, s, algo)), nil
+	var text [2 * sha256.Size]byte
+	return string(hexSum(text[:0], s, algo)), nil
 }
 
 // hexSum appends the md5 or sha256 of s in hex to dst.

@@ -88,7 +88,11 @@ type evalFunc func(e *Env) (Value, error)
 // function that panics on a value it did not foresee fails the record,
 // not the tap.
 func (p *Program) Eval(e *Env) (v Value, err error) {
+	done := false
 	defer func() {
+		if done {
+			return // recover costs a call, record after record
+		}
 		if r := recover(); r != nil {
 			v, err = Value{}, fmt.Errorf("%v", r)
 		}
@@ -96,7 +100,9 @@ func (p *Program) Eval(e *Env) (v Value, err error) {
 	if len(e.args) > 0 {
 		e.args = e.args[:0] // a function panicked, leaving its arguments
 	}
-	return p.eval(e)
+	v, err = p.eval(e)
+	done = true
+	return v, err
 }
 
 // Run is Eval for values given by name and boxed, for a caller that runs

@@ -46,9 +46,9 @@ func StringValue(s string) Value {
 func IntValue(n int) Value       { return Value{kind: Int, n: n} }
 func FloatValue(f float64) Value { return Value{kind: Float, n: int(math.Float64bits(f))} }
 
-// StringBytes is a String of b's bytes, not copied: it is b's only as
-// long as b does not change, for a caller that keeps neither it nor
-// anything made of it (a program's result, an error) beyond that.
+// StringBytes is a String of b's bytes, not copied, for a caller that
+// keeps neither it nor anything made of it (a program's result, an
+// error) once b changes.
 func StringBytes(b []byte) Value {
 	if len(b) == 0 {
 		return StringValue("")
@@ -65,12 +65,18 @@ func BoolValue(b bool) Value {
 }
 
 // Kind is what v holds; Str, Int, Float and Bool are its value when it
-// holds that kind.
+// holds that kind (Str is "" otherwise).
 func (v Value) Kind() Kind     { return v.kind }
-func (v Value) Str() string    { return unsafe.String((*byte)(v.p), v.n) }
 func (v Value) Int() int       { return v.n }
 func (v Value) Float() float64 { return math.Float64frombits(uint64(v.n)) }
 func (v Value) Bool() bool     { return v.kind == Bool && v.n != 0 }
+
+func (v Value) Str() string {
+	if v.kind != String {
+		return ""
+	}
+	return unsafe.String((*byte)(v.p), v.n)
+}
 
 // Of is x as a Value: nil, bool, int, float64 and string unboxed, any
 // other type (int64, json.Number, lists, maps) held as it is, so that
