@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"net/url"
 
 	"github.com/tap-dev/tap/client"
@@ -33,60 +32,37 @@ func (e *engine) walkFormat(ctx context.Context, n *node, first streams.Request,
 	return errNotStreamed
 }
 
-// runAsync drives a report stream: create a job (or take up the one the
-// state names), poll it until it is done, then read its files. The job id
-// is checkpointed as soon as it is known, so a run that stops while the
-// job is pending (killed, or out of poll.timeout_s: exit 75) polls the
-// same job when it runs again, and never creates a second one.
-//
-// Replay runs a new job and leaves the state alone: its one STATE is the
-// one it was given.
-//
-// A job that fails for good — its create, poll or download request out of
-// retries, the API saying it failed, or still pending at poll.timeout_s —
-// is a *report.Error, which on_request_failure dead_letter makes a letter of.
+// runAsync drives a report stream through its job (tap/report), which
+// reads each of the job's files through streamBody. Replay runs a new job
+// and leaves the state alone: its one STATE is the one it was given. A
+// job that fails for good is a *report.Error, for deadLetter to judge.
 func (e *engine) runAsync(ctx context.Context, n *node, first streams.Request, part streams.Partition) error {
-	d, a := n.def, n.def.Async
-	id := ""
+	d := n.def
+	dec, err := e.decoder(n, d.Async.DownloadFormat(d))
+	if err != nil {
+		return err
+	}
+	saved := ""
 	if !e.replaying {
-		id = e.state.AsyncJob(d.Name)
+		saved = e.state.AsyncJob(d.Name)
 	}
-	resumed := id != ""
-	if resumed {
-		e.log.Info("polling the report job of the last run", "stream", d.Name, "job_id", id)
-	} else {
-		var err error
-		if id, err = e.createJob(ctx, n, first); err != nil {
-			return err
-		}
+	job := &report.Job{
+		Def:    d,
+		Get:    func(ctx context.Context, req streams.Request) (any, *url.URL, error) { return e.getJSON(ctx, n, req) },
+		Now:    e.now,
+		Redact: e.redact,
+		Log:    e.log,
+		SetID:  func(id string) { e.setAsyncJob(n, id) },
+		Checkpoint: func() error {
+			if n.selected && !e.replaying {
+				return e.checkpoint(n)
+			}
+			return nil
+		},
+		Read: func(ctx context.Context, file streams.Request) error { return e.streamBody(ctx, n, file, part, dec) },
 	}
-	body, pollURL, err := e.pollJob(ctx, n, id)
-	var se *client.StatusError
-	if resumed && errors.As(err, &se) && (se.Status == http.StatusNotFound || se.Status == http.StatusGone) {
-		// The job of an earlier run has expired upstream.
-		e.log.Warn("the report job of the last run is gone; creating a new one", "stream", d.Name, "job_id", id, "status", se.Status)
-		if id, err = e.createJob(ctx, n, first); err != nil {
-			return err
-		}
-		body, pollURL, err = e.pollJob(ctx, n, id)
-	}
-	if err != nil {
+	if err := job.Run(ctx, first, saved); err != nil {
 		return err
-	}
-	urls, err := a.DownloadURLs(d.Name, body, pollURL)
-	if err != nil {
-		return err
-	}
-	dec, err := e.decoder(n, a.DownloadFormat(d))
-	if err != nil {
-		return err
-	}
-	e.log.Info("report job done; downloading", "stream", d.Name, "job_id", id, "files", len(urls))
-	for _, u := range urls {
-		req := streams.Request{Method: "GET", URL: u}
-		if err := e.streamBody(ctx, n, req, part, dec); err != nil {
-			return &report.Error{Stream: d.Name, ID: id, Phase: "download", Req: req, Err: err}
-		}
 	}
 	// Read whole: the next run starts a new job. The bookmark that moves
 	// with the records goes out in the stream's final STATE.
@@ -99,44 +75,6 @@ func (e *engine) setAsyncJob(n *node, id string) {
 	if !e.replaying {
 		e.state.SetAsyncJob(n.def.Name, id, e.now())
 	}
-}
-
-// reportJob is n's report job, its requests sent by the engine's client.
-func (e *engine) reportJob(n *node) *report.Job {
-	return &report.Job{
-		Def:    n.def,
-		Get:    func(ctx context.Context, req streams.Request) (any, *url.URL, error) { return e.getJSON(ctx, n, req) },
-		Now:    e.now,
-		Redact: e.redact,
-	}
-}
-
-// createJob creates a job and checkpoints its id.
-func (e *engine) createJob(ctx context.Context, n *node, first streams.Request) (string, error) {
-	id, err := e.reportJob(n).Create(ctx, first)
-	if err != nil {
-		return "", err
-	}
-	e.setAsyncJob(n, id)
-	e.log.Info("report job created", "stream", n.def.Name, "job_id", id)
-	if n.selected && !e.replaying {
-		if err := e.checkpoint(n); err != nil {
-			return "", err
-		}
-	}
-	return id, nil
-}
-
-// pollJob polls job id until it is done; a job the API says failed is
-// forgotten, so that the next run creates a new one.
-func (e *engine) pollJob(ctx context.Context, n *node, id string) (any, *url.URL, error) {
-	return e.reportJob(n).Poll(ctx, id, func() error {
-		e.setAsyncJob(n, "")
-		if n.selected && !e.replaying {
-			return e.checkpoint(n)
-		}
-		return nil
-	})
 }
 
 // getJSON sends req and decodes its JSON answer.

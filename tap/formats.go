@@ -77,9 +77,6 @@ func (e *engine) pageDone(n *node) error {
 	return nil
 }
 
-// errEnough stops a body once check has its first record.
-var errEnough = errors.New("first record read")
-
 // checkFormat is check for a streamed body: only its first record is
 // read, not the whole export.
 func (e *engine) checkFormat(ctx context.Context, n *node, req streams.Request) (map[string]any, int, error) {
@@ -92,14 +89,8 @@ func (e *engine) checkFormat(ctx context.Context, n *node, req streams.Request) 
 	resp, err := e.client.Do(ctx, client.Request{
 		Stream: d.Name, Method: req.Method, URL: req.URL, Query: req.Query, Body: req.Body, Header: decoder.WithAccept(req.Header, dec.Format()),
 		IgnoreStatuses: d.IgnoreStatuses,
-		Consume: func(body io.Reader, h http.Header) error {
-			err := dec.Each(body, h, func(rec any) error {
-				first = rec
-				return errEnough
-			})
-			if errors.Is(err, errEnough) {
-				return nil
-			}
+		Consume: func(body io.Reader, h http.Header) (err error) {
+			first, err = dec.First(body, h)
 			return err
 		},
 	})

@@ -3,6 +3,7 @@ package decoder
 import (
 	"bytes"
 	"compress/gzip"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -50,6 +51,24 @@ func (dec *Decoder) Each(body io.Reader, h http.Header, f func(any) error) error
 			return err
 		}
 	}
+}
+
+// errEnough stops a body once First has its record.
+var errEnough = errors.New("first record read")
+
+// First decodes the first record of body, or nil when it has none, and
+// reads no further: checking a stream needs one record, not the whole
+// export.
+func (dec *Decoder) First(body io.Reader, h http.Header) (any, error) {
+	var first any
+	err := dec.Each(body, h, func(rec any) error {
+		first = rec
+		return errEnough
+	})
+	if err != nil && !errors.Is(err, errEnough) {
+		return nil, err
+	}
+	return first, nil
 }
 
 // GunzipJSON inflates a gzipped JSON page: gzip is recognised by its magic

@@ -3,6 +3,7 @@ package decoder
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"strings"
@@ -96,5 +97,56 @@ func TestEachAndPageConsumer(t *testing.T) {
 	consume := dec.PageConsumer(&recs)
 	if err := consume(strings.NewReader("{\"id\":1}\n{\"id\":2}\n"), h); err != nil || len(recs) != 2 {
 		t.Errorf("page: %v, records %v", err, recs)
+	}
+}
+
+// First reads the first record and no more of the body.
+func TestFirst(t *testing.T) {
+	tests := map[string]struct {
+		format, body string
+		h            http.Header
+		want         any
+		wantErr      string
+		rest         int // bytes of the body left unread, at least
+	}{
+		"jsonl: the first line": {
+			format: "jsonl", body: `{"id":1}` + "\n" + strings.Repeat(`{"id":2}`+"\n", 20000),
+			want: map[string]any{"id": json.Number("1")}, rest: 100000,
+		},
+		"csv: the first row": {
+			format: "csv", body: "id,name\n1,a\n2,b\n",
+			want: map[string]any{"id": "1", "name": "a"},
+		},
+		"an empty body: none": {format: "jsonl", body: ""},
+		"a body of another format": {
+			format: "csv", body: "<html></html>", h: http.Header{"Content-Type": {"text/html"}},
+			wantErr: `stream "s": the response is an HTML page (Content-Type "text/html"), but the stream's format is csv`,
+		},
+		"a first record that is not JSON": {format: "jsonl", body: "{nope\n", wantErr: "jsonl"},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			dec, err := New(&streams.Definition{Name: "s"}, tt.format, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body := strings.NewReader(tt.body)
+			got, err := dec.First(body, tt.h)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err %v, want one with %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+			if body.Len() < tt.rest {
+				t.Errorf("%d bytes left unread, want at least %d", body.Len(), tt.rest)
+			}
+		})
 	}
 }

@@ -1,14 +1,23 @@
-// Package report holds the protocol of a report job (an async stream):
-// the request that creates it, the polls until it is done, failed or out
-// of time, and the error of a job that failed for good. The engine sends
-// the requests, keeps the job id in its state and reads the job's files;
-// the job's shape is the stream's async block (streams.Async).
+// Package report drives a report job (an async stream): the request that
+// creates it, the polls until it is done, failed or out of time, the
+// download of its files, and the error of a job that failed for good.
+//
+// The model: a job outlives a run. Its id is saved as soon as it is known
+// (Job.SetID, then Job.Checkpoint), so that a run that stops while the job
+// is pending — killed, or out of poll.timeout_s — polls the same job when
+// it runs again and never creates a second one; a job of an earlier run
+// that the API no longer knows is replaced by a new one. The engine owns
+// the rest through the function values of Job: it sends the requests,
+// keeps the id in its state, and reads each file through its record
+// pipeline. The job's shape is the stream's async block (streams.Async).
 package report
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"net/http"
 	"net/url"
 	"strings"
 	"time"
@@ -27,6 +36,15 @@ type Job struct {
 	Get    func(ctx context.Context, req streams.Request) (any, *url.URL, error)
 	Now    func() time.Time
 	Redact *settings.Redactor // masks secrets in the API's message of a failed job
+	Log    *slog.Logger
+
+	// SetID records the id of the job in progress in the state; "" forgets
+	// it, for the next run to create a new job.
+	SetID func(id string)
+	// Checkpoint writes the state out, with the id SetID recorded.
+	Checkpoint func() error
+	// Read reads one file of a done job, its records going to the run.
+	Read func(ctx context.Context, file streams.Request) error
 }
 
 // Error is a report job that failed for good, at one of its phases
@@ -78,24 +96,81 @@ func CreateRequest(d *streams.Definition, first streams.Request) streams.Request
 	return req
 }
 
-// Create sends the create request and returns the new job's id.
-func (j *Job) Create(ctx context.Context, first streams.Request) (string, error) {
+// Run takes a job from its create — or, when saved is the id of the job
+// the last run left pending, from that job's polls — to its files, read
+// one by one. The id of a new job is checkpointed before its first poll.
+// A saved job the API answers 404 or 410 for has expired upstream: a new
+// one is created. The caller forgets the job once Run returns nil (its
+// records' bookmark goes out in the stream's final STATE).
+//
+// A job that fails for good — its create, poll or download request out
+// of retries, the API saying it failed, or still pending at
+// poll.timeout_s — is an *Error.
+func (j *Job) Run(ctx context.Context, first streams.Request, saved string) error {
+	d, a := j.Def, j.Def.Async
+	id := saved
+	if id != "" {
+		j.Log.Info("polling the report job of the last run", "stream", d.Name, "job_id", id)
+	} else {
+		var err error
+		if id, err = j.create(ctx, first); err != nil {
+			return err
+		}
+	}
+	body, pollURL, err := j.poll(ctx, id)
+	var se *client.StatusError
+	if saved != "" && errors.As(err, &se) && (se.Status == http.StatusNotFound || se.Status == http.StatusGone) {
+		j.Log.Warn("the report job of the last run is gone; creating a new one", "stream", d.Name, "job_id", id, "status", se.Status)
+		if id, err = j.create(ctx, first); err != nil {
+			return err
+		}
+		body, pollURL, err = j.poll(ctx, id)
+	}
+	if err != nil {
+		return err
+	}
+	urls, err := a.DownloadURLs(d.Name, body, pollURL)
+	if err != nil {
+		return err
+	}
+	j.Log.Info("report job done; downloading", "stream", d.Name, "job_id", id, "files", len(urls))
+	for _, u := range urls {
+		req := streams.Request{Method: "GET", URL: u}
+		if err := j.Read(ctx, req); err != nil {
+			return &Error{Stream: d.Name, ID: id, Phase: "download", Req: req, Err: err}
+		}
+	}
+	return nil
+}
+
+// create sends the create request and checkpoints the new job's id.
+func (j *Job) create(ctx context.Context, first streams.Request) (string, error) {
 	d := j.Def
 	req := CreateRequest(d, first)
 	body, _, err := j.Get(ctx, req)
 	if err != nil {
 		return "", &Error{Stream: d.Name, Phase: "create", Req: req, Err: err}
 	}
-	return d.Async.JobID(d.Name, body)
+	id, err := d.Async.JobID(d.Name, body)
+	if err != nil {
+		return "", err
+	}
+	j.SetID(id)
+	j.Log.Info("report job created", "stream", d.Name, "job_id", id)
+	if err := j.Checkpoint(); err != nil {
+		return "", err
+	}
+	return id, nil
 }
 
-// Poll polls job id every poll.interval_s until it is done, and returns
+// poll polls job id every poll.interval_s until it is done, and returns
 // the answer that said so with its URL. A failed job is an error carrying
-// the API's message; failed is called first, for the engine to forget the
-// job (the next run creates a new one), and its error joins it. A job
-// still pending after poll.timeout_s is a *client.DeferError (exit 75),
-// the job id staying in STATE for the next run to poll.
-func (j *Job) Poll(ctx context.Context, id string, failed func() error) (any, *url.URL, error) {
+// the API's message; the job is forgotten first (SetID(""), then
+// Checkpoint) so that the next run creates a new one, and a checkpoint's
+// error joins it. A job still pending after poll.timeout_s is a
+// *client.DeferError (exit 75), the job id staying in STATE for the next
+// run to poll.
+func (j *Job) poll(ctx context.Context, id string) (any, *url.URL, error) {
 	d, a := j.Def, j.Def.Async
 	req, err := a.PollRequest(d.Name, id)
 	if err != nil {
@@ -124,7 +199,8 @@ func (j *Job) Poll(ctx context.Context, id string, failed func() error) (any, *u
 		case streams.JobDone:
 			return body, u, nil
 		case streams.JobFailed:
-			err := failed()
+			j.SetID("")
+			err := j.Checkpoint()
 			if msg == "" {
 				msg = "the API gave no message"
 			}
