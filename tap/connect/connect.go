@@ -84,30 +84,34 @@ func Open(cfg *settings.Config, o Options) (*Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	base, stop, err := startAPI(cfg, o.Log)
-	if err != nil {
+	// Until the client owns the Redis connection, a failure closes it.
+	closeShared := func() {
 		if shared != nil {
 			shared.Close()
 		}
+	}
+	base, stop, err := startAPI(cfg, o.Log)
+	if err != nil {
+		closeShared()
 		return nil, err
 	}
 	cc, err := clientConfig(cfg, base, o)
-	if err == nil {
-		cc.Shared = shared
-		var c *client.Client
-		if c, err = client.New(cc); err == nil {
-			if o.Quota != nil && cfg.RateLimit.DailyQuota > 0 {
-				o.Quota.SetQuotaSource(c.QuotaUsage)
-			}
-			return &Conn{Client: c, Base: strings.TrimRight(base.String(), "/"), stop: stop}, nil
-		}
-		err = &settings.InputError{File: cfg.Path, Err: err}
+	if err != nil {
+		closeShared()
+		stop()
+		return nil, err
 	}
-	if shared != nil {
-		shared.Close()
+	cc.Shared = shared
+	c, err := client.New(cc)
+	if err != nil {
+		closeShared()
+		stop()
+		return nil, &settings.InputError{File: cfg.Path, Err: err}
 	}
-	stop()
-	return nil, err
+	if o.Quota != nil && cfg.RateLimit.DailyQuota > 0 {
+		o.Quota.SetQuotaSource(c.QuotaUsage)
+	}
+	return &Conn{Client: c, Base: strings.TrimRight(base.String(), "/"), stop: stop}, nil
 }
 
 // Close closes the client (and its Redis connection) and stops the demo
