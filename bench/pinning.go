@@ -64,20 +64,26 @@ func (p *pinning) wrap(args, env []string) ([]string, []string) {
 
 // offTapCPU runs f with every thread of the bench moved off the tap's CPU,
 // and moves them back afterwards.
-func (p *pinning) offTapCPU(f func() error) error {
-	if p.taskset == "" || len(p.cpus) < 2 || p.selfErr != nil {
-		return f()
-	}
-	if err := p.self(p.cpus[1:]); err != nil {
-		p.selfErr = err
-		return f()
-	}
-	defer func() {
-		if err := p.self(p.cpus); err != nil {
-			progress("cannot restore the bench's CPU affinity: " + err.Error())
+func (p *pinning) offTapCPU(f func() error) error { return p.offCPUs(1)(f) }
+
+// offCPUs is offTapCPU for a tap on the first n CPUs; the bench stays
+// where it is when no CPU would be left to it.
+func (p *pinning) offCPUs(n int) func(func() error) error {
+	return func(f func() error) error {
+		if p.taskset == "" || len(p.cpus) <= n || p.selfErr != nil {
+			return f()
 		}
-	}()
-	return f()
+		if err := p.self(p.cpus[n:]); err != nil {
+			p.selfErr = err
+			return f()
+		}
+		defer func() {
+			if err := p.self(p.cpus); err != nil {
+				progress("cannot restore the bench's CPU affinity: " + err.Error())
+			}
+		}()
+		return f()
+	}
 }
 
 // self sets the affinity of every thread of this process ("taskset -a");
