@@ -17,12 +17,6 @@ const module = "github.com/tap-dev/tap"
 // package has more than one job and a newcomer cannot hold it in mind.
 const maxLines = 2500
 
-// oversized are the packages still over maxLines, with the most lines each
-// may hold until it is split: its size when this test came, with room for
-// the work then in flight. An entry may only go down; the test fails when
-// a package grows past it or when it is no longer needed.
-var oversized = map[string]int{}
-
 // modulePackages reads every package of the module (directory relative to
 // the module root → its non-test files), without the go command.
 func modulePackages(t *testing.T) map[string]*build.Package {
@@ -76,20 +70,8 @@ func nonTestLines(t *testing.T, dir string, p *build.Package) int {
 func TestPackageSize(t *testing.T) {
 	pkgs := modulePackages(t)
 	for dir, p := range pkgs {
-		n := nonTestLines(t, dir, p)
-		ceiling, known := oversized[dir]
-		switch {
-		case known && n <= maxLines:
-			t.Errorf("%s: %d lines, within %d now: remove it from oversized", dir, n, maxLines)
-		case known && n > ceiling:
-			t.Errorf("%s: %d lines of non-test code, more than its ceiling %d: split it by concern", dir, n, ceiling)
-		case !known && n > maxLines:
+		if n := nonTestLines(t, dir, p); n > maxLines {
 			t.Errorf("%s: %d lines of non-test code, more than %d: split it by concern", dir, n, maxLines)
-		}
-	}
-	for dir := range oversized {
-		if pkgs[dir] == nil {
-			t.Errorf("oversized names %s, which is not a package", dir)
 		}
 	}
 }
