@@ -105,9 +105,9 @@ func (e *engine) setPosition(n *node) {
 	e.state.SetWindow(name, "", "")
 }
 
-// chunked lists the selected streams read in chunk windows in this run,
+// backfills lists the selected streams read in chunk windows in this run,
 // in config order, with what became of their windows.
-func (e *engine) chunked() []backfill.Stream {
+func (e *engine) backfills() []backfill.Stream {
 	var out []backfill.Stream
 	for _, n := range e.nodes {
 		if n.chunked() {
@@ -126,7 +126,7 @@ func (n *node) chunked() bool {
 // backfillSummary logs a line per chunked stream: what became of its
 // windows.
 func (e *engine) backfillSummary() {
-	for _, s := range e.chunked() {
+	for _, s := range e.backfills() {
 		e.log.Info(s.Book.Count(s.Failed).String(), "stream", s.Name)
 	}
 }

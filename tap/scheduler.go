@@ -223,7 +223,7 @@ func (e *engine) run(ctx context.Context) error {
 		}
 	}
 	// A failed window did not stop the run; it fails it at the end.
-	return backfill.RunError(e.chunked(), firstErr)
+	return backfill.RunError(e.backfills(), firstErr)
 }
 
 // syncTree syncs a top-level stream and, inline, its children.
