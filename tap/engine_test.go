@@ -265,17 +265,7 @@ func runEngineCase(t *testing.T, c engineCase) {
 	var logs bytes.Buffer
 	log := output.NewStderrLogger(&logs, slog.LevelInfo, nil)
 	rec := &recorder{}
-	e, err := newEngine(cfg, sel, st, rec, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.dead.Close()
-	conn, err := connect.Open(cfg, connect.Options{Log: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	e.client = conn.Client
+	e := testEngine(t, cfg, sel, st, rec, log)
 	now := time.Date(2026, 1, 11, 0, 0, 0, 0, time.UTC)
 	if !c.now.IsZero() {
 		now = c.now
@@ -824,4 +814,22 @@ func TestEngineJobDone(t *testing.T) {
 				}
 			}})
 	}
+}
+
+// testEngine is a run's engine on cfg with the client connect.Open makes
+// of it, both closed when the test ends; tests replace its fetch.
+func testEngine(t *testing.T, cfg *Config, sel *catalog.Selection, st *state.State, out output.Writer, log *slog.Logger) *engine {
+	t.Helper()
+	e, err := newEngine(cfg, sel, st, out, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.dead.Close() })
+	conn, err := connect.Open(cfg, connect.Options{Log: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(conn.Close)
+	e.client = conn.Client
+	return e
 }

@@ -19,7 +19,6 @@ import (
 	"github.com/tap-dev/tap/internal/taptest"
 	"github.com/tap-dev/tap/settings"
 	"github.com/tap-dev/tap/streams"
-	"github.com/tap-dev/tap/tap/connect"
 	"github.com/tap-dev/tap/tap/inputs"
 	"github.com/tap-dev/tap/tap/output"
 	"github.com/tap-dev/tap/tap/state"
@@ -175,17 +174,7 @@ func TestProgressWhileStreamRuns(t *testing.T) {
 	var logs bytes.Buffer
 	sig := &signal{Handler: output.NewStderrLogger(&logs, slog.LevelInfo, nil).Handler(), msg: "progress", seen: make(chan struct{})}
 	log := slog.New(sig)
-	e, err := newEngine(cfg, nil, state.New(), &recorder{}, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.dead.Close()
-	conn, err := connect.Open(cfg, connect.Options{Log: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	e.client = conn.Client
+	e := testEngine(t, cfg, nil, state.New(), &recorder{}, log)
 	src := &source{rows: map[string][]map[string]any{"s": {row(1, 1), row(2, 1), row(3, 1), row(4, 1), row(5, 1)}}, pageSize: 2}
 	e.fetch = func(n *node) streams.Fetch {
 		fetch := src.fetch(n)
