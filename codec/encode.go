@@ -108,7 +108,7 @@ const hexDigits = "0123456789abcdef"
 func AppendString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
-	for i := 0; i < len(s); {
+	for i := plainPrefix(s); i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
 			if c >= 0x20 && c != '"' && c != '\\' {
@@ -155,4 +155,25 @@ func AppendString(b []byte, s string) []byte {
 	}
 	b = append(b, s[start:]...)
 	return append(b, '"')
+}
+
+// plainPrefix is how many of s's first bytes, in whole 8-byte words, are
+// printable ASCII other than '"' and '\\': written as they are. Most
+// strings (ids, hashes' hex, timestamps) are plain throughout, and a word
+// is checked in a few instructions where the loop takes a branch a byte.
+func plainPrefix(s string) int {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	// below has the high bit of each byte of w that is below n, for the
+	// bytes of w below 0x80 (a word with a byte above is not plain anyway).
+	below := func(w, n uint64) uint64 { return (w - ones*n) &^ w & highs }
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		c := s[i : i+8] // one bounds check for the word's eight loads
+		w := uint64(c[0]) | uint64(c[1])<<8 | uint64(c[2])<<16 | uint64(c[3])<<24 |
+			uint64(c[4])<<32 | uint64(c[5])<<40 | uint64(c[6])<<48 | uint64(c[7])<<56
+		if w&highs|below(w, 0x20)|below(w^(ones*'"'), 1)|below(w^(ones*'\\'), 1) != 0 {
+			break
+		}
+	}
+	return i
 }

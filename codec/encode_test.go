@@ -77,6 +77,17 @@ func checkAppend(t *testing.T, v any) {
 	}
 }
 
+// AppendString writes what encoding/json writes with any byte in any
+// position of the 8-byte words its plain prefix checks, and of the tail.
+func TestAppendStringEveryByteEveryPosition(t *testing.T) {
+	base := "0123456789abcdef0123" // two words and a tail
+	for pos := range len(base) {
+		for c := range 256 {
+			checkAppend(t, base[:pos]+string([]byte{byte(c)})+base[pos+1:])
+		}
+	}
+}
+
 // AppendObject reuses the previous object's key order only when the keys
 // are the same.
 func TestAppendObject(t *testing.T) {

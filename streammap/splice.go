@@ -209,9 +209,6 @@ func appendValue(out []byte, v lang.Value) ([]byte, error) {
 	case lang.Int:
 		return appendInt(out, v.Int()), nil
 	case lang.String:
-		if s := v.Str(); verbatim(s) {
-			return append(append(append(out, '"'), s...), '"'), nil
-		}
 		return codec.AppendString(out, v.Str()), nil
 	}
 	return codec.Append(out, v.Any())
@@ -234,30 +231,6 @@ func appendInt(out []byte, n int) []byte {
 	i--
 	digits[i] = byte('0' + u)
 	return append(out, digits[i:]...)
-}
-
-// verbatim is whether codec.AppendString writes s as it is, between quotes:
-// printable ASCII without '"' or '\\' (a hash's hex, most values), checked
-// 8 bytes at a time.
-func verbatim(s string) bool {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	// has is the bytes of w below n (for bytes below 0x80), as high bits.
-	has := func(w, n uint64) uint64 { return (w - ones*n) &^ w & highs }
-	i := 0
-	for ; i+8 <= len(s); i += 8 {
-		b := s[i : i+8]
-		w := uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
-			uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
-		if w&highs != 0 || has(w, 0x20)|has(w^(ones*'"'), 1)|has(w^(ones*'\\'), 1) != 0 {
-			return false
-		}
-	}
-	for ; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' {
-			return false
-		}
-	}
-	return true
 }
 
 // member finds the member of raw whose value is v, a subslice of raw,

@@ -396,30 +396,6 @@ func BenchmarkAppendSpliced(b *testing.B) {
 	}
 }
 
-// verbatim says a string needs no escaping exactly when
-// codec.AppendString writes it as it is: every byte in every position
-// of the 8-byte words and the tail.
-func TestVerbatim(t *testing.T) {
-	base := "0123456789abcdef0123" // two words and a tail
-	for pos := range len(base) {
-		for c := range 256 {
-			s := base[:pos] + string([]byte{byte(c)}) + base[pos+1:]
-			want := string(codec.AppendString(nil, s)) == `"`+s+`"`
-			if c >= 0x80 {
-				want = false // a lone byte of a UTF-8 sequence: the slow path decides
-			}
-			if got := verbatim(s); got != want {
-				t.Errorf("verbatim(%q) = %v, want %v", s, got, want)
-			}
-		}
-	}
-	for _, s := range []string{"", "é", "10.1.2.3", `a"b`, `a\b`} {
-		if got, want := verbatim(s), string(codec.AppendString(nil, s)) == `"`+s+`"` && s != "é"; got != want {
-			t.Errorf("verbatim(%q) = %v, want %v", s, got, want)
-		}
-	}
-}
-
 // smallInt agrees with strconv on what it takes, and leaves the rest to it.
 func TestSmallInt(t *testing.T) {
 	for _, s := range []string{"0", "-0", "7", "-12", "123456789012345678", "-123456789012345678",
