@@ -5,7 +5,7 @@
 // .ci/run uses it on the output of the tap run inside the container image,
 // where the Go test harness cannot reach.
 //
-//	airbytecheck -schema ../shared/protocol/airbyte_protocol.json -expect read -streams a,b out.jsonl
+//	airbytecheck -schema image/airbytecheck/testdata/airbyte_protocol.json -expect read -streams a,b out.jsonl
 package main
 
 import (
@@ -24,7 +24,7 @@ import (
 )
 
 func main() {
-	schemaPath := flag.String("schema", "../shared/protocol/airbyte_protocol.json", "the Airbyte protocol schema (JSON)")
+	schemaPath := flag.String("schema", "image/airbytecheck/testdata/airbyte_protocol.json", "the Airbyte protocol schema (JSON)")
 	expect := flag.String("expect", "", "the command whose output this is: spec, check, discover or read")
 	streamList := flag.String("streams", "", "read and discover: comma-separated streams that must be there")
 	flag.Parse()

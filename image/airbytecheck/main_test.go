@@ -5,8 +5,8 @@ import (
 	"testing"
 )
 
-// The protocol schema as the repository's neighbour shared/ holds it.
-const schemaPath = "../../../shared/protocol/airbyte_protocol.json"
+// The published protocol schema, kept as test data (see testdata/README.md).
+const schemaPath = "testdata/airbyte_protocol.json"
 
 func TestValidate(t *testing.T) {
 	schema, err := loadSchema(schemaPath)
