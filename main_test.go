@@ -64,24 +64,7 @@ const (
 // row gives. Rows run one after another because the working directory and
 // the environment belong to the process.
 func TestCLI(t *testing.T) {
-	root, err := filepath.Abs(testdata)
-	if err != nil {
-		t.Fatal(err)
-	}
-	table, err := os.ReadFile(filepath.Join(root, "cli.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	dec := json.NewDecoder(bytes.NewReader(table))
-	dec.DisallowUnknownFields() // a misspelt key would be an assertion silently dropped
-	var cases []cliCase
-	if err := dec.Decode(&cases); err != nil {
-		t.Fatalf("cli.json: %v (the row format is described at cliCase in main_test.go)", err)
-	}
-	base, err := os.ReadFile(filepath.Join(root, "base_config.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	root, cases, base := cliTable(t)
 	seen := map[string]bool{}
 	for _, c := range cases {
 		if seen[c.Name] {
@@ -91,32 +74,7 @@ func TestCLI(t *testing.T) {
 		t.Run(c.Name, func(t *testing.T) {
 			wantOut := expected(t, root, "stdout", c.Stdout, c.StdoutFile)
 			wantErr := expected(t, root, "stderr", c.Stderr, c.StderrFile)
-			dir := t.TempDir()
-			if len(c.ConfigPatch) > 0 && string(c.ConfigPatch) != "null" {
-				writeFile(t, filepath.Join(dir, "config.json"), mergePatch(t, base, c.ConfigPatch))
-			}
-			for name, content := range c.Files {
-				var s string
-				if json.Unmarshal(content, &s) != nil {
-					s = string(content)
-				}
-				writeFile(t, filepath.Join(dir, name), []byte(s))
-			}
-			for _, kv := range c.Env {
-				k, v, ok := strings.Cut(kv, "=")
-				if !ok {
-					t.Fatalf("env %q: expected NAME=value", kv)
-				}
-				t.Setenv(k, v)
-			}
-			t.Chdir(dir)
-			ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
-			defer cancel()
-			var stdout, stderr bytes.Buffer
-			code := run(ctx, c.Args, &stdout, &stderr)
-			if ctx.Err() != nil {
-				t.Fatalf("run did not finish within the limit; stderr:\n%s", stderr.String())
-			}
+			stdout, stderr, code := runRow(t, base, c)
 			if code != c.Exit {
 				t.Errorf("exit code %d, want %d\nstderr:\n%s", code, c.Exit, stderr.String())
 			}
@@ -132,6 +90,62 @@ func TestCLI(t *testing.T) {
 			}
 		})
 	}
+}
+
+// cliTable reads the CLI table: the absolute path of its directory, its
+// rows and the base config the rows patch.
+func cliTable(t *testing.T) (root string, cases []cliCase, base []byte) {
+	t.Helper()
+	root, err := filepath.Abs(testdata)
+	if err != nil {
+		t.Fatal(err)
+	}
+	table, err := os.ReadFile(filepath.Join(root, "cli.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(table))
+	dec.DisallowUnknownFields() // a misspelt key would be an assertion silently dropped
+	if err := dec.Decode(&cases); err != nil {
+		t.Fatalf("cli.json: %v (the row format is described at cliCase in main_test.go)", err)
+	}
+	if base, err = os.ReadFile(filepath.Join(root, "base_config.json")); err != nil {
+		t.Fatal(err)
+	}
+	return root, cases, base
+}
+
+// runRow runs one row of the CLI table in a fresh working directory
+// holding the row's files, with the row's environment, and returns what
+// it wrote and its exit code.
+func runRow(t *testing.T, base []byte, c cliCase) (stdout, stderr bytes.Buffer, code int) {
+	t.Helper()
+	dir := t.TempDir()
+	if len(c.ConfigPatch) > 0 && string(c.ConfigPatch) != "null" {
+		writeFile(t, filepath.Join(dir, "config.json"), mergePatch(t, base, c.ConfigPatch))
+	}
+	for name, content := range c.Files {
+		var s string
+		if json.Unmarshal(content, &s) != nil {
+			s = string(content)
+		}
+		writeFile(t, filepath.Join(dir, name), []byte(s))
+	}
+	for _, kv := range c.Env {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			t.Fatalf("env %q: expected NAME=value", kv)
+		}
+		t.Setenv(k, v)
+	}
+	t.Chdir(dir)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	code = run(ctx, c.Args, &stdout, &stderr)
+	if ctx.Err() != nil {
+		t.Fatalf("run did not finish within the limit; stderr:\n%s", stderr.String())
+	}
+	return stdout, stderr, code
 }
 
 // expected is a row's expected output, given inline or in a file; a row

@@ -44,7 +44,7 @@ func (a About) Markdown() string {
 }
 
 // settingsTable is the Markdown table of settings that --about and the
-// README show.
+// config reference (docs/reference/config.md) show.
 func settingsTable(settings []Setting) string {
 	var b strings.Builder
 	b.WriteString("| name | type | default | secret | allowed | description |\n|---|---|---|---|---|---|\n")

@@ -54,10 +54,10 @@ func specRows(t *testing.T) map[string]row {
 	return rows
 }
 
-// `--about --format markdown`, `tap spec` and the README's config
-// reference list the same settings with the same type, default and secret
-// flag: the registry's.
-func TestAboutSpecAndReadmeAgree(t *testing.T) {
+// `--about --format markdown`, `tap spec` and the config reference
+// (docs/reference/config.md) list the same settings with the same type,
+// default and secret flag: the registry's.
+func TestAboutSpecAndConfigReferenceAgree(t *testing.T) {
 	want := map[string]row{}
 	for _, s := range Settings() {
 		def := ""
@@ -66,26 +66,27 @@ func TestAboutSpecAndReadmeAgree(t *testing.T) {
 		}
 		want[s.Name] = row{s.Type, def, fmt.Sprint(s.Secret)}
 	}
-	readme, err := os.ReadFile("../README.md")
+	const ref = "docs/reference/config.md"
+	doc, err := os.ReadFile("../" + ref)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, section, ok := strings.Cut(string(readme), "<!-- settings table: begin -->")
+	_, section, ok := strings.Cut(string(doc), "<!-- settings table: begin -->")
 	section, _, ok2 := strings.Cut(section, "<!-- settings table: end -->")
 	if !ok || !ok2 {
-		t.Fatal("README.md has no settings table between its markers")
+		t.Fatal(ref + " has no settings table between its markers")
 	}
 	for name, got := range map[string]map[string]row{
 		"--about --format markdown": parseTable(t, AboutInfo().Markdown()),
 		"tap spec":                  specRows(t),
-		"README.md":                 parseTable(t, section),
+		ref:                         parseTable(t, section),
 	} {
 		if diff := cmp.Diff(want, got, cmp.AllowUnexported(row{})); diff != "" {
 			t.Errorf("%s disagrees with the registry (-registry +%s):\n%s", name, name, diff)
 		}
 	}
-	// The README shows the table exactly as --about prints it.
+	// The reference shows the table exactly as --about prints it.
 	if strings.TrimSpace(section) != strings.TrimSpace(settingsTable(Settings())) {
-		t.Errorf("README.md's settings table is stale; paste the table of `tap --about --format markdown`")
+		t.Errorf("%s: the settings table is stale; paste the table of `tap --about --format markdown`", ref)
 	}
 }

@@ -20,7 +20,7 @@ const (
 )
 
 // Meltano renders the about information as a Meltano plugin definition:
-// the YAML that `meltano add extractor --from-ref` reads, or that goes
+// the YAML that `meltano add --plugin-type extractor --from-ref` reads, or that goes
 // as an item under plugins.extractors of meltano.yml. Every setting of
 // the registry is there with its Meltano kind; secrets are sensitive.
 func (a About) Meltano() string {

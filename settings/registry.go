@@ -36,7 +36,7 @@ type Setting struct {
 var logLevels = []string{"debug", "info", "warn", "error"}
 
 // registry lists every config setting, in the order --about, the spec and
-// the README show them.
+// docs/reference/config.md show them.
 var registry = []Setting{
 	{Name: "base_url", Type: "string", Required: true, Description: `Base URL of the API; "embedded://demo" starts the bundled demo API in-process.`},
 	{Name: "auth.type", Type: "string", Default: "none", Enum: []string{"none", "bearer", "basic", "api_key", "oauth2", "jwt"}, Description: "How requests to base_url authenticate."},

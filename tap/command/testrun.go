@@ -16,8 +16,9 @@ const (
 	TestSchema = "schema" // write only the SCHEMA messages
 )
 
-// SingerTest is `tap --config C --test[=all|schema]`, the connection test
-// `meltano config <tap> test` runs. As in the Meltano SDK every stream is
+// SingerTest is `tap --config C --test[=all|schema]`, the Meltano SDK's
+// connection test (`meltano config test` runs a plain sync instead and
+// stops at its first RECORD). As in the Meltano SDK every stream is
 // synced, whatever the catalog selects. No STATE is written: a test that
 // read one record must not move a bookmark.
 func SingerTest(ctx context.Context, f inputs.Files, mode string, stdout, stderr io.Writer) error {
