@@ -30,6 +30,8 @@ import (
 //	                                         repository files ARGS name
 //	<!-- output: stderr of cli "NAME" -->    the same, for the row NAME of
 //	                                         the CLI table
+//	<!-- output: ... files A=B ... -->       with repository file B copied as
+//	                                         A into the directory first
 //	<!-- config [files A=B ...] -->          a whole config file; it must load
 //	                                         (repository file B copied as A
 //	                                         beside it first)
@@ -155,17 +157,7 @@ func TestDocsConfigsLoad(t *testing.T) {
 			}
 			setEnvOf(t, "", v)
 			dir := t.TempDir()
-			for _, f := range strings.Fields(blk.files) {
-				name, src, ok := strings.Cut(f, "=")
-				if !ok {
-					t.Fatalf("files %q: expected NAME=REPOPATH", f)
-				}
-				b, err := os.ReadFile(filepath.Join(repo, src))
-				if err != nil {
-					t.Fatal(err)
-				}
-				writeFile(t, filepath.Join(dir, name), b)
-			}
+			copyFiles(t, repo, dir, blk.files)
 			path := filepath.Join(dir, "config.json")
 			writeFile(t, path, doc)
 			t.Chdir(dir)
@@ -176,6 +168,23 @@ func TestDocsConfigsLoad(t *testing.T) {
 	}
 	if n < 10 {
 		t.Errorf("%d configs in the docs, want each guide's (at least 10): are the directives still there?", n)
+	}
+}
+
+// copyFiles copies into dir the repository files a directive names, each
+// NAME=REPOPATH.
+func copyFiles(t *testing.T, repo, dir, spec string) {
+	t.Helper()
+	for _, f := range strings.Fields(spec) {
+		name, src, ok := strings.Cut(f, "=")
+		if !ok {
+			t.Fatalf("files %q: expected NAME=REPOPATH", f)
+		}
+		b, err := os.ReadFile(filepath.Join(repo, src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, filepath.Join(dir, name), b)
 	}
 }
 
@@ -252,6 +261,7 @@ func TestDocsOutputs(t *testing.T) {
 			case strings.HasPrefix(command, "tap "):
 				args := strings.Fields(strings.TrimPrefix(command, "tap "))
 				dir := t.TempDir()
+				copyFiles(t, repo, dir, blk.files)
 				for _, a := range args {
 					if b, err := os.ReadFile(filepath.Join(repo, a)); err == nil {
 						writeFile(t, filepath.Join(dir, a), b)
