@@ -3,11 +3,8 @@ package tap
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/url"
 
-	"github.com/tap-dev/tap/client"
-	"github.com/tap-dev/tap/codec"
 	"github.com/tap-dev/tap/streams"
 	"github.com/tap-dev/tap/tap/report"
 )
@@ -80,20 +77,15 @@ func (e *engine) setAsyncJob(n *node, id string) {
 // getJSON sends req and decodes its JSON answer.
 func (e *engine) getJSON(ctx context.Context, n *node, req streams.Request) (any, *url.URL, error) {
 	var body any
-	resp, err := e.client.Do(ctx, client.Request{
-		Stream: n.def.Name, Method: req.Method, URL: req.URL, Query: req.Query, Body: req.Body,
-		Check: func(b []byte) error {
-			v, err := codec.Decode(b)
-			if err != nil {
-				if cutShort(b) {
-					return client.Transient(fmt.Errorf("response body is cut short: %w", err))
-				}
-				return fmt.Errorf("response body is not JSON: %w", err)
-			}
-			body = v
-			return nil
-		},
-	})
+	creq := e.clientRequest(n, req, streams.FormatJSON)
+	// The job's own requests are not the stream's pages: the stream's
+	// status rules and weight are for its pages.
+	creq.IgnoreStatuses, creq.OnStatus, creq.Weight, creq.Cost = nil, nil, 0, 0
+	creq.Check = func(b []byte) (err error) {
+		body, err = decodeJSON(b)
+		return err
+	}
+	resp, err := e.client.Do(ctx, creq)
 	if err != nil {
 		return nil, nil, err
 	}

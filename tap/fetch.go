@@ -1,16 +1,12 @@
 package tap
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"time"
 
 	"github.com/tap-dev/tap/client"
-	"github.com/tap-dev/tap/codec"
 	"github.com/tap-dev/tap/streams"
 	"github.com/tap-dev/tap/streams/decoder"
 	"github.com/tap-dev/tap/streams/pages"
@@ -239,10 +235,11 @@ func (e *engine) fetcher(n *node) streams.Fetch {
 		if spliced != nil {
 			slot = spliced.Take()
 		}
-		creq := client.Request{
-			Stream: d.Name, Method: req.Method, URL: req.URL, Query: req.Query, Body: req.Body, Header: req.Header,
-			IgnoreStatuses: d.IgnoreStatuses,
-			Check: func(b []byte) error {
+		creq := e.clientRequest(n, req, dec.Format())
+		if dec.Format() != streams.FormatJSON {
+			creq.Consume = dec.PageConsumer(&records)
+		} else {
+			creq.Check = func(b []byte) error {
 				b, err := decoder.GunzipJSON(b)
 				if err != nil {
 					return err
@@ -251,12 +248,9 @@ func (e *engine) fetcher(n *node) streams.Fetch {
 					body, records = slot, slot.Records()
 					return nil
 				}
-				v, err := codec.Decode(b)
+				v, err := decodeJSON(b)
 				if err != nil {
-					if cutShort(b) {
-						return client.Transient(fmt.Errorf("response body is cut short: %w", err))
-					}
-					return fmt.Errorf("response body is not JSON: %w", err)
+					return err
 				}
 				recs, err := d.Extract(v)
 				var apiErr *streams.APIError
@@ -268,16 +262,12 @@ func (e *engine) fetcher(n *node) streams.Fetch {
 				}
 				body, records = v, recs
 				return nil
-			},
+			}
 		}
 		if slot != nil {
 			creq.Buffer = slot.Buffer
 		}
-		if dec.Format() != streams.FormatJSON {
-			creq.Check, creq.Consume = nil, dec.PageConsumer(&records)
-			creq.Header = decoder.WithAccept(req.Header, dec.Format())
-		}
-		resp, err := e.client.Do(ctx, e.withLimits(d, creq))
+		resp, err := e.client.Do(ctx, creq)
 		if slot != nil && (err != nil || resp.Ignored || body != any(slot)) {
 			slot.Release() // the walk will not handle it
 		}
@@ -336,17 +326,4 @@ func (e *engine) walkChild(ctx context.Context, c *node, parent map[string]any, 
 		return e.checkpoint(c)
 	}
 	return nil
-}
-
-// cutShort reports whether a body that failed to decode ends in the middle
-// of a JSON document (or is empty): what a connection closed too early
-// leaves, without a Content-Length to tell. Anything else is a whole body
-// that another attempt would only repeat.
-func cutShort(b []byte) bool {
-	if len(bytes.TrimSpace(b)) == 0 {
-		return true
-	}
-	var v any
-	err := json.NewDecoder(bytes.NewReader(b)).Decode(&v)
-	return errors.Is(err, io.ErrUnexpectedEOF)
 }

@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 
-	"github.com/tap-dev/tap/client"
 	"github.com/tap-dev/tap/streams"
 	"github.com/tap-dev/tap/streams/decoder"
 )
@@ -25,31 +24,28 @@ func (e *engine) decoder(n *node, format string) (*decoder.Decoder, error) {
 // in the memory of one record. A sorted stream checkpoints every
 // streamBatch records.
 func (e *engine) streamBody(ctx context.Context, n *node, req streams.Request, part streams.Partition, dec *decoder.Decoder) error {
-	d := n.def
 	var pipeErr error
-	resp, err := e.client.Do(ctx, e.withLimits(d, client.Request{
-		Stream: d.Name, Method: req.Method, URL: req.URL, Query: req.Query, Body: req.Body, Header: decoder.WithAccept(req.Header, dec.Format()),
-		IgnoreStatuses: d.IgnoreStatuses,
-		Consume: func(body io.Reader, h http.Header) error {
-			pipeErr = nil
-			batch := 0
-			extracted := e.now()
-			return dec.Each(body, h, func(rec any) error {
-				n.counts.Received.Add(1)
-				if err := e.handle(ctx, n, rec, extracted, part); err != nil {
-					// The pipeline's error is not the response's: keep it
-					// from the client's judgement and stop reading.
-					pipeErr = err
-					return errPipeline
-				}
-				if batch++; batch == streamBatch {
-					batch, extracted = 0, e.now()
-					return e.pageDone(n)
-				}
-				return nil
-			})
-		},
-	}))
+	creq := e.clientRequest(n, req, dec.Format())
+	creq.Consume = func(body io.Reader, h http.Header) error {
+		pipeErr = nil
+		batch := 0
+		extracted := e.now()
+		return dec.Each(body, h, func(rec any) error {
+			n.counts.Received.Add(1)
+			if err := e.handle(ctx, n, rec, extracted, part); err != nil {
+				// The pipeline's error is not the response's: keep it
+				// from the client's judgement and stop reading.
+				pipeErr = err
+				return errPipeline
+			}
+			if batch++; batch == streamBatch {
+				batch, extracted = 0, e.now()
+				return e.pageDone(n)
+			}
+			return nil
+		})
+	}
+	resp, err := e.client.Do(ctx, creq)
 	if pipeErr != nil {
 		return pipeErr
 	}
@@ -80,20 +76,17 @@ func (e *engine) pageDone(n *node) error {
 // checkFormat is check for a streamed body: only its first record is
 // read, not the whole export.
 func (e *engine) checkFormat(ctx context.Context, n *node, req streams.Request) (map[string]any, int, error) {
-	d := n.def
-	dec, err := e.decoder(n, d.BodyFormat())
+	dec, err := e.decoder(n, n.def.BodyFormat())
 	if err != nil {
 		return nil, 0, err
 	}
 	var first any
-	resp, err := e.client.Do(ctx, client.Request{
-		Stream: d.Name, Method: req.Method, URL: req.URL, Query: req.Query, Body: req.Body, Header: decoder.WithAccept(req.Header, dec.Format()),
-		IgnoreStatuses: d.IgnoreStatuses,
-		Consume: func(body io.Reader, h http.Header) (err error) {
-			first, err = dec.First(body, h)
-			return err
-		},
-	})
+	creq := e.clientRequest(n, req, dec.Format())
+	creq.Consume = func(body io.Reader, h http.Header) (err error) {
+		first, err = dec.First(body, h)
+		return err
+	}
+	resp, err := e.client.Do(ctx, creq)
 	if err != nil {
 		return nil, 0, err
 	}

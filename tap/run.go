@@ -101,3 +101,9 @@ func (e *engine) sync(ctx context.Context, every time.Duration) error {
 	}
 	return err
 }
+
+// breakerMetric is the client's OnBreaker in a sync: a metric line on
+// each change of the breaker's state.
+func (e *engine) breakerMetric(state string, openings int) {
+	e.report.Counter("circuit_breaker_state", openings, map[string]any{"state": state})
+}
