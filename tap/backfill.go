@@ -25,6 +25,9 @@ func (e *engine) retryWindow(ctx context.Context, n *node, w keys.Window) error 
 	letters := n.counts.DeadLetters.Load()
 	err = e.walk(ctx, n, req, streams.Partition{})
 	n.window, n.retrying = nil, false
+	if n.cut {
+		return nil // cut short by a test run's record limit
+	}
 	return e.windowEnd(n, w, err, n.counts.DeadLetters.Load() > letters, false)
 }
 

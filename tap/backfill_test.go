@@ -246,6 +246,22 @@ func TestEngineBackfillOutcomes(t *testing.T) {
 				t.Errorf("letter %s, want kind request and window %s to %s", lines[0], key(3), key(4))
 			}
 		},
+	}, {
+		name:   "a test run (--test) stops at its record: the window it read to its end is the only one completed, no other is asked for",
+		stream: daily, cfg: endDate, rows: days, recordLimit: 1,
+		check: func(t *testing.T, r *recorder, src *source, logs string) {
+			equal(t, "requests", src.requests, []string{winReq(1)})
+			equal(t, "ids", ids(r), []int{1})
+			hasLine(t, logs, "INFO windows completed=1 failed=0 deferred=0 resumed=0 stream=s")
+		},
+	}, {
+		name:   "a test run whose record limit cuts a window short counts no window completed",
+		stream: daily, cfg: endDate, rows: append([]map[string]any{row(11, 1)}, days...), recordLimit: 1,
+		check: func(t *testing.T, r *recorder, src *source, logs string) {
+			equal(t, "requests", src.requests, []string{winReq(1)})
+			equal(t, "ids", ids(r), []int{11})
+			hasLine(t, logs, "INFO windows completed=0 failed=0 deferred=0 resumed=0 stream=s")
+		},
 	}} {
 		t.Run(c.name, func(t *testing.T) { runEngineCase(t, c) })
 	}

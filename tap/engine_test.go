@@ -214,6 +214,9 @@ type engineCase struct {
 	failReq func(req string) error
 	// wantExit, when set, is the exit code wantErr must map to.
 	wantExit int
+	// recordLimit, when set, stops each stream after that many records,
+	// as --test does.
+	recordLimit int64
 }
 
 func runEngineCase(t *testing.T, c engineCase) {
@@ -266,6 +269,7 @@ func runEngineCase(t *testing.T, c engineCase) {
 	log := output.NewStderrLogger(&logs, slog.LevelInfo, nil)
 	rec := &recorder{}
 	e := testEngine(t, cfg, sel, st, rec, log)
+	e.recordLimit = c.recordLimit
 	now := time.Date(2026, 1, 11, 0, 0, 0, 0, time.UTC)
 	if !c.now.IsZero() {
 		now = c.now

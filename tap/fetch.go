@@ -211,6 +211,7 @@ func (e *engine) walkEnd(n *node, first streams.Request, part streams.Partition,
 		n.counts.Ignored.Add(1)
 		return nil
 	case errors.Is(err, errRecordLimit):
+		n.cut = true
 		return nil
 	}
 	return e.deadLetter(n, first, part, err)
