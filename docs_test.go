@@ -17,6 +17,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 
 	"github.com/tap-dev/tap/tap/inputs"
 )
@@ -326,6 +327,82 @@ func TestHoldsInOrder(t *testing.T) {
 	} {
 		if _, ok := holdsInOrder(c.want, c.got); ok != c.ok {
 			t.Errorf("holdsInOrder(%q, %q) = %v, want %v", c.want, c.got, ok, c.ok)
+		}
+	}
+}
+
+// TestDocsLinks checks every relative link of the docs: the file exists,
+// and the #anchor, when there is one, is a heading of it.
+func TestDocsLinks(t *testing.T) {
+	link := regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	for _, file := range docFiles(t) {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range link.FindAllStringSubmatch(string(b), -1) {
+			target := m[1]
+			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+				continue
+			}
+			path, anchor, _ := strings.Cut(target, "#")
+			if path == "" {
+				path = file
+			} else {
+				path = filepath.Join(filepath.Dir(file), path)
+			}
+			if _, err := os.Stat(path); err != nil {
+				t.Errorf("%s: link %s: %v", file, target, err)
+				continue
+			}
+			if anchor != "" && !slices.Contains(headingSlugs(t, path), anchor) {
+				t.Errorf("%s: link %s: %s has no heading #%s", file, target, path, anchor)
+			}
+		}
+	}
+}
+
+// headingSlugs are the anchors GitHub gives the headings of a Markdown
+// file: lower case, punctuation dropped, spaces as hyphens.
+func headingSlugs(t *testing.T, path string) []string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var slugs []string
+	for _, line := range strings.Split(string(b), "\n") {
+		if !strings.HasPrefix(line, "#") {
+			continue
+		}
+		var s strings.Builder
+		for _, r := range strings.ToLower(strings.TrimSpace(strings.TrimLeft(line, "#"))) {
+			switch {
+			case r == ' ':
+				s.WriteRune('-')
+			case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+				s.WriteRune(r)
+			}
+		}
+		slugs = append(slugs, s.String())
+	}
+	return slugs
+}
+
+// TestCodeMapPaths checks that each path the code map names (a `token`
+// holding a slash) is in the repository, so the map follows the code.
+func TestCodeMapPaths(t *testing.T) {
+	b, err := os.ReadFile("docs/design/code-map.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	paths := regexp.MustCompile("`([A-Za-z0-9_.-]+/[A-Za-z0-9_./-]*)`").FindAllStringSubmatch(string(b), -1)
+	if len(paths) < 20 {
+		t.Fatalf("the code map names %d paths, want its table of them", len(paths))
+	}
+	for _, m := range paths {
+		if _, err := os.Stat(m[1]); err != nil {
+			t.Errorf("docs/design/code-map.md names %s: %v", m[1], err)
 		}
 	}
 }
