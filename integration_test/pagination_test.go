@@ -603,7 +603,7 @@ func TestStreamDefinitionChecks(t *testing.T) {
 		{"page_size_for_next_url", edgeStream("s", "/x", map[string]any{"type": "next_url", "next_url_path": "next", "page_size": 10}, nil),
 			`tap: config.json: stream "s": pagination.page_size: is an option of pagination type "offset", "page_number", "keyset", "cursor", "graphql", not of "next_url"; type "next_url" accepts next_url_path, max_pages`},
 		{"unknown_option", edgeStream("s", "/x", map[string]any{"type": "cursor", "cursor_param": "c", "next_cursor_path": "n", "cursor_path": "n"}, nil),
-			`tap: config.json: stream "s": pagination.cursor_path: unknown pagination option; type "cursor" accepts cursor_param, next_cursor_path, has_more_path, page_size_param, page_size, next_cursor_header, max_pages, inject`},
+			`tap: config.json: stream "s": pagination.cursor_path: unknown pagination option; type "cursor" accepts cursor_param, next_cursor_path, has_more_path, page_size_param, page_size, next_cursor_header, cursor_from_last_record, max_pages, inject`},
 		{"placeholder_without_parent", edgeStream("s", "/v1/orders/{id}/items", map[string]any{"type": "none"}, nil),
 			`tap: config.json: stream "s": path: placeholder {id} needs a parent stream to fill it ("parent": {"stream": ..., "key": "id"})`},
 		{"incremental_without_param", edgeStream("s", "/x", map[string]any{"type": "none"}, map[string]any{

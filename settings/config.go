@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -31,6 +32,7 @@ type Config struct {
 	BaseURL            string               `json:"base_url"`
 	Auth               Auth                 `json:"auth"`
 	Headers            map[string]string    `json:"headers"`
+	PathParams         map[string]string    `json:"path_params"`
 	StartDate          string               `json:"start_date"`
 	EndDate            string               `json:"end_date"`
 	Streams            []streams.Definition `json:"streams"`
@@ -175,6 +177,7 @@ func LoadWith(path string, prepare func(c *Config, streamsPath string) error) (*
 		return nil, inputErr(path, errors.New("expected a JSON object at the top level"))
 	}
 	stringifyValues(obj["headers"])
+	stringifyValues(obj["path_params"])
 	if err := applyRegistry(obj); err != nil {
 		return nil, inputErr(path, err)
 	}
@@ -204,6 +207,9 @@ func LoadWith(path string, prepare func(c *Config, streamsPath string) error) (*
 		if err := decodeWithStreams(tree, &file, &cfg.Streams); err != nil {
 			return nil, inputErr(streamsPath, err)
 		}
+	}
+	for i := range cfg.Streams {
+		fillPathParams(&cfg.Streams[i], cfg.PathParams)
 	}
 	if prepare != nil {
 		if err := prepare(&cfg, streamsPath); err != nil {
@@ -433,4 +439,25 @@ func (c *Config) checkThrottling() error {
 		}
 	}
 	return nil
+}
+
+// placeholder is a {name} of a stream's path.
+var placeholder = regexp.MustCompile(`\{([^{}]*)\}`)
+
+// fillPathParams replaces each {placeholder} of d.Path that vals names,
+// and that the parent does not fill, by its value, path-escaped: the
+// config's path_params, such as GitHub's {owner} and {repo}, are the same
+// for every request of the run. A malformed path is left for its check.
+func fillPathParams(d *streams.Definition, vals map[string]string) {
+	if len(vals) == 0 {
+		return
+	}
+	d.Path = placeholder.ReplaceAllStringFunc(d.Path, func(m string) string {
+		name := m[1 : len(m)-1]
+		v, ok := vals[name]
+		if !ok || (d.Parent != nil && (name == d.Parent.Key || name == d.Parent.As)) {
+			return m
+		}
+		return url.PathEscape(v)
+	})
 }

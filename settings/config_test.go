@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tap-dev/tap/streams"
 )
 
 const customersStream = `{"name": "customers", "path": "/v1/customers", "primary_key": ["id"], "replication_key": "updated_at", "schema": "schemas/customers.json"}`
@@ -55,6 +57,9 @@ func TestLoadErrorsNameFileStreamAndField(t *testing.T) {
 		{"schema without properties", `{"base_url": "embedded://demo", "streams": [{"name": "c", "path": "/c", "schema": {"type": "object"}}]}`, `stream "c": schema: expected "properties"`},
 		{"schema of another type", `{"base_url": "embedded://demo", "streams": [{"name": "c", "path": "/c", "schema": {"type": "array", "properties": {}}}]}`, `expected "type": "object"`},
 		{"stream that is not an object", `{"base_url": "embedded://demo", "streams": [3]}`, `streams[0]: expected a JSON object`},
+		{"path_params fill what no parent fills", `{"base_url": "embedded://demo", "path_params": {"owner": "o", "repo": 7}, "streams": [{"name": "c", "path": "/repos/{owner}/{repo}/c", "schema": {"type": "object", "properties": {}}}]}`, ""},
+		{"a placeholder path_params lacks", `{"base_url": "embedded://demo", "path_params": {"owner": "o"}, "streams": [{"name": "c", "path": "/repos/{owner}/{repo}/c", "schema": {"type": "object", "properties": {}}}]}`, `stream "c": path: placeholder {repo} needs a parent stream`},
+		{"path_params not strings", `{"base_url": "embedded://demo", "path_params": {"owner": ["o"]}, "streams": [` + customersStream + `]}`, `path_params`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -76,6 +81,31 @@ func TestLoadErrorsNameFileStreamAndField(t *testing.T) {
 			var ie *InputError
 			if !errors.As(err, &ie) {
 				t.Errorf("error %T, want an *InputError (exit 2)", err)
+			}
+		})
+	}
+}
+
+func TestFillPathParams(t *testing.T) {
+	vals := map[string]string{"owner": "tap dev", "repo": "a/b", "number": "never"}
+	tests := map[string]struct {
+		path   string
+		parent *streams.Parent
+		want   string
+	}{
+		"config values escaped":   {path: "/repos/{owner}/{repo}/issues", want: "/repos/tap%20dev/a%2Fb/issues"},
+		"parent's key kept":       {path: "/repos/{owner}/{repo}/issues/{number}/comments", parent: &streams.Parent{Stream: "issues", Key: "number"}, want: "/repos/tap%20dev/a%2Fb/issues/{number}/comments"},
+		"parent's as kept":        {path: "/r/{repo}/{number}", parent: &streams.Parent{Stream: "issues", Key: "id", As: "number"}, want: "/r/a%2Fb/{number}"},
+		"unknown name kept":       {path: "/x/{other}", want: "/x/{other}"},
+		"no placeholder":          {path: "/x", want: "/x"},
+		"malformed left to Check": {path: "/x/{owner", want: "/x/{owner"},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			d := streams.Definition{Name: "s", Path: tt.path, Parent: tt.parent}
+			fillPathParams(&d, vals)
+			if d.Path != tt.want {
+				t.Errorf("path = %q, want %q", d.Path, tt.want)
 			}
 		})
 	}

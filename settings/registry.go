@@ -60,6 +60,7 @@ var registry = []Setting{
 	{Name: "auth.private_key", Type: "string", Secret: true, Description: "PEM RSA private key (PKCS #8 or PKCS #1) signing the JWT assertion with RS256 (auth.type jwt)."},
 	{Name: "auth.key_id", Type: "string", Description: "kid header of the JWT assertion (auth.type jwt); optional."},
 	{Name: "headers", Type: "object", open: true, Description: "Extra request headers, e.g. User-Agent. Credentials here (Authorization, Cookie, X-Api-Key, names holding key, token, secret, auth, session, signature or password) are secrets."},
+	{Name: "path_params", Type: "object", open: true, Description: "Values of the {placeholders} of stream paths that no parent fills, such as GitHub's owner and repo: {\"owner\": \"tap-dev\"}; path-escaped."},
 	{Name: "start_date", Type: "string", Format: "date-time", Description: "RFC 3339 time: the first bookmark of an incremental stream with no state."},
 	{Name: "end_date", Type: "string", Format: "date-time", Description: "RFC 3339 time, exclusive: chunked backfills cover [start_date or bookmark, end_date). Default: now."},
 	{Name: "streams", Type: "array", Description: "Stream definitions (inline)."},

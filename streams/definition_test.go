@@ -20,7 +20,7 @@ func decodeDef(t *testing.T, src string) (*Definition, error) {
 }
 
 func TestPaginationDecode(t *testing.T) {
-	one := 1
+	one, zero := 1, 0
 	tests := map[string]struct {
 		src     string
 		want    Pagination
@@ -34,6 +34,10 @@ func TestPaginationDecode(t *testing.T) {
 			want: Pagination{Type: PageOffset, PageCommon: PageCommon{MaxPages: 2}, Options: &OffsetOptions{OffsetParam: "o", PageSizeParam: "l", PageSize: 10, TotalPath: "t"}}},
 		"page_number": {src: `{"pagination": {"type": "page_number", "page_param": "p", "start_page": 1, "total_pages_path": "n"}}`,
 			want: Pagination{Type: PageNumber, Options: &PageNumberOptions{PageParam: "p", StartPage: &one, TotalPagesPath: "n"}}},
+		"page_number from 0": {src: `{"pagination": {"type": "page_number", "page_param": "p", "start_page": 0}}`,
+			want: Pagination{Type: PageNumber, Options: &PageNumberOptions{PageParam: "p", StartPage: &zero}}},
+		"cursor from the last record": {src: `{"pagination": {"type": "cursor", "cursor_param": "starting_after", "cursor_from_last_record": "id", "has_more_path": "has_more"}}`,
+			want: Pagination{Type: PageCursor, Options: &CursorOptions{CursorParam: "starting_after", CursorFromLastRecord: "id", HasMorePath: "has_more"}}},
 		"keyset": {src: `{"pagination": {"type": "keyset", "key_param": "after", "key_field": "id"}}`,
 			want: Pagination{Type: PageKeyset, Options: &KeysetOptions{KeyParam: "after", KeyField: "id"}}},
 		"cursor": {src: `{"pagination": {"type": "cursor", "cursor_param": "c", "next_cursor_path": "n", "has_more_path": "m", "page_size": 5, "page_size_param": "l"}}`,
@@ -52,7 +56,7 @@ func TestPaginationDecode(t *testing.T) {
 		"link_header takes no options": {src: `{"pagination": {"type": "link_header", "next_url_path": "n"}}`,
 			wantErr: `pagination.next_url_path: is an option of pagination type "next_url", not of "link_header"`},
 		"unknown option": {src: `{"pagination": {"type": "cursor", "cursor_param": "c", "next_cursor_path": "n", "cursr": 1}}`,
-			wantErr: `pagination.cursr: unknown pagination option; type "cursor" accepts cursor_param, next_cursor_path, has_more_path, page_size_param, page_size, next_cursor_header, max_pages, inject`},
+			wantErr: `pagination.cursr: unknown pagination option; type "cursor" accepts cursor_param, next_cursor_path, has_more_path, page_size_param, page_size, next_cursor_header, cursor_from_last_record, max_pages, inject`},
 		"unknown type": {src: `{"pagination": {"type": "scroll"}}`,
 			wantErr: `pagination.type: unknown type "scroll" (expected one of none, offset, page_number, keyset, cursor, next_url, link_header, graphql)`},
 		"type not a string":   {src: `{"pagination": {"type": 3}}`, wantErr: `pagination.type: expected a string`},
@@ -78,6 +82,18 @@ func TestPaginationDecode(t *testing.T) {
 			}
 			if d := cmp.Diff(tt.want, d.Pagination); d != "" {
 				t.Errorf("(-want +got):\n%s", d)
+			}
+			// What MarshalJSON writes decodes back to the same pagination.
+			b, err := json.Marshal(d.Pagination)
+			if err != nil {
+				t.Fatal(err)
+			}
+			back, err := decodeDef(t, `{"pagination": `+string(b)+`}`)
+			if err != nil {
+				t.Fatalf("%s: %v", b, err)
+			}
+			if d := cmp.Diff(tt.want, back.Pagination); d != "" {
+				t.Errorf("%s decodes to (-want +got):\n%s", b, d)
 			}
 		})
 	}

@@ -72,12 +72,19 @@ func (pt pageType) optionNames() []string {
 func jsonFieldNames(t reflect.Type) []string {
 	var names []string
 	for i := range t.NumField() {
-		f := t.Field(i)
-		if name, _, _ := strings.Cut(f.Tag.Get("json"), ","); name != "" && name != "-" {
+		if name := jsonFieldName(t.Field(i)); name != "" {
 			names = append(names, name)
 		}
 	}
 	return names
+}
+
+// jsonFieldName is f's name in JSON, "" for a field JSON does not see.
+func jsonFieldName(f reflect.StructField) string {
+	if name, _, _ := strings.Cut(f.Tag.Get("json"), ","); name != "-" {
+		return name
+	}
+	return ""
 }
 
 func unknownTypeMsg(name string) string {
@@ -130,6 +137,30 @@ func (p *Pagination) UnmarshalJSON(b []byte) error {
 	}
 	*p = out
 	return nil
+}
+
+// MarshalJSON writes p as UnmarshalJSON reads it: {"type": T, ...the
+// options of T}, leaving out the options at their zero value (a start_page
+// of 0, which is set, is written).
+func (p Pagination) MarshalJSON() ([]byte, error) {
+	t, err := json.Marshal(p.Type)
+	var b bytes.Buffer
+	b.WriteString(`{"type":` + string(t))
+	for _, v := range []any{p.PageCommon, p.Options} {
+		if v == nil {
+			continue
+		}
+		rv := reflect.Indirect(reflect.ValueOf(v))
+		for i := 0; i < rv.NumField() && err == nil; i++ {
+			if f, name := rv.Field(i), jsonFieldName(rv.Type().Field(i)); name != "" && !f.IsZero() {
+				var val []byte
+				val, err = json.Marshal(f.Interface())
+				fmt.Fprintf(&b, ",%q:%s", name, val) // the names are plain ASCII
+			}
+		}
+	}
+	b.WriteByte('}')
+	return b.Bytes(), err
 }
 
 // foreignOptionMsg says why option k is refused for type pt.
@@ -259,6 +290,10 @@ type CursorOptions struct {
 	// NextCursorHeader reads the cursor from a response header instead
 	// of the body.
 	NextCursorHeader string `json:"next_cursor_header"`
+	// CursorFromLastRecord takes the cursor from this field of the page's
+	// last record (Stripe's starting_after=<last id>): the API lists
+	// newest first, so the largest key, as keyset sends, would skip rows.
+	CursorFromLastRecord string `json:"cursor_from_last_record"`
 }
 
 func (*CursorOptions) pageType() string { return PageCursor }
@@ -267,10 +302,12 @@ func (o *CursorOptions) check() (string, string) {
 	switch {
 	case o.CursorParam == "":
 		return "cursor_param", requiredFor(PageCursor)
-	case o.NextCursorPath == "" && o.NextCursorHeader == "":
-		return "next_cursor_path", requiredFor(PageCursor) + " (or next_cursor_header, to read the cursor from a response header)"
+	case o.NextCursorPath == "" && o.NextCursorHeader == "" && o.CursorFromLastRecord == "":
+		return "next_cursor_path", requiredFor(PageCursor) + " (or next_cursor_header, to read the cursor from a response header, or cursor_from_last_record, to take it from the page's last record)"
 	case o.NextCursorPath != "" && o.NextCursorHeader != "":
 		return "next_cursor_header", "takes the place of next_cursor_path; set one of them"
+	case o.CursorFromLastRecord != "" && (o.NextCursorPath != "" || o.NextCursorHeader != ""):
+		return "cursor_from_last_record", "takes the place of next_cursor_path and next_cursor_header; set one of them"
 	case o.PageSize < 0:
 		return "page_size", fmt.Sprintf("must not be negative, got %d", o.PageSize)
 	}

@@ -22,7 +22,8 @@ import (
 // It stops when the token is absent, null or "", or when has_more_path is
 // set, present in the body and false. With next_cursor_header the token is
 // that response header's value, and an absent or empty header ends the
-// walk.
+// walk. With cursor_from_last_record the token is that field of the
+// page's last record, and an empty page ends the walk.
 type cursorPaginator struct {
 	name string
 	p    streams.CursorOptions
@@ -43,6 +44,20 @@ func (c cursorPaginator) Next(last streams.Request, resp *streams.Response) (str
 				return streams.Request{}, false, nil
 			}
 		}
+	}
+	if f := c.p.CursorFromLastRecord; f != "" {
+		n := len(resp.Records)
+		if n == 0 {
+			return streams.Request{}, false, nil
+		}
+		v, ok, err := keyOf(resp.Records[n-1], f)
+		if err != nil {
+			return streams.Request{}, false, streamErr(c.name, "cursor_from_last_record %q: %v", f, err)
+		}
+		if !ok {
+			return streams.Request{}, false, streamErr(c.name, "the page's last record has no cursor_from_last_record field %q to continue from", f)
+		}
+		return last.WithParams(c.p.CursorParam, v.text), true, nil
 	}
 	if h := c.p.NextCursorHeader; h != "" {
 		token := strings.TrimSpace(resp.Header.Get(h))

@@ -1,6 +1,7 @@
 package pages
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -80,5 +81,30 @@ func TestNextURL(t *testing.T) {
 		if err == nil || strings.Contains(err.Error(), "s3cret") {
 			t.Fatalf("err = %v", err)
 		}
+	})
+}
+
+// Stripe lists newest first and continues with starting_after=<the last
+// id of the page>: not the largest key, which keyset would send.
+func TestCursorFromLastRecord(t *testing.T) {
+	d := testDef(streams.Pagination{Type: streams.PageCursor, Options: &streams.CursorOptions{CursorParam: "starting_after", CursorFromLastRecord: "id", HasMorePath: "has_more", PageSizeParam: "limit", PageSize: 2}})
+	p := mustPaginator(t, d)
+	last := streams.Request{Method: "GET", URL: "/v1/charges", Query: query("limit", "2")}
+	want := func(c string) streams.Request {
+		return streams.Request{Method: "GET", URL: "/v1/charges", Query: query("limit", "2", "starting_after", c)}
+	}
+	page := func(body string, recs ...any) *streams.Response {
+		return &streams.Response{Body: jsontest.Decode(t, body), Records: recs}
+	}
+	rec := func(id any) any { return map[string]any{"id": id} }
+	runSteps(t, p, map[string]step{
+		"last record, not the largest": {last: last, resp: page(`{"has_more":true}`, rec("ch_9"), rec("ch_3")), want: want("ch_3"), more: true},
+		"numeric id exact":             {last: last, resp: page(`{"has_more":true}`, rec(json.Number("9007199254740993"))), want: want("9007199254740993"), more: true},
+		"has_more absent":              {last: last, resp: page(`{}`, rec("ch_1")), want: want("ch_1"), more: true},
+		"has_more false":               {last: last, resp: page(`{"has_more":false}`, rec("ch_1")), more: false},
+		"empty page":                   {last: last, resp: page(`{"has_more":true}`), more: false},
+		"last record without the field": {last: last, resp: page(`{"has_more":true}`, rec("ch_1"), map[string]any{"name": "x"}),
+			wantErr: `the page's last record has no cursor_from_last_record field "id"`},
+		"object id": {last: last, resp: page(`{"has_more":true}`, rec(map[string]any{})), wantErr: `cursor_from_last_record "id"`},
 	})
 }
