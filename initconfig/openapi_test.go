@@ -1,0 +1,232 @@
+package initconfig
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/tap-dev/tap/settings"
+)
+
+// facts are what a test checks of one generated stream.
+type facts struct {
+	RecordsPath, PK, ReplicationKey, Param, Format, Pagination, Parent string
+}
+
+func factsOf(r *Result) map[string]facts {
+	out := map[string]facts{}
+	for _, d := range r.Config.Streams {
+		f := facts{RecordsPath: d.RecordsPath, ReplicationKey: d.ReplicationKey, Pagination: d.Pagination.Type}
+		if len(d.PrimaryKey) > 0 {
+			f.PK = d.PrimaryKey[0]
+		}
+		if d.Incremental != nil {
+			f.Param, f.Format = d.Incremental.Param, d.Incremental.Format
+		}
+		if d.Parent != nil {
+			f.Parent = d.Parent.Stream + "." + d.Parent.Key + "->" + d.Parent.As
+		}
+		out[d.Name] = f
+	}
+	return out
+}
+
+func generate(t *testing.T, file string, opts Options) (*Result, error) {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return FromOpenAPI(context.Background(), data, file, opts)
+}
+
+func TestFromOpenAPI(t *testing.T) {
+	tests := map[string]struct {
+		want  map[string]facts
+		notes []string // each is in some note
+	}{
+		"stripe.yaml": {want: map[string]facts{
+			"customers": {RecordsPath: "data", PK: "id", ReplicationKey: "created", Param: "created[gte]", Format: "unix", Pagination: "cursor"},
+			"charges":   {RecordsPath: "data", PK: "id", Pagination: "cursor"},
+		}, notes: []string{"stream charges: pagination cursor guessed from starting_after/has_more", "auth: bearer token"}},
+		"github.json": {want: map[string]facts{
+			"issues":   {PK: "id", ReplicationKey: "updated_at", Param: "since", Pagination: "link_header"},
+			"comments": {PK: "id", ReplicationKey: "updated_at", Param: "since", Pagination: "link_header", Parent: "issues.number->issue_number"},
+		}, notes: []string{"path parameter {owner} is no parent's key: path_params.owner reads the environment variable TAP_OWNER"}},
+		"pages.yaml": {want: map[string]facts{
+			"tickets": {RecordsPath: "tickets", PK: "ticket_id", ReplicationKey: "updated_at", Param: "updated_since", Pagination: "page_number"},
+		}, notes: []string{"servers[0].url https://{subdomain}.helpdesk.example.com/api/v2 with its variables' defaults", "primary key ticket_id guessed"}},
+		"offset.json": {want: map[string]facts{
+			"products": {RecordsPath: "results", PK: "id", ReplicationKey: "modified_at", Param: "modified_after", Pagination: "offset"},
+		}},
+		"nested.yaml": {want: map[string]facts{
+			"orgs":    {RecordsPath: "data", PK: "id", Pagination: "cursor"},
+			"members": {RecordsPath: "members", PK: "member_id", Pagination: "cursor", Parent: "orgs.id->org_id"},
+		}, notes: []string{"OAuth2 client credentials"}},
+		"refs.json": {want: map[string]facts{
+			"invoices":   {RecordsPath: "items", PK: "id", ReplicationKey: "updated_at", Param: "updated_after", Pagination: "next_url"},
+			"categories": {PK: "id", Pagination: "none"},
+		}},
+		"v31.yaml": {want: map[string]facts{
+			"events": {RecordsPath: "events", PK: "id", ReplicationKey: "updated_at", Param: "updated_after", Pagination: "cursor"},
+		}},
+	}
+	for file, tt := range tests {
+		t.Run(file, func(t *testing.T) {
+			base := "https://api.example.com"
+			if file == "pages.yaml" {
+				base = "" // the server template's defaults
+			}
+			r, err := generate(t, filepath.Join("testdata", file), Options{BaseURL: base})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(tt.want, factsOf(r)); d != "" {
+				t.Errorf("streams (-want +got):\n%s", d)
+			}
+			all := strings.Join(r.Notes, "\n")
+			for _, n := range tt.notes {
+				if !strings.Contains(all, n) {
+					t.Errorf("no note says %q; notes:\n%s", n, all)
+				}
+			}
+			loadsAsIs(t, r)
+		})
+	}
+}
+
+// loadsAsIs writes the config and loads it as the tap does.
+func loadsAsIs(t *testing.T, r *Result) {
+	t.Helper()
+	b, err := r.Config.JSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []string{"TAP_TOKEN", "TAP_API_KEY", "TAP_USERNAME", "TAP_PASSWORD", "TAP_CLIENT_ID", "TAP_CLIENT_SECRET", "TAP_OWNER", "TAP_REPO"} {
+		t.Setenv(v, "x")
+	}
+	path := filepath.Join(t.TempDir(), "config.json")
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := settings.Load(path); err != nil {
+		t.Errorf("the written config does not load: %v\n%s", err, b)
+	}
+}
+
+func TestFromOpenAPISchema(t *testing.T) {
+	r, err := generate(t, "testdata/refs.json", Options{BaseURL: "https://x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var inv map[string]any
+	for _, d := range r.Config.Streams {
+		if d.Name == "invoices" {
+			json.Unmarshal(d.Schema, &inv)
+		}
+	}
+	props := inv["properties"].(map[string]any)
+	// allOf of three $refs merged; oneOf of two objects merged.
+	want := map[string]any{"type": "object", "properties": map[string]any{
+		"hours": map[string]any{"type": "number"}, "kind": map[string]any{"type": "string"},
+		"quantity": map[string]any{"type": "integer"}, "sku": map[string]any{"type": "string"}}}
+	if d := cmp.Diff(want, props["lines"].(map[string]any)["items"]); d != "" {
+		t.Errorf("lines.items (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff(map[string]any{"type": "string", "format": "date-time"}, props["updated_at"]); d != "" {
+		t.Errorf("updated_at (-want +got):\n%s", d)
+	}
+
+	r, err = generate(t, "testdata/v31.yaml", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ev map[string]any
+	json.Unmarshal(r.Config.Streams[0].Schema, &ev)
+	evp := ev["properties"].(map[string]any)
+	if d := cmp.Diff(map[string]any{"type": []any{"string", "null"}, "format": "date-time"}, evp["deleted_at"]); d != "" {
+		t.Errorf("3.1 type array (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff([]any{"object", "null"}, evp["payload"].(map[string]any)["type"]); d != "" {
+		t.Errorf("3.1 nullable object (-want +got):\n%s", d)
+	}
+}
+
+func TestFromOpenAPIRefusesBadInput(t *testing.T) {
+	const ok = "openapi: 3.0.0\ninfo: {title: x, version: '1'}\n"
+	list := "paths:\n  /things:\n    get:\n      responses:\n        '200':\n          description: d\n          content:\n            application/json:\n              schema: {type: array, items: {type: object, properties: {id: {type: string}}}}\n"
+	tests := map[string]struct{ doc, opts, want string }{
+		"not OpenAPI":         {doc: `{"swagger": "1.2"}`, want: `not an OpenAPI document: expected a top-level "openapi": "3.x" (or "swagger": "2.0") field`},
+		"not JSON or YAML":    {doc: "{{{", want: "not JSON or YAML"},
+		"OpenAPI 2 spelled 4": {doc: "openapi: 4.0.0\n", want: `openapi "4.0.0": expected version 3.0 or 3.1`},
+		"broken ref": {doc: ok + "servers: [{url: 'https://x'}]\npaths:\n  /x:\n    get:\n      responses:\n        '200':\n          description: d\n          content:\n            application/json:\n              schema: {$ref: '#/components/schemas/nope'}\n",
+			want: "broken $ref"},
+		"remote ref not fetched": {doc: ok + "servers: [{url: 'https://x'}]\npaths:\n  /x:\n    get:\n      responses:\n        '200':\n          description: d\n          content:\n            application/json:\n              schema: {$ref: 'http://127.0.0.1:1/s.json'}\n",
+			want: "only local files are followed"},
+		"no list operation": {doc: ok + "servers: [{url: 'https://x'}]\npaths:\n  /x/{id}:\n    get:\n      responses:\n        '200':\n          description: d\n          content:\n            application/json:\n              schema: {type: object, properties: {id: {type: string}}}\n",
+			want: "no GET operation whose success response is a list"},
+		"no server":           {doc: ok + list, want: "the document lists no servers: give --base-url"},
+		"relative server":     {doc: ok + "servers: [{url: /api}]\n" + list, want: `servers[0].url "/api" is not an absolute http(s) URL: give --base-url`},
+		"template no default": {doc: ok + "servers: [{url: 'https://{region}.x.com', variables: {region: {default: ''}}}]\n" + list, want: "variable {region} has no default"},
+		"paths match nothing": {doc: ok + "servers: [{url: 'https://x'}]\n" + list, opts: "/v9/*", want: "among the paths matching --paths /v9/*"},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			file := filepath.Join(t.TempDir(), "spec.yaml")
+			os.WriteFile(file, []byte(tt.doc), 0o644)
+			_, err := generate(t, file, Options{Paths: tt.opts})
+			var ie *InputError
+			if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.HasPrefix(err.Error(), file+": ") {
+				t.Fatalf("err = %v, want %q after the file name", err, tt.want)
+			}
+			if !asInputError(err, &ie) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("err %T %q: want one line, an *InputError", err, err)
+			}
+		})
+	}
+}
+
+func asInputError(err error, ie **InputError) bool {
+	e, ok := err.(*InputError)
+	*ie = e
+	return ok
+}
+
+func TestFromOpenAPISwagger2(t *testing.T) {
+	doc := `{"swagger": "2.0", "info": {"title": "s", "version": "1"}, "host": "api.example.com", "basePath": "/v1", "schemes": ["https"],
+	  "securityDefinitions": {"key": {"type": "apiKey", "in": "header", "name": "X-Key"}},
+	  "paths": {"/pets": {"get": {"produces": ["application/json"], "parameters": [{"name": "page", "in": "query", "type": "integer"}, {"name": "per_page", "in": "query", "type": "integer", "maximum": 50}],
+	    "responses": {"200": {"description": "d", "schema": {"type": "array", "items": {"$ref": "#/definitions/Pet"}}}}}}},
+	  "definitions": {"Pet": {"type": "object", "properties": {"id": {"type": "integer"}, "name": {"type": "string"}}}}}`
+	file := filepath.Join(t.TempDir(), "swagger.json")
+	os.WriteFile(file, []byte(doc), 0o644)
+	r, err := generate(t, file, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(map[string]facts{"pets": {PK: "id", Pagination: "page_number"}}, factsOf(r)); d != "" {
+		t.Errorf("(-want +got):\n%s", d)
+	}
+	if r.Config.BaseURL != "https://api.example.com/v1" || r.Config.Auth["name"] != "X-Key" {
+		t.Errorf("base_url %q, auth %v", r.Config.BaseURL, r.Config.Auth)
+	}
+	if !strings.Contains(strings.Join(r.Notes, "\n"), "a Swagger 2.0 document, converted to OpenAPI 3.0") {
+		t.Errorf("no note of the conversion: %q", r.Notes)
+	}
+	loadsAsIs(t, r)
+}
+
+func TestFromOpenAPIPaths(t *testing.T) {
+	r, err := generate(t, "testdata/stripe.yaml", Options{Paths: "/v1/charge*"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := factsOf(r); len(got) != 1 || got["charges"].Pagination != "cursor" {
+		t.Errorf("--paths /v1/charge*: streams %v", got)
+	}
+}
