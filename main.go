@@ -34,6 +34,8 @@ Singer:
   tap --config CONFIG --infer-schema STREAM [--infer-pages N]
   tap serve-demo [--addr 127.0.0.1:8765] [--config CONFIG]
   tap replay --config CONFIG --dead-letters FILE [--state STATE]
+  tap init --openapi SPEC [--base-url URL] [--paths GLOB] [--out CONFIG]
+  tap init --probe URL [--auth-header "Authorization: Bearer …"] [--out CONFIG]
 
 Airbyte:
   tap spec
@@ -56,6 +58,17 @@ Flags:
                       records against today's schemas, writes what passes as Singer
                       messages (one STATE at the end: --state unchanged, {} without it)
                       and leaves the rest in FILE. Singer only: Airbyte mode has no replay
+  --openapi SPEC      init: write a config from an OpenAPI 3.0/3.1 (or Swagger 2.0) document,
+                      JSON or YAML: a stream per GET operation that lists records
+  --probe URL         init: write a one-stream config from one answer of URL
+  --auth-header H     init --probe: "Name: value" sent with the request; the config reads
+                      the secret from the environment instead (TAP_TOKEN, TAP_API_KEY, …)
+  --base-url URL      init --openapi: the API's URL, when the document's server is relative
+                      or a template
+  --paths GLOBS       init --openapi: only the paths matching one of these comma-separated
+                      globs ('*' matches across '/')
+  --out FILE          init: the config to write, atomically (default: stdout); the guesses
+                      that could be wrong are printed on stderr, one a line
   --test[=MODE]       Meltano's connection test, writing no STATE: all (the default) syncs
                       one record per stream, whatever the catalog selects; schema writes
                       only the SCHEMA messages
@@ -88,7 +101,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	cmd := ""
 	if len(args) > 0 {
 		switch args[0] {
-		case "serve-demo", "replay", "spec", "check", "discover", "read":
+		case "serve-demo", "replay", "init", "spec", "check", "discover", "read":
 			cmd, args = args[0], args[1:]
 		}
 	}
@@ -96,6 +109,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(io.Discard)
 	var f inputs.Files
 	var properties, format, addr, infer, shard, deadLetters string
+	var initOpts command.InitOptions
+	fs.StringVar(&initOpts.OpenAPI, "openapi", "", "")
+	fs.StringVar(&initOpts.Probe, "probe", "", "")
+	fs.StringVar(&initOpts.AuthHeader, "auth-header", "", "")
+	fs.StringVar(&initOpts.BaseURL, "base-url", "", "")
+	fs.StringVar(&initOpts.Paths, "paths", "", "")
+	fs.StringVar(&initOpts.Out, "out", "", "")
 	var inferPages int
 	var discover, about, version bool
 	var test testFlag
@@ -152,6 +172,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = command.ServeDemo(ctx, addr, f.Config, stderr)
 	case cmd == "replay":
 		err = replay.Run(ctx, f, deadLetters, stdout, stderr)
+	case cmd == "init":
+		err = command.Init(ctx, initOpts, stdout, stderr)
 	case cmd != "":
 		err = command.Airbyte(ctx, cmd, f, stdout)
 		return tap.ExitCode(err) // Airbyte reports errors on stdout as TRACE messages
@@ -179,7 +201,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // Airbyte command, which must keep stderr free, else as one line on stderr.
 func badUsage(cmd string, stdout, stderr io.Writer, msg string) int {
 	err := &tap.UsageError{Msg: msg}
-	if cmd != "" && cmd != "serve-demo" && cmd != "replay" {
+	if cmd != "" && cmd != "serve-demo" && cmd != "replay" && cmd != "init" {
 		return tap.ExitCode(command.AirbyteFail(stdout, err))
 	}
 	return fail(stderr, err)
