@@ -182,14 +182,16 @@ func (p pyTime) isoformat(sep byte) string {
 }
 
 // Normalize turns a decoded JSON number into int (when integral and in
-// range) or float64, the numbers expressions compute with.
+// range) or float64, the numbers expressions compute with. A number
+// beyond float64 is ±inf, as Python's json reads it.
 func Normalize(v any) any {
 	switch n := v.(type) {
 	case json.Number:
 		if i, err := strconv.ParseInt(string(n), 10, 64); err == nil {
 			return int(i)
 		}
-		if f, err := strconv.ParseFloat(string(n), 64); err == nil {
+		f, err := strconv.ParseFloat(string(n), 64)
+		if err == nil || math.IsInf(f, 0) {
 			return f
 		}
 	case int64:
@@ -534,8 +536,14 @@ func pyStr(v any) string {
 		return pyFloatRepr(v)
 	case pyTime:
 		return v.isoformat(' ')
-	default:
+	case []any, map[string]any:
 		return pyRepr(v)
+	case json.Number:
+		return string(v) // not a number Normalize reads
+	default:
+		// Not pyRepr, which comes back here for whatever it does not
+		// know.
+		return fmt.Sprint(v)
 	}
 }
 
