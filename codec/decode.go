@@ -50,9 +50,9 @@ func (e *SyntaxError) Error() string {
 	return fmt.Sprintf("invalid JSON at byte %d: %s", e.Offset, e.Msg)
 }
 
-// maxDepth bounds nesting, as encoding/json does, so a hostile body
+// MaxDepth bounds nesting, as encoding/json does, so a hostile body
 // cannot exhaust the stack.
-const maxDepth = 10000
+const MaxDepth = 10000
 
 type decoder struct {
 	data []byte
@@ -88,8 +88,8 @@ func (d *decoder) value(depth int) (any, error) {
 	if d.pos >= len(d.data) {
 		return nil, d.unexpected("value")
 	}
-	if c := d.data[d.pos]; (c == '{' || c == '[') && depth >= maxDepth {
-		return nil, d.errorf("nested deeper than %d levels", maxDepth)
+	if c := d.data[d.pos]; (c == '{' || c == '[') && depth >= MaxDepth {
+		return nil, d.errorf("nested deeper than %d levels", MaxDepth)
 	}
 	switch c := d.data[d.pos]; {
 	case c == '{':

@@ -172,7 +172,7 @@ func (w *Walker) literal(word string) error {
 }
 
 func (w *Walker) object(n *shapeNode, top bool) error {
-	if w.depth++; w.depth > maxDepth {
+	if w.depth++; w.depth > MaxDepth {
 		return &SyntaxError{Offset: w.pos, Msg: "nested too deep"}
 	}
 	from := len(w.keys)
@@ -333,7 +333,7 @@ func (w *Walker) anyNumber(n *shapeNode) error {
 }
 
 func (w *Walker) array(items *shapeNode) error {
-	if w.depth++; w.depth > maxDepth {
+	if w.depth++; w.depth > MaxDepth {
 		return &SyntaxError{Offset: w.pos, Msg: "nested too deep"}
 	}
 	err := w.elements(items)

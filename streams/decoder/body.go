@@ -16,12 +16,12 @@ import (
 const maxGzipJSON = 256 << 20
 
 // PageConsumer reads one page of a jsonl, csv or xml stream into *recs:
-// the records of a page are held (a page is bounded by its size); the
-// body is not.
+// the records of a page are held, so the page is bounded (maxPageBody
+// once inflated); a body read by Each is not.
 func (dec *Decoder) PageConsumer(recs *[]any) func(io.Reader, http.Header) error {
 	return func(body io.Reader, h http.Header) error {
 		*recs = (*recs)[:0]
-		return dec.Each(body, h, func(rec any) error {
+		return dec.each(body, h, dec.maxPage, func(rec any) error {
 			*recs = append(*recs, rec)
 			return nil
 		})
@@ -31,6 +31,12 @@ func (dec *Decoder) PageConsumer(recs *[]any) func(io.Reader, http.Header) error
 // Each decodes body (gunzipped when it is gzip) record by record, after
 // checking its Content-Type, and hands each record to f.
 func (dec *Decoder) Each(body io.Reader, h http.Header, f func(any) error) error {
+	return dec.each(body, h, 0, f)
+}
+
+// each is Each reading at most max bytes of the inflated body (0: no
+// bound).
+func (dec *Decoder) each(body io.Reader, h http.Header, max int64, f func(any) error) error {
 	if err := dec.CheckContentType(h.Get("Content-Type")); err != nil {
 		return err
 	}
@@ -38,11 +44,19 @@ func (dec *Decoder) Each(body io.Reader, h http.Header, f func(any) error) error
 	if err != nil {
 		return err
 	}
+	if max > 0 {
+		b := &budget{r: r, err: errPageTooLarge}
+		b.allow(0, max)
+		r = b
+	}
 	rr := dec.Records(r)
 	for {
 		rec, err := rr.Read()
 		if err == io.EOF {
 			return nil
+		}
+		if errors.Is(err, errPageTooLarge) {
+			return fmt.Errorf("stream %q: a page of the %s body is larger than %d MiB once inflated", dec.stream, dec.format, max>>20)
 		}
 		if err != nil {
 			return err

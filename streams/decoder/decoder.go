@@ -28,6 +28,9 @@ type Decoder struct {
 	recordsPath string
 	csv         streams.CSVOptions
 	shape       *shape // from the stream's schema; nil: untyped
+	// maxRecord and maxPage are maxRecordText and maxPageBody (a test
+	// makes them small).
+	maxRecord, maxPage int64
 }
 
 // New returns the decoder of format (json, jsonl, csv or xml) for
@@ -40,7 +43,8 @@ func New(d *streams.Definition, format string, schema map[string]any) (*Decoder,
 	if err := streams.CheckFormat(format); err != nil {
 		return nil, fmt.Errorf("stream %q: format: %w", d.Name, err)
 	}
-	dec := &Decoder{stream: d.Name, format: format, recordsPath: d.RecordsPath, shape: shapeOf(schema)}
+	dec := &Decoder{stream: d.Name, format: format, recordsPath: d.RecordsPath, shape: shapeOf(schema),
+		maxRecord: maxRecordText, maxPage: maxPageBody}
 	if d.CSV != nil {
 		dec.csv = *d.CSV
 	}
