@@ -672,3 +672,17 @@ func (c *Client) quotaError(cs *call) error {
 		RetryAt: limit.NextUTCMidnight(c.now()),
 	}
 }
+
+// windowError is the DeferError of an API rate-limit window used up
+// until a reset beyond MaxRetryAfter, which is as long a Retry-After.
+func (c *Client) windowError(cs *call, we *limit.WindowError) error {
+	stream := ""
+	if cs != nil {
+		stream = cs.req.Stream
+	}
+	return &DeferError{
+		Stream:  stream,
+		Reason:  fmt.Sprintf("%v (X-RateLimit-Remaining 0), more than retry.max_retry_after_s (%s)", we, c.cfg.MaxRetryAfter),
+		RetryAt: we.ResetAt,
+	}
+}

@@ -26,7 +26,8 @@ import (
 //	transport errors, timeouts, a body cut short, Check → Transient
 //	                                         retried with backoff (429 and
 //	                                         503: Retry-After when given)
-//	418; Retry-After > MaxRetryAfter; daily quota
+//	418; Retry-After > MaxRetryAfter; daily quota;
+//	an API rate-limit window used up past it
 //	                                         DeferError, no retry
 //	other 4xx, 1xx/3xx left over, Check → other error, TLS/scheme errors
 //	                                         StatusError, no retry

@@ -87,8 +87,12 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if limited {
 		if release, err = c.lim.Acquire(ctx, sp); err != nil {
 			tk.done(neutral)
-			if errors.Is(err, limit.ErrQuotaReached) {
+			var we *limit.WindowError
+			switch {
+			case errors.Is(err, limit.ErrQuotaReached):
 				err = c.quotaError(cs)
+			case errors.As(err, &we):
+				err = c.windowError(cs, we)
 			}
 			return fail(err)
 		}

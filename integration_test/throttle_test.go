@@ -3,9 +3,12 @@ package integration_test
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -408,4 +411,60 @@ func TestWeightBudgetEndToEnd(t *testing.T) {
 			assertTable(t, l, "customers", demoKeys["customers"], source(t, srv, "customers"))
 		})
 	}
+}
+
+// An API window used up (X-RateLimit-Remaining 0) until a reset a day or
+// years away is a deferral, as a Retry-After that long is: the run
+// checkpoints and exits 75 at once, saying when to retry, instead of
+// sleeping until the reset.
+func TestFarRateLimitResetDefers(t *testing.T) {
+	t.Parallel()
+	for _, reset := range []string{"86400", "999999999"} {
+		t.Run(reset, func(t *testing.T) {
+			t.Parallel()
+			var pages atomic.Int32
+			base := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				page := r.URL.Query().Get("page")
+				if page == "" {
+					page = "1"
+				}
+				pages.Add(1)
+				w.Header().Set("Content-Type", "application/json")
+				w.Header().Set("X-RateLimit-Remaining", "0")
+				w.Header().Set("X-RateLimit-Reset", reset)
+				fmt.Fprintf(w, `{"data":[{"id":%s}],"next":"%d"}`, page, atoi(t, page)+1)
+			}))
+			def := map[string]any{"name": "items", "path": "/items", "records_path": "data", "primary_key": []string{"id"},
+				"pagination": map[string]any{"type": "cursor", "cursor_param": "page", "next_cursor_path": "next"},
+				"schema":     map[string]any{"type": "object", "properties": map[string]any{"id": map[string]any{"type": "integer"}}}}
+			d := newTapDir(t, tapConfig(base, []any{def}))
+			l := newLoader(t)
+			start := time.Now()
+			r := d.sync(l, time.Minute)
+			if r.code != 75 {
+				t.Fatalf("exit %d, want 75; stderr:\n%s", r.code, r.stderr)
+			}
+			secs, _ := strconv.Atoi(reset)
+			at := start.Add(time.Duration(secs) * time.Second).UTC()
+			line := lastLine(r.stderr)
+			if !strings.Contains(line, "X-RateLimit-Remaining 0") || !strings.Contains(line, "max_retry_after_s") ||
+				!strings.Contains(line, "retry after "+at.Format("2006-01-02T15")) {
+				t.Errorf("the deferral %q does not say the window is used up until about %s", line, at.Format(time.RFC3339))
+			}
+			if n := pages.Load(); n != 1 {
+				t.Errorf("%d requests, want 1: the second waits for the window", n)
+			}
+			if n := len(l.rows("items")); n != 1 {
+				t.Errorf("%d rows, want page 1's", n)
+			}
+		})
+	}
+}
+
+func atoi(t *testing.T, s string) int {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

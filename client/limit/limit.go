@@ -29,7 +29,9 @@
 // wait for the reset; when the ceiling would send more than what is left
 // before the reset, r runs (burst 1) at the pace that sends what is left
 // before the reset and the next attempt at the reset, so that a window
-// slowed down still gets all it allows.
+// slowed down still gets all it allows. A budget used up until a reset
+// further away than Config.MaxRetryAfter is Acquire's *WindowError: the
+// caller defers, as on such a Retry-After, rather than wait.
 //
 // Weight budget. With weight_per_minute W, the weights spent in one UTC
 // minute stay under W; an attempt that would pass it waits for the next
@@ -63,6 +65,7 @@ package limit
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"math"
 	"net/http"
@@ -77,6 +80,17 @@ import (
 // caller defers the run until NextUTCMidnight.
 var ErrQuotaReached = errors.New("daily quota reached")
 
+// WindowError is Acquire's error when the API's rate-limit budget is
+// used up until a reset further away than Config.MaxRetryAfter.
+type WindowError struct {
+	ResetAt time.Time
+	Wait    time.Duration // from the attempt to the reset
+}
+
+func (e *WindowError) Error() string {
+	return fmt.Sprintf("the API's rate-limit budget is used up until its reset in %s", e.Wait.Round(time.Second))
+}
+
 // Config configures a Limiter. Burst and MaxInFlight must be at least 1;
 // the caller has checked the rest.
 type Config struct {
@@ -89,7 +103,7 @@ type Config struct {
 	WeightPerMinute   int           // weight spent per UTC minute at most; 0 = off
 	UsedWeightHeader  string        // response header reporting the weight used this minute
 	Cost              Cost          // GraphQL cost budget; Points 0 = off
-	MaxRetryAfter     time.Duration // the longest Retry-After that pauses every stream
+	MaxRetryAfter     time.Duration // the longest Retry-After that pauses every stream, and window reset waited for
 	Shared            *Shared       // keeps the bucket, quota and pause in Redis; nil = in the process
 
 	Logger *slog.Logger // slowdowns (Info) and 429s (Warn) [discard]

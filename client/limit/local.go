@@ -265,6 +265,11 @@ func (l *local) waitBlocked(ctx context.Context, sp Spend) error {
 			return nil
 		}
 		d := until.Sub(now)
+		if why == "window" && d > l.pause {
+			// As a Retry-After that long: the caller defers the run
+			// rather than sleep for a day (or for years).
+			return &WindowError{ResetAt: until, Wait: d}
+		}
 		if err := l.sleep(ctx, d); err != nil {
 			return err
 		}

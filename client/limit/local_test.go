@@ -2,6 +2,7 @@ package limit
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"net/http"
@@ -220,5 +221,53 @@ func TestParseRetryAfter(t *testing.T) {
 		if got != tt.want || ok != tt.wantOK {
 			t.Errorf("ParseRetryAfter(%q) = %s, %v; want %s, %v", tt.in, got, ok, tt.want, tt.wantOK)
 		}
+	}
+}
+
+// A budget used up (Remaining 0) until a reset further than
+// MaxRetryAfter is a WindowError at once, as a Retry-After that long is a
+// deferral: the limiter once slept until the reset, a day or years away.
+// A reset within MaxRetryAfter is waited for.
+func TestFarWindowResetIsAWindowError(t *testing.T) {
+	tests := []struct {
+		name     string
+		reset    func(now time.Time) string
+		wantWait time.Duration // 0: no error, the reset is waited for
+	}{
+		{"a day, delay-seconds", func(time.Time) string { return "86400" }, 24 * time.Hour},
+		{"31 years, delay-seconds", func(time.Time) string { return "999999999" }, 999999999 * time.Second},
+		{"a day, Unix time", func(now time.Time) string { return strconv.FormatInt(now.Add(24*time.Hour).Unix(), 10) }, 24 * time.Hour},
+		{"at the bound", func(time.Time) string { return "300" }, 0},
+		{"a minute", func(time.Time) string { return "60" }, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				// Later than 2001 (a Unix-time reset is above 10^9).
+				time.Sleep(time.Until(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)))
+				l := New(Config{RequestsPerSecond: 10, Burst: 1, MaxInFlight: 4, MaxRetryAfter: 300 * time.Second})
+				release, err := l.Acquire(t.Context(), Spend{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				start := time.Now()
+				l.Settle(Spend{}, http.Header{"X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Reset": {tt.reset(start)}}, 200)
+				release()
+				release, err = l.Acquire(t.Context(), Spend{})
+				waited := time.Since(start)
+				var we *WindowError
+				switch {
+				case tt.wantWait == 0:
+					if err != nil {
+						t.Fatalf("err = %v, want the reset waited for", err)
+					}
+					release()
+				case !errors.As(err, &we):
+					t.Fatalf("err = %v, want a WindowError", err)
+				case we.Wait != tt.wantWait || !we.ResetAt.Equal(start.Add(tt.wantWait)) || waited != 0:
+					t.Errorf("WindowError %+v after %s, want a wait of %s and none spent", we, waited, tt.wantWait)
+				}
+			})
+		})
 	}
 }
