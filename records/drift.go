@@ -16,14 +16,36 @@ import (
 // Drift collects how a stream's records depart from its schema. What it
 // reports at WARN names properties, types and counts only: a record's
 // values may be personal data, so they appear at debug level alone.
+//
+// It tracks at most maxDriftFields properties and pointers (of every
+// kind together), the first found: records of distinct keys (an API
+// keyed by ids, hostile ones) would otherwise grow it, and its report, a
+// line or two each, without end. The findings beyond are counted, and
+// the report says how many were not tracked.
 type Drift struct {
-	mu      sync.Mutex
-	stream  string
-	extra   map[string]*extraProp // properties not in the schema
-	missing map[string]int        // required properties absent, by pointer
-	types   map[string]*finding   // pointer → records whose value has another type
-	other   map[string]*finding   // other violations by pointer
-	redact  Redactor
+	mu        sync.Mutex
+	stream    string
+	extra     map[string]*extraProp // properties not in the schema
+	missing   map[string]int        // required properties absent, by pointer
+	types     map[string]*finding   // pointer → records whose value has another type
+	other     map[string]*finding   // other violations by pointer
+	fields    int                   // the keys of the four maps
+	untracked int                   // findings on fields beyond maxDriftFields
+	redact    Redactor
+}
+
+// maxDriftFields bounds the fields a stream's drift tracks.
+const maxDriftFields = 100
+
+// room is whether a field not tracked yet may be; it counts the finding
+// as untracked when not.
+func (d *Drift) room() bool {
+	if d.fields < maxDriftFields {
+		d.fields++
+		return true
+	}
+	d.untracked++
+	return false
 }
 
 type extraProp struct {
@@ -47,7 +69,9 @@ func newDrift(stream string, redact Redactor) *Drift {
 func (d *Drift) missingProperty(pointer string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.missing[pointer]++
+	if _, ok := d.missing[pointer]; ok || d.room() {
+		d.missing[pointer]++
+	}
 }
 
 func (d *Drift) unknown(prop string, val any) {
@@ -55,6 +79,9 @@ func (d *Drift) unknown(prop string, val any) {
 	defer d.mu.Unlock()
 	p := d.extra[prop]
 	if p == nil {
+		if !d.room() {
+			return
+		}
 		// Secrets go before encoding, where escaping cannot hide them.
 		b, _ := codec.Marshal(d.redact.Value(val))
 		p = &extraProp{types: map[string]int{}, example: shorten(d.redact.Redact(string(b)), 80)}
@@ -74,6 +101,9 @@ func (d *Drift) violation(keyword, pointer, msg string) {
 	}
 	f := into[pointer]
 	if f == nil {
+		if !d.room() {
+			return
+		}
 		f = &finding{}
 		into[pointer] = f
 	}
@@ -83,7 +113,7 @@ func (d *Drift) violation(keyword, pointer, msg string) {
 
 // Entry is one finding of the drift report.
 type Entry struct {
-	Kind  string // extra_property, missing_required, type_change, violation
+	Kind  string // extra_property, missing_required, type_change, violation, untracked
 	Field string // property name or JSON pointer
 	Count int
 	// Text holds names, types and counts, never a value of a record.
@@ -120,6 +150,10 @@ func (d *Drift) Entries() []Entry {
 		f := d.other[k]
 		out = append(out, Entry{"violation", pointerText(k), f.count,
 			fmt.Sprintf("stream %q: %s fails %q in %d records", stream, pointerText(k), f.keyword, f.count), f.message})
+	}
+	if d.untracked > 0 {
+		out = append(out, Entry{"untracked", "", d.untracked,
+			fmt.Sprintf("stream %q: %d more findings not tracked: drift tracks the first %d properties and pointers", stream, d.untracked, maxDriftFields), ""})
 	}
 	return out
 }

@@ -632,3 +632,31 @@ func TestDriftReportValuesOnlyAtDebug(t *testing.T) {
 		})
 	}
 }
+
+// Drift tracks the first maxDriftFields fields, and counts the findings
+// beyond: records of distinct keys once grew it (500,000 keys: 404 MB)
+// and its report (a WARN and a METRIC line each) without end.
+func TestDriftTracksBoundedFields(t *testing.T) {
+	v := testValidator(t, DeadLetter, nil, nil)
+	const n = 5000
+	for i := range n {
+		v.Violations(record(t, fmt.Sprintf(`{"id":%d,"amount":1,"k%d":true}`, i, i)))
+	}
+	v.Violations(record(t, `{"id":1,"amount":1,"k0":1}`)) // a tracked field is still counted
+	var logs bytes.Buffer
+	entries := v.Drift().Report(testLogger(&logs, slog.LevelInfo))
+	if len(entries) != maxDriftFields+1 {
+		t.Fatalf("%d entries, want %d and the untracked count", len(entries), maxDriftFields)
+	}
+	if e := entries[0]; e.Field != "k0" || e.Count != 2 {
+		t.Errorf("first entry %+v, want k0 in 2 records", e)
+	}
+	want := Entry{"untracked", "", n - maxDriftFields,
+		fmt.Sprintf(`stream "orders": %d more findings not tracked: drift tracks the first 100 properties and pointers`, n-maxDriftFields), ""}
+	if d := cmp.Diff(want, entries[len(entries)-1]); d != "" {
+		t.Errorf("last entry (-want +got):\n%s", d)
+	}
+	if lines := strings.Count(logs.String(), "\n"); lines != maxDriftFields+1 {
+		t.Errorf("the report is %d lines, want %d", lines, maxDriftFields+1)
+	}
+}
