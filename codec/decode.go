@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -21,8 +22,51 @@ import (
 // holds it to that), invalid UTF-8 and lone surrogates becoming U+FFFD.
 //
 // Its errors are *SyntaxError.
-func Decode(b []byte) (any, error) {
-	d := decoder{data: b, keys: make(map[string]string)}
+func Decode(b []byte) (any, error) { return decode(b, false) }
+
+// CollisionKey is the key DecodeRecords adds to an object in which (or
+// below which) two keys became one once their invalid UTF-8 was replaced
+// by U+FFFD, so that one value was lost. No decoded key holds it: its
+// byte 0xff is invalid UTF-8, which decoding always replaces. Its value
+// is the JSON pointer, from that object, of the first such key.
+const CollisionKey = "\xffkeys collided"
+
+// DecodeRecords is Decode for records: an object whose keys collide once
+// repaired (above) is marked with CollisionKey, and so is every object
+// it is in, so that a record can be told from its top-level keys alone
+// (TakeCollision) and refused rather than written without the value.
+func DecodeRecords(b []byte) (any, error) { return decode(b, true) }
+
+// TakeCollision removes the CollisionKey marks from v and every value in
+// it, and returns the pointer of the first collision; ok is false, and v
+// is untouched, when v is not marked.
+func TakeCollision(v map[string]any) (pointer string, ok bool) {
+	pointer, ok = v[CollisionKey].(string)
+	if ok {
+		unmark(v)
+	}
+	return pointer, ok
+}
+
+func unmark(v any) {
+	switch v := v.(type) {
+	case map[string]any:
+		if _, ok := v[CollisionKey]; !ok {
+			return // nothing below is marked either
+		}
+		delete(v, CollisionKey)
+		for _, e := range v {
+			unmark(e)
+		}
+	case []any:
+		for _, e := range v {
+			unmark(e)
+		}
+	}
+}
+
+func decode(b []byte, mark bool) (any, error) {
+	d := decoder{data: b, keys: make(map[string]string), mark: mark}
 	d.skipSpace()
 	if d.pos == len(d.data) {
 		return nil, &SyntaxError{Offset: d.pos, Msg: "empty JSON document"}
@@ -60,6 +104,12 @@ type decoder struct {
 	// keys interns object keys: records of a page repeat the same keys,
 	// and a lookup with string(bytes) does not allocate.
 	keys map[string]string
+	// mark: DecodeRecords. collisions counts the keys that collided so
+	// far; at is the pointer of the first one in the value last decoded,
+	// from that value.
+	mark       bool
+	collisions int
+	at         string
 }
 
 func (d *decoder) errorf(format string, args ...any) error {
@@ -121,6 +171,7 @@ func (d *decoder) literal(word string) error {
 func (d *decoder) object(depth int) (any, error) {
 	d.pos++ // {
 	m := make(map[string]any)
+	at := "" // DecodeRecords: the pointer of the first collision in m
 	d.skipSpace()
 	if d.pos < len(d.data) && d.data[d.pos] == '}' {
 		d.pos++
@@ -141,11 +192,25 @@ func (d *decoder) object(depth int) (any, error) {
 		}
 		d.pos++
 		d.skipSpace()
+		before := d.collisions
 		v, err := d.value(depth + 1)
 		if err != nil {
 			return nil, err
 		}
+		n := len(m)
 		m[key] = v
+		if d.mark {
+			switch {
+			case len(m) == n && strings.ContainsRune(key, utf8.RuneError):
+				// Keys with invalid UTF-8 repaired into one: the value
+				// before is lost. (A duplicate key otherwise is JSON's
+				// own, and the last one wins, as in encoding/json.)
+				d.collisions++
+				at = firstPointer(at, key, "")
+			case d.collisions != before:
+				at = firstPointer(at, key, d.at)
+			}
+		}
 		d.skipSpace()
 		if d.pos >= len(d.data) {
 			return nil, d.unexpected("object")
@@ -155,6 +220,9 @@ func (d *decoder) object(depth int) (any, error) {
 			d.pos++
 		case '}':
 			d.pos++
+			if at != "" {
+				m[CollisionKey], d.at = at, at
+			}
 			return m, nil
 		default:
 			return nil, d.unexpected("object after value")
@@ -170,11 +238,16 @@ func (d *decoder) array(depth int) (any, error) {
 		d.pos++
 		return a, nil
 	}
+	at := "" // DecodeRecords: the pointer of the first collision in a
 	for {
 		d.skipSpace()
+		before := d.collisions
 		v, err := d.value(depth + 1)
 		if err != nil {
 			return nil, err
+		}
+		if d.collisions != before && at == "" {
+			at = "/" + strconv.Itoa(len(a)) + d.at
 		}
 		a = append(a, v)
 		d.skipSpace()
@@ -186,11 +259,23 @@ func (d *decoder) array(depth int) (any, error) {
 			d.pos++
 		case ']':
 			d.pos++
+			if at != "" {
+				d.at = at
+			}
 			return a, nil
 		default:
 			return nil, d.unexpected("array after value")
 		}
 	}
+}
+
+// firstPointer is at, or when at is "" the pointer of key followed by
+// the pointer below it.
+func firstPointer(at, key, below string) string {
+	if at != "" {
+		return at
+	}
+	return "/" + strings.ReplaceAll(strings.ReplaceAll(key, "~", "~0"), "/", "~1") + below
 }
 
 // key reads an object key, interned.

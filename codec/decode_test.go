@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -131,4 +132,38 @@ func BenchmarkDecode(b *testing.B) {
 		}
 		b.ReportMetric(float64(b.N*1000)/b.Elapsed().Seconds(), "records/s")
 	})
+}
+
+// DecodeRecords marks an object whose keys became one once their invalid
+// UTF-8 was replaced (a value lost), and every object it is in, with the
+// pointer of the collision; TakeCollision takes the marks away. Decode
+// marks nothing.
+func TestDecodeRecordsMarksCollisions(t *testing.T) {
+	page := "{\"data\":[{\"id\":1,\"a\xff\":1,\"a\xfe\":2},{\"id\":2,\"n\":[0,{\"b\xff\":1,\"b\uFFFD\":2}]},{\"id\":3,\"a\xff\":1,\"a\":2},{\"id\":4,\"id\":5}]}"
+	v, err := DecodeRecords([]byte(page))
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := v.(map[string]any)
+	if got := root[CollisionKey]; got != "/data/0/a\uFFFD" {
+		t.Errorf("the page's mark = %q, want the first collision's pointer", got)
+	}
+	recs := root["data"].([]any)
+	for i, want := range []string{"/a\uFFFD", "/n/1/b\uFFFD", "", ""} {
+		rec := recs[i].(map[string]any)
+		p, ok := TakeCollision(rec)
+		if p != want || ok != (want != "") {
+			t.Errorf("record %d: TakeCollision = %q, %v; want %q", i, p, ok, want)
+		}
+		if s := fmt.Sprint(rec); strings.Contains(s, CollisionKey) {
+			t.Errorf("record %d keeps a mark: %s", i, s)
+		}
+	}
+	plain, err := Decode([]byte(page))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := fmt.Sprint(plain); strings.Contains(s, CollisionKey) {
+		t.Errorf("Decode marked %s", s)
+	}
 }

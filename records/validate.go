@@ -131,6 +131,13 @@ type Violation struct {
 // Violations validates a record and returns the leaf errors, each with
 // the JSON pointer of the offending value; nil when the record is valid.
 func (v *Validator) Violations(m map[string]any) []Violation {
+	if p, ok := codec.TakeCollision(m); ok {
+		// Two property names became one (codec.DecodeRecords): whatever
+		// the schema says, the record as decoded lacks a value.
+		const msg = "property names collide once their invalid UTF-8 is replaced by U+FFFD: one of their values is lost"
+		v.drift.violation("propertyNames", p, msg)
+		return []Violation{{Pointer: p, Message: msg}}
+	}
 	for k, val := range m {
 		if !v.known[k] {
 			v.drift.unknown(k, val)

@@ -249,7 +249,7 @@ func (e *engine) fetcher(n *node) streams.Fetch {
 					body, records = slot, slot.Records()
 					return nil
 				}
-				v, err := decodeJSON(b)
+				v, err := decodeRecords(b)
 				if err != nil {
 					return err
 				}

@@ -63,8 +63,14 @@ func graphqlFirst(body []byte) float64 {
 // without a Content-Length to tell) is transient, retried like a 503;
 // a whole body that is not JSON would come back the same on every
 // attempt, so it fails the request at once.
-func decodeJSON(b []byte) (any, error) {
-	v, err := codec.Decode(b)
+func decodeJSON(b []byte) (any, error) { return decodeBody(b, codec.Decode) }
+
+// decodeRecords is decodeJSON for a page of records, whose colliding
+// property names are marked (codec.DecodeRecords).
+func decodeRecords(b []byte) (any, error) { return decodeBody(b, codec.DecodeRecords) }
+
+func decodeBody(b []byte, decode func([]byte) (any, error)) (any, error) {
+	v, err := decode(b)
 	if err != nil {
 		if cutShort(b) {
 			return nil, client.Transient(fmt.Errorf("response body is cut short: %w", err))

@@ -31,7 +31,7 @@ func (r *jsonReader) Read() (any, error) {
 		if len(b) > maxJSONBody {
 			return nil, fmt.Errorf("stream %q: a json body larger than %d MiB; use jsonl for files this large", r.dec.stream, maxJSONBody>>20)
 		}
-		v, err := codec.Decode(b)
+		v, err := codec.DecodeRecords(b)
 		if err != nil {
 			return nil, fmt.Errorf("stream %q: the body is not JSON: %w", r.dec.stream, err)
 		}

@@ -42,7 +42,7 @@ func (r *jsonlReader) Read() (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		v, err := codec.Decode(line)
+		v, err := codec.DecodeRecords(line)
 		if err != nil {
 			return nil, fmt.Errorf("stream %q: line %d of the jsonl body is not JSON: %w", r.dec.stream, r.line, err)
 		}

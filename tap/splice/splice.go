@@ -214,7 +214,7 @@ func (p *Page) Scan(body []byte) (ok bool) {
 		// The tree: a record the walker is not sure of; or for the walk
 		// alone, a spliced one without a captured key (the guard hashes
 		// a record without its whole primary key by content).
-		v, err := codec.Decode(r.Raw)
+		v, err := codec.DecodeRecords(r.Raw)
 		if err != nil {
 			return false
 		}
@@ -261,7 +261,7 @@ func (p *Page) Records() []any { return p.records }
 func (p *Page) Spliced(i int) (raw []byte, ok bool, err error) {
 	r := &p.recs[i]
 	if s := p.of.maps; s != nil && r.Splicable && !s.Map(r) {
-		v, err := codec.Decode(r.Raw) // the map is not sure of its bytes: the tree's
+		v, err := codec.DecodeRecords(r.Raw) // the map is not sure of its bytes: the tree's
 		if err != nil {
 			return nil, false, err
 		}
