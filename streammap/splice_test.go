@@ -451,3 +451,33 @@ func TestAppendInt(t *testing.T) {
 		}
 	}
 }
+
+// A map's integer arithmetic is exact on both paths: 10^17 × 100 and an
+// id beyond int64 doubled are written digit for digit (int64 wrapped).
+func TestMapIntegersAreExactOnBothPaths(t *testing.T) {
+	o := spliceOutput(t, map[string]any{"id_x2": "id * 2", "n": "count * 100"})
+	props, _ := o.SpliceProps()
+	for _, tt := range []struct{ raw, want string }{
+		{`{"id":123456789012345678901234567890,"count":100000000000000000}`,
+			`{"count":100000000000000000,"id":123456789012345678901234567890,"id_x2":246913578024691357802469135780,"n":10000000000000000000}`},
+		{`{"id":4611686018427387904,"count":-92233720368547759}`,
+			`{"count":-92233720368547759,"id":4611686018427387904,"id_x2":9223372036854775808,"n":-9223372036854775900}`},
+	} {
+		want, err := codec.Decode([]byte(tt.want))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tree, _, err := treeRecord(o.Transformer(), []byte(tt.raw))
+		if err != nil || !cmp.Equal(tree, want) {
+			t.Errorf("tree: %s → %v, %v; want %s", tt.raw, tree, err, tt.want)
+		}
+		vals, ok := walkerVals(t, props, []byte(tt.raw))
+		if !ok {
+			t.Fatalf("%s: not walked", tt.raw)
+		}
+		spliced, _, err := splicedRecord(o.Transformer(), []byte(tt.raw), vals)
+		if err != nil || !cmp.Equal(spliced, want) {
+			t.Errorf("spliced: %s → %v, %v; want %s", tt.raw, spliced, err, tt.want)
+		}
+	}
+}

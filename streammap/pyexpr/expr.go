@@ -272,7 +272,9 @@ func (p *parser) lex() error {
 				p.toks = append(p.toks, token{tokFloat, text, i})
 			} else {
 				if _, err := strconv.ParseInt(text, 10, 64); err != nil {
-					return p.errorf("bad or too large integer %q", s[i:j])
+					if _, ok := bigInteger(text); !ok {
+						return p.errorf("bad or too large integer %q", s[i:j])
+					}
 				}
 				p.toks = append(p.toks, token{tokInt, text, i})
 			}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"math/big"
 	"slices"
 	"strconv"
 	"strings"
@@ -122,7 +123,7 @@ func unboxedInt(slow lang.Func) lang.Unary {
 		case lang.Int:
 			return v, nil
 		case lang.Float:
-			if f := v.Float(); !math.IsNaN(f) && !math.IsInf(f, 0) {
+			if f := v.Float(); f >= -(1<<63) && f < 1<<63 {
 				return lang.IntValue(int(f)), nil
 			}
 		}
@@ -190,12 +191,19 @@ func Normalize(v any) any {
 		if i, err := strconv.ParseInt(string(n), 10, 64); err == nil {
 			return int(i)
 		}
+		if b, ok := bigInteger(string(n)); ok {
+			return b // an integer beyond int64 is exact, as in Python
+		}
 		f, err := strconv.ParseFloat(string(n), 64)
 		if err == nil || math.IsInf(f, 0) {
 			return f
 		}
 	case int64:
 		return int(n)
+	case *big.Int:
+		if n.IsInt64() {
+			return int(n.Int64())
+		}
 	case int32:
 		return int(n)
 	case float32:
@@ -210,7 +218,7 @@ func pyTypeName(v any) string {
 		return "NoneType"
 	case bool:
 		return "bool"
-	case int:
+	case int, *big.Int:
 		return "int"
 	case float64:
 		return "float"
@@ -234,6 +242,8 @@ func pyTruthy(v any) bool {
 		return v
 	case int:
 		return v != 0
+	case *big.Int:
+		return v.Sign() != 0
 	case float64:
 		return v != 0
 	case string:
@@ -248,6 +258,9 @@ func pyTruthy(v any) bool {
 
 func pyEqual(a, b any) bool {
 	a, b = Normalize(a), Normalize(b)
+	if isBig(a) || isBig(b) {
+		return pyCompare(a, b) == 0
+	}
 	switch x := a.(type) {
 	case int:
 		switch y := b.(type) {
@@ -298,6 +311,10 @@ func numbers(op string, a, b any) (ai, bi int, af, bf float64, ints bool, err er
 		ai, af = x, float64(x)
 	case float64:
 		af = x
+	case *big.Int:
+		if af, err = lang.BigFloat(x); err != nil {
+			return 0, 0, 0, 0, false, err
+		}
 	default:
 		return 0, 0, 0, 0, false, fmt.Errorf("unsupported operand type(s) for %s: '%s' and '%s'", op, pyTypeName(a), pyTypeName(b))
 	}
@@ -306,6 +323,10 @@ func numbers(op string, a, b any) (ai, bi int, af, bf float64, ints bool, err er
 		bi, bf = y, float64(y)
 	case float64:
 		bf = y
+	case *big.Int:
+		if bf, err = lang.BigFloat(y); err != nil {
+			return 0, 0, 0, 0, false, err
+		}
 	default:
 		return 0, 0, 0, 0, false, fmt.Errorf("unsupported operand type(s) for %s: '%s' and '%s'", op, pyTypeName(a), pyTypeName(b))
 	}
@@ -315,6 +336,13 @@ func numbers(op string, a, b any) (ai, bi int, af, bf float64, ints bool, err er
 }
 
 func pyFloorDiv(a ...any) (any, error) {
+	if x, y, ok := bigPair(a[0], a[1]); ok {
+		if y.Sign() == 0 {
+			return nil, fmt.Errorf("division by zero")
+		}
+		q, _ := floorDivMod(x, y)
+		return bigResult(q)
+	}
 	ai, bi, af, bf, ints, err := numbers("//", a[0], a[1])
 	if err != nil {
 		return nil, err
@@ -322,12 +350,15 @@ func pyFloorDiv(a ...any) (any, error) {
 	if bf == 0 {
 		return nil, fmt.Errorf("division by zero")
 	}
-	if ints {
+	if ints && !(ai == math.MinInt && bi == -1) {
 		q := ai / bi
 		if (ai%bi != 0) && ((ai < 0) != (bi < 0)) {
 			q--
 		}
 		return q, nil
+	}
+	if ints { // math.MinInt // -1 leaves int
+		return bigResult(new(big.Int).Neg(big.NewInt(math.MinInt)))
 	}
 	return math.Floor(af / bf), nil
 }
@@ -335,6 +366,13 @@ func pyFloorDiv(a ...any) (any, error) {
 func pyMod(a ...any) (any, error) {
 	if s, ok := a[0].(string); ok {
 		return nil, fmt.Errorf("%%-formatting of strings is not supported: %q", s)
+	}
+	if x, y, ok := bigPair(a[0], a[1]); ok {
+		if y.Sign() == 0 {
+			return nil, fmt.Errorf("modulo by zero")
+		}
+		_, m := floorDivMod(x, y)
+		return bigResult(m)
 	}
 	ai, bi, af, bf, ints, err := numbers("%", a[0], a[1])
 	if err != nil {
@@ -358,18 +396,110 @@ func pyMod(a ...any) (any, error) {
 }
 
 func pyPow(a ...any) (any, error) {
-	ai, bi, af, bf, ints, err := numbers("**", a[0], a[1])
+	if x, y, ok := intPair(a[0], a[1]); ok && y.Sign() >= 0 {
+		switch {
+		case x.CmpAbs(big.NewInt(1)) <= 0: // 0, 1, -1: no size to fear
+			if x.Sign() < 0 && y.Bit(0) == 0 {
+				return 1, nil
+			}
+			if x.Sign() == 0 && y.Sign() == 0 {
+				return 1, nil
+			}
+			return int(x.Int64()), nil
+		case !y.IsInt64() || y.Int64() > 14290 || int64(x.BitLen()-1)*y.Int64() > 14290:
+			// |x| ≥ 2: the result has at least (bits of x - 1) × y + 1 bits.
+			return nil, fmt.Errorf("integer result has more than %d digits", lang.MaxIntDigits)
+		}
+		return bigResult(new(big.Int).Exp(x, y, nil))
+	}
+	_, _, af, bf, _, err := numbers("**", a[0], a[1])
 	if err != nil {
 		return nil, err
 	}
-	if ints && bi >= 0 {
-		r := 1
-		for range bi {
-			r *= ai
-		}
-		return r, nil
-	}
 	return math.Pow(af, bf), nil
+}
+
+// bigInteger is s as a big integer when it is one in JSON's syntax, of
+// at most lang.MaxIntDigits digits (Python refuses more).
+func bigInteger(s string) (*big.Int, bool) {
+	digits := strings.TrimPrefix(s, "-")
+	if digits == "" || len(digits) > lang.MaxIntDigits || strings.Trim(digits, "0123456789") != "" {
+		return nil, false
+	}
+	return new(big.Int).SetString(s, 10)
+}
+
+// isBig is whether v is an integer beyond int64 (Normalize leaves only
+// those as *big.Int).
+func isBig(v any) bool {
+	_, ok := v.(*big.Int)
+	return ok
+}
+
+// intPair is a and b as big integers when both are ints.
+func intPair(a, b any) (x, y *big.Int, ok bool) {
+	toBig := func(v any) (*big.Int, bool) {
+		switch v := Normalize(v).(type) {
+		case int:
+			return big.NewInt(int64(v)), true
+		case *big.Int:
+			return v, true
+		}
+		return nil, false
+	}
+	x, xok := toBig(a)
+	y, yok := toBig(b)
+	return x, y, xok && yok
+}
+
+// bigPair is intPair when one of a and b at least is beyond int64.
+func bigPair(a, b any) (x, y *big.Int, ok bool) {
+	if !isBig(Normalize(a)) && !isBig(Normalize(b)) {
+		return nil, nil, false
+	}
+	return intPair(a, b)
+}
+
+// floorDivMod is Python's x // y and x % y: the quotient rounded down,
+// the remainder of y's sign.
+func floorDivMod(x, y *big.Int) (q, m *big.Int) {
+	q, m = new(big.Int).QuoRem(x, y, new(big.Int))
+	if m.Sign() != 0 && (m.Sign() < 0) != (y.Sign() < 0) {
+		q.Sub(q, big.NewInt(1))
+		m.Add(m, y)
+	}
+	return q, m
+}
+
+// bigResult is an integer result: an int when it fits, else z.
+func bigResult(z *big.Int) (any, error) {
+	v, err := lang.BigValue(z)
+	return v.Any(), err
+}
+
+// pyCompare orders two numbers of which one at least is a big int,
+// exactly: -1, 0 or 1, or 2 when either is NaN or not a number.
+func pyCompare(a, b any) int {
+	f := func(v any) (*big.Float, bool) {
+		switch v := v.(type) {
+		case int:
+			return new(big.Float).SetInt64(int64(v)), true
+		case *big.Int:
+			return new(big.Float).SetInt(v), true
+		case float64:
+			if math.IsNaN(v) {
+				return nil, false
+			}
+			return big.NewFloat(v), true
+		}
+		return nil, false
+	}
+	x, xok := f(a)
+	y, yok := f(b)
+	if !xok || !yok {
+		return 2
+	}
+	return x.Cmp(y)
 }
 
 func pyAttr(a ...any) (any, error) {
@@ -532,6 +662,8 @@ func pyStr(v any) string {
 		return "False"
 	case int:
 		return strconv.Itoa(v)
+	case *big.Int:
+		return v.String()
 	case float64:
 		return pyFloatRepr(v)
 	case pyTime:
@@ -571,24 +703,31 @@ func pyRepr(v any) string {
 
 func pyInt(a ...any) (any, error) {
 	switch v := Normalize(a[0]).(type) {
-	case int:
+	case int, *big.Int:
 		return v, nil
 	case float64:
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return nil, fmt.Errorf("cannot convert float %s to integer", pyFloatRepr(v))
 		}
-		return int(v), nil
+		if v >= -(1<<63) && v < 1<<63 {
+			return int(v), nil
+		}
+		z, _ := big.NewFloat(v).Int(nil) // an integer already: exact
+		return bigResult(z)
 	case bool:
 		if v {
 			return 1, nil
 		}
 		return 0, nil
 	case string:
-		i, err := strconv.Atoi(strings.ReplaceAll(strings.TrimSpace(v), "_", ""))
-		if err != nil {
-			return nil, fmt.Errorf("invalid literal for int() with base 10: %s", pyRepr(v))
+		text := strings.TrimPrefix(strings.ReplaceAll(strings.TrimSpace(v), "_", ""), "+")
+		if i, err := strconv.Atoi(text); err == nil {
+			return i, nil
 		}
-		return i, nil
+		if z, ok := bigInteger(text); ok {
+			return bigResult(z)
+		}
+		return nil, fmt.Errorf("invalid literal for int() with base 10: %s", pyRepr(v))
 	case nil:
 		return nil, fmt.Errorf("int() argument must be a string or a real number, not 'NoneType'")
 	default:
@@ -600,6 +739,8 @@ func pyFloat(a ...any) (any, error) {
 	switch v := Normalize(a[0]).(type) {
 	case int:
 		return float64(v), nil
+	case *big.Int:
+		return lang.BigFloat(v)
 	case float64:
 		return v, nil
 	case bool:
@@ -680,6 +821,8 @@ func appendPyJSON(b *strings.Builder, v any) error {
 		b.WriteString(strconv.FormatBool(v))
 	case int:
 		b.WriteString(strconv.Itoa(v))
+	case *big.Int:
+		b.WriteString(v.String())
 	case float64:
 		switch {
 		case math.IsNaN(v):
@@ -1046,6 +1189,8 @@ func Value(v any) (any, error) {
 	switch v := v.(type) {
 	case int:
 		return json.Number(strconv.Itoa(v)), nil
+	case *big.Int:
+		return json.Number(v.String()), nil
 	case float64:
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return nil, fmt.Errorf("result %s is not a JSON number", pyFloatRepr(v))

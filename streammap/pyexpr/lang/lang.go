@@ -23,6 +23,8 @@ package lang
 
 import (
 	"fmt"
+	"math"
+	"math/big"
 	"strconv"
 	"strings"
 )
@@ -354,10 +356,12 @@ func (c *codeParser) unary() (node, error) {
 			if err != nil {
 				return Value{}, err
 			}
-			switch v.kind {
-			case Int:
+			switch {
+			case v.kind == Int && v.n != math.MinInt:
 				return IntValue(-v.n), nil
-			case Float:
+			case integer(v):
+				return bigNeg(v)
+			case v.kind == Float:
 				return FloatValue(-v.Float()), nil
 			}
 			return Value{}, fmt.Errorf("invalid operation: - %s", typeName(v))
@@ -510,11 +514,15 @@ done:
 	if len(text) > 1 && text[0] == '0' {
 		return node{}, c.errorf("integer %q has a leading zero", text)
 	}
-	i, err := strconv.ParseInt(text, 10, 64)
-	if err != nil {
+	i, ok := new(big.Int).SetString(text, 10)
+	if !ok {
 		return node{}, c.errorf("bad integer %q", text)
 	}
-	return constNode(IntValue(int(i))), nil
+	v, err := BigValue(i)
+	if err != nil {
+		return node{}, c.errorf("integer %q: %v", text, err)
+	}
+	return constNode(v), nil
 }
 
 func (c *codeParser) name() (node, error) {

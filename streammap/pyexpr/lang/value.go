@@ -130,21 +130,26 @@ func number(v Value) (float64, bool) {
 }
 
 func typeName(v Value) string {
-	if v.kind == Nil {
+	switch {
+	case v.kind == Nil:
 		return "nil"
+	case isBig(v):
+		return "int"
 	}
 	return fmt.Sprintf("%T", v.Any())
 }
 
 func sameKind(a, b Value) bool {
-	_, an := number(a)
-	_, bn := number(b)
-	return a.kind == Nil || b.kind == Nil || an && bn || reflect.TypeOf(a.Any()) == reflect.TypeOf(b.Any())
+	return a.kind == Nil || b.kind == Nil || numeric(a) && numeric(b) || reflect.TypeOf(a.Any()) == reflect.TypeOf(b.Any())
 }
 
 // equal is expr's ==: numbers by value whatever their type, lists
 // element by element, anything else deeply.
 func equal(a, b Value) bool {
+	if isBig(a) || isBig(b) {
+		c, ok := cmpNumbers(a, b)
+		return ok && numeric(a) && numeric(b) && c == 0
+	}
 	if x, ok := number(a); ok {
 		y, ok := number(b)
 		return ok && x == y
@@ -179,32 +184,48 @@ func mismatched(op string, a, b Value) error {
 	return fmt.Errorf("invalid operation: %s %s %s", typeName(a), op, typeName(b))
 }
 
-// binaryOps hold expr's meaning of the binary operators (but && ||).
+// binaryOps hold expr's meaning of the binary operators (but && ||),
+// with Python's integers: exact at any size (bigint.go).
 var binaryOps = map[string]func(a, b Value) (Value, error){
 	"+": func(a, b Value) (Value, error) {
 		switch {
 		case a.kind == Int && b.kind == Int:
-			return IntValue(a.n + b.n), nil
+			if s, ok := addInt(a.n, b.n); ok {
+				return IntValue(s), nil
+			}
 		case a.kind == String && b.kind == String:
 			return StringValue(a.Str() + b.Str()), nil
 		}
-		return arith("+", a, b, func(x, y int) int { return x + y }, func(x, y float64) float64 { return x + y })
+		return arith("+", a, b, func(x, y float64) float64 { return x + y })
 	},
 	"-": func(a, b Value) (Value, error) {
 		if a.kind == Int && b.kind == Int {
-			return IntValue(a.n - b.n), nil
+			if d, ok := subInt(a.n, b.n); ok {
+				return IntValue(d), nil
+			}
 		}
-		return arith("-", a, b, func(x, y int) int { return x - y }, func(x, y float64) float64 { return x - y })
+		return arith("-", a, b, func(x, y float64) float64 { return x - y })
 	},
 	"*": func(a, b Value) (Value, error) {
 		if a.kind == Int && b.kind == Int {
-			return IntValue(a.n * b.n), nil
+			if p, ok := mulInt(a.n, b.n); ok {
+				return IntValue(p), nil
+			}
 		}
-		return arith("*", a, b, func(x, y int) int { return x * y }, func(x, y float64) float64 { return x * y })
+		return arith("*", a, b, func(x, y float64) float64 { return x * y })
 	},
 	"/": func(a, b Value) (Value, error) {
-		x, xok := number(a)
-		y, yok := number(b)
+		if isBig(a) && integer(b) || isBig(b) && integer(a) {
+			return bigDiv(a, b)
+		}
+		x, xok, err := bigNumber(a)
+		if err != nil {
+			return Value{}, err
+		}
+		y, yok, err := bigNumber(b)
+		if err != nil {
+			return Value{}, err
+		}
 		if !xok || !yok {
 			return Value{}, mismatched("/", a, b)
 		}
@@ -218,14 +239,21 @@ var binaryOps = map[string]func(a, b Value) (Value, error){
 	">=": ordered(">=", func(c int) bool { return c >= 0 }),
 }
 
-// arith applies an arithmetic operator: ints stay ints, a float64 on
-// either side makes both float64.
-func arith(op string, a, b Value, i func(x, y int) int, f func(x, y float64) float64) (Value, error) {
-	if a.kind == Int && b.kind == Int {
-		return IntValue(i(a.n, b.n)), nil
+// arith applies an arithmetic operator to what its int fast path left:
+// ints stay ints (exact, bigint.go), a float64 on either side makes both
+// float64.
+func arith(op string, a, b Value, f func(x, y float64) float64) (Value, error) {
+	if integer(a) && integer(b) {
+		return bigArith(op, a, b)
 	}
-	x, xok := number(a)
-	y, yok := number(b)
+	x, xok, err := bigNumber(a)
+	if err != nil {
+		return Value{}, err
+	}
+	y, yok, err := bigNumber(b)
+	if err != nil {
+		return Value{}, err
+	}
 	if !xok || !yok {
 		return Value{}, mismatched(op, a, b)
 	}
@@ -240,6 +268,10 @@ func ordered(op string, holds func(c int) bool) func(a, b Value) (Value, error) 
 		}
 		if a.kind == String && b.kind == String {
 			return BoolValue(holds(strings.Compare(a.Str(), b.Str()))), nil
+		}
+		if (isBig(a) || isBig(b)) && numeric(a) && numeric(b) {
+			c, ok := cmpNumbers(a, b)
+			return BoolValue(ok && holds(c)), nil // NaN compares false
 		}
 		x, xok := number(a)
 		y, yok := number(b)
