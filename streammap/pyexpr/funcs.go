@@ -191,8 +191,10 @@ func Normalize(v any) any {
 		if i, err := strconv.ParseInt(string(n), 10, 64); err == nil {
 			return int(i)
 		}
-		if b, ok := bigInteger(string(n)); ok {
-			return b // an integer beyond int64 is exact, as in Python
+		if len(n) > 18 { // ParseInt took every shorter integer
+			if b, ok := bigInteger(string(n)); ok {
+				return b // an integer beyond int64 is exact, as in Python
+			}
 		}
 		f, err := strconv.ParseFloat(string(n), 64)
 		if err == nil || math.IsInf(f, 0) {
