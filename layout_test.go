@@ -1,21 +1,22 @@
 package main
 
 import (
-	"bytes"
+	"go/ast"
 	"go/build"
+	"go/importer"
+	"go/parser"
+	"go/token"
+	"go/types"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/tap-dev/tap/streams"
 )
 
 const module = "github.com/tap-dev/tap"
-
-// maxLines is how many lines of non-test Go a package may hold: past it a
-// package has more than one job and a newcomer cannot hold it in mind.
-const maxLines = 2500
 
 // modulePackages reads every package of the module (directory relative to
 // the module root → its non-test files), without the go command.
@@ -49,30 +50,118 @@ func modulePackages(t *testing.T) map[string]*build.Package {
 	return pkgs
 }
 
-// nonTestLines counts lines as wc -l does, over every non-test Go file of
-// the directory whatever its build constraints.
-func nonTestLines(t *testing.T, dir string, p *build.Package) int {
-	t.Helper()
-	n := 0
-	for _, f := range slices.Concat(p.GoFiles, p.CgoFiles, p.IgnoredGoFiles) {
-		if strings.HasSuffix(f, "_test.go") {
+// TestPaginationTypesOwnTheirNames: a pagination type is one unit, its
+// file streams/pagination_<type>.go (options, checks, page parameters,
+// body fields, splice keys, paginator, doc line), registered by one row of
+// streams/pagination.go. No other non-test file names what the unit
+// declares, so adding a type touches its file and its row, and nothing
+// else of the module has to know the type.
+func TestPaginationTypesOwnTheirNames(t *testing.T) {
+	// Files the unit's names may appear in besides its own.
+	allowed := map[string]string{"streams/pagination.go": "the table of types"}
+	// Packages that write stream definitions, as a user writes them: they
+	// name the types they choose, and a new type needs nothing of them.
+	writers := map[string]string{"initconfig": "tap init guesses the pagination of an API"}
+	// Names that stand for more than their unit, and where.
+	shared := map[string]map[string]string{
+		"PageNone": {
+			"streams/async.go":  "an async stream does not page",
+			"streams/format.go": "a streamed body is one unpaged request",
+		},
+	}
+	fset := token.NewFileSet()
+	declared := map[string]string{} // name → the unit's file
+	var files []string
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && path != "." && (d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")) {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && strings.HasSuffix(path, ".go") && !strings.HasSuffix(path, "_test.go") {
+			files = append(files, filepath.ToSlash(path))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pt := range streams.PageTypes() {
+		unit := "streams/pagination_" + pt.Name + ".go"
+		f, err := parser.ParseFile(fset, unit, nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Errorf("pagination type %q: its unit: %v", pt.Name, err)
 			continue
 		}
-		b, err := os.ReadFile(filepath.Join(dir, f))
+		for _, decl := range f.Decls {
+			switch d := decl.(type) {
+			case *ast.GenDecl:
+				for _, spec := range d.Specs {
+					switch s := spec.(type) {
+					case *ast.TypeSpec:
+						declared[s.Name.Name] = unit
+					case *ast.ValueSpec:
+						for _, n := range s.Names {
+							declared[n.Name] = unit
+						}
+					}
+				}
+			case *ast.FuncDecl:
+				if d.Recv == nil {
+					declared[d.Name.Name] = unit
+				}
+			}
+		}
+	}
+	if len(declared) == 0 {
+		t.Fatal("no pagination type declares anything: the units were not found")
+	}
+	complain := func(pos token.Pos, path, name string) {
+		if unit := declared[name]; unit != "" && shared[name][path] == "" {
+			t.Errorf("%s: %s names %s, which belongs to the unit %s: ask the unit (a method of streams.Pagination) instead", fset.Position(pos), path, name, unit)
+		}
+	}
+	// Package streams names them bare: resolve each name, so that a local
+	// variable called like a unit's name is not taken for it.
+	var inStreams []*ast.File
+	for _, path := range files {
+		if filepath.Dir(path) == "streams" {
+			f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+			if err != nil {
+				t.Fatal(err)
+			}
+			inStreams = append(inStreams, f)
+		}
+	}
+	info := &types.Info{Uses: map[*ast.Ident]types.Object{}}
+	pkg, err := (&types.Config{Importer: importer.ForCompiler(fset, "source", nil)}).Check(module+"/streams", fset, inStreams, info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id, obj := range info.Uses {
+		path := fset.Position(id.Pos()).Filename
+		if obj.Parent() == pkg.Scope() && allowed[path] == "" && !strings.HasPrefix(path, "streams/pagination_") {
+			complain(id.Pos(), path, obj.Name())
+		}
+	}
+	// Other packages name them streams.X.
+	for _, path := range files {
+		if filepath.Dir(path) == "streams" || writers[filepath.Dir(path)] != "" {
+			continue
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
 		if err != nil {
 			t.Fatal(err)
 		}
-		n += bytes.Count(b, []byte("\n"))
-	}
-	return n
-}
-
-func TestPackageSize(t *testing.T) {
-	pkgs := modulePackages(t)
-	for dir, p := range pkgs {
-		if n := nonTestLines(t, dir, p); n > maxLines {
-			t.Errorf("%s: %d lines of non-test code, more than %d: split it by concern", dir, n, maxLines)
-		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			if x, ok := n.(*ast.SelectorExpr); ok {
+				if id, ok := x.X.(*ast.Ident); ok && id.Name == "streams" {
+					complain(x.Pos(), path, x.Sel.Name)
+				}
+			}
+			return true
+		})
 	}
 }
 

@@ -14,7 +14,6 @@ import (
 	"github.com/tap-dev/tap/codec"
 	"github.com/tap-dev/tap/records/infer"
 	"github.com/tap-dev/tap/streams"
-	"github.com/tap-dev/tap/streams/pages"
 )
 
 // probeLimit bounds the body a probe reads.
@@ -279,7 +278,7 @@ func probePagination(d *streams.Definition, u *url.URL, header http.Header, tree
 	if size != "" {
 		fmt.Sscan(query.Get(size), &sizeN)
 	}
-	for _, l := range pages.ParseLinkHeader(header.Values("Link")) {
+	for _, l := range streams.ParseLinkHeader(header.Values("Link")) {
 		if l.HasRel("next") {
 			d.Pagination = streams.Pagination{Type: streams.PageLinkHeader}
 			note("pagination link_header: the answer has a Link header with rel=\"next\"")

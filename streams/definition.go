@@ -83,10 +83,9 @@ type Pagination struct {
 	// PageCommon holds the options every type takes. An option added
 	// there is accepted by, and reaches, every paginator.
 	PageCommon
-	// Options is the option set of Type: *OffsetOptions,
-	// *PageNumberOptions, *KeysetOptions, *CursorOptions, *NextURLOptions
-	// or *GraphQLOptions. It is nil for types without options of their own
-	// (none, link_header).
+	// Options is the option set of Type (*OffsetOptions, *CursorOptions,
+	// …: the types of pageTypes). It is nil for types without options of
+	// their own (none, link_header); OptionSet never is.
 	Options PageOptions
 }
 
@@ -98,16 +97,6 @@ type PageCommon struct {
 	// (default), "body" (each parameter a dotted path into the JSON
 	// body) or "header".
 	Inject string `json:"inject"`
-}
-
-// PageOptions is the option set of one pagination type.
-type PageOptions interface {
-	// pageType is the pagination type the options belong to.
-	pageType() string
-	// check reports the first missing or bad option: its field name
-	// (without "pagination.") and what was expected.
-	check() (field, msg string)
-	// paginator builds the type's Paginator for stream d.
 }
 
 // GraphQL describes a Relay connection.
@@ -125,18 +114,6 @@ type Parent struct {
 	Key    string `json:"key"`
 	As     string `json:"as"`
 }
-
-// Pagination types.
-const (
-	PageNone       = "none"
-	PageOffset     = "offset"
-	PageNumber     = "page_number"
-	PageKeyset     = "keyset"
-	PageCursor     = "cursor"
-	PageNextURL    = "next_url"
-	PageLinkHeader = "link_header"
-	PageGraphQL    = "graphql"
-)
 
 // FieldError is a problem with one field of one stream definition.
 type FieldError struct {
@@ -180,20 +157,11 @@ func (d *Definition) Check() error {
 	if !ok {
 		return bad("pagination.type", "%s", unknownTypeMsg(p.Type))
 	}
-	opts := p.Options
-	switch {
-	case opts != nil && opts.pageType() != pt.name:
+	if opts := p.Options; opts != nil && opts.pageType() != pt.name {
 		return bad("pagination", "holds the options of type %q but its type is %q", opts.pageType(), pt.name)
-	case opts == nil && pt.options != nil:
-		opts = pt.options() // unset: report what the type requires
 	}
-	if opts != nil {
-		if field, msg := opts.check(); field != "" {
-			return bad("pagination."+field, "%s", msg)
-		}
-	}
-	if pt.name == PageGraphQL && (d.GraphQL == nil || d.GraphQL.Query == "" || d.GraphQL.ConnectionPath == "") {
-		return bad("graphql", "needs \"query\" and \"connection_path\" for pagination type %q", pt.name)
+	if err := p.OptionSet().check(d); err != nil { // unset: what the type requires
+		return err
 	}
 	if p.MaxPages < 0 {
 		return bad("pagination.max_pages", "must not be negative, got %d", p.MaxPages)

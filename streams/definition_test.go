@@ -58,7 +58,7 @@ func TestPaginationDecode(t *testing.T) {
 		"unknown option": {src: `{"pagination": {"type": "cursor", "cursor_param": "c", "next_cursor_path": "n", "cursr": 1}}`,
 			wantErr: `pagination.cursr: unknown pagination option; type "cursor" accepts cursor_param, next_cursor_path, has_more_path, page_size_param, page_size, next_cursor_header, cursor_from_last_record, max_pages, inject`},
 		"unknown type": {src: `{"pagination": {"type": "scroll"}}`,
-			wantErr: `pagination.type: unknown type "scroll" (expected one of none, offset, page_number, keyset, cursor, next_url, link_header, graphql)`},
+			wantErr: `pagination.type: unknown type "scroll" (expected one of ` + typeNames() + `)`},
 		"type not a string":   {src: `{"pagination": {"type": 3}}`, wantErr: `pagination.type: expected a string`},
 		"not an object":       {src: `{"pagination": "cursor"}`, wantErr: `pagination: expected an object, got string`},
 		"option of bad type":  {src: `{"pagination": {"type": "offset", "page_size": "10"}}`, wantErr: `pagination.page_size: expected an integer, got string`},
@@ -179,4 +179,13 @@ func TestCheck(t *testing.T) {
 			}
 		})
 	}
+}
+
+// typeNames lists the registered pagination types as messages name them.
+func typeNames() string {
+	var names []string
+	for _, pt := range PageTypes() {
+		names = append(names, pt.Name)
+	}
+	return strings.Join(names, ", ")
 }

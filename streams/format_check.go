@@ -52,27 +52,8 @@ func (d *Definition) checkFormat() error {
 	if d.ErrorPath != "" {
 		return bad("error_path", "reads a JSON body; a %s body has none (remove it)", d.Format)
 	}
-	var field string
-	switch o := d.Pagination.Options.(type) {
-	case *OffsetOptions:
-		if o.TotalPath != "" {
-			field = "total_path"
-		}
-	case *PageNumberOptions:
-		if o.TotalPagesPath != "" {
-			field = "total_pages_path"
-		}
-	case *CursorOptions:
-		switch {
-		case o.NextCursorPath != "":
-			field = "next_cursor_path"
-		case o.HasMorePath != "":
-			field = "has_more_path"
-		}
-	case *NextURLOptions:
-		field = "next_url_path"
-	}
-	if field != "" {
+	if fields := d.Pagination.bodyFields(); len(fields) > 0 {
+		field := fields[0]
 		return bad("pagination."+field, "reads a JSON body; a %s body has none (a cursor may come in a header: next_cursor_header)", d.Format)
 	}
 	return nil

@@ -15,33 +15,149 @@ import (
 	"github.com/tap-dev/tap/codec"
 )
 
-// pageType is one pagination type: its name and a constructor of its
-// option set (nil for a type that takes only the common options).
-type pageType struct {
-	name    string
-	options func() PageOptions
-}
+// A pagination type is one unit: its file (page_<type>.go) holds its name,
+// its options and their checks, the parameters its paginator sets, the
+// options that read a JSON body, what it reads of a record (whether the
+// stream's records may be spliced), whether its pages may repeat rows, its
+// paginator and its line of the docs. pageTypes registers it: adding a
+// type is its file and its row.
 
-// pageTypes lists every pagination type, in the order messages name them.
+// pageTypes lists every pagination type, in the order messages and the
+// docs name them, each with a constructor of its zero option set.
 var pageTypes = []pageType{
-	{PageNone, nil},
+	{PageNone, func() PageOptions { return new(noneOptions) }},
 	{PageOffset, func() PageOptions { return new(OffsetOptions) }},
 	{PageNumber, func() PageOptions { return new(PageNumberOptions) }},
 	{PageKeyset, func() PageOptions { return new(KeysetOptions) }},
 	{PageCursor, func() PageOptions { return new(CursorOptions) }},
 	{PageNextURL, func() PageOptions { return new(NextURLOptions) }},
-	{PageLinkHeader, nil},
+	{PageLinkHeader, func() PageOptions { return new(linkHeaderOptions) }},
 	{PageGraphQL, func() PageOptions { return new(GraphQLOptions) }},
 }
 
+// pageType is one row of pageTypes.
+type pageType struct {
+	name    string
+	options func() PageOptions
+}
+
+// PageOptions is the option set of one pagination type. A type may also
+// answer the optional questions below; one that does not sets no
+// parameters, reads no body, splices nothing, never repeats rows and
+// bounds by the query.
+type PageOptions interface {
+	// pageType is the pagination type the options belong to.
+	pageType() string
+	// check reports the first missing or bad option of stream d.
+	check(d *Definition) error
+	// paginator builds the type's Paginator for stream d, which has been
+	// checked.
+	paginator(d *Definition) Paginator
+	// doc is the type's line of the pagination reference.
+	doc() PageDoc
+}
+
+// The optional questions a PageOptions may answer.
+type (
+	// paramSetter lists the parameters the paginator sets
+	// (pagination.inject moves them).
+	paramSetter interface{ params() []PageParam }
+	// bodyReader lists the options set that read a JSON body: refused
+	// for a body of another format.
+	bodyReader interface{ bodyFields() []string }
+	// recordReader lists the record fields the paginator reads, so the
+	// records may be spliced; a type that is none reads the body's tree.
+	recordReader interface{ spliceKeys() []string }
+	// rowRepeater: the pages may repeat rows when the source shifts
+	// under the walk, so the run drops them by primary key.
+	rowRepeater interface{ repeatsRows() bool }
+	// variableBounds: the incremental bounds go into the body's GraphQL
+	// variables instead of the query.
+	variableBounds interface{ boundsInVariables() bool }
+)
+
+// pageParams lists the named parameters of pairs (name, number), skipping
+// those without a name.
+func pageParams(pairs ...any) []PageParam {
+	var ps []PageParam
+	for i := 0; i+1 < len(pairs); i += 2 {
+		if name := pairs[i].(string); name != "" {
+			ps = append(ps, PageParam{name, pairs[i+1].(func(string) bool)})
+		}
+	}
+	return ps
+}
+
+// setFields lists the option names of pairs (name, value) whose value is
+// set.
+func setFields(pairs ...string) []string {
+	var names []string
+	for i := 0; i+1 < len(pairs); i += 2 {
+		if pairs[i+1] != "" {
+			names = append(names, pairs[i])
+		}
+	}
+	return names
+}
+
+// pageErr is a bad option of d's pagination.
+func pageErr(d *Definition, field, msg string) error {
+	return &FieldError{Stream: d.Name, Field: "pagination." + field, Msg: msg}
+}
+
 // OptionSet is p's options: those decoded, or the zero option set of its
-// type when none were given (nil for a type without options).
+// type when none were given; nil for an unknown type.
 func (p *Pagination) OptionSet() PageOptions {
 	if p.Options != nil {
 		return p.Options
 	}
-	if pt, ok := lookupPageType(p.Type); ok && pt.options != nil {
+	if pt, ok := lookupPageType(p.Type); ok {
 		return pt.options()
+	}
+	return nil
+}
+
+// Paginator is the Paginator of d's pagination type, its parameters
+// moved where pagination.inject says. d has been checked (Check).
+func (d *Definition) Paginator() Paginator {
+	opts := d.Pagination.OptionSet()
+	if opts == nil {
+		return nonePaginator{}
+	}
+	p := opts.paginator(d)
+	if in := d.Pagination.Inject; in != "" && in != InjectQuery {
+		return injectPaginator{inner: p, where: in, params: PageParams(opts)}
+	}
+	return p
+}
+
+// SpliceKeys lists the record fields p's paginator reads; ok is false
+// when it reads the body's tree, so the records cannot be spliced.
+func (p *Pagination) SpliceKeys() (fields []string, ok bool) {
+	if r, ok := p.OptionSet().(recordReader); ok {
+		return r.spliceKeys(), true
+	}
+	return nil, false
+}
+
+// RepeatsRows reports whether p's pages may repeat rows when the source
+// shifts under the walk, so that the run drops them by primary key.
+func (p *Pagination) RepeatsRows() bool {
+	r, ok := p.OptionSet().(rowRepeater)
+	return ok && r.repeatsRows()
+}
+
+// boundsInVariables reports whether the incremental bounds go into the
+// body's GraphQL variables.
+func (p *Pagination) boundsInVariables() bool {
+	v, ok := p.OptionSet().(variableBounds)
+	return ok && v.boundsInVariables()
+}
+
+// bodyFields lists p's options set that read a JSON body.
+func (p *Pagination) bodyFields() []string {
+	if r, ok := p.OptionSet().(bodyReader); ok {
+		return r.bodyFields()
 	}
 	return nil
 }
@@ -59,14 +175,15 @@ func lookupPageType(name string) (pageType, bool) {
 	return pageType{}, false
 }
 
+// ownNames lists the JSON names of pt's own options.
+func (pt pageType) ownNames() []string {
+	return jsonFieldNames(reflect.TypeOf(pt.options()).Elem())
+}
+
 // optionNames lists the JSON names of the options pt accepts: its own, then
 // the common ones.
 func (pt pageType) optionNames() []string {
-	var names []string
-	if pt.options != nil {
-		names = jsonFieldNames(reflect.TypeOf(pt.options()).Elem())
-	}
-	return append(names, jsonFieldNames(reflect.TypeFor[PageCommon]())...)
+	return append(pt.ownNames(), jsonFieldNames(reflect.TypeFor[PageCommon]())...)
 }
 
 func jsonFieldNames(t reflect.Type) []string {
@@ -129,7 +246,7 @@ func (p *Pagination) UnmarshalJSON(b []byte) error {
 	if err := decodeOptions(b, &out.PageCommon); err != nil {
 		return err
 	}
-	if pt.options != nil {
+	if len(pt.ownNames()) > 0 {
 		out.Options = pt.options()
 		if err := decodeOptions(b, out.Options); err != nil {
 			return err
@@ -229,141 +346,9 @@ func cloneValues(v url.Values) url.Values {
 // jsonType names the JSON type of a decoded value, for error messages.
 func jsonType(v any) string { return codec.TypeName(v) }
 
-// OffsetOptions are the options of pagination type offset.
-type OffsetOptions struct {
-	OffsetParam   string `json:"offset_param"`
-	PageSizeParam string `json:"page_size_param"`
-	PageSize      int    `json:"page_size"`
-	// TotalPath, when the body has it, holds the number of rows in all.
-	TotalPath string `json:"total_path"`
-}
-
-func (*OffsetOptions) pageType() string { return PageOffset }
-
-func (o *OffsetOptions) check() (string, string) {
-	switch {
-	case o.OffsetParam == "":
-		return "offset_param", requiredFor(PageOffset)
-	case o.PageSizeParam == "":
-		return "page_size_param", requiredFor(PageOffset)
-	case o.PageSize <= 0:
-		return "page_size", fmt.Sprintf("must be a positive integer for pagination type %q", PageOffset)
-	}
-	return "", ""
-}
-
-// PageNumberOptions are the options of pagination type page_number.
-type PageNumberOptions struct {
-	PageParam string `json:"page_param"`
-	// StartPage is the number of the first page: 1 when unset, 0 for
-	// zero-based APIs.
-	StartPage      *int   `json:"start_page"`
-	PageSizeParam  string `json:"page_size_param"`
-	PageSize       int    `json:"page_size"`
-	TotalPagesPath string `json:"total_pages_path"`
-}
-
-func (*PageNumberOptions) pageType() string { return PageNumber }
-
-func (o *PageNumberOptions) check() (string, string) {
-	switch {
-	case o.PageParam == "":
-		return "page_param", requiredFor(PageNumber)
-	case o.PageSize < 0:
-		return "page_size", fmt.Sprintf("must not be negative, got %d", o.PageSize)
-	}
-	return "", ""
-}
-
 // requiredFor is the message of a missing option of pagination type typ.
 func requiredFor(typ string) string {
 	return fmt.Sprintf("is required for pagination type %q", typ)
-}
-
-// CursorOptions are the options of pagination type cursor.
-type CursorOptions struct {
-	CursorParam    string `json:"cursor_param"`
-	NextCursorPath string `json:"next_cursor_path"`
-	HasMorePath    string `json:"has_more_path"`
-	PageSizeParam  string `json:"page_size_param"`
-	PageSize       int    `json:"page_size"`
-	// NextCursorHeader reads the cursor from a response header instead
-	// of the body.
-	NextCursorHeader string `json:"next_cursor_header"`
-	// CursorFromLastRecord takes the cursor from this field of the page's
-	// last record (Stripe's starting_after=<last id>): the API lists
-	// newest first, so the largest key, as keyset sends, would skip rows.
-	CursorFromLastRecord string `json:"cursor_from_last_record"`
-}
-
-func (*CursorOptions) pageType() string { return PageCursor }
-
-func (o *CursorOptions) check() (string, string) {
-	switch {
-	case o.CursorParam == "":
-		return "cursor_param", requiredFor(PageCursor)
-	case o.NextCursorPath == "" && o.NextCursorHeader == "" && o.CursorFromLastRecord == "":
-		return "next_cursor_path", requiredFor(PageCursor) + " (or next_cursor_header, to read the cursor from a response header, or cursor_from_last_record, to take it from the page's last record)"
-	case o.NextCursorPath != "" && o.NextCursorHeader != "":
-		return "next_cursor_header", "takes the place of next_cursor_path; set one of them"
-	case o.CursorFromLastRecord != "" && (o.NextCursorPath != "" || o.NextCursorHeader != ""):
-		return "cursor_from_last_record", "takes the place of next_cursor_path and next_cursor_header; set one of them"
-	case o.PageSize < 0:
-		return "page_size", fmt.Sprintf("must not be negative, got %d", o.PageSize)
-	}
-	return "", ""
-}
-
-// NextURLOptions are the options of pagination type next_url.
-type NextURLOptions struct {
-	NextURLPath string `json:"next_url_path"`
-}
-
-func (*NextURLOptions) pageType() string { return PageNextURL }
-
-func (o *NextURLOptions) check() (string, string) {
-	if o.NextURLPath == "" {
-		return "next_url_path", requiredFor(PageNextURL)
-	}
-	return "", ""
-}
-
-// KeysetOptions are the options of pagination type keyset.
-type KeysetOptions struct {
-	KeyParam      string `json:"key_param"`
-	KeyField      string `json:"key_field"`
-	PageSizeParam string `json:"page_size_param"`
-	PageSize      int    `json:"page_size"`
-}
-
-func (*KeysetOptions) pageType() string { return PageKeyset }
-
-func (o *KeysetOptions) check() (string, string) {
-	switch {
-	case o.KeyParam == "":
-		return "key_param", requiredFor(PageKeyset)
-	case o.KeyField == "":
-		return "key_field", requiredFor(PageKeyset)
-	case o.PageSize < 0:
-		return "page_size", fmt.Sprintf("must not be negative, got %d", o.PageSize)
-	}
-	return "", ""
-}
-
-// GraphQLOptions are the options of pagination type graphql; the query
-// and the connection are the stream's "graphql" block.
-type GraphQLOptions struct {
-	// PageSize is the variable "first" (50 when unset).
-	PageSize int `json:"page_size"`
-}
-
-func (*GraphQLOptions) pageType() string { return PageGraphQL }
-
-func (o *GraphQLOptions) check() (string, string) {
-	if o.PageSize < 0 {
-		return "page_size", fmt.Sprintf("must not be negative, got %d", o.PageSize)
-	}
-	return "", ""
 }
 
 // GraphQLBody decodes a GraphQL POST body into its top-level object

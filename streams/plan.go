@@ -408,7 +408,7 @@ func (p *Plan) Request(part Partition, w *keys.Window) (Request, error) {
 		return req, nil
 	}
 	set := func(name string, value any) error {
-		if d.Pagination.Type == PageGraphQL {
+		if d.Pagination.boundsInVariables() {
 			req, err = req.WithVariable(name, value)
 			return err
 		}

@@ -133,7 +133,7 @@ func newEngine(cfg *Config, sel *catalog.Selection, st *state.State, out output.
 		d := &cfg.Streams[i]
 		n := &node{counts: metrics.Stream{Name: d.Name}, def: d, selected: sel.Selected(d.Name), dropped: sel.Dropped(d.Name), fullTable: sel.FullTable(d.Name)}
 		n.numeric = state.KeyKind(cfg.Schemas[d.Name], d.ReplicationKey) == "number"
-		if d.Pagination.Type == streams.PageOffset && len(d.PrimaryKey) > 0 {
+		if d.Pagination.RepeatsRows() && len(d.PrimaryKey) > 0 {
 			n.seen = map[string]struct{}{}
 		}
 		v, err := records.New(records.Options{Stream: d.Name, PrimaryKey: d.PrimaryKey, Schema: cfg.Schemas[d.Name],

@@ -12,12 +12,12 @@ import (
 func TestParseLinkHeader(t *testing.T) {
 	tests := map[string]struct {
 		in   []string
-		want []Link
+		want []streams.Link
 	}{
 		"none": {nil, nil},
 		"github style, three relations": {
 			[]string{`<https://api.github.com/repositories/1/issues?page=2>; rel="next", <https://api.github.com/repositories/1/issues?page=5>; rel="last", <https://api.github.com/repositories/1/issues?page=1>; rel="first"`},
-			[]Link{
+			[]streams.Link{
 				{URL: "https://api.github.com/repositories/1/issues?page=2", Rel: []string{"next"}},
 				{URL: "https://api.github.com/repositories/1/issues?page=5", Rel: []string{"last"}},
 				{URL: "https://api.github.com/repositories/1/issues?page=1", Rel: []string{"first"}},
@@ -25,40 +25,40 @@ func TestParseLinkHeader(t *testing.T) {
 		},
 		"several header lines": {
 			[]string{`</a?page=1>; rel=prev`, `</a?page=3>; rel=next`},
-			[]Link{{URL: "/a?page=1", Rel: []string{"prev"}}, {URL: "/a?page=3", Rel: []string{"next"}}},
+			[]streams.Link{{URL: "/a?page=1", Rel: []string{"prev"}}, {URL: "/a?page=3", Rel: []string{"next"}}},
 		},
 		"quoted params with commas and semicolons": {
 			[]string{`<https://x.test/p?a=1,2>; title="a, b; c"; rel="next"; type=text/html, </l>; rel=last`},
-			[]Link{
+			[]streams.Link{
 				{URL: "https://x.test/p?a=1,2", Rel: []string{"next"}, Params: map[string]string{"title": "a, b; c", "type": "text/html"}},
 				{URL: "/l", Rel: []string{"last"}},
 			},
 		},
 		"several rel values, case and whitespace": {
 			[]string{"  < /p3 >\t;REL = \"Next  LAST\" ;  Title=\"x\\\"y\"  ,<p1>;rel=prev"},
-			[]Link{
+			[]streams.Link{
 				{URL: "/p3", Rel: []string{"next", "last"}, Params: map[string]string{"title": `x"y`}},
 				{URL: "p1", Rel: []string{"prev"}},
 			},
 		},
 		"first rel wins, first param wins": {
 			[]string{`</x>; rel=next; rel=prev; a=1; A=2`},
-			[]Link{{URL: "/x", Rel: []string{"next"}, Params: map[string]string{"a": "1"}}},
+			[]streams.Link{{URL: "/x", Rel: []string{"next"}, Params: map[string]string{"a": "1"}}},
 		},
 		"parameter without value": {
 			[]string{`</x>; crossorigin; rel=next`},
-			[]Link{{URL: "/x", Rel: []string{"next"}, Params: map[string]string{"crossorigin": ""}}},
+			[]streams.Link{{URL: "/x", Rel: []string{"next"}, Params: map[string]string{"crossorigin": ""}}},
 		},
 		"malformed link skipped": {
 			[]string{`garbage "with, comma"; rel=next, </ok>; rel=next`},
-			[]Link{{URL: "/ok", Rel: []string{"next"}}},
+			[]streams.Link{{URL: "/ok", Rel: []string{"next"}}},
 		},
-		"unterminated url": {[]string{`</ok>; rel=next, <https://x.test/no-end; rel=last`}, []Link{{URL: "/ok", Rel: []string{"next"}}}},
+		"unterminated url": {[]string{`</ok>; rel=next, <https://x.test/no-end; rel=last`}, []streams.Link{{URL: "/ok", Rel: []string{"next"}}}},
 		"empty values":     {[]string{"", " , ,"}, nil},
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
-			if d := cmp.Diff(tt.want, ParseLinkHeader(tt.in)); d != "" {
+			if d := cmp.Diff(tt.want, streams.ParseLinkHeader(tt.in)); d != "" {
 				t.Errorf("(-want +got):\n%s", d)
 			}
 		})
@@ -70,7 +70,7 @@ func FuzzParseLinkHeader(f *testing.F) {
 	f.Add(`<a>; title="a, b; c\"; rel=next`)
 	f.Add(`<<>>;;;=,=,"\`)
 	f.Fuzz(func(t *testing.T, s string) {
-		for _, l := range ParseLinkHeader([]string{s, s}) {
+		for _, l := range streams.ParseLinkHeader([]string{s, s}) {
 			_ = l.HasRel("next")
 		}
 	})

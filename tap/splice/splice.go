@@ -9,8 +9,9 @@
 // A stream splices only when nothing needs a record's tree: JSON pages,
 // no GraphQL, no parent key to inject, stream maps of named properties
 // only (streammap.NewSplicer), a primary key (the walk's stale-page guard
-// reads only it), and a paginator that does not read the body (none,
-// keyset, link_header); the run says when it needs the trees itself
+// reads only it), and a paginator that reads no more of the body than
+// record fields (streams.Pagination.SpliceKeys: none, keyset,
+// link_header); the run says when it needs the trees itself
 // (Stream.Tree). The primary key, the replication key and the keyset field
 // are captured from the record's bytes as the walker passes them.
 //
@@ -62,16 +63,18 @@ func New(s Stream) *Reader {
 		return nil
 	}
 	capture := append([]string{}, d.PrimaryKey...)
-	switch d.Pagination.Type {
-	case streams.PageNone, streams.PageLinkHeader:
-	case streams.PageKeyset:
-		k, _ := d.Pagination.Options.(*streams.KeysetOptions)
-		if k == nil {
-			return nil
+	read, ok := d.Pagination.SpliceKeys()
+	if !ok || d.Pagination.Type == "" {
+		// A stream that names no pagination has always been read through
+		// the tree: splicing it would change the bytes of its records.
+		// Otherwise the paginator reads the body's tree.
+		return nil
+	}
+	for _, f := range read {
+		if f == "" {
+			return nil // an option unset: the stream does not check
 		}
-		capture = appendNew(capture, k.KeyField)
-	default:
-		return nil // the paginator reads the body's tree
+		capture = appendNew(capture, f)
 	}
 	capture = appendNew(capture, d.ReplicationKey)
 	for _, c := range capture {

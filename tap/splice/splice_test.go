@@ -67,6 +67,11 @@ func TestNew(t *testing.T) {
 			d.Pagination = streams.Pagination{Type: streams.PageCursor, Options: &streams.CursorOptions{}}
 		}, false},
 		{"keyset without options", func(d *streams.Definition, _ *Stream) { d.Pagination.Options = nil }, false},
+		{"pagination none", func(d *streams.Definition, _ *Stream) { d.Pagination = streams.Pagination{Type: streams.PageNone} }, true},
+		{"link_header pages", func(d *streams.Definition, _ *Stream) {
+			d.Pagination = streams.Pagination{Type: streams.PageLinkHeader}
+		}, true},
+		{"no pagination named (read through the tree, as always)", func(d *streams.Definition, _ *Stream) { d.Pagination = streams.Pagination{} }, false},
 		{"a dotted replication key", func(d *streams.Definition, _ *Stream) { d.ReplicationKey = "payload.at" }, false},
 		{"a schema outside the walker's subset", func(_ *streams.Definition, s *Stream) {
 			s.Schema = map[string]any{"type": "object", "properties": map[string]any{"id": map[string]any{"$ref": "#/x"}}}

@@ -1,10 +1,29 @@
-package pages
+package streams
 
 import (
 	"strings"
-
-	"github.com/tap-dev/tap/streams"
 )
+
+// PageLinkHeader follows the rel="next" link of the Link header.
+const PageLinkHeader = "link_header"
+
+// linkHeaderOptions: the type takes only the common options.
+type linkHeaderOptions struct{}
+
+func (*linkHeaderOptions) pageType() string { return PageLinkHeader }
+
+func (*linkHeaderOptions) check(*Definition) error { return nil }
+
+// spliceKeys: the link is in a header; no record is read.
+func (*linkHeaderOptions) spliceKeys() []string { return nil }
+
+func (*linkHeaderOptions) paginator(d *Definition) Paginator {
+	return linkHeaderPaginator{name: d.Name}
+}
+
+func (*linkHeaderOptions) doc() PageDoc {
+	return PageDoc{Next: "`Link: <…>; rel=\"next\"` (RFC 8288)", End: "no `rel=\"next\"`"}
+}
 
 // linkHeaderPaginator follows the rel="next" link of the response's Link
 // header (RFC 8288), as GitHub and many others send it:
@@ -18,20 +37,20 @@ type linkHeaderPaginator struct {
 	name string
 }
 
-func (l linkHeaderPaginator) First(req streams.Request) streams.Request { return req }
+func (l linkHeaderPaginator) First(req Request) Request { return req }
 
-func (l linkHeaderPaginator) Next(last streams.Request, resp *streams.Response) (streams.Request, bool, error) {
+func (l linkHeaderPaginator) Next(last Request, resp *Response) (Request, bool, error) {
 	for _, link := range ParseLinkHeader(resp.Header.Values("Link")) {
 		if !link.HasRel("next") {
 			continue
 		}
 		next, err := followURL(l.name, last, resp, link.URL)
 		if err != nil {
-			return streams.Request{}, false, err
+			return Request{}, false, err
 		}
 		return next, true, nil
 	}
-	return streams.Request{}, false, nil
+	return Request{}, false, nil
 }
 
 // Link is one link of a Link header (RFC 8288).

@@ -1,0 +1,139 @@
+package streams
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/tap-dev/tap/codec"
+)
+
+// PageCursor sends back the token the last page handed out.
+const PageCursor = "cursor"
+
+// CursorOptions are the options of pagination type cursor.
+type CursorOptions struct {
+	CursorParam    string `json:"cursor_param"`
+	NextCursorPath string `json:"next_cursor_path"`
+	HasMorePath    string `json:"has_more_path"`
+	PageSizeParam  string `json:"page_size_param"`
+	PageSize       int    `json:"page_size"`
+	// NextCursorHeader reads the cursor from a response header instead
+	// of the body.
+	NextCursorHeader string `json:"next_cursor_header" doc:"instead of next_cursor_path"`
+	// CursorFromLastRecord takes the cursor from this field of the page's
+	// last record (Stripe's starting_after=<last id>): the API lists
+	// newest first, so the largest key, as keyset sends, would skip rows.
+	CursorFromLastRecord string `json:"cursor_from_last_record" doc:"instead of next_cursor_path: that field of the page's last record"`
+}
+
+func (*CursorOptions) pageType() string { return PageCursor }
+
+func (o *CursorOptions) check(d *Definition) error {
+	switch {
+	case o.CursorParam == "":
+		return pageErr(d, "cursor_param", requiredFor(PageCursor))
+	case o.NextCursorPath == "" && o.NextCursorHeader == "" && o.CursorFromLastRecord == "":
+		return pageErr(d, "next_cursor_path", requiredFor(PageCursor)+" (or next_cursor_header, to read the cursor from a response header, or cursor_from_last_record, to take it from the page's last record)")
+	case o.NextCursorPath != "" && o.NextCursorHeader != "":
+		return pageErr(d, "next_cursor_header", "takes the place of next_cursor_path; set one of them")
+	case o.CursorFromLastRecord != "" && (o.NextCursorPath != "" || o.NextCursorHeader != ""):
+		return pageErr(d, "cursor_from_last_record", "takes the place of next_cursor_path and next_cursor_header; set one of them")
+	case o.PageSize < 0:
+		return pageErr(d, "page_size", fmt.Sprintf("must not be negative, got %d", o.PageSize))
+	}
+	return nil
+}
+
+func (o *CursorOptions) params() []PageParam {
+	return pageParams(o.CursorParam, never, o.PageSizeParam, isCount)
+}
+
+func (o *CursorOptions) bodyFields() []string {
+	return setFields("next_cursor_path", o.NextCursorPath, "has_more_path", o.HasMorePath)
+}
+
+func (o *CursorOptions) paginator(d *Definition) Paginator {
+	return cursorPaginator{name: d.Name, p: *o}
+}
+
+func (*CursorOptions) doc() PageDoc {
+	return PageDoc{Next: "the token, verbatim (from the body, from the response header `next_cursor_header` names, or the `cursor_from_last_record` field of the page's last record, as Stripe's `starting_after`)", End: "empty or absent token, an empty page (from the last record), or `has_more_path` false"}
+}
+
+// The token paginators follow something the API hands back in the body:
+// an opaque cursor (cursor) or the URL of the next page (next_url).
+
+// cursorPaginator sends cursor_param = the token found at
+// next_cursor_path.
+//
+// The token is opaque: it is passed back verbatim, never decoded, trimmed
+// or parsed. It travels through url.Values, so characters such as '+',
+// '/' and '=' are escaped once, correctly, on the wire. A numeric token is
+// sent as its exact JSON text.
+//
+// It stops when the token is absent, null or "", or when has_more_path is
+// set, present in the body and false. With next_cursor_header the token is
+// that response header's value, and an absent or empty header ends the
+// walk. With cursor_from_last_record the token is that field of the
+// page's last record, and an empty page ends the walk.
+type cursorPaginator struct {
+	name string
+	p    CursorOptions
+}
+
+func (c cursorPaginator) First(req Request) Request {
+	return req.WithParams(pageSizeParam(c.p.PageSizeParam, c.p.PageSize)...)
+}
+
+func (c cursorPaginator) Next(last Request, resp *Response) (Request, bool, error) {
+	if c.p.HasMorePath != "" {
+		if v, found := Lookup(resp.Body, c.p.HasMorePath); found && v != nil {
+			more, ok := v.(bool)
+			if !ok {
+				return Request{}, false, streamErr(c.name, "has_more_path %q holds a JSON %s, expected a boolean", c.p.HasMorePath, codec.TypeName(v))
+			}
+			if !more {
+				return Request{}, false, nil
+			}
+		}
+	}
+	if f := c.p.CursorFromLastRecord; f != "" {
+		n := len(resp.Records)
+		if n == 0 {
+			return Request{}, false, nil
+		}
+		v, ok, err := keyOf(resp.Records[n-1], f)
+		if err != nil {
+			return Request{}, false, streamErr(c.name, "cursor_from_last_record %q: %v", f, err)
+		}
+		if !ok {
+			return Request{}, false, streamErr(c.name, "the page's last record has no cursor_from_last_record field %q to continue from", f)
+		}
+		return last.WithParams(c.p.CursorParam, v.text), true, nil
+	}
+	if h := c.p.NextCursorHeader; h != "" {
+		token := strings.TrimSpace(resp.Header.Get(h))
+		if token == "" {
+			return Request{}, false, nil
+		}
+		return last.WithParams(c.p.CursorParam, token), true, nil
+	}
+	v, found := Lookup(resp.Body, c.p.NextCursorPath)
+	if !found || v == nil {
+		return Request{}, false, nil
+	}
+	var token string
+	switch t := v.(type) {
+	case string:
+		token = t
+	case json.Number:
+		token = string(t)
+	default:
+		return Request{}, false, streamErr(c.name, "next_cursor_path %q holds a JSON %s, expected a string", c.p.NextCursorPath, codec.TypeName(v))
+	}
+	if token == "" {
+		return Request{}, false, nil
+	}
+	return last.WithParams(c.p.CursorParam, token), true, nil
+}
