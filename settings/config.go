@@ -20,6 +20,7 @@ import (
 
 	"github.com/tap-dev/tap/demoapi"
 	"github.com/tap-dev/tap/records"
+	"github.com/tap-dev/tap/streammap"
 	"github.com/tap-dev/tap/streams"
 )
 
@@ -71,6 +72,9 @@ type Config struct {
 	// Redactor masks the config's secrets; a run adds the secrets it
 	// learns (access tokens) to it.
 	Redactor *Redactor `json:"-"`
+	// Maps is the stream maps compiled, once per run (inputs.Maps); nil
+	// before, and for a config without stream maps or flattening.
+	Maps *streammap.Mapper `json:"-"`
 }
 
 // Auth is the auth block. Token, Password and Value are secrets.

@@ -8,7 +8,6 @@ import (
 	"github.com/tap-dev/tap/client"
 	"github.com/tap-dev/tap/streams"
 	"github.com/tap-dev/tap/streams/keys"
-	"github.com/tap-dev/tap/streams/pages"
 	"github.com/tap-dev/tap/tap/connect"
 	"github.com/tap-dev/tap/tap/output"
 	"github.com/tap-dev/tap/tap/state"
@@ -111,11 +110,11 @@ func (e *engine) checkStream(ctx context.Context, n *node, part streams.Partitio
 	if n.def.Streamed() {
 		return e.checkFormat(ctx, n, req)
 	}
-	p, err := pages.New(n.def)
+	p, err := e.pager(n)
 	if err != nil {
 		return nil, 0, err
 	}
-	resp, err := e.fetcher(n)(ctx, p.First(req))
+	resp, err := e.fetchOf(n)(ctx, p.First(req))
 	if errors.Is(err, errIgnored) {
 		return nil, 0, nil
 	}

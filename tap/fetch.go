@@ -132,7 +132,7 @@ func (e *engine) walk(ctx context.Context, n *node, first streams.Request, part 
 	if err := e.walkFormat(ctx, n, first, part); err != errNotStreamed {
 		return e.walkEnd(n, first, part, err)
 	}
-	p, err := pages.New(n.def)
+	p, err := e.pager(n)
 	if err != nil {
 		return err
 	}
@@ -158,7 +158,7 @@ func (e *engine) walk(ctx context.Context, n *node, first streams.Request, part 
 			return pages.WalkInOrder(ctx, d, p, first, fetch, page)
 		}
 	}
-	err = walkPages(ctx, n.def, p, first, failure.Pages(e.fetch(n)), func(resp *streams.Response) error {
+	err = walkPages(ctx, n.def, p, first, failure.Pages(e.fetchOf(n)), func(resp *streams.Response) error {
 		n.counts.Pages.Add(1)
 		n.counts.Received.Add(int64(len(resp.Records)))
 		extracted := e.now()

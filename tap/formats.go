@@ -14,11 +14,6 @@ import (
 // pipeline between two checkpoints of a sorted stream.
 const streamBatch = 1000
 
-// decoder returns the decoder of a stream's bodies in format.
-func (e *engine) decoder(n *node, format string) (*decoder.Decoder, error) {
-	return decoder.New(n.def, format, e.cfg.Schemas[n.def.Name])
-}
-
 // streamBody reads one body of records as it arrives, each record going
 // through the pipeline before the next is decoded: a body of any size runs
 // in the memory of one record. A sorted stream checkpoints every

@@ -34,13 +34,14 @@ func NewReader(cfg *Config, log *slog.Logger) (*Reader, error) {
 // Walk follows d's pages from first, handing each to page; a status the
 // stream ignores ends the walk quietly, as in a sync.
 func (r *Reader) Walk(ctx context.Context, d *streams.Definition, first streams.Request, page func(*streams.Response) error) error {
-	p, err := pages.New(d)
+	// A node of its own, not selected: its pages are never spliced, so
+	// every record is a decoded value.
+	n := &node{def: d}
+	p, err := r.e.pager(n)
 	if err != nil {
 		return err
 	}
-	// A node of its own, not selected: its pages are never spliced, so
-	// every record is a decoded value.
-	err = pages.Walk(ctx, d, p, first, r.e.fetcher(&node{def: d}), page)
+	err = pages.Walk(ctx, d, p, first, r.e.fetcher(n), page)
 	if errors.Is(err, errIgnored) {
 		return nil
 	}

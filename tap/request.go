@@ -11,7 +11,6 @@ import (
 	"github.com/tap-dev/tap/codec"
 	"github.com/tap-dev/tap/streams"
 	"github.com/tap-dev/tap/streams/decoder"
-	"github.com/tap-dev/tap/tap/failure"
 )
 
 // clientRequest is the one adapter from a stream's request to the
@@ -28,11 +27,8 @@ func (e *engine) clientRequest(n *node, req streams.Request, format string) clie
 		Header:         decoder.WithAccept(req.Header, format),
 		IgnoreStatuses: d.IgnoreStatuses,
 	}
-	if rules := streams.StatusRules(e.cfg.OnStatus, d); len(rules) > 0 {
-		r.OnStatus = make(map[int]client.StatusRule, len(rules))
-		for code, rule := range rules {
-			r.OnStatus[code] = failure.ClientRule(rule)
-		}
+	if rules := e.statusRules(n); rules != nil {
+		r.OnStatus = rules     // the client only reads them
 		r.IgnoreStatuses = nil // in the rules
 	}
 	r.Weight = max(d.Weight, 1)

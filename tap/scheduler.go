@@ -80,6 +80,8 @@ type node struct {
 	cut      bool          // a walk ended at the record limit, short of its end
 	backfill backfill.Book // what became of the chunk windows
 
+	compiled *model // what the definition compiles to for this run (model.go)
+
 	buf   []byte           // the record being encoded
 	keys  []string         // the sorted keys of the last record encoded
 	lines output.PageLines // the RECORD lines of the page being handled
@@ -111,6 +113,8 @@ type engine struct {
 	// under it is kept relative, so that it outlives a demo API's port.
 	base      string
 	replaying bool // tap replay: every failed request becomes a dead letter
+
+	built builds // what the run compiled, per stream (model.go)
 }
 
 func newEngine(cfg *Config, sel *catalog.Selection, st *state.State, out output.Writer, log *slog.Logger) (*engine, error) {

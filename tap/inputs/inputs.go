@@ -137,12 +137,19 @@ func (f Files) LoadRead(cfg *settings.Config) (*state.State, *catalog.Selection,
 	return st, sel, nil
 }
 
-// Maps compiles the config's stream maps; nil when the config has none
-// (and no flattening). The catalog's stream names are the streams the
-// maps write, so reading a catalog needs them.
+// Maps is the config's stream maps, compiled on the first call and kept
+// in cfg.Maps for every later one (the catalog, the engine); nil when the
+// config has none (and no flattening). The catalog's stream names are the
+// streams the maps write, so reading a catalog needs them.
 func Maps(cfg *settings.Config) (*streammap.Mapper, error) {
 	if len(cfg.StreamMaps) == 0 && !cfg.FlatteningEnabled {
 		return nil, nil
+	}
+	if m := cfg.Maps; m != nil {
+		if !m.Active() {
+			return nil, nil
+		}
+		return m, nil
 	}
 	srcs := make(map[string]streammap.StreamSchema, len(cfg.Streams))
 	for i := range cfg.Streams {
@@ -158,6 +165,7 @@ func Maps(cfg *settings.Config) (*streammap.Mapper, error) {
 	if err != nil {
 		return nil, &settings.InputError{File: cfg.Path, Err: err}
 	}
+	cfg.Maps = m
 	if !m.Active() {
 		return nil, nil
 	}

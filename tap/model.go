@@ -1,0 +1,101 @@
+package tap
+
+import (
+	"sync/atomic"
+
+	"github.com/tap-dev/tap/client"
+	"github.com/tap-dev/tap/streams"
+	"github.com/tap-dev/tap/streams/decoder"
+	"github.com/tap-dev/tap/streams/pages"
+	"github.com/tap-dev/tap/tap/failure"
+)
+
+// model is what a stream's definition compiles to for a run: its status
+// rules, its paginator (the definition checked once), its page fetcher
+// (with its decoder and splice reader) and the decoders of its streamed
+// bodies. Each is built on its first use and serves every walk and every
+// request of the stream after it: a child walked for 1,000 parent records
+// builds them once, not 1,000 times. A node is walked by one goroutine at
+// a time, so the model needs no lock.
+type model struct {
+	statusDone bool
+	onStatus   map[int]client.StatusRule // nil: no rules
+
+	pager    streams.Paginator
+	pagerErr error
+
+	fetch    streams.Fetch
+	decoders map[string]decoded
+}
+
+type decoded struct {
+	dec *decoder.Decoder
+	err error
+}
+
+// builds counts what the run compiled, stream by stream: the tests that
+// prove each is built once per stream read it.
+type builds struct {
+	statusRules, paginators, fetchers, decoders atomic.Int64
+}
+
+func (n *node) model() *model {
+	if n.compiled == nil {
+		n.compiled = &model{}
+	}
+	return n.compiled
+}
+
+// statusRules are n's on_status rules for the client, merged once: the
+// config's on_status, the stream's ignore_statuses and its on_status.
+func (e *engine) statusRules(n *node) map[int]client.StatusRule {
+	m := n.model()
+	if !m.statusDone {
+		m.statusDone = true
+		e.built.statusRules.Add(1)
+		if rules := streams.StatusRules(e.cfg.OnStatus, n.def); len(rules) > 0 {
+			m.onStatus = make(map[int]client.StatusRule, len(rules))
+			for code, rule := range rules {
+				m.onStatus[code] = failure.ClientRule(rule)
+			}
+		}
+	}
+	return m.onStatus
+}
+
+// pager is n's paginator, its definition checked once. Every paginator is
+// an immutable value that serves any number of walks.
+func (e *engine) pager(n *node) (streams.Paginator, error) {
+	m := n.model()
+	if m.pager == nil && m.pagerErr == nil {
+		e.built.paginators.Add(1)
+		m.pager, m.pagerErr = pages.New(n.def)
+	}
+	return m.pager, m.pagerErr
+}
+
+// fetchOf is n's page fetcher (e.fetch: the client's, or a test's), built
+// once: its decoder and its splice reader serve every walk.
+func (e *engine) fetchOf(n *node) streams.Fetch {
+	m := n.model()
+	if m.fetch == nil {
+		e.built.fetchers.Add(1)
+		m.fetch = e.fetch(n)
+	}
+	return m.fetch
+}
+
+// decoder returns the decoder of n's bodies in format, built once.
+func (e *engine) decoder(n *node, format string) (*decoder.Decoder, error) {
+	m := n.model()
+	d, ok := m.decoders[format]
+	if !ok {
+		e.built.decoders.Add(1)
+		d.dec, d.err = decoder.New(n.def, format, e.cfg.Schemas[n.def.Name])
+		if m.decoders == nil {
+			m.decoders = map[string]decoded{}
+		}
+		m.decoders[format] = d
+	}
+	return d.dec, d.err
+}

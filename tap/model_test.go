@@ -1,0 +1,114 @@
+package tap
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/tap-dev/tap/settings"
+	"github.com/tap-dev/tap/tap/inputs"
+	"github.com/tap-dev/tap/tap/state"
+)
+
+// A stream's definition compiles once per run: a child walked for each of
+// 1,000 parent records checks its definition, merges its status rules and
+// builds its fetcher (decoder, splice reader) once, as its parent does.
+func TestStreamCompiledOncePerRun(t *testing.T) {
+	const parents = 1000
+	var requests atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Path == "/p" {
+			var b strings.Builder
+			b.WriteString(`{"data":[`)
+			for i := 1; i <= parents; i++ {
+				if i > 1 {
+					b.WriteByte(',')
+				}
+				fmt.Fprintf(&b, `{"id":%d}`, i)
+			}
+			b.WriteString(`]}`)
+			io.WriteString(w, b.String())
+			return
+		}
+		io.WriteString(w, `{"data":[{"id":"`+strings.TrimPrefix(r.URL.Path, "/p/")+`"}]}`)
+	}))
+	defer srv.Close()
+	schema := func(typ string) map[string]any {
+		return map[string]any{"type": "object", "properties": map[string]any{"id": map[string]any{"type": typ}}}
+	}
+	path := writeConfig(t, t.TempDir(), "config.json", map[string]any{
+		"base_url": srv.URL, "dead_letter_path": t.TempDir() + "/dead.jsonl",
+		"on_status": map[string]any{"409": "retry"}, "rate_limit": map[string]any{"requests_per_second": 0},
+		"streams": []any{
+			map[string]any{"name": "p", "path": "/p", "records_path": "data", "primary_key": []string{"id"},
+				"pagination": map[string]any{"type": "none"}, "schema": schema("integer")},
+			map[string]any{"name": "c", "path": "/p/{id}", "records_path": "data", "primary_key": []string{"id"},
+				"parent": map[string]any{"stream": "p", "key": "id"}, "ignore_statuses": []int{404},
+				"pagination": map[string]any{"type": "none"}, "schema": schema("string")},
+		},
+	})
+	cfg, err := settings.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &recorder{}
+	e := testEngine(t, cfg, nil, state.New(), rec, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // a bound, not a wait
+	defer cancel()
+	if err := e.sync(ctx, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if got := len(streamIDs(rec, "c")); got != parents {
+		t.Fatalf("child records: %d, want %d", got, parents)
+	}
+	if got := requests.Load(); got != parents+1 {
+		t.Fatalf("requests: %d, want %d", got, parents+1)
+	}
+	for what, got := range map[string]int64{
+		"paginators (definition checks)": e.built.paginators.Load(),
+		"status rules":                   e.built.statusRules.Load(),
+		"fetchers":                       e.built.fetchers.Load(),
+		"decoders":                       e.built.decoders.Load(),
+	} {
+		if got != 2 {
+			t.Errorf("%s built %d times for 2 streams and %d child walks, want once per stream", what, got, parents)
+		}
+	}
+}
+
+// The stream maps compile once: the catalog that reads them and the
+// engine that writes through them use the ones loading the config made.
+func TestStreamMapsCompiledOnce(t *testing.T) {
+	cfg := mappedConfig()
+	m, err := inputs.Maps(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := inputs.Maps(cfg)
+	if err != nil || again != m {
+		t.Fatalf("the second read of the maps compiled them again (%p, then %p; %v)", m, again, err)
+	}
+	e, err := newEngine(cfg, nil, state.New(), &recorder{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.dead.Close()
+	outs := e.byName["orders"].outs
+	if len(outs) == 0 {
+		t.Fatal("orders writes no mapped stream")
+	}
+	for i, mo := range outs {
+		if want := m.Outputs("orders")[i]; mo.o != want {
+			t.Errorf("the engine's output %q is not the one compiled at load: the maps were compiled again", mo.o.Name)
+		}
+	}
+}
