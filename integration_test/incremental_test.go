@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -250,4 +251,65 @@ func TestIncrementalStateInStateOut(t *testing.T) {
 			t.Errorf("STATE %d has no customers bookmark", i+1)
 		}
 	}
+}
+
+// TestIncrementalLateRowOnSortedStream: a row that arrives late, with a
+// key below the bookmark of the run before, on a stream declared
+// is_sorted, fails the run; its last STATE goes back to the late row's
+// key, so that once is_sorted is fixed the next run reads the row.
+func TestIncrementalLateRowOnSortedStream(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	pages := [][]map[string]any{{
+		{"id": json.Number("1"), "updated_at": "2026-01-10T00:00:00Z"},
+		{"id": json.Number("2"), "updated_at": "2026-01-11T00:00:00Z"},
+	}}
+	base := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		page := []map[string]any{}
+		if n, err := strconv.Atoi(r.URL.Query().Get("page")); err == nil && n >= 1 && n <= len(pages) {
+			page = pages[n-1]
+		}
+		writeJSONBody(w, map[string]any{"items": page})
+	}))
+	stream := map[string]any{
+		"name": "s", "path": "/s", "records_path": "items", "primary_key": []string{"id"},
+		"replication_key": "updated_at", "is_sorted": true,
+		"incremental": map[string]any{"param": "updated_since"},
+		"pagination":  map[string]any{"type": "page_number", "page_param": "page"},
+		"schema": map[string]any{"type": "object", "properties": map[string]any{
+			"id": map[string]any{"type": "integer"}, "updated_at": map[string]any{"type": "string", "format": "date-time"},
+		}},
+	}
+	cfg := tapConfig(base, []any{stream})
+	cfg["start_date"] = "2026-01-01T00:00:00Z"
+	d := newTapDir(t, cfg)
+	l := newLoader(t)
+	if r := d.sync(l, time.Minute); r.code != 0 {
+		t.Fatalf("first run: exit %d; stderr:\n%s", r.code, r.stderr)
+	}
+	if bm := bookmarkValues(l.state)["s"]; bm != "2026-01-11T00:00:00Z" {
+		t.Fatalf("first run's bookmark %v, want 2026-01-11T00:00:00Z", bm)
+	}
+
+	mu.Lock()
+	late := map[string]any{"id": json.Number("3"), "updated_at": "2026-01-05T00:00:00Z"}
+	pages = append(pages, []map[string]any{late})
+	mu.Unlock()
+	r := d.sync(l, time.Minute)
+	if r.code != 1 || !strings.Contains(string(r.stderr), `went down from "2026-01-11T00:00:00Z" to "2026-01-05T00:00:00Z"`) {
+		t.Fatalf("second run: exit %d, want 1 and the error naming both keys; stderr:\n%s", r.code, r.stderr)
+	}
+	bm, _ := bookmarkValues(l.state)["s"].(string)
+	if bm == "" || bm > "2026-01-05T00:00:00Z" {
+		t.Fatalf("second run's last STATE has bookmark %q, past the unread row of 2026-01-05: %s", bm, l.state)
+	}
+
+	stream["is_sorted"] = false
+	d.writeConfig(cfg)
+	if r := d.sync(l, time.Minute); r.code != 0 {
+		t.Fatalf("third run: exit %d; stderr:\n%s", r.code, r.stderr)
+	}
+	assertTable(t, l, "s", []string{"id"}, append(slices.Clone(pages[0]), late))
 }

@@ -42,7 +42,9 @@ import (
 // on_unsorted it fails, or it is demoted to unsorted for the rest of the
 // run. Either way the bookmark falls back to its value at the last Close —
 // the rows after it may not all have been read — and moves again only at
-// the next Close. So a bookmark never passes a row not yet read.
+// the next Close; when it fails, to the key that went down if that is
+// smaller (a late row below the state's bookmark), for that row is not
+// written. So a bookmark never passes a row not yet read.
 //
 // A child stream with a replication key keeps one bookmark per partition
 // (per parent record), the Meltano SDK's shape: each partition's walk is
@@ -471,11 +473,15 @@ func (p *Plan) Observe(part Partition, key any) (Observation, error) {
 		return Uncomparable, err
 	}
 	if ue := p.outOfOrder(part, key); ue != nil {
+		if !ue.Demoted {
+			// The run stops before this row is written: the bookmark
+			// goes back to at or before its key, or the next run would
+			// start past it (a late row below the state's bookmark).
+			p.rollBack(part, key)
+			return Unsorted, ue
+		}
 		if !p.perPart { // a partition's bookmark moves only when its walk ends
 			p.fallBack()
-		}
-		if !ue.Demoted {
-			return Unsorted, ue
 		}
 		*high, p.prev = h, key
 		return Demoted, ue
@@ -520,6 +526,34 @@ func (p *Plan) cursor(part Partition) *partCursor {
 func (p *Plan) fallBack() {
 	if !sameKey(p.bookmark, p.closed) {
 		p.bookmark, p.moved = p.closed, true
+	}
+}
+
+// rollBack returns the bookmark to its value at the last Close, or to key
+// when that is smaller (or cannot be compared with it): key's row is not
+// written, and the next run must read it.
+func (p *Plan) rollBack(part Partition, key any) {
+	below := func(bm any) bool {
+		if bm == nil {
+			return false
+		}
+		c, err := keys.Compare(key, bm)
+		return err != nil || c < 0
+	}
+	if p.perPart {
+		c := p.cursor(part)
+		bm := c.bookmark
+		if bm == nil {
+			bm = p.floor // what filters a partition with no entry
+		}
+		if below(bm) {
+			c.bookmark, p.partMoved = key, true
+		}
+		return
+	}
+	p.fallBack()
+	if below(p.bookmark) {
+		p.bookmark, p.closed, p.moved = key, key, true
 	}
 }
 

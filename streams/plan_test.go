@@ -3,6 +3,7 @@ package streams
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/url"
 	"strings"
 	"testing"
@@ -177,6 +178,7 @@ type readStep struct {
 	check bool // then Checkpoint, expecting bm and moved
 	bm    any
 	moved bool
+	parts string // op "parts": the partitions' bookmarks, id:value
 }
 
 func TestPlanBookmark(t *testing.T) {
@@ -213,6 +215,17 @@ func TestPlanBookmark(t *testing.T) {
 			{op: "page", check: true, bm: k(11), moved: true},
 			{op: "key", key: k(5), obs: Unsorted, check: true, bm: k(1), moved: true},
 		}},
+		"sorted, out of order below the state's bookmark: rolls back to the late key": {incDef(sorted), Bounds{Bookmark: k(11)}, []readStep{
+			{op: "key", key: k(10)}, {op: "key", key: k(11)},
+			{op: "page", check: true, bm: k(11)},
+			{op: "key", key: k(5), obs: Unsorted, check: true, bm: k(5), moved: true},
+		}},
+		"child, out of order below its partition's bookmark or the floor: rolls back": {incDef(child),
+			Bounds{Partitions: []PartitionBookmark{{Context: map[string]any{"id": "1"}, Value: k(11)}}, Floor: k(9)}, []readStep{
+				{op: "key", part: "id=1", key: k(11)}, {op: "key", part: "id=1", key: k(5), obs: Unsorted},
+				{op: "key", part: "id=2", key: k(10)}, {op: "key", part: "id=2", key: k(3), obs: Unsorted},
+				{op: "parts", parts: "id=1:" + k(5) + " id=2:" + k(3)},
+			}},
 		"demoted: falls back, then moves only at close": {incDef(demote), Bounds{Bookmark: k(1)}, []readStep{
 			{op: "key", key: k(10)}, {op: "key", key: k(11)},
 			{op: "page", check: true, bm: k(11), moved: true},
@@ -255,7 +268,11 @@ func TestPlanBookmark(t *testing.T) {
 			for i, s := range tt.steps {
 				switch s.op {
 				case "key":
-					obs, err := p.Observe(Partition{id: s.part}, s.key)
+					part := Partition{id: s.part}
+					if name, v, ok := strings.Cut(s.part, "="); ok {
+						part.Context = map[string]any{name: v}
+					}
+					obs, err := p.Observe(part, s.key)
 					if obs != s.obs {
 						t.Fatalf("step %d: Observe(%v) = %v (%v), want %v", i, s.key, obs, err, s.obs)
 					}
@@ -269,6 +286,15 @@ func TestPlanBookmark(t *testing.T) {
 				case "close":
 					if err := p.Close(); err != nil {
 						t.Fatalf("step %d: %v", i, err)
+					}
+				case "parts":
+					parts, _, moved := p.Partitions()
+					var got []string
+					for _, pb := range parts {
+						got = append(got, contextMapID(pb.Context)+":"+fmt.Sprint(pb.Value))
+					}
+					if strings.Join(got, " ") != s.parts || !moved {
+						t.Errorf("step %d: Partitions() = %v, moved %v; want %s, moved", i, got, moved, s.parts)
 					}
 				}
 				if s.check {
