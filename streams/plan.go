@@ -79,6 +79,8 @@ type Plan struct {
 	floor     any
 	maxParts  int
 	partMoved bool
+	changed   []*partCursor // bookmarks moved since PartitionChanges
+	folded    []string      // IDs folded into the floor since then
 
 	// Backfill outcomes of a chunked stream (window.go).
 	retries []keys.Window  // windows a previous run left failed, read first
@@ -95,13 +97,19 @@ type partCursor struct {
 	context  map[string]any
 	bookmark any
 	high     any
+	changed  bool // listed in Plan.changed
 }
 
 // PartitionBookmark is one partition's bookmark, as state holds it.
 type PartitionBookmark struct {
 	Context map[string]any
 	Value   any
+	// ID names the partition among the stream's (PartitionID of Context).
+	ID string
 }
+
+// PartitionID is the ID of the partition a context from state names.
+func PartitionID(ctx map[string]any) string { return contextMapID(ctx) }
 
 // DefaultMaxPartitions is max_partitions when the config does not say.
 const DefaultMaxPartitions = 10000
@@ -282,9 +290,17 @@ func (p *Plan) ClosePartition(part Partition) error {
 			return nil
 		}
 	}
-	c.bookmark, c.high, p.partMoved = c.high, nil, true
+	c.bookmark, c.high = c.high, nil
+	p.change(c)
 	p.fold()
 	return nil
+}
+
+// change notes that c's bookmark moved.
+func (p *Plan) change(c *partCursor) {
+	if p.partMoved = true; !c.changed {
+		c.changed, p.changed = true, append(p.changed, c)
+	}
 }
 
 // fold keeps at most maxParts partitions with a bookmark, dropping those
@@ -312,20 +328,25 @@ func (p *Plan) fold() {
 			p.floor = c.bookmark
 		}
 		delete(p.partByID, c.id)
+		p.folded = append(p.folded, c.id)
 	}
 	p.parts = slices.DeleteFunc(p.parts, func(c *partCursor) bool { return p.partByID[c.id] != c })
 }
 
-// Partitions returns the per-partition bookmarks and the floor STATE may
-// hold now, and whether they changed since the last call.
-func (p *Plan) Partitions() (parts []PartitionBookmark, floor any, moved bool) {
+// PartitionChanges returns what changed in the per-partition bookmarks
+// since the last call: the partitions whose bookmark moved, the IDs of
+// those folded into the floor, the floor, and whether anything changed.
+// Only the changes: a checkpoint after each parent costs what it changed.
+func (p *Plan) PartitionChanges() (set []PartitionBookmark, folded []string, floor any, moved bool) {
 	moved, p.partMoved = p.partMoved, false
-	for _, c := range p.parts {
-		if c.bookmark != nil {
-			parts = append(parts, PartitionBookmark{Context: c.context, Value: c.bookmark})
+	for _, c := range p.changed {
+		c.changed = false
+		if p.partByID[c.id] == c && c.bookmark != nil {
+			set = append(set, PartitionBookmark{Context: c.context, Value: c.bookmark, ID: c.id})
 		}
 	}
-	return parts, p.floor, moved
+	folded, p.changed, p.folded = p.folded, p.changed[:0], nil
+	return set, folded, p.floor, moved
 }
 
 // FullTable reports whether the stream is read whole, with no filter.
@@ -474,10 +495,7 @@ func (p *Plan) Observe(part Partition, key any) (Observation, error) {
 	}
 	if ue := p.outOfOrder(part, key); ue != nil {
 		if !ue.Demoted {
-			// The run stops before this row is written: the bookmark
-			// goes back to at or before its key, or the next run would
-			// start past it (a late row below the state's bookmark).
-			p.rollBack(part, key)
+			p.rollBack(part, key) // the row is not written: the next run must read it
 			return Unsorted, ue
 		}
 		if !p.perPart { // a partition's bookmark moves only when its walk ends
@@ -531,29 +549,19 @@ func (p *Plan) fallBack() {
 
 // rollBack returns the bookmark to its value at the last Close, or to key
 // when that is smaller (or cannot be compared with it): key's row is not
-// written, and the next run must read it.
+// written, and the next run must read it. A partition with no bookmark is
+// filtered by the floor.
 func (p *Plan) rollBack(part Partition, key any) {
-	below := func(bm any) bool {
-		if bm == nil {
-			return false
-		}
-		c, err := keys.Compare(key, bm)
-		return err != nil || c < 0
-	}
-	if p.perPart {
-		c := p.cursor(part)
-		bm := c.bookmark
-		if bm == nil {
-			bm = p.floor // what filters a partition with no entry
-		}
-		if below(bm) {
-			c.bookmark, p.partMoved = key, true
+	below := func(bm any) bool { c, err := keys.Compare(key, bm); return bm != nil && (err != nil || c < 0) }
+	if !p.perPart {
+		if p.fallBack(); below(p.bookmark) {
+			p.bookmark, p.closed, p.moved = key, key, true
 		}
 		return
 	}
-	p.fallBack()
-	if below(p.bookmark) {
-		p.bookmark, p.closed, p.moved = key, key, true
+	if c := p.cursor(part); below(c.bookmark) || (c.bookmark == nil && below(p.floor)) {
+		c.bookmark = key
+		p.change(c)
 	}
 }
 

@@ -19,9 +19,9 @@ func (e *engine) commit(n *node) bool {
 		return false // a dead-lettered request's rows are not read yet
 	}
 	if n.plan.PerPartition() {
-		parts, floor, moved := n.plan.Partitions()
+		set, folded, floor, moved := n.plan.PartitionChanges()
 		if moved {
-			e.state.SetPartitions(n.def.Name, n.def.ReplicationKey, parts, floor)
+			e.state.SetPartitions(n.def.Name, n.def.ReplicationKey, set, folded, floor)
 		}
 		return moved
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -47,6 +48,11 @@ type abStream struct {
 type abState struct {
 	blob    []byte // stream_state
 	counted int64  // the engine's record count at that STATE
+	budget  stateBudget
+	// held is a STATE held back (see stateSlack), with its record count;
+	// Flush writes it.
+	held      State
+	heldCount int64
 }
 
 // NewAirbyte writes Airbyte messages to w.
@@ -129,15 +135,31 @@ func appendAirbyteSuffix(b []byte, ms int64) []byte {
 // change but that covers new records is written, so every record is
 // followed by a STATE that covers it.
 func (a *Airbyte) State(stream string, st State, recordCount int64) error {
+	a.stateMu.Lock()
+	defer a.stateMu.Unlock()
+	prev := a.states[stream]
+	if prev != nil {
+		a.mu.Lock()
+		total := a.total
+		a.mu.Unlock()
+		if prev.budget.hold(total, st, stream) {
+			prev.held, prev.heldCount = st, recordCount
+			return nil
+		}
+	}
+	return a.stateLocked(stream, st, recordCount)
+}
+
+// stateLocked writes stream's STATE; the caller holds stateMu.
+func (a *Airbyte) stateLocked(stream string, st State, recordCount int64) error {
 	blob, err := st.StreamJSON(stream)
 	if err != nil {
 		return err
 	}
-	a.stateMu.Lock()
-	defer a.stateMu.Unlock()
 	prev := a.states[stream]
 	since := recordCount
 	if prev != nil {
+		prev.held = nil
 		since = recordCount - prev.counted
 		if since == 0 && bytes.Equal(prev.blob, blob) {
 			return nil
@@ -157,8 +179,31 @@ func (a *Airbyte) State(stream string, st State, recordCount int64) error {
 	if err != nil {
 		return err
 	}
-	a.states[stream] = &abState{blob: blob, counted: recordCount}
+	a.mu.Lock()
+	at := a.total
+	a.mu.Unlock()
+	a.states[stream] = &abState{blob: blob, counted: recordCount, budget: stateBudget{size: len(blob), at: at}}
 	return nil
+}
+
+// Flush writes the STATEs held back, by stream name, then the lines not
+// yet written.
+func (a *Airbyte) Flush() error {
+	a.stateMu.Lock()
+	names := make([]string, 0, len(a.states))
+	for name, s := range a.states {
+		if s.held != nil {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	var err error
+	for _, name := range names {
+		s := a.states[name]
+		err = errors.Join(err, a.stateLocked(name, s.held, s.heldCount))
+	}
+	a.stateMu.Unlock()
+	return errors.Join(err, a.lineWriter.Flush())
 }
 
 // StreamStatus writes a STREAM_STATUS trace.

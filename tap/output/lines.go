@@ -28,6 +28,7 @@ type lineWriter struct {
 	w     io.Writer
 	buf   []byte // whole lines not yet written
 	batch int    // lineBatch, or a quarter of a larger pipe
+	total int64  // bytes of the lines taken so far
 }
 
 func newLineWriter(w io.Writer) *lineWriter {
@@ -55,6 +56,7 @@ func (lw *lineWriter) write(flush bool, build func(b []byte) []byte) error {
 func (lw *lineWriter) writeLocked(flush bool, build func(b []byte) []byte) error {
 	start := len(lw.buf)
 	lw.buf = append(build(lw.buf), '\n')
+	lw.total += int64(len(lw.buf) - start)
 	if start > 0 && len(lw.buf) > lw.batch {
 		// The new line does not fit: write the lines before it.
 		if _, err := lw.w.Write(lw.buf[:start]); err != nil {
@@ -78,6 +80,7 @@ func (lw *lineWriter) writeLines(lines []byte) error {
 }
 
 func (lw *lineWriter) writeLinesLocked(lines []byte) error {
+	lw.total += int64(len(lines))
 	if len(lw.buf)+len(lines) <= lineBatch {
 		// A page's last lines wait for the next message, in a buffer
 		// that stays the size it started with.

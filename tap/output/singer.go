@@ -38,6 +38,38 @@ type State interface {
 	StreamJSON(stream string) ([]byte, error)
 }
 
+// backMover is a State that tells whether a bookmark of stream ("" for
+// any) moved back since its last snapshot: the last STATE written would
+// then skip rows not yet read, so the next one is never held back.
+type backMover interface {
+	MovedBack(stream string) bool
+}
+
+// stateSlack is the size of STATE always written. Every STATE is the
+// whole state, so one per page of a state that grows with the pages (a
+// bookmark per parent record) or that came in large makes the output
+// grow with their product: a larger STATE is written again only once the
+// lines written since it outweigh it, which keeps the STATE written
+// within the size of the records plus stateSlack a checkpoint. A STATE
+// held back is written at Flush, and one that moves a bookmark back is
+// never held back; a kill in between costs a re-read, never a row.
+const stateSlack = 4 << 10
+
+// stateBudget is what a writer knows of the last STATE it wrote.
+type stateBudget struct {
+	size int   // its length
+	at   int64 // lineWriter.total after it
+}
+
+// hold reports whether a STATE may wait, total bytes of lines having been
+// taken so far.
+func (b stateBudget) hold(total int64, st State, stream string) bool {
+	if bm, ok := st.(backMover); ok && bm.MovedBack(stream) {
+		return false
+	}
+	return b.size > stateSlack && total-b.at+stateSlack < int64(b.size)
+}
+
 // Stream statuses.
 const (
 	StatusStarted    = "STARTED"
@@ -53,6 +85,8 @@ type Singer struct {
 	// nothing new.
 	lastState    []byte
 	recordsSince bool
+	budget       stateBudget
+	held         State // a STATE held back, written at Flush
 }
 
 // NewSinger writes Singer messages to w.
@@ -109,14 +143,38 @@ func appendSingerSuffix(b []byte, extracted time.Time, version int64) []byte {
 func (s *Singer) State(_ string, st State, _ int64) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.budget.hold(s.total, st, "") {
+		s.held = st
+		return nil
+	}
+	return s.stateLocked(st)
+}
+
+func (s *Singer) stateLocked(st State) error {
+	s.held = nil
 	value, err := st.MarshalJSON()
 	if err != nil || (!s.recordsSince && bytes.Equal(value, s.lastState)) {
 		return err
 	}
 	s.lastState, s.recordsSince = value, false
-	return s.writeLocked(true, func(b []byte) []byte {
+	err = s.writeLocked(true, func(b []byte) []byte {
 		return append(append(append(b, `{"type":"STATE","value":`...), value...), '}')
 	})
+	s.budget = stateBudget{size: len(value), at: s.total}
+	return err
+}
+
+// Flush writes the STATE held back, if any, then the lines not yet
+// written.
+func (s *Singer) Flush() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.held != nil {
+		if err := s.stateLocked(s.held); err != nil {
+			return err
+		}
+	}
+	return s.flushLocked()
 }
 
 func (s *Singer) ActivateVersion(stream string, version int64) error {

@@ -60,12 +60,22 @@ func failedWindows(field string, b map[string]any) ([]streams.FailedWindow, erro
 // Check holds the bookmarks of the config's streams to the type of their
 // replication key, so that a state written by hand or by another tap is
 // refused before any request rather than sent to the API as a filter.
+// The bookmarks of other streams are kept from then on as the JSON they
+// came in: a state with many of them costs each STATE a copy, not a new
+// encoding of each.
 func (st *State) Check(cfg *settings.Config) error {
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	if err := st.checkLocked(cfg); err != nil {
+		return err
+	}
+	return st.packLocked(cfg)
+}
+
+func (st *State) checkLocked(cfg *settings.Config) error {
 	for i := range cfg.Streams {
 		d := &cfg.Streams[i]
-		b := st.bookmarks[d.Name]
+		b := st.bm(d.Name)
 		if b == nil {
 			continue
 		}

@@ -42,12 +42,17 @@ import (
 	"github.com/tap-dev/tap/codec"
 	"github.com/tap-dev/tap/settings"
 	"github.com/tap-dev/tap/streams"
+	"github.com/tap-dev/tap/streams/keys"
 )
 
 // State is the state of a run, shared by every stream.
 type State struct {
-	mu               sync.Mutex
-	bookmarks        map[string]map[string]any
+	mu        sync.Mutex
+	bookmarks map[string]map[string]any
+	// raw holds, as the JSON they came in, the bookmarks of streams the
+	// config does not have (see Check): written back untouched, they are
+	// neither kept as trees nor encoded again for every STATE.
+	raw              map[string]json.RawMessage
 	other            map[string]any // top-level keys other than bookmarks and currently_syncing
 	currentlySyncing string
 	// jobDone lists, while a run that has more than one stream is under
@@ -60,6 +65,12 @@ type State struct {
 	// redact masks secrets in what is written: a resume cursor or URL may
 	// echo a credential.
 	redact *settings.Redactor
+	// partIdx is, by child stream, the position of each partition in its
+	// bookmark's list, so that a partition's bookmark is set in place.
+	partIdx map[string]map[string]int
+	// back lists the streams a bookmark of which moved back since the
+	// last snapshot (MovedBack).
+	back map[string]bool
 }
 
 // Bookmark fields.
@@ -78,7 +89,8 @@ const (
 
 // New returns an empty state.
 func New() *State {
-	return &State{bookmarks: map[string]map[string]any{}, other: map[string]any{}}
+	return &State{bookmarks: map[string]map[string]any{}, other: map[string]any{},
+		raw: map[string]json.RawMessage{}, partIdx: map[string]map[string]int{}, back: map[string]bool{}}
 }
 
 // Load reads a state file: a Singer state object, or the array of
@@ -224,14 +236,14 @@ func (st *State) readAirbyte(msgs []any) error {
 func (st *State) Value(stream string) any {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	return st.bookmarks[stream][keyValue]
+	return st.bm(stream)[keyValue]
 }
 
 // Window returns the chunk window in progress of a stream, if any.
 func (st *State) Window(stream string) (start, end string, ok bool) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	w, _ := st.bookmarks[stream][keyWindow].(map[string]any)
+	w, _ := st.bm(stream)[keyWindow].(map[string]any)
 	start, _ = w["start"].(string)
 	end, _ = w["end"].(string)
 	return start, end, start != ""
@@ -242,7 +254,7 @@ func (st *State) Window(stream string) (start, end string, ok bool) {
 func (st *State) Partitions(stream string) (parts []streams.PartitionBookmark, floor any) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	b := st.bookmarks[stream]
+	b := st.bm(stream)
 	list, _ := b[keyPartitions].([]any)
 	for _, e := range list {
 		m, _ := e.(map[string]any)
@@ -255,29 +267,119 @@ func (st *State) Partitions(stream string) (parts []streams.PartitionBookmark, f
 	return parts, b[keyFloor]
 }
 
-// SetPartitions records a child stream's per-partition bookmarks and
-// floor. The stream-wide value, which covered every parent at once, is
-// dropped: a reader must not take it for a bookmark of each parent.
-func (st *State) SetPartitions(stream, key string, parts []streams.PartitionBookmark, floor any) {
+// SetPartitions records what changed in a child stream's per-partition
+// bookmarks: those set (by ID, in place, or added), those folded into
+// the floor (removed), and the floor. The stream-wide value, which
+// covered every parent at once, is dropped: a reader must not take it for
+// a bookmark of each parent. Its cost is that of the changes, not of
+// every partition: a run checkpoints after each parent.
+func (st *State) SetPartitions(stream, key string, set []streams.PartitionBookmark, folded []string, floor any) {
 	st.update(stream, func(b map[string]any) {
-		list := make([]any, len(parts))
-		for i, p := range parts {
-			list[i] = map[string]any{keyContext: p.Context, keyReplicationKey: key, keyValue: p.Value}
+		list, idx := st.partitionsLocked(stream, key, b)
+		for _, p := range set {
+			e := map[string]any{keyContext: p.Context, keyReplicationKey: key, keyValue: p.Value}
+			i, ok := idx[p.ID]
+			if !ok {
+				idx[p.ID] = len(list)
+				list = append(list, e)
+				continue
+			}
+			if old, _ := list[i].(map[string]any); old != nil && movedBack(old[keyValue], p.Value) {
+				st.back[stream] = true
+			}
+			list[i] = e
+		}
+		if len(folded) > 0 {
+			gone := make(map[int]bool, len(folded))
+			for _, id := range folded {
+				if i, ok := idx[id]; ok {
+					gone[i] = true
+				}
+			}
+			kept := list[:0]
+			for i, e := range list {
+				if !gone[i] {
+					kept = append(kept, e)
+				}
+			}
+			clear(list[len(kept):])
+			list = kept
+			st.partIdx[stream] = nil // rebuilt when next needed
 		}
 		b[keyPartitions] = list
 		delete(b, keyValue)
 		delete(b, keyReplicationKey)
 		if floor != nil {
+			if movedBack(b[keyFloor], floor) {
+				st.back[stream] = true
+			}
 			b[keyFloor] = floor
 		}
 	})
+}
+
+// partitionsLocked returns the partition list of a child stream's
+// bookmark b and the index of its entries by partition ID, made from the
+// list when the state was read; of two entries for one partition, the
+// later is kept, at the earlier's place, as the plan reads them, and each
+// names the replication key, as the entries the run writes do.
+func (st *State) partitionsLocked(stream, key string, b map[string]any) ([]any, map[string]int) {
+	list, _ := b[keyPartitions].([]any)
+	if idx := st.partIdx[stream]; idx != nil {
+		return list, idx
+	}
+	idx := make(map[string]int, len(list))
+	kept := list[:0:0]
+	for _, e := range list {
+		m, _ := e.(map[string]any)
+		ctx, _ := m[keyContext].(map[string]any)
+		if ctx == nil {
+			kept = append(kept, e) // not a partition the plan reads; kept as it was
+			continue
+		}
+		m[keyReplicationKey] = key
+		id := streams.PartitionID(ctx)
+		if i, ok := idx[id]; ok {
+			kept[i] = e
+			continue
+		}
+		idx[id] = len(kept)
+		kept = append(kept, e)
+	}
+	st.partIdx[stream] = idx
+	return kept, idx
+}
+
+// movedBack reports whether a bookmark going from old to v moves back:
+// v is below old, or cannot be compared with it.
+func movedBack(old, v any) bool {
+	if old == nil {
+		return false
+	}
+	if v == nil {
+		return true
+	}
+	c, err := keys.Compare(v, old)
+	return err != nil || c < 0
+}
+
+// MovedBack reports whether a bookmark of stream ("" for any stream)
+// moved back since the last snapshot of it (MarshalJSON, or StreamJSON
+// of the stream): the STATE written before would skip rows not read.
+func (st *State) MovedBack(stream string) bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if stream == "" {
+		return len(st.back) > 0
+	}
+	return st.back[stream]
 }
 
 // Resume returns the resume object of a stream's walk in progress.
 func (st *State) Resume(stream string) (map[string]any, bool) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	r, ok := st.bookmarks[stream][keyResume].(map[string]any)
+	r, ok := st.bm(stream)[keyResume].(map[string]any)
 	return r, ok
 }
 
@@ -295,6 +397,9 @@ func (st *State) SetResume(stream string, r map[string]any) {
 // SetValue moves the stream's bookmark.
 func (st *State) SetValue(stream, key string, value any) {
 	st.update(stream, func(b map[string]any) {
+		if movedBack(b[keyValue], value) {
+			st.back[stream] = true
+		}
 		b[keyReplicationKey] = key
 		b[keyValue] = value
 	})
@@ -310,7 +415,7 @@ func (st *State) SetWindow(stream, start, end string) {
 func (st *State) WindowHigh(stream string) any {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	w, _ := st.bookmarks[stream][keyWindow].(map[string]any)
+	w, _ := st.bm(stream)[keyWindow].(map[string]any)
 	return w["high"]
 }
 
@@ -335,7 +440,7 @@ func (st *State) SetWindowHigh(stream, start, end string, high any) {
 func (st *State) FailedWindows(stream string) ([]streams.FailedWindow, error) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	return failedWindows("bookmarks."+stream, st.bookmarks[stream])
+	return failedWindows("bookmarks."+stream, st.bm(stream))
 }
 
 // SetFailedWindows records the chunk windows not read to their end; none
@@ -363,7 +468,7 @@ func (st *State) SetVersion(stream string, version int64) {
 func (st *State) LastRecords(stream string) (int64, bool) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	n := st.bookmarks[stream][keyLastRecords]
+	n := st.bm(stream)[keyLastRecords]
 	switch n := n.(type) {
 	case json.Number:
 		v, err := n.Int64()
@@ -386,7 +491,7 @@ const keyAsyncJob = "async_job"
 func (st *State) AsyncJob(stream string) string {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if job, ok := st.bookmarks[stream][keyAsyncJob].(map[string]any); ok {
+	if job, ok := st.bm(stream)[keyAsyncJob].(map[string]any); ok {
 		id, _ := job["id"].(string)
 		return id
 	}
@@ -447,10 +552,43 @@ func (st *State) EndJob() bool {
 	return had
 }
 
+// bm is a stream's bookmark, decoded first if it is held raw; the caller
+// holds st.mu.
+func (st *State) bm(stream string) map[string]any {
+	if raw, ok := st.raw[stream]; ok {
+		delete(st.raw, stream)
+		if tree, err := codec.Decode(raw); err == nil {
+			st.bookmarks[stream], _ = tree.(map[string]any)
+		}
+	}
+	return st.bookmarks[stream]
+}
+
+// packLocked keeps the bookmarks of the streams cfg does not have as the
+// JSON they came in.
+func (st *State) packLocked(cfg *settings.Config) error {
+	known := make(map[string]bool, len(cfg.Streams))
+	for i := range cfg.Streams {
+		known[cfg.Streams[i].Name] = true
+	}
+	for name, b := range st.bookmarks {
+		if known[name] {
+			continue
+		}
+		raw, err := json.Marshal(b)
+		if err != nil {
+			return fmt.Errorf("bookmarks.%s: %w", name, err)
+		}
+		st.raw[name] = raw
+		delete(st.bookmarks, name)
+	}
+	return nil
+}
+
 func (st *State) update(stream string, f func(map[string]any)) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	b := st.bookmarks[stream]
+	b := st.bm(stream)
 	if b == nil {
 		b = map[string]any{}
 		st.bookmarks[stream] = b
@@ -462,19 +600,30 @@ func (st *State) update(stream string, f func(map[string]any)) {
 func (st *State) MarshalJSON() ([]byte, error) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	clear(st.back)
 	out := make(map[string]any, len(st.other)+2)
 	maps.Copy(out, st.other)
 	out["bookmarks"] = st.bookmarks
 	if q := st.quotaLocked(); q != nil {
 		out[quotaKey] = q
 	}
-	if !st.redact.Empty() {
-		bookmarks := make(map[string]any, len(st.bookmarks))
+	redact := !st.redact.Empty()
+	if redact || len(st.raw) > 0 {
+		bookmarks := make(map[string]any, len(st.bookmarks)+len(st.raw))
 		for k, v := range st.bookmarks {
 			bookmarks[k] = v
 		}
 		out["bookmarks"] = bookmarks
-		out = st.redact.Value(out).(map[string]any)
+		if redact {
+			out = st.redact.Value(out).(map[string]any)
+			bookmarks = out["bookmarks"].(map[string]any)
+		}
+		for k, raw := range st.raw {
+			if redact {
+				k, raw = st.redact.Redact(k), json.RawMessage(st.redact.Redact(string(raw)))
+			}
+			bookmarks[k] = raw
+		}
 	}
 	if st.jobDone != nil {
 		out[keyJobDone] = st.jobDone
@@ -510,13 +659,16 @@ func (st *State) Reset(stream string) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	delete(st.bookmarks, stream)
+	delete(st.raw, stream)
+	delete(st.partIdx, stream)
 }
 
 // StreamJSON returns one stream's bookmark object (Airbyte's stream_state).
 func (st *State) StreamJSON(stream string) ([]byte, error) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	b := st.bookmarks[stream]
+	delete(st.back, stream)
+	b := st.bm(stream)
 	if b == nil {
 		b = map[string]any{}
 	}

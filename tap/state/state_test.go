@@ -3,8 +3,10 @@ package state
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -243,5 +245,65 @@ func TestReset(t *testing.T) {
 	st.Reset("orders")
 	if st.Value("orders") != nil || st.Value("tickets") == nil {
 		t.Errorf("orders %v, tickets %v", st.Value("orders"), st.Value("tickets"))
+	}
+}
+
+// SetPartitions takes only what changed: a partition's bookmark is set in
+// place, a new one added, a folded one removed; a bookmark that goes down
+// is reported by MovedBack until the next snapshot.
+func TestSetPartitionsChanges(t *testing.T) {
+	st, err := Parse([]byte(`{"bookmarks":{"kids":{"partitions":[
+		{"context":{"id":1},"replication_key":"k","replication_key_value":"2026-01-05T00:00:00Z"},
+		{"context":{"id":2},"replication_key":"k","replication_key_value":"2026-01-06T00:00:00Z"}]}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := func(id int) map[string]any { return map[string]any{"id": json.Number(fmt.Sprint(id))} }
+	pb := func(id int, v string) streams.PartitionBookmark {
+		return streams.PartitionBookmark{Context: ctx(id), Value: v, ID: streams.PartitionID(ctx(id))}
+	}
+	st.SetPartitions("kids", "k", []streams.PartitionBookmark{pb(2, "2026-01-07T00:00:00Z"), pb(3, "2026-01-08T00:00:00Z")}, nil, nil)
+	if st.MovedBack("kids") {
+		t.Error("MovedBack after bookmarks that went up")
+	}
+	st.SetPartitions("kids", "k", []streams.PartitionBookmark{pb(3, "2026-01-02T00:00:00Z")}, []string{streams.PartitionID(ctx(1))}, "2026-01-05T00:00:00Z")
+	if !st.MovedBack("kids") || !st.MovedBack("") {
+		t.Error("no MovedBack after a partition's bookmark went down")
+	}
+	parts, floor := st.Partitions("kids")
+	var got []string
+	for _, p := range parts {
+		got = append(got, fmt.Sprint(p.Context["id"], "=", p.Value))
+	}
+	if want := []string{"2=2026-01-07T00:00:00Z", "3=2026-01-02T00:00:00Z"}; !slices.Equal(got, want) || floor != "2026-01-05T00:00:00Z" {
+		t.Errorf("partitions %v floor %v, want %v and the floor", got, floor, want)
+	}
+	if _, err := st.MarshalJSON(); err != nil || st.MovedBack("") {
+		t.Errorf("MovedBack after a snapshot (%v)", err)
+	}
+}
+
+// The bookmarks of streams the config does not have are written back as
+// they came in, exactly, and a stream's bookmark held so is read again
+// when asked for.
+func TestCheckKeepsOtherStreamsRaw(t *testing.T) {
+	st, err := Parse([]byte(`{"bookmarks":{"gone":{"replication_key_value":12345678901234567890123,"x":[1,{"y":null}]},"orders":{"replication_key":"updated_at","replication_key_value":"2026-01-01T00:00:00Z"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := &settings.Config{Streams: []streams.Definition{{Name: "orders", ReplicationKey: "updated_at"}}}
+	if err := st.Check(cfg); err != nil {
+		t.Fatal(err)
+	}
+	if len(st.raw) != 1 || len(st.bookmarks) != 1 {
+		t.Fatalf("raw %d, trees %d; want gone raw and orders a tree", len(st.raw), len(st.bookmarks))
+	}
+	b, err := st.MarshalJSON()
+	want := `{"bookmarks":{"gone":{"replication_key_value":12345678901234567890123,"x":[1,{"y":null}]},"orders":{"replication_key":"updated_at","replication_key_value":"2026-01-01T00:00:00Z"}},"currently_syncing":null}`
+	if err != nil || string(b) != want {
+		t.Errorf("state %s (%v), want %s", b, err, want)
+	}
+	if v := st.Value("gone"); fmt.Sprint(v) != "12345678901234567890123" {
+		t.Errorf("Value(gone) = %v", v)
 	}
 }
