@@ -9,6 +9,7 @@ import (
 	"encoding/pem"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -422,4 +423,54 @@ func TestOAuthAirbyteControl(t *testing.T) {
 		t.Errorf("check: trace %v, want a config_error naming %s and invalid_client", trace, host)
 	}
 	checkNoSecrets(t, dir, run.result, nil, "WRONG-SECRET-0a9c", oaClientSecret)
+}
+
+// readOnlyDir makes dir unwritable until the test ends: chmod for a user,
+// the immutable attribute for root (whom modes do not stop).
+func readOnlyDir(t *testing.T, dir string) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		if err := os.Chmod(dir, 0o555); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.Chmod(dir, 0o755) })
+		return
+	}
+	if out, err := exec.Command("chattr", "+i", dir).CombinedOutput(); err != nil {
+		t.Skipf("running as root, and chattr +i cannot make a directory read-only here: %v %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("chattr", "-i", dir).Run() })
+}
+
+// A config that cannot be rewritten (a ConfigMap, read-only) with a
+// refresh token the API may rotate: exit 2 before any token request, the
+// error naming the file; the token is not spent.
+func TestOAuthRotationConfigReadOnly(t *testing.T) {
+	t.Parallel()
+	_, base, log := oauthServer(t, oauthDemo(demoapi.OAuth{}))
+	auth := map[string]any{"type": "oauth2", "token_url": "/oauth/token", "grant_type": "refresh_token",
+		"client_id": oaClientID, "client_secret": oaClientSecret, "refresh_token": oaRefresh}
+	cfg := oauthConfig(t, base, auth, "customers")
+	d := newTapDir(t, cfg)
+	cfg["dead_letter_path"] = filepath.Join(d.dir, "dead_letter.jsonl")
+	d.writeConfig(cfg)
+	ro := t.TempDir()
+	cfgPath := filepath.Join(ro, "config.json")
+	b, err := os.ReadFile(filepath.Join(d.dir, "config.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, cfgPath, b)
+	readOnlyDir(t, ro)
+	for _, args := range [][]string{{"--config", cfgPath}, {"--config", cfgPath, "--test"}} {
+		r := runTap(t, d.dir, time.Minute, nil, args...)
+		want := "tap: " + cfgPath + ": auth.refresh_token: the API may rotate the refresh token, and the config file must be rewritten to keep the new one, but it cannot be"
+		if r.code != 2 || !strings.Contains(string(r.stderr), want) {
+			t.Errorf("tap %v: exit %d, want 2 and %q; stderr:\n%s\nstdout:\n%s", args, r.code, want, r.stderr, r.stdout)
+		}
+		if got := len(tokenRequests(t, log, 0)); got != 0 {
+			t.Errorf("tap %v: %d token requests, want none", args, got)
+		}
+		checkNoSecrets(t, d.dir, r, nil, oaRefresh, oaClientSecret)
+	}
 }

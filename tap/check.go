@@ -23,7 +23,7 @@ import (
 // A rotated refresh token is kept as a sync keeps it: in a CONTROL
 // message of aw, or in the config file when aw is nil.
 func CheckConnection(ctx context.Context, cfg *Config, log *slog.Logger, aw *output.Airbyte) error {
-	keep := connect.InFile(cfg, log)
+	var keep connect.Keeper // nil: in the config file, checked first
 	if aw != nil {
 		keep = connect.InControl(cfg, aw, log)
 	}

@@ -49,7 +49,7 @@ type Quota interface {
 type Options struct {
 	Log *slog.Logger
 	// Keep keeps a rotated refresh token; nil keeps it in the config file
-	// (InFile).
+	// (InFile), once CheckRewritable has found that it can.
 	Keep Keeper
 	// Quota carries the daily quota's count when the config sets
 	// rate_limit.daily_quota; nil starts the count at zero and carries it
@@ -78,6 +78,9 @@ func Open(cfg *settings.Config, o Options) (*Conn, error) {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
 	if o.Keep == nil {
+		if err := CheckRewritable(cfg); err != nil {
+			return nil, err
+		}
 		o.Keep = InFile(cfg, o.Log)
 	}
 	shared, err := dialShared(cfg)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"sync"
 
 	"github.com/tap-dev/tap/settings"
@@ -34,6 +35,47 @@ func InFile(cfg *settings.Config, log *slog.Logger) Keeper {
 		log.Info("the API rotated the refresh token; the config file holds the new one", "config", cfg.Path)
 		return nil
 	}
+}
+
+// CheckRewritable makes sure, before any token request, that the config
+// file can be rewritten when the API may rotate the refresh token it
+// holds: the rotation voids the old token, so a new one that cannot be
+// kept (a config mounted read-only, a full disk) would leave no valid
+// token for any later run. It writes, syncs and removes a file of the
+// config's size in its directory, as the rewrite does.
+func CheckRewritable(cfg *settings.Config) error {
+	a := cfg.Auth
+	if a.Type != "oauth2" || a.GrantType != "refresh_token" || cfg.Path == "" {
+		return nil
+	}
+	raw, err := os.ReadFile(cfg.Path)
+	if err != nil {
+		return &settings.InputError{File: cfg.Path, Err: fmt.Errorf("cannot read the config: %w", err)}
+	}
+	if _, err := settings.SetString(raw, "auth.refresh_token", a.RefreshToken); err != nil {
+		return nil // read from the environment: a WARN at rotation says it cannot be kept
+	}
+	if err := tryWrite(cfg.Path, len(raw)+len(a.RefreshToken)); err != nil {
+		return &settings.InputError{File: cfg.Path, Err: fmt.Errorf("auth.refresh_token: the API may rotate the refresh token, and the config file must be rewritten to keep the new one, but it cannot be (%w); make its directory writable, or read the token from the environment ({\"env\": \"NAME\"}) and update the variable yourself", err)}
+	}
+	return nil
+}
+
+// tryWrite writes n bytes to a new file beside path, syncs and removes it.
+func tryWrite(path string, n int) error {
+	if p, err := filepath.EvalSymlinks(path); err == nil {
+		path = p
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.check")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	_, err = f.Write(make([]byte, n))
+	if err == nil {
+		err = f.Sync()
+	}
+	return errors.Join(err, f.Close())
 }
 
 // ConfigSender sends a whole updated config for the platform to store: the
