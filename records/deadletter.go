@@ -108,18 +108,12 @@ func (d *DeadLetters) append(stream, kind string, l any) error {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.f == nil {
-		f, err := os.OpenFile(d.path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
-		if err != nil {
-			var pe *fs.PathError
-			if errors.As(err, &pe) {
-				err = pe.Err // the path is in the message already
-			}
-			return fmt.Errorf("dead_letter_path: cannot open %s: %v", d.path, err)
-		}
-		d.f = f
+	if err := d.lockCurrent(); err != nil {
+		return err
 	}
-	if _, err := d.f.Write(append(b, '\n')); err != nil {
+	_, err = d.f.Write(append(b, '\n'))
+	UnlockFile(d.f)
+	if err != nil {
 		return fmt.Errorf("dead_letter_path: writing %s: %w", d.path, err)
 	}
 	d.count++
@@ -128,6 +122,43 @@ func (d *DeadLetters) append(stream, kind string, l any) error {
 	}
 	d.depth[Depth{Stream: stream, Kind: kind}]++
 	return nil
+}
+
+// lockCurrent opens the file (on the first line) and takes its shared
+// lock, so that a replay rewriting it waits for the line; a file a replay
+// has replaced meanwhile is opened again, so the line goes to the file
+// the path names, not to the one the replay took its lines from.
+func (d *DeadLetters) lockCurrent() error {
+	for range 3 { // a replay replaces the file once
+		if d.f == nil {
+			f, err := os.OpenFile(d.path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+			if err != nil {
+				var pe *fs.PathError
+				if errors.As(err, &pe) {
+					err = pe.Err // the path is in the message already
+				}
+				return fmt.Errorf("dead_letter_path: cannot open %s: %v", d.path, err)
+			}
+			d.f = f
+		}
+		if err := LockFile(d.f, false); err != nil {
+			return fmt.Errorf("dead_letter_path: locking %s: %w", d.path, err)
+		}
+		if Current(d.f, d.path) {
+			return nil
+		}
+		UnlockFile(d.f)
+		d.f.Close()
+		d.f = nil
+	}
+	return fmt.Errorf("dead_letter_path: %s keeps being replaced", d.path)
+}
+
+// Current reports whether f is still the file path names.
+func Current(f *os.File, path string) bool {
+	a, err1 := f.Stat()
+	b, err2 := os.Stat(path)
+	return err1 == nil && err2 == nil && os.SameFile(a, b)
 }
 
 // Count is the number of lines written so far.

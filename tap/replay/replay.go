@@ -56,7 +56,7 @@ func Run(ctx context.Context, f inputs.Files, lettersPath string, stdout, stderr
 	if err != nil {
 		return err
 	}
-	lines, err := readLetters(lettersPath)
+	lines, read, err := readLetters(lettersPath)
 	if err != nil {
 		return err
 	}
@@ -123,7 +123,7 @@ func Run(ctx context.Context, f inputs.Files, lettersPath string, stdout, stderr
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
-	if err := rewriteLetters(lettersPath, keep, again); err != nil {
+	if err := rewriteLetters(lettersPath, read, keep, again); err != nil {
 		return err
 	}
 	r.Records(func(_ string, n int64) { sum.records += n })
@@ -195,13 +195,16 @@ func (l letterLine) walkKey() string {
 	return string(b)
 }
 
-// readLetters reads a dead-letter file. A line that is not a letter is
-// kept too, untouched: replay never drops what it cannot read.
-func readLetters(path string) ([]letterLine, error) {
+// readLetters reads a dead-letter file, up to its last whole line, and
+// returns the bytes read: a line being appended is left for the rewrite.
+// A line that is not a letter is kept too, untouched: replay never drops
+// what it cannot read.
+func readLetters(path string) ([]letterLine, int64, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, &tap.InputError{File: path, Err: fmt.Errorf("cannot read the dead letters: %w", errors.Unwrap(err))}
+		return nil, 0, &tap.InputError{File: path, Err: fmt.Errorf("cannot read the dead letters: %w", errors.Unwrap(err))}
 	}
+	b = b[:bytes.LastIndexByte(b, '\n')+1]
 	var out []letterLine
 	for _, raw := range bytes.Split(b, []byte{'\n'}) {
 		if len(bytes.TrimSpace(raw)) == 0 {
@@ -214,7 +217,7 @@ func readLetters(path string) ([]letterLine, error) {
 		}
 		out = append(out, l)
 	}
-	return out, nil
+	return out, int64(len(b)), nil
 }
 
 // replayLetter replays one letter; done says the letter is settled (its
@@ -269,10 +272,30 @@ func walkOf(stream string, m map[string]any) (tap.Walk, error) {
 	return w, nil
 }
 
-// rewriteLetters replaces path by the kept lines then the new ones, through
-// a temporary file in the same directory renamed over it, so that a reader
-// (or a replay killed midway) sees the old file or the new one, whole.
-func rewriteLetters(path string, keep [][]byte, again []byte) error {
+// rewriteLetters replaces path by the kept lines, the new ones, then the
+// lines other runs appended since the replay read its first read bytes,
+// through a temporary file in the same directory renamed over it, so that
+// a reader (or a replay killed midway) sees the old file or the new one,
+// whole. It holds the file's exclusive lock from reading what was
+// appended to the rename: a run appending meanwhile waits, then writes to
+// the new file (records.DeadLetters opens it again).
+func rewriteLetters(path string, read int64, keep [][]byte, again []byte) error {
+	old, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("rewriting %s: %w", path, err)
+	}
+	defer old.Close()
+	if err := records.LockFile(old, true); err != nil {
+		return fmt.Errorf("rewriting %s: %w", path, err)
+	}
+	defer records.UnlockFile(old)
+	if !records.Current(old, path) {
+		return fmt.Errorf("rewriting %s: another replay replaced it meanwhile; its letters are as that replay left them", path)
+	}
+	appended, err := io.ReadAll(io.NewSectionReader(old, read, 1<<62))
+	if err != nil {
+		return fmt.Errorf("rewriting %s: %w", path, err)
+	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.tmp")
 	if err != nil {
 		return fmt.Errorf("rewriting %s: %w", path, err)
@@ -284,6 +307,7 @@ func rewriteLetters(path string, keep [][]byte, again []byte) error {
 		buf.WriteByte('\n')
 	}
 	buf.Write(again)
+	buf.Write(appended)
 	_, err = tmp.Write(buf.Bytes())
 	if err == nil {
 		err = tmp.Sync()

@@ -2,9 +2,11 @@ package replay
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -27,9 +29,9 @@ not json
 	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	lines, err := readLetters(path)
-	if err != nil {
-		t.Fatal(err)
+	lines, read, err := readLetters(path)
+	if err != nil || read != int64(len(body)) {
+		t.Fatal(read, err)
 	}
 	type got struct {
 		Raw, Kind string
@@ -48,7 +50,7 @@ not json
 	if d := cmp.Diff(want, gs); d != "" {
 		t.Errorf("(-want +got):\n%s", d)
 	}
-	_, err = readLetters(filepath.Join(t.TempDir(), "missing.jsonl"))
+	_, _, err = readLetters(filepath.Join(t.TempDir(), "missing.jsonl"))
 	if err == nil || !strings.Contains(err.Error(), "cannot read the dead letters") {
 		t.Errorf("missing file: error %v", err)
 	}
@@ -154,7 +156,7 @@ func TestRewriteLetters(t *testing.T) {
 	if err := os.WriteFile(path, []byte("old 1\nold 2\nold 3\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := rewriteLetters(path, [][]byte{[]byte("old 2")}, []byte("new 1\n")); err != nil {
+	if err := rewriteLetters(path, int64(len("old 1\nold 2\nold 3\n")), [][]byte{[]byte("old 2")}, []byte("new 1\n")); err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(path)
@@ -167,5 +169,77 @@ func TestRewriteLetters(t *testing.T) {
 	entries, _ := os.ReadDir(dir)
 	if len(entries) != 1 {
 		t.Errorf("the folder holds %d files, want the letters file only", len(entries))
+	}
+}
+
+// A run that appends letters while a replay works on the file loses none:
+// those appended before the rewrite join the new file, and a run that
+// had the file open goes on writing to the new one, not to the file the
+// rename replaced; so do the lines of a run appending at the same time.
+func TestRewriteLettersKeepsConcurrentAppends(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "dead.jsonl")
+	run := records.NewDeadLetters(path, records.Run{ID: "other"}, nil)
+	defer run.Close()
+	letter := func(i int) {
+		t.Helper()
+		if err := run.Request(records.RequestLetter{Stream: "s", Method: "GET", URL: fmt.Sprintf("/s?n=%d", i)}); err != nil {
+			t.Error(err)
+		}
+	}
+	for i := range 3 {
+		letter(i)
+	}
+	lines, read, err := readLetters(path)
+	if err != nil || len(lines) != 3 {
+		t.Fatalf("%d lines, %v", len(lines), err)
+	}
+	letter(3) // after the replay read the file
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	wg.Add(1)
+	appended := 0
+	go func() { // a second run appending while the file is replaced
+		defer wg.Done()
+		other := records.NewDeadLetters(path, records.Run{ID: "third"}, nil)
+		defer other.Close()
+		for n := 0; n < 1000; n++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if err := other.Request(records.RequestLetter{Stream: "t", Method: "GET", URL: fmt.Sprintf("/t?n=%d", n)}); err != nil {
+				t.Error(err)
+				return
+			}
+			appended++
+		}
+	}()
+	if err := rewriteLetters(path, read, [][]byte{lines[1].raw}, []byte("{\"new\":1}\n")); err != nil {
+		t.Fatal(err)
+	}
+	letter(4) // the first run, its file open since before the rename
+	close(stop)
+	wg.Wait()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ns, ts []string
+	for _, l := range strings.Split(strings.TrimSuffix(string(b), "\n"), "\n") {
+		switch {
+		case strings.Contains(l, `/s?n=`):
+			ns = append(ns, l[strings.Index(l, "/s?n=")+5:][:1])
+		case strings.Contains(l, `/t?n=`):
+			ts = append(ts, l)
+		case l != `{"new":1}`:
+			t.Errorf("line %q", l)
+		}
+	}
+	if got := strings.Join(ns, ","); got != "1,3,4" {
+		t.Errorf("the first run's letters in the file: %s, want 1 (kept), 3 (appended after the read) and 4 (after the rename)", got)
+	}
+	if len(ts) != appended {
+		t.Errorf("%d of the %d letters the second run appended are in the file", len(ts), appended)
 	}
 }
