@@ -433,6 +433,26 @@ func TestEngine(t *testing.T) {
 			}
 		},
 	}, {
+		name: "offset pages: a key is told apart by type, a missing key from null and from the text <nil>",
+		stream: map[string]any{"pagination": map[string]any{"type": "offset", "offset_param": "offset", "page_size_param": "limit", "page_size": 2},
+			"replication_key": nil, "incremental": nil,
+			"schema": map[string]any{"type": "object", "properties": map[string]any{"id": map[string]any{}}}},
+		rows: []map[string]any{
+			{"id": "7", "updated_at": key(2)}, {"id": 7, "updated_at": key(2)}, {"id": "<nil>", "updated_at": key(2)},
+			{"updated_at": key(2)}, {"id": nil, "updated_at": key(2)}, {"id": 7, "updated_at": key(3)},
+		},
+		check: func(t *testing.T, r *recorder, _ *source, logs string) {
+			n := 0
+			for _, m := range r.msgs {
+				if m.Type == "RECORD" {
+					n++
+				}
+			}
+			if n != 5 || !strings.Contains(logs, "duplicates_dropped=1") {
+				t.Errorf("%d records, want 5 (the second id 7 is the one duplicate); logs:\n%s", n, logs)
+			}
+		},
+	}, {
 		name:   "deferred: checkpointed, the last message is the STATE to resume from",
 		stream: map[string]any{"is_sorted": true},
 		rows:   sortedRows,

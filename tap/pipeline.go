@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/tap-dev/tap/codec"
@@ -150,15 +149,10 @@ func (n *node) encode(m map[string]any) ([]byte, error) {
 	n.buf, err = codec.AppendObject(n.buf[:0], m, &n.keys)
 	return n.buf, err
 }
+
+// primaryKeyString is the exact identity of a record's primary key.
 func primaryKeyString(m map[string]any, keys []string) string {
-	var b strings.Builder
-	for i, k := range keys {
-		if i > 0 {
-			b.WriteByte(0)
-		}
-		fmt.Fprint(&b, m[k])
-	}
-	return b.String()
+	return string(codec.AppendKey(nil, m, keys))
 }
 
 // RecordObject is a record as the engine sees it: a JSON object, with the
