@@ -201,7 +201,10 @@ func selection(tree any, cfg *settings.Config, m *streammap.Mapper) (*Selection,
 		if d == nil {
 			return nil, fmt.Errorf("streams[%d].tap_stream_id: unknown stream %q (the config defines %s)", i, name, streamNames(cfg))
 		}
-		selected, dropped := readSelection(e, d)
+		selected, dropped, err := readSelection(e, d)
+		if err != nil {
+			return nil, fmt.Errorf("streams[%d] (stream %q).%w", i, name, err)
+		}
 		if selected {
 			sel.streams[name] = &streamSelection{dropped: dropped, fullTable: fullTableMethod(e)}
 		}
@@ -220,36 +223,66 @@ func inputErr(file string, err error) error {
 // readSelection reads the "selected" metadata of one catalog entry.
 // Without a stream-level "selected", "selected-by-default" decides, as the
 // Singer spec says; a property without "selected" is kept.
-func readSelection(e Stream, d *streams.Definition) (bool, map[string]bool) {
+// A "selected" that is not true or false ("false", 0, null) is an error:
+// read as absent, it would sync a stream the user meant to leave out.
+func readSelection(e Stream, d *streams.Definition) (bool, map[string]bool, error) {
 	selected := false
 	dropped := map[string]bool{}
-	for _, m := range e.Metadata {
+	for j, m := range e.Metadata {
+		field := fmt.Sprintf("metadata[%d].metadata.", j)
+		sel, hasSel, err := flag(m.Metadata, "selected", field)
+		if err != nil {
+			return false, nil, err
+		}
 		switch {
 		case len(m.Breadcrumb) == 0:
-			if v, ok := m.Metadata["selected"].(bool); ok {
-				selected = v
-			} else if v, ok := m.Metadata["selected-by-default"].(bool); ok {
-				selected = v
+			byDefault, hasDefault, err := flag(m.Metadata, "selected-by-default", field)
+			if err != nil {
+				return false, nil, err
+			}
+			if hasSel {
+				selected = sel
+			} else if hasDefault {
+				selected = byDefault
 			}
 		case len(m.Breadcrumb) == 2 && m.Breadcrumb[0] == "properties":
 			prop := m.Breadcrumb[1]
 			if automatic(d, prop) {
 				continue
 			}
-			if v, ok := m.Metadata["selected"].(bool); ok && !v {
+			if hasSel && !sel {
 				dropped[prop] = true
 			} else if m.Metadata["inclusion"] == "unsupported" {
 				dropped[prop] = true
 			}
 		}
 	}
-	if v, ok := e.Schema["selected"].(bool); ok && v {
+	v, has, err := flag(e.Schema, "selected", "schema.")
+	if err != nil {
+		return false, nil, err
+	}
+	if has && v {
 		selected = true // the legacy form: "selected" inside the schema
 	}
 	if len(dropped) == 0 {
 		dropped = nil
 	}
-	return selected, dropped
+	return selected, dropped, nil
+}
+
+// flag reads the boolean m[key]: has is false when m has no such key, and
+// a value that is not true or false is an error naming field+key.
+func flag(m map[string]any, key, field string) (v, has bool, err error) {
+	raw, has := m[key]
+	if !has {
+		return false, false, nil
+	}
+	v, ok := raw.(bool)
+	if !ok {
+		text, _ := codec.Marshal(raw)
+		return false, true, fmt.Errorf("%s%s: expected true or false, got %s", field, key, text)
+	}
+	return v, true, nil
 }
 
 // fullTableMethod reads the stream-level "replication-method" metadata.

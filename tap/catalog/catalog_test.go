@@ -66,6 +66,14 @@ func TestLoadCatalogSelection(t *testing.T) {
 		},
 		{name: "unknown stream", catalog: `{"streams": [{"tap_stream_id": "nope"}]}`, wantErrPart: `unknown stream "nope" (the config defines orders, items)`},
 		{name: "streams not an array", catalog: `{"streams": 1}`, wantErrPart: "streams: expected an array"},
+		{name: "selected a string", catalog: `{"streams": [{"tap_stream_id": "orders", "metadata": [{"breadcrumb": [], "metadata": {"selected-by-default": true, "selected": "false"}}]}]}`,
+			wantErrPart: `streams[0] (stream "orders").metadata[0].metadata.selected: expected true or false, got "false"`},
+		{name: "selected-by-default a number", catalog: `{"streams": [{"tap_stream_id": "orders", "metadata": [{"breadcrumb": [], "metadata": {"selected-by-default": 1}}]}]}`,
+			wantErrPart: `streams[0] (stream "orders").metadata[0].metadata.selected-by-default: expected true or false, got 1`},
+		{name: "a property's selected null", catalog: `{"streams": [{"tap_stream_id": "items", "metadata": [{"breadcrumb": [], "metadata": {"selected": true}}, {"breadcrumb": ["properties", "note"], "metadata": {"selected": null}}]}]}`,
+			wantErrPart: `streams[0] (stream "items").metadata[1].metadata.selected: expected true or false, got null`},
+		{name: "legacy selected a string", catalog: `{"streams": [{"stream": "items", "schema": {"selected": "true"}, "metadata": []}]}`,
+			wantErrPart: `streams[0] (stream "items").schema.selected: expected true or false, got "true"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
