@@ -69,7 +69,44 @@ func (st *State) Check(cfg *settings.Config) error {
 	if err := st.checkLocked(cfg); err != nil {
 		return err
 	}
+	if err := st.checkSkipsLocked(cfg, time.Now()); err != nil {
+		return err
+	}
 	return st.packLocked(cfg)
+}
+
+// futureSlack is how far past the clock a bookmark may be: an API's clock
+// runs a little ahead of ours, not days.
+const futureSlack = 24 * time.Hour
+
+// checkSkipsLocked refuses bookmarks a run would skip rows by: a time
+// bookmark past now (a run reads nothing until then, and what is written
+// meanwhile never), a window that ends before it starts (what lies
+// between is never asked for), and a replication_key that is not the
+// stream's (the value is another field's, no bound of this one).
+func (st *State) checkSkipsLocked(cfg *settings.Config, now time.Time) error {
+	for i := range cfg.Streams {
+		d := &cfg.Streams[i]
+		b := st.bookmarks[d.Name]
+		if b == nil || d.ReplicationKey == "" {
+			continue
+		}
+		field := "bookmarks." + d.Name
+		if k, ok := b[keyReplicationKey].(string); ok && k != "" && k != d.ReplicationKey {
+			return fmt.Errorf("%s.%s: %q, but the stream's replication_key is %q: the bookmark bounds another field, and reading from it could skip rows; remove the stream's bookmark to read it from start_date", field, keyReplicationKey, k, d.ReplicationKey)
+		}
+		if t, ok := keys.ParseTime(b[keyValue]); ok && t.After(now.Add(futureSlack)) {
+			return fmt.Errorf("%s.%s: %s is in the future (the clock says %s): a run from it reads nothing until then, and never what is written meanwhile; remove or fix the bookmark", field, keyValue, jsonText(b[keyValue]), now.UTC().Format(time.RFC3339))
+		}
+		if wm, ok := b[keyWindow].(map[string]any); ok {
+			start, _ := time.Parse(time.RFC3339, fmt.Sprint(wm["start"]))
+			end, _ := time.Parse(time.RFC3339, fmt.Sprint(wm["end"]))
+			if end.Before(start) {
+				return fmt.Errorf("%s.%s: ends (%s) before it starts (%s): the rows between would never be asked for; remove the window to read from the bookmark", field, keyWindow, wm["end"], wm["start"])
+			}
+		}
+	}
+	return nil
 }
 
 func (st *State) checkLocked(cfg *settings.Config) error {

@@ -307,3 +307,41 @@ func TestCheckKeepsOtherStreamsRaw(t *testing.T) {
 		t.Errorf("Value(gone) = %v", v)
 	}
 }
+
+// A state a run would skip rows by is refused before any request: a
+// bookmark days in the future, a window that ends before it starts, a
+// replication_key that is not the stream's. A bookmark a little ahead (an
+// API's clock) and a window of no length (the walk's end) are fine.
+func TestCheckRefusesSkippingBookmarks(t *testing.T) {
+	cfg := &settings.Config{
+		Streams: []streams.Definition{{Name: "events", ReplicationKey: "updated_at"}},
+		Schemas: map[string]map[string]any{"events": {"properties": map[string]any{
+			"updated_at": map[string]any{"type": "string", "format": "date-time"}}}},
+	}
+	now := time.Now().UTC()
+	at := func(d time.Duration) string { return now.Add(d).Format(time.RFC3339) }
+	tests := map[string]struct{ bookmark, wantErr string }{
+		"in the future":       {`{"replication_key": "updated_at", "replication_key_value": "` + at(72*time.Hour) + `"}`, "is in the future"},
+		"an hour ahead":       {`{"replication_key": "updated_at", "replication_key_value": "` + at(time.Hour) + `"}`, ""},
+		"window backwards":    {`{"replication_key_value": "2026-01-01T00:00:00Z", "window": {"start": "2026-06-01T00:00:00Z", "end": "2026-01-01T00:00:00Z"}}`, "ends (2026-01-01T00:00:00Z) before it starts (2026-06-01T00:00:00Z)"},
+		"window of no length": {`{"replication_key_value": "2026-01-01T00:00:00Z", "window": {"start": "2026-06-01T00:00:00Z", "end": "2026-06-01T00:00:00Z"}}`, ""},
+		"another key":         {`{"replication_key": "created_at", "replication_key_value": "2026-01-01T00:00:00Z"}`, `"created_at", but the stream's replication_key is "updated_at"`},
+		"no replication_key":  {`{"replication_key_value": "2026-01-01T00:00:00Z"}`, ""},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "state.json")
+			if err := os.WriteFile(path, []byte(`{"bookmarks": {"events": `+tt.bookmark+`}}`), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err := LoadFor(path, cfg)
+			var ie *settings.InputError
+			switch {
+			case tt.wantErr == "" && err != nil:
+				t.Fatalf("error %v", err)
+			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr) || !errors.As(err, &ie) || ie.File != path):
+				t.Fatalf("error %v, want an input error naming %s with %q", err, path, tt.wantErr)
+			}
+		})
+	}
+}
