@@ -3,9 +3,7 @@ package streams
 import (
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/tap-dev/tap/streams/keys"
@@ -41,10 +39,9 @@ import (
 // sorted stream whose key goes down was not sorted: per the stream's
 // on_unsorted it fails, or it is demoted to unsorted for the rest of the
 // run. Either way the bookmark falls back to its value at the last Close —
-// the rows after it may not all have been read — and moves again only at
-// the next Close; when it fails, to the key that went down if that is
-// smaller (a late row below the state's bookmark), for that row is not
-// written. So a bookmark never passes a row not yet read.
+// the rows after it may not all have been read; on a failure to the key
+// that went down if smaller — and moves again only at the next Close. So a
+// bookmark never passes a row not yet read.
 //
 // A child stream with a replication key keeps one bookmark per partition
 // (per parent record), the Meltano SDK's shape: each partition's walk is
@@ -79,8 +76,8 @@ type Plan struct {
 	floor     any
 	maxParts  int
 	partMoved bool
-	changed   []*partCursor // bookmarks moved since PartitionChanges
-	folded    []string      // IDs folded into the floor since then
+	changed   []*partCursor // bookmarks moved, and IDs folded, since PartitionChanges
+	folded    []string
 
 	// Backfill outcomes of a chunked stream (window.go).
 	retries []keys.Window  // windows a previous run left failed, read first
@@ -104,12 +101,8 @@ type partCursor struct {
 type PartitionBookmark struct {
 	Context map[string]any
 	Value   any
-	// ID names the partition among the stream's (PartitionID of Context).
-	ID string
+	ID      string // keys.PartitionID of Context
 }
-
-// PartitionID is the ID of the partition a context from state names.
-func PartitionID(ctx map[string]any) string { return contextMapID(ctx) }
 
 // DefaultMaxPartitions is max_partitions when the config does not say.
 const DefaultMaxPartitions = 10000
@@ -230,7 +223,7 @@ func (p *Plan) initPartitions(b Bounds) error {
 		if err := check(pb.Value); err != nil {
 			return &BookmarkError{fmt.Errorf("partitions[%d]: %w", i, err)}
 		}
-		id := contextMapID(pb.Context)
+		id := keys.PartitionID(pb.Context)
 		if c := p.partByID[id]; c != nil {
 			c.bookmark = pb.Value
 			continue
@@ -240,17 +233,6 @@ func (p *Plan) initPartitions(b Bounds) error {
 		p.partByID[id] = c
 	}
 	return nil
-}
-
-// contextMapID is the ID of a partition read from state: its context's
-// keys in order, each as name=value, the way Partition names its own.
-func contextMapID(ctx map[string]any) string {
-	names := slices.Sorted(maps.Keys(ctx))
-	parts := make([]string, len(names))
-	for i, n := range names {
-		parts[i] = contextID(n, fmt.Sprint(ctx[n]))
-	}
-	return strings.Join(parts, "&")
 }
 
 // PerPartition reports whether the stream keeps a bookmark per partition.
@@ -333,10 +315,9 @@ func (p *Plan) fold() {
 	p.parts = slices.DeleteFunc(p.parts, func(c *partCursor) bool { return p.partByID[c.id] != c })
 }
 
-// PartitionChanges returns what changed in the per-partition bookmarks
-// since the last call: the partitions whose bookmark moved, the IDs of
-// those folded into the floor, the floor, and whether anything changed.
-// Only the changes: a checkpoint after each parent costs what it changed.
+// PartitionChanges returns only what changed since the last call (so a
+// checkpoint costs what its parent changed): the partitions whose bookmark
+// moved, the IDs folded into the floor, the floor, and whether any did.
 func (p *Plan) PartitionChanges() (set []PartitionBookmark, folded []string, floor any, moved bool) {
 	moved, p.partMoved = p.partMoved, false
 	for _, c := range p.changed {
@@ -395,15 +376,12 @@ func (p *Plan) Partition(parent map[string]any) (Partition, error) {
 		vars[par.As] = text
 		name = par.As
 	}
-	pt := Partition{Context: map[string]any{name: key}, Key: key, vars: vars, id: contextID(name, text)}
+	ctx := map[string]any{name: key}
+	pt := Partition{Context: ctx, Key: key, vars: vars, id: keys.PartitionID(ctx)}
 	if p.perPart {
 		p.cursor(pt)
 	}
 	return pt, nil
-}
-
-func contextID(name, text string) string {
-	return name + "=" + text
 }
 
 // Request builds the first request of a walk of part (the zero Partition
@@ -542,24 +520,20 @@ func (p *Plan) cursor(part Partition) *partCursor {
 
 // fallBack returns the bookmark to its value at the last Close.
 func (p *Plan) fallBack() {
-	if !sameKey(p.bookmark, p.closed) {
+	if !keys.Same(p.bookmark, p.closed) {
 		p.bookmark, p.moved = p.closed, true
 	}
 }
 
-// rollBack returns the bookmark to its value at the last Close, or to key
-// when that is smaller (or cannot be compared with it): key's row is not
-// written, and the next run must read it. A partition with no bookmark is
-// filtered by the floor.
+// rollBack is fallBack, then key when smaller (or not comparable): key's
+// row is not written. A partition with no bookmark is read from the floor.
 func (p *Plan) rollBack(part Partition, key any) {
 	below := func(bm any) bool { c, err := keys.Compare(key, bm); return bm != nil && (err != nil || c < 0) }
 	if !p.perPart {
 		if p.fallBack(); below(p.bookmark) {
 			p.bookmark, p.closed, p.moved = key, key, true
 		}
-		return
-	}
-	if c := p.cursor(part); below(c.bookmark) || (c.bookmark == nil && below(p.floor)) {
+	} else if c := p.cursor(part); below(c.bookmark) || (c.bookmark == nil && below(p.floor)) {
 		c.bookmark = key
 		p.change(c)
 	}
@@ -613,14 +587,6 @@ func (p *Plan) Checkpoint() (bookmark any, moved bool) {
 	moved = !sameText(v, p.out) || (p.moved && !held)
 	p.moved, p.out = false, v
 	return v, moved
-}
-
-func sameKey(a, b any) bool {
-	if a == nil || b == nil {
-		return a == nil && b == nil
-	}
-	c, err := keys.Compare(a, b)
-	return err == nil && c == 0
 }
 
 // Values of Definition.OnUnsorted.

@@ -291,7 +291,7 @@ func TestPlanBookmark(t *testing.T) {
 					parts, _, _, moved := p.PartitionChanges()
 					var got []string
 					for _, pb := range parts {
-						got = append(got, contextMapID(pb.Context)+":"+fmt.Sprint(pb.Value))
+						got = append(got, keys.PartitionID(pb.Context)+":"+fmt.Sprint(pb.Value))
 					}
 					if strings.Join(got, " ") != s.parts || !moved {
 						t.Errorf("step %d: Partitions() = %v, moved %v; want %s, moved", i, got, moved, s.parts)

@@ -160,5 +160,5 @@ func (p *Plan) held(v any) (any, bool) {
 // sameText reports whether two bookmarks are the same value written the
 // same way.
 func sameText(a, b any) bool {
-	return sameKey(a, b) && fmt.Sprint(a) == fmt.Sprint(b)
+	return keys.Same(a, b) && fmt.Sprint(a) == fmt.Sprint(b)
 }

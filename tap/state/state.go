@@ -338,7 +338,7 @@ func (st *State) partitionsLocked(stream, key string, b map[string]any) ([]any, 
 			continue
 		}
 		m[keyReplicationKey] = key
-		id := streams.PartitionID(ctx)
+		id := keys.PartitionID(ctx)
 		if i, ok := idx[id]; ok {
 			kept[i] = e
 			continue

@@ -260,13 +260,13 @@ func TestSetPartitionsChanges(t *testing.T) {
 	}
 	ctx := func(id int) map[string]any { return map[string]any{"id": json.Number(fmt.Sprint(id))} }
 	pb := func(id int, v string) streams.PartitionBookmark {
-		return streams.PartitionBookmark{Context: ctx(id), Value: v, ID: streams.PartitionID(ctx(id))}
+		return streams.PartitionBookmark{Context: ctx(id), Value: v, ID: keys.PartitionID(ctx(id))}
 	}
 	st.SetPartitions("kids", "k", []streams.PartitionBookmark{pb(2, "2026-01-07T00:00:00Z"), pb(3, "2026-01-08T00:00:00Z")}, nil, nil)
 	if st.MovedBack("kids") {
 		t.Error("MovedBack after bookmarks that went up")
 	}
-	st.SetPartitions("kids", "k", []streams.PartitionBookmark{pb(3, "2026-01-02T00:00:00Z")}, []string{streams.PartitionID(ctx(1))}, "2026-01-05T00:00:00Z")
+	st.SetPartitions("kids", "k", []streams.PartitionBookmark{pb(3, "2026-01-02T00:00:00Z")}, []string{keys.PartitionID(ctx(1))}, "2026-01-05T00:00:00Z")
 	if !st.MovedBack("kids") || !st.MovedBack("") {
 		t.Error("no MovedBack after a partition's bookmark went down")
 	}
