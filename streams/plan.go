@@ -112,8 +112,12 @@ type Bounds struct {
 	// Bookmark is the stream's replication-key value in state, or nil.
 	Bookmark any
 	// WindowStart is the start of the chunk window in progress in state
-	// (zero when none): a chunked read resumes there.
-	WindowStart time.Time
+	// (zero when none): a chunked read resumes there. WindowEnd is that
+	// window's recorded end (zero when not known): the resumed window
+	// keeps it, so a page position saved inside it (resume) is resumed
+	// in the same window even when it was the last one, which ended at the
+	// earlier run's clock.
+	WindowStart, WindowEnd time.Time
 	// StartDate is the config's start_date (zero when none): the lower
 	// bound of a time-keyed stream with no bookmark.
 	StartDate time.Time
@@ -195,6 +199,7 @@ func NewPlan(d *Definition, b Bounds) (*Plan, error) {
 		}
 		p.windows = b.Shard.Windows(origin, start, b.Now, inc.ChunkDays)
 	}
+	p.windows = keys.KeepEnd(p.windows, b.WindowStart, b.WindowEnd)
 	if p.windows == nil {
 		p.windows = []keys.Window{} // chunked, with nothing left to read
 	}

@@ -127,6 +127,20 @@ func TestEngineBackfillOutcomes(t *testing.T) {
 			equal(t, "stream statuses", r.statuses, []string{"s:STARTED", "s:COMPLETE"})
 		},
 	}, {
+		// A run killed in the last window, the one ending at its clock:
+		// the next run resumes that window with the end STATE recorded,
+		// then reads the rest up to its own clock as a window of its own.
+		name:   "a resumed last window keeps its recorded end",
+		stream: daily, rows: append(days, row(6, 6)), now: time.Date(2026, 1, 6, 12, 0, 0, 0, time.UTC),
+		state: `{"bookmarks":{"s":{"replication_key":"updated_at","replication_key_value":"` + key(5) + `",
+			"window":{"start":"` + key(6) + `","end":"2026-01-06T06:00:00Z"}}}}`,
+		check: func(t *testing.T, r *recorder, src *source, logs string) {
+			q := func(from, to string) string { return "s?from=" + url.QueryEscape(from) + "&to=" + url.QueryEscape(to) }
+			equal(t, "requests", src.requests, []string{q(key(6), "2026-01-06T06:00:00Z"), q("2026-01-06T06:00:00Z", "2026-01-06T12:00:00Z")})
+			equal(t, "ids", ids(r), []int{6})
+			hasLine(t, logs, "INFO windows completed=2 failed=0 deferred=0 resumed=1 stream=s")
+		},
+	}, {
 		name:   "failed windows of the last run come before the walk at its position",
 		stream: daily, cfg: map[string]any{"end_date": key(7)}, rows: append(days, row(6, 6)),
 		state: `{"bookmarks":{"s":{"replication_key":"updated_at","replication_key_value":"` + key(1) + `",

@@ -32,12 +32,17 @@ func (e *engine) plan(n *node) error {
 		b.Bookmark = e.state.Value(d.Name)
 		b.Partitions, b.Floor = e.state.Partitions(d.Name)
 		b.MaxPartitions = e.cfg.MaxPartitions
-		if s, _, ok := e.state.Window(d.Name); ok {
+		if s, end, ok := e.state.Window(d.Name); ok {
 			t, err := time.Parse(time.RFC3339, s)
 			if err != nil {
 				return &InputError{File: "state", Err: fmt.Errorf("bookmarks.%s.window.start: expected an RFC 3339 time, got %q", d.Name, s)}
 			}
 			b.WindowStart = t
+			if end != "" {
+				if b.WindowEnd, err = time.Parse(time.RFC3339, end); err != nil {
+					return &InputError{File: "state", Err: fmt.Errorf("bookmarks.%s.window.end: expected an RFC 3339 time, got %q", d.Name, end)}
+				}
+			}
 		}
 		failed, err := e.state.FailedWindows(d.Name)
 		if err != nil {

@@ -44,6 +44,20 @@ func PlanWindows(start, now time.Time, chunkDays int) []Window {
 	return ws
 }
 
+// KeepEnd splits the first of ws, the window a run resumes at start, at
+// the end its STATE recorded when that comes earlier; the rest becomes a
+// window of its own. Without it a run killed in the last window, the one
+// ending at that run's clock, would resume in a longer window than the
+// one its STATE describes, and its saved page position with it.
+func KeepEnd(ws []Window, start, end time.Time) []Window {
+	if len(ws) == 0 || start.IsZero() || !ws[0].Start.Equal(start) || !end.After(start) || !end.Before(ws[0].End) {
+		return ws
+	}
+	out := make([]Window, 0, len(ws)+1)
+	out = append(out, Window{Start: start, End: end}, Window{Start: end, End: ws[0].End})
+	return append(out, ws[1:]...)
+}
+
 // Shard is the part of a chunked backfill that one process reads
 // (--shard I/N): the windows whose index is I modulo N, counted over the
 // full window plan from the stream's start, so that N processes started
