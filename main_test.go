@@ -36,6 +36,9 @@ import (
 //	stdout_file   instead of stdout: a file under testdata/ holding it
 //	stderr_file   instead of stderr: a file under testdata/ holding it
 //
+// {{dir}} in args, config_patch and files stands for the row's directory,
+// an absolute path, and so does it in the output the row is checked
+// against (rows giving absolute paths).
 // In an expected output {{any}} stands for any text within one line (a
 // duration, a port) and a line that is just {{lines}} for any number of
 // whole lines (output whose amount depends on timing); everything else is
@@ -121,15 +124,20 @@ func cliTable(t *testing.T) (root string, cases []cliCase, base []byte) {
 func runRow(t *testing.T, base []byte, c cliCase) (stdout, stderr bytes.Buffer, code int) {
 	t.Helper()
 	dir := t.TempDir()
+	inDir := strings.NewReplacer("{{dir}}", dir).Replace
 	if len(c.ConfigPatch) > 0 && string(c.ConfigPatch) != "null" {
-		writeFile(t, filepath.Join(dir, "config.json"), mergePatch(t, base, c.ConfigPatch))
+		writeFile(t, filepath.Join(dir, "config.json"), mergePatch(t, base, []byte(inDir(string(c.ConfigPatch)))))
 	}
 	for name, content := range c.Files {
 		var s string
 		if json.Unmarshal(content, &s) != nil {
 			s = string(content)
 		}
-		writeFile(t, filepath.Join(dir, name), []byte(s))
+		writeFile(t, filepath.Join(dir, name), []byte(inDir(s)))
+	}
+	args := make([]string, len(c.Args))
+	for i, a := range c.Args {
+		args[i] = inDir(a)
 	}
 	for _, kv := range c.Env {
 		k, v, ok := strings.Cut(kv, "=")
@@ -141,10 +149,14 @@ func runRow(t *testing.T, base []byte, c cliCase) (stdout, stderr bytes.Buffer, 
 	t.Chdir(dir)
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
-	code = run(ctx, c.Args, &stdout, &stderr)
+	var out, errOut bytes.Buffer
+	code = run(ctx, args, &out, &errOut)
 	if ctx.Err() != nil {
-		t.Fatalf("run did not finish within the limit; stderr:\n%s", stderr.String())
+		t.Fatalf("run did not finish within the limit; stderr:\n%s", errOut.String())
 	}
+	asDir := strings.NewReplacer(dir, "{{dir}}").Replace
+	stdout.WriteString(asDir(out.String()))
+	stderr.WriteString(asDir(errOut.String()))
 	return stdout, stderr, code
 }
 

@@ -196,7 +196,10 @@ func LoadWith(path string, prepare func(c *Config, streamsPath string) error) (*
 		if len(cfg.Streams) > 0 {
 			return nil, inputErr(path, errors.New("streams_file: set either streams or streams_file, not both"))
 		}
-		streamsPath = filepath.Join(filepath.Dir(path), cfg.StreamsFile)
+		streamsPath = cfg.StreamsFile
+		if !filepath.IsAbs(streamsPath) {
+			streamsPath = filepath.Join(filepath.Dir(path), streamsPath)
+		}
 		raw, err := ReadJSONFile(streamsPath, "streams file")
 		if err != nil {
 			return nil, err
