@@ -313,3 +313,50 @@ func TestIncrementalLateRowOnSortedStream(t *testing.T) {
 	}
 	assertTable(t, l, "s", []string{"id"}, append(slices.Clone(pages[0]), late))
 }
+
+// TestIncrementalClientSide runs a stream that has a replication_key but no
+// incremental block twice over the same data. Nothing in its requests asks
+// for changes only, so the second run reads every record again; it writes
+// only those at or above the first run's bookmark, and says once, at
+// start, that the stream is filtered here.
+func TestIncrementalClientSide(t *testing.T) {
+	t.Parallel()
+	srv, base := startDemo(t, demoBase())
+	defs := demoStreams(t, nil, "customers")
+	delete(defs[0].(map[string]any), "incremental")
+	d := newTapDir(t, tapConfig(base, defs))
+	l := newLoader(t)
+	const warn = "WARN replication_key without an incremental block"
+	for run := 1; run <= 2; run++ {
+		r := d.sync(l, time.Minute)
+		if r.code != 0 {
+			t.Fatalf("run %d: exit %d; stderr:\n%s", run, r.code, r.stderr)
+		}
+		if n := strings.Count(string(r.stderr), warn); n != 1 || !strings.Contains(string(r.stderr), "stream=customers") {
+			t.Errorf("run %d: %d lines %q naming stream=customers, want 1; stderr:\n%s", run, n, warn, r.stderr)
+		}
+	}
+	src := source(t, srv, "customers")
+	assertTable(t, l, "customers", demoKeys["customers"], src)
+	bm, _ := l.stateBookmark("customers")["replication_key_value"].(string)
+	high, err := time.Parse(time.RFC3339Nano, bm)
+	if err != nil {
+		t.Fatalf("bookmark %q: %v", bm, err)
+	}
+	atOrAbove := 0
+	for _, row := range src {
+		u, err := time.Parse(time.RFC3339Nano, row["updated_at"].(string))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !u.Before(high) {
+			atOrAbove++
+		}
+	}
+	if atOrAbove == 0 || atOrAbove == len(src) {
+		t.Fatalf("%d of %d rows at or above the bookmark %s: the data set does not test the filter", atOrAbove, len(src), bm)
+	}
+	if got := l.received["customers"]; got != atOrAbove {
+		t.Errorf("the second run wrote %d customers, want the %d at or above the bookmark %s (of %d)", got, atOrAbove, bm, len(src))
+	}
+}

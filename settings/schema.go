@@ -54,6 +54,12 @@ func (c *Config) checkStreams(file string) error {
 			if _, ok := props[d.ReplicationKey]; !ok {
 				return fmt.Errorf("stream %q: replication_key: %q is not a property of the stream's schema", d.Name, d.ReplicationKey)
 			}
+			// overlap is subtracted from numbers only: on a time key it
+			// would be ignored, and the late rows it was meant to catch
+			// missed.
+			if inc := d.Incremental; inc != nil && inc.Overlap != "" && KeyKind(schema, d.ReplicationKey) == "time" {
+				return fmt.Errorf("stream %q: incremental.overlap: replication key %q is a time; give its overlap in seconds as incremental.overlap_s (overlap is for numeric keys)", d.Name, d.ReplicationKey)
+			}
 		}
 		if d.Parent != nil && d.Parent.As != "" {
 			if _, ok := props[d.Parent.As]; !ok {
@@ -156,4 +162,19 @@ func TypeIncludes(t any, want string) bool {
 		}
 	}
 	return false
+}
+
+// KeyKind says what a replication key holds, from its schema: "time",
+// "number", or "" for anything else (an opaque version string). A bookmark
+// is held to it.
+func KeyKind(schema map[string]any, key string) string {
+	props, _ := schema["properties"].(map[string]any)
+	p, _ := props[key].(map[string]any)
+	switch {
+	case p["format"] == "date-time" || p["format"] == "date":
+		return "time"
+	case TypeIncludes(p["type"], "integer") || TypeIncludes(p["type"], "number"):
+		return "number"
+	}
+	return ""
 }

@@ -112,11 +112,8 @@ type Bounds struct {
 	// Bookmark is the stream's replication-key value in state, or nil.
 	Bookmark any
 	// WindowStart is the start of the chunk window in progress in state
-	// (zero when none): a chunked read resumes there. WindowEnd is that
-	// window's recorded end (zero when not known): the resumed window
-	// keeps it, so a page position saved inside it (resume) is resumed
-	// in the same window even when it was the last one, which ended at the
-	// earlier run's clock.
+	// (zero when none): a chunked read resumes there, and keeps the end
+	// the state recorded, WindowEnd (zero when not known; keys.KeepEnd).
 	WindowStart, WindowEnd time.Time
 	// StartDate is the config's start_date (zero when none): the lower
 	// bound of a time-keyed stream with no bookmark.

@@ -396,6 +396,22 @@ func TestEngine(t *testing.T) {
 			equal(t, "states", states(r), []string{key(5), key(5), key(7)})
 		},
 	}, {
+		name:  "no incremental block: every record is asked for, those below the bookmark are not written",
+		state: `{"bookmarks":{"s":{"replication_key":"updated_at","replication_key_value":"` + key(5) + `"}}}`,
+		rows:  unsorted, stream: map[string]any{"incremental": nil},
+		check: func(t *testing.T, r *recorder, src *source, logs string) {
+			for _, q := range src.requests {
+				if strings.Contains(q, "since=") {
+					t.Errorf("request %s asks for changes only; no incremental block gives no filter", q)
+				}
+			}
+			equal(t, "ids", ids(r), []int{1, 3, 4}) // days 5, 7, 6; not 3 and 4
+			equal(t, "states", states(r)[len(states(r))-1:], []string{key(7)})
+			if n := strings.Count(logs, "WARN replication_key without an incremental block"); n != 1 || !strings.Contains(logs, "stream=s replication_key=updated_at") {
+				t.Errorf("%d WARN lines naming the stream, want 1:\n%s", n, logs)
+			}
+		},
+	}, {
 		name: "chunk windows resume at the window in progress",
 		stream: map[string]any{"incremental": map[string]any{"param": "from", "end_param": "to", "chunk_days": 3, "format": "rfc3339"},
 			"pagination": map[string]any{"type": "none"}},

@@ -16,6 +16,7 @@ import (
 	"github.com/tap-dev/tap/streams/pages"
 	"github.com/tap-dev/tap/tap/backfill"
 	"github.com/tap-dev/tap/tap/catalog"
+	"github.com/tap-dev/tap/tap/clientside"
 	"github.com/tap-dev/tap/tap/inputs"
 	"github.com/tap-dev/tap/tap/metrics"
 	"github.com/tap-dev/tap/tap/output"
@@ -31,8 +32,9 @@ type node struct {
 	selected  bool
 	dropped   map[string]bool
 	children  []*node
-	numeric   bool // the replication key is a number, not a time
-	fullTable bool // the catalog asks for FULL_TABLE replication
+	numeric   bool               // the replication key is a number, not a time
+	below     *clientside.Filter // drops what earlier runs wrote, without an incremental block
+	fullTable bool               // the catalog asks for FULL_TABLE replication
 	check     *records.Validator
 	plan      *streams.Plan // this run's plan, made when the stream starts
 
@@ -136,7 +138,7 @@ func newEngine(cfg *Config, sel *catalog.Selection, st *state.State, out output.
 	for i := range cfg.Streams {
 		d := &cfg.Streams[i]
 		n := &node{counts: metrics.Stream{Name: d.Name}, def: d, selected: sel.Selected(d.Name), dropped: sel.Dropped(d.Name), fullTable: sel.FullTable(d.Name)}
-		n.numeric = state.KeyKind(cfg.Schemas[d.Name], d.ReplicationKey) == "number"
+		n.numeric = settings.KeyKind(cfg.Schemas[d.Name], d.ReplicationKey) == "number"
 		if d.Pagination.RepeatsRows() && len(d.PrimaryKey) > 0 {
 			n.seen = map[string]struct{}{}
 		}
@@ -244,6 +246,7 @@ func (e *engine) syncTree(ctx context.Context, root *node) error {
 	}
 	root.each(func(n *node) {
 		if n.selected {
+			n.below = clientside.New(n.def, n.plan.FullTable(), e.state.Value(n.def.Name), e.log)
 			n.counts.Start(e.now())
 			e.status(n, output.StatusStarted)
 			e.state.SetSyncing(n.def.Name, true)

@@ -74,6 +74,9 @@ func (e *engine) handlePage(ctx context.Context, n *node, resp *streams.Response
 			if err != nil {
 				return err
 			}
+			if n.below.Below(v) {
+				continue // client-side incremental: an earlier run wrote it
+			}
 			if err := e.observe(n, part, v); err != nil {
 				return err
 			}

@@ -23,7 +23,6 @@ import (
 	"github.com/tap-dev/tap/tap"
 	"github.com/tap-dev/tap/tap/inputs"
 	"github.com/tap-dev/tap/tap/output"
-	"github.com/tap-dev/tap/tap/state"
 )
 
 // InferSchema walks the first pages of a stream and prints a JSON Schema
@@ -241,7 +240,7 @@ func (w *inferWalk) planChain(cfg *tap.Config, known map[string]any, log *slog.L
 	if inc := d.Incremental; !b.FullTable {
 		switch {
 		case known != nil:
-			b.Numeric = state.KeyKind(known, d.ReplicationKey) == "number"
+			b.Numeric = settings.KeyKind(known, d.ReplicationKey) == "number"
 		case inc.Overlap != "":
 			b.Numeric = true
 		case inc.Format == "" && inc.OverlapS == 0 && inc.ChunkDays == 0:

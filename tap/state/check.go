@@ -124,7 +124,7 @@ func (st *State) checkLocked(cfg *settings.Config) error {
 			continue
 		}
 		if v, ok := b[keyValue]; ok && v != nil {
-			switch KeyKind(cfg.Schemas[d.Name], d.ReplicationKey) {
+			switch settings.KeyKind(cfg.Schemas[d.Name], d.ReplicationKey) {
 			case "time":
 				if _, ok := keys.ParseTime(v); !ok {
 					return fmt.Errorf("%s.%s: expected an RFC 3339 time (replication key %q is a date-time), got %s", field, keyValue, d.ReplicationKey, jsonText(v))
@@ -135,7 +135,7 @@ func (st *State) checkLocked(cfg *settings.Config) error {
 				}
 			}
 		}
-		if err := checkPartitions(field, b, KeyKind(cfg.Schemas[d.Name], d.ReplicationKey)); err != nil {
+		if err := checkPartitions(field, b, settings.KeyKind(cfg.Schemas[d.Name], d.ReplicationKey)); err != nil {
 			return err
 		}
 		if w, ok := b[keyWindow]; ok {
@@ -219,21 +219,6 @@ func checkPartitions(field string, b map[string]any, kind string) error {
 		}
 	}
 	return nil
-}
-
-// KeyKind says what a replication key holds, from its schema: "time",
-// "number", or "" for anything else (an opaque version string). A bookmark
-// is held to it.
-func KeyKind(schema map[string]any, key string) string {
-	props, _ := schema["properties"].(map[string]any)
-	p, _ := props[key].(map[string]any)
-	switch {
-	case p["format"] == "date-time" || p["format"] == "date":
-		return "time"
-	case settings.TypeIncludes(p["type"], "integer") || settings.TypeIncludes(p["type"], "number"):
-		return "number"
-	}
-	return ""
 }
 
 func jsonText(v any) string {

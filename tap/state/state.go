@@ -234,6 +234,9 @@ func (st *State) readAirbyte(msgs []any) error {
 
 // Value returns the stream's bookmark value, or nil.
 func (st *State) Value(stream string) any {
+	if st == nil {
+		return nil // no state: nothing read yet
+	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	return st.bm(stream)[keyValue]
