@@ -7,7 +7,8 @@
 # (image/Dockerfile.prebuilt, see .ci/run); the two files share the runtime
 # stage below, line for line, and .ci/run fails if they drift apart.
 
-FROM golang:1.26-bookworm AS build
+# Fully qualified, as buildah and podman want it (no short-name lookup).
+FROM docker.io/library/golang:1.26-bookworm AS build
 WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
@@ -17,7 +18,7 @@ RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/rootfs/tap . \
  && mkdir -p /out/rootfs/etc/ssl/certs /out/rootfs/airbyte \
  && cp image/passwd image/group /out/rootfs/etc/ \
  && cp /etc/ssl/certs/ca-certificates.crt /out/rootfs/etc/ssl/certs/ \
- && cp sample_config.json catalog.json /out/rootfs/airbyte/
+ && cp sample_config.json catalog.json image/configured_catalog.json /out/rootfs/airbyte/
 
 # --- runtime stage (identical in image/Dockerfile.prebuilt) ---
 FROM scratch
