@@ -3,6 +3,7 @@ package integration_test
 import (
 	"encoding/json"
 	"os"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -39,16 +40,12 @@ func TestMeltanoPluginDefinition(t *testing.T) {
 		Name         string
 		Description  string
 		Capabilities []string
-		Settings     []struct {
-			Name, Type, Format, Description string
-			Default                         any
-			Enum                            []string
-			Secret, Required                bool
-		}
+		Settings     map[string]any // a JSON Schema, as the Meltano SDK's --about gives it
 	}
 	if err := json.Unmarshal(r.stdout, &about); err != nil {
 		t.Fatalf("--about --format json: %v", err)
 	}
+	settingsIn := aboutSettings(t, about.Settings)
 
 	plugin, ok := parseYAML(t, string(committed)).(map[string]any)
 	if !ok {
@@ -69,11 +66,11 @@ func TestMeltanoPluginDefinition(t *testing.T) {
 	}
 
 	settings, _ := plugin["settings"].([]any)
-	if len(settings) != len(about.Settings) {
-		t.Fatalf("%d settings in the plugin definition, %d in --about", len(settings), len(about.Settings))
+	if len(settings) != len(settingsIn) {
+		t.Fatalf("%d settings in the plugin definition, %d in --about", len(settings), len(settingsIn))
 	}
 	var required []any
-	for i, want := range about.Settings {
+	for i, want := range settingsIn {
 		got := settings[i].(map[string]any)
 		if got["name"] != want.Name {
 			t.Errorf("setting %d is %v, --about has %s", i, got["name"], want.Name)
@@ -118,6 +115,61 @@ func TestMeltanoPluginDefinition(t *testing.T) {
 }
 
 func asSlice(v any) []any { s, _ := v.([]any); return s }
+
+// aboutSetting is one setting as --about's JSON Schema describes it.
+type aboutSetting struct {
+	Name, Type, Format, Description string
+	Default                         any
+	Enum                            []string
+	Secret, Required                bool
+}
+
+// aboutSettings reads the settings out of --about's JSON Schema in their
+// order: a closed object is a group of settings (auth, retry, …) whose
+// members are named group.member, anything else one setting, an open
+// object's listed members settings too (demo.token); "order" ranks the
+// members of an object.
+func aboutSettings(t *testing.T, schema map[string]any) []aboutSetting {
+	t.Helper()
+	var out []aboutSetting
+	var walk func(prefix string, node map[string]any)
+	walk = func(prefix string, node map[string]any) {
+		props, _ := node["properties"].(map[string]any)
+		names := make([]string, 0, len(props))
+		for name := range props {
+			names = append(names, name)
+		}
+		order := func(n string) float64 { o, _ := props[n].(map[string]any)["order"].(float64); return o }
+		sort.Slice(names, func(i, j int) bool { return order(names[i]) < order(names[j]) })
+		required := map[string]bool{}
+		for _, r := range asSlice(node["required"]) {
+			required[r.(string)] = true
+		}
+		for _, name := range names {
+			p := props[name].(map[string]any)
+			if p["type"] == "object" && p["additionalProperties"] == false {
+				walk(prefix+name+".", p)
+				continue
+			}
+			s := aboutSetting{Name: prefix + name, Default: p["default"], Secret: p["airbyte_secret"] == true, Required: required[name]}
+			s.Type, _ = p["type"].(string)
+			s.Format, _ = p["format"].(string)
+			s.Description, _ = p["description"].(string)
+			for _, e := range asSlice(p["enum"]) {
+				s.Enum = append(s.Enum, e.(string))
+			}
+			out = append(out, s)
+			if p["type"] == "object" {
+				walk(prefix+name+".", p) // an open object's own settings (demo.token)
+			}
+		}
+	}
+	walk("", schema)
+	if len(out) == 0 {
+		t.Fatalf("--about's settings hold no setting: %v", schema)
+	}
+	return out
+}
 
 // parseYAML reads the block YAML the plugin definition is written in:
 // mappings, sequences (also at their key's indent), "- - x" nesting, and

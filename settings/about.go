@@ -11,25 +11,34 @@ const (
 	Version = "0.1.0"
 )
 
-// About is what --about prints.
+// About is what --about prints: in JSON, the Meltano SDK's shape, whose
+// settings are the JSON Schema of the config (the Airbyte spec's
+// connectionSpecification), which Meltano Hub's tooling reads.
 type About struct {
-	Name         string    `json:"name"`
-	Version      string    `json:"version"`
-	Description  string    `json:"description"`
-	Capabilities []string  `json:"capabilities"`
-	Settings     []Setting `json:"settings"`
+	Name         string         `json:"name"`
+	Version      string         `json:"version"`
+	Description  string         `json:"description"`
+	Capabilities []string       `json:"capabilities"`
+	Schema       map[string]any `json:"settings"`
+	// Settings are the registry's, one by one, for the Markdown table
+	// and the Meltano plugin definition.
+	Settings []Setting `json:"-"`
 }
 
-// AboutInfo describes the tap.
+// AboutInfo describes the tap. activate-version: a full-table stream's
+// records are followed by ACTIVATE_VERSION.
 func AboutInfo() About {
 	return About{
 		Name:         Name,
 		Version:      Version,
-		Description:  "A declarative Singer tap and Airbyte source for any REST or GraphQL API.",
-		Capabilities: []string{"catalog", "state", "discover", "about", "test", "stream-maps", "schema-flattening"},
+		Description:  description,
+		Capabilities: []string{"catalog", "state", "discover", "about", "test", "stream-maps", "schema-flattening", "activate-version"},
+		Schema:       ConnectionSpecification(),
 		Settings:     Settings(),
 	}
 }
+
+const description = "A declarative Singer tap and Airbyte source for any REST or GraphQL API."
 
 // Markdown renders the about information as a Markdown document.
 func (a About) Markdown() string {

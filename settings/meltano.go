@@ -12,6 +12,13 @@ import (
 // extractors by a "tap-" prefix, and a bare "tap" would say nothing.
 const MeltanoName = "tap-declarative"
 
+// MeltanoVariant is the plugin's variant, its maintainer's name on
+// Meltano Hub; repoURL is where its source lives.
+const (
+	MeltanoVariant = "tap-dev"
+	repoURL        = "https://github.com/tap-dev/tap"
+)
+
 // MeltanoFile is where the repository keeps the output of
 // `tap --about --format meltano`, and the command that writes it.
 const (
@@ -29,6 +36,14 @@ func (a About) Meltano() string {
 	fmt.Fprintf(&b, "# Do not edit: regenerate with `%s`.\n", MeltanoCommand)
 	fmt.Fprintf(&b, "name: %s\n", MeltanoName)
 	fmt.Fprintf(&b, "namespace: %s\n", strings.ReplaceAll(MeltanoName, "-", "_"))
+	fmt.Fprintf(&b, "variant: %s\n", MeltanoVariant)
+	fmt.Fprintf(&b, "label: %s\n", yamlString("Declarative REST/GraphQL"))
+	// Meltano Hub's rating is given by Hub after review; until then
+	// "unknown" is the only honest value.
+	b.WriteString("quality: unknown\n")
+	b.WriteString("maintenance_status: active\n")
+	fmt.Fprintf(&b, "repo: %s\n", yamlString(repoURL))
+	fmt.Fprintf(&b, "docs: %s\n", yamlString(repoURL+"/blob/main/docs/guides/singer-meltano.md"))
 	fmt.Fprintf(&b, "description: %s\n", yamlString(a.Description))
 	fmt.Fprintf(&b, "executable: %s\n", a.Name)
 	b.WriteString("capabilities:\n")

@@ -29,7 +29,7 @@ func ConnectionSpecification() map[string]any {
 	root := specObject()
 	root["$schema"] = "http://json-schema.org/draft-07/schema#"
 	root["title"] = Name + " config"
-	root["description"] = AboutInfo().Description
+	root["description"] = description
 	for _, s := range registry {
 		parts := strings.Split(s.Name, ".")
 		parent := root
@@ -38,7 +38,7 @@ func ConnectionSpecification() map[string]any {
 			child, ok := props[p].(map[string]any)
 			if !ok {
 				child = specObject()
-				child["title"] = p
+				child["title"] = title(p)
 				child["order"] = len(props)
 				props[p] = child
 			}
@@ -46,8 +46,12 @@ func ConnectionSpecification() map[string]any {
 		}
 		leaf := map[string]any{
 			"type":        s.Type,
-			"title":       parts[len(parts)-1],
+			"title":       title(parts[len(parts)-1]),
 			"description": s.Description,
+		}
+		if s.Format == "date-time" {
+			leaf["format"] = s.Format
+			leaf["examples"] = []string{"2024-01-01T00:00:00Z"}
 		}
 		if s.Default != nil {
 			leaf["default"] = s.Default
@@ -93,4 +97,28 @@ func specObject() map[string]any {
 		"properties":           map[string]any{},
 		"additionalProperties": false,
 	}
+}
+
+// title is the label Airbyte's form shows for a setting: its key in
+// words, "max_delay_ms" as "Max delay (ms)", "base_url" as "Base URL".
+func title(key string) string {
+	words := strings.Split(key, "_")
+	unit := ""
+	if n := len(words); n > 1 {
+		switch words[n-1] {
+		case "s", "ms":
+			unit, words = " ("+words[n-1]+")", words[:n-1]
+		}
+	}
+	for i, w := range words {
+		switch w {
+		case "url", "id", "jwt", "api", "ssl", "http", "json", "rps":
+			words[i] = strings.ToUpper(w)
+		default:
+			if i == 0 {
+				words[i] = strings.ToUpper(w[:1]) + w[1:]
+			}
+		}
+	}
+	return strings.Join(words, " ") + unit
 }
