@@ -547,9 +547,16 @@ func TestAirbyteSpec(t *testing.T) {
 	if cs["$schema"] != "http://json-schema.org/draft-07/schema#" || abCanonical(cs["required"]) != `["base_url"]` {
 		t.Errorf("connectionSpecification: $schema %v, required %v", cs["$schema"], cs["required"])
 	}
-	for _, secret := range []string{"token", "password", "value"} {
-		if abGet(cs, "properties", "auth", "properties", secret, "airbyte_secret") != true {
-			t.Errorf("auth.%s is not marked airbyte_secret", secret)
+	// auth is a oneOf, one branch per auth type, told apart by a const.
+	branches := map[string]map[string]any{}
+	for _, b := range asSlice(abGet(cs, "properties", "auth", "oneOf")) {
+		b := b.(map[string]any)
+		c, _ := abGet(b, "properties", "type", "const").(string)
+		branches[c] = b
+	}
+	for typ, secret := range map[string]string{"bearer": "token", "basic": "password", "api_key": "value", "oauth2": "client_secret", "jwt": "private_key"} {
+		if abGet(branches[typ], "properties", secret, "airbyte_secret") != true {
+			t.Errorf("auth type %s: %s is not marked airbyte_secret (branches %v)", typ, secret, branches[typ])
 		}
 	}
 	if abGet(cs, "properties", "retry", "properties", "max_attempts", "default") != json.Number("6") {

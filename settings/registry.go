@@ -30,6 +30,8 @@ type Setting struct {
 	// registry (headers, the demo knobs): members it does not list are
 	// checked elsewhere, not refused as unknown.
 	open bool
+	// items is the JSON type of an array's items (object when empty).
+	items string
 }
 
 // Log levels of log_level and metrics_log_level.
@@ -52,7 +54,7 @@ var registry = []Setting{
 	{Name: "auth.client_secret", Type: "string", Secret: true, Description: "OAuth2 client secret (auth.type oauth2)."},
 	{Name: "auth.refresh_token", Type: "string", Secret: true, Description: "OAuth2 refresh token (grant_type refresh_token); a rotated one is written back to the config file (Singer) or sent in a CONTROL message (Airbyte)."},
 	{Name: "auth.auth_style", Type: "string", Default: "header", Enum: []string{"header", "body"}, Description: "How the client id and secret reach the token endpoint: HTTP Basic (header) or form fields (body)."},
-	{Name: "auth.scopes", Type: "array", Description: "Scopes asked for (auth.type oauth2, jwt): an array of strings."},
+	{Name: "auth.scopes", Type: "array", items: "string", Description: "Scopes asked for (auth.type oauth2, jwt): an array of strings."},
 	{Name: "auth.token_params", Type: "object", open: true, Description: "Extra form fields of every token request (auth.type oauth2, jwt), such as audience; string values."},
 	{Name: "auth.issuer", Type: "string", Description: "iss claim of the JWT assertion, e.g. the service account's email (auth.type jwt)."},
 	{Name: "auth.subject", Type: "string", Description: "sub claim of the JWT assertion, the user acted for (auth.type jwt); optional."},

@@ -1,6 +1,8 @@
 package settings
 
 import (
+	"cmp"
+	"maps"
 	"strings"
 )
 
@@ -12,9 +14,11 @@ const (
 
 // AirbyteSpec is the ConnectorSpecification that `tap spec` prints.
 func AirbyteSpec() map[string]any {
+	spec := ConnectionSpecification()
+	authOneOf(spec)
 	return map[string]any{
 		"documentationUrl":                 documentationURL,
-		"connectionSpecification":          ConnectionSpecification(),
+		"connectionSpecification":          spec,
 		"supportsIncremental":              true,
 		"supported_destination_sync_modes": []string{"overwrite", "append", "append_dedup"},
 		"protocol_version":                 airbyteProtocolVersion,
@@ -64,7 +68,8 @@ func ConnectionSpecification() map[string]any {
 		}
 		switch s.Type {
 		case "array":
-			leaf["items"] = map[string]any{"type": "object"}
+			items := cmp.Or(s.items, "object")
+			leaf["items"] = map[string]any{"type": items}
 		case "object":
 			leaf["additionalProperties"] = true
 			if s.open {
@@ -121,4 +126,47 @@ func title(key string) string {
 		}
 	}
 	return strings.Join(words, " ") + unit
+}
+
+// authTypes are the members each auth.type uses, in the form's order, and
+// those its check (checkAuth, checkOAuth) requires whatever the grant:
+// Airbyte's form shows one branch of a oneOf per type, chosen by its
+// "type" const, instead of every member of every type at once.
+var authTypes = []struct {
+	name, title       string
+	members, required []string
+}{
+	{"none", "No authentication", nil, nil},
+	{"bearer", "Bearer token", []string{"token"}, []string{"token"}},
+	{"basic", "HTTP Basic", []string{"username", "password"}, []string{"username"}},
+	{"api_key", "API key", []string{"name", "value", "in"}, []string{"name", "value"}},
+	{"oauth2", "OAuth2", []string{"token_url", "grant_type", "client_id", "client_secret", "refresh_token", "auth_style", "scopes", "token_params"}, []string{"token_url"}},
+	{"jwt", "JWT bearer (service account)", []string{"token_url", "issuer", "private_key", "subject", "audience", "key_id", "scopes", "token_params"}, []string{"token_url", "issuer", "private_key"}},
+}
+
+// authOneOf turns the spec's auth object, every member of every type
+// side by side, into a oneOf of one object per auth type, each holding its
+// members and a "type" whose const tells them apart.
+func authOneOf(spec map[string]any) {
+	props := spec["properties"].(map[string]any)
+	auth := props["auth"].(map[string]any)
+	members := auth["properties"].(map[string]any)
+	typ := members["type"].(map[string]any)
+	var branches []any
+	for _, at := range authTypes {
+		bp := map[string]any{"type": map[string]any{"type": "string", "const": at.name, "default": at.name, "title": "Type", "order": 0}}
+		for i, m := range at.members {
+			leaf := maps.Clone(members[m].(map[string]any))
+			leaf["order"] = i + 1
+			bp[m] = leaf
+		}
+		branches = append(branches, map[string]any{
+			"title": at.title, "type": "object", "additionalProperties": false,
+			"required": append([]string{"type"}, at.required...), "properties": bp,
+		})
+	}
+	props["auth"] = map[string]any{
+		"type": "object", "title": "Authentication", "description": typ["description"],
+		"order": auth["order"], "oneOf": branches,
+	}
 }

@@ -1,12 +1,15 @@
 package settings
 
 import (
+	"bytes"
 	"encoding/json"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/santhosh-tekuri/jsonschema/v5"
 )
 
 func TestConnectionSpecification(t *testing.T) {
@@ -95,11 +98,83 @@ func TestSpecCoversConfig(t *testing.T) {
 
 func TestAirbyteSpecEnums(t *testing.T) {
 	props := AirbyteSpec()["connectionSpecification"].(map[string]any)["properties"].(map[string]any)
-	auth := props["auth"].(map[string]any)["properties"].(map[string]any)
+	// The spec gives auth as a oneOf (TestSpecAuthOneOf); --about, as one object.
+	auth := ConnectionSpecification()["properties"].(map[string]any)["auth"].(map[string]any)["properties"].(map[string]any)
 	if diff := cmp.Diff([]string{"none", "bearer", "basic", "api_key", "oauth2", "jwt"}, auth["type"].(map[string]any)["enum"]); diff != "" {
 		t.Errorf("auth.type enum (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff([]string{"fail", "dead_letter", "emit"}, props["on_schema_violation"].(map[string]any)["enum"]); diff != "" {
 		t.Errorf("on_schema_violation enum (-want +got):\n%s", diff)
+	}
+}
+
+// Airbyte's form shows auth as one branch per auth type: every type has
+// its branch, every auth setting is in one, and the spec takes the
+// configs the tap takes and refuses a member of another type's branch.
+func TestSpecAuthOneOf(t *testing.T) {
+	spec := AirbyteSpec()["connectionSpecification"].(map[string]any)
+	auth := spec["properties"].(map[string]any)["auth"].(map[string]any)
+	seen := map[string]bool{}
+	var consts []string
+	for _, b := range auth["oneOf"].([]any) {
+		props := b.(map[string]any)["properties"].(map[string]any)
+		consts = append(consts, props["type"].(map[string]any)["const"].(string))
+		for name := range props {
+			seen["auth."+name] = true
+		}
+	}
+	for _, s := range Settings() {
+		if strings.HasPrefix(s.Name, "auth.") && !seen[s.Name] {
+			t.Errorf("%s is in no auth type's branch", s.Name)
+		}
+		if s.Name == "auth.type" {
+			if diff := cmp.Diff(s.Enum, consts); diff != "" {
+				t.Errorf("branches' consts differ from auth.type's values (-enum +branches):\n%s", diff)
+			}
+		}
+	}
+
+	b, err := json.Marshal(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource("spec.json", bytes.NewReader(b)); err != nil {
+		t.Fatal(err)
+	}
+	schema, err := c.Compile("spec.json")
+	if err != nil {
+		t.Fatalf("the spec is not a JSON Schema: %v", err)
+	}
+	for _, tc := range []struct {
+		config string
+		ok     bool
+	}{
+		{`{"base_url": "https://api.example.com"}`, true},
+		{`{"base_url": "https://api.example.com", "auth": {"type": "bearer", "token": "t"}}`, true},
+		{`{"base_url": "https://api.example.com", "auth": {"type": "api_key", "name": "X-Key", "value": "k", "in": "query"}}`, true},
+		{`{"base_url": "https://api.example.com", "auth": {"type": "oauth2", "token_url": "/oauth/token", "client_id": "i", "client_secret": "s", "scopes": ["a"]}}`, true},
+		{`{"base_url": "https://api.example.com", "auth": {"type": "bearer"}}`, false},
+		{`{"base_url": "https://api.example.com", "auth": {"type": "basic", "username": "u", "token": "t"}}`, false},
+		{`{"base_url": "https://api.example.com", "auth": {"type": "oauth"}}`, false},
+	} {
+		var v any
+		if err := json.Unmarshal([]byte(tc.config), &v); err != nil {
+			t.Fatal(err)
+		}
+		if err := schema.Validate(v); (err == nil) != tc.ok {
+			t.Errorf("spec on %s: %v, want ok=%v", tc.config, err, tc.ok)
+		}
+	}
+	raw, err := os.ReadFile("../sample_config.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sample any
+	if err := json.Unmarshal(raw, &sample); err != nil {
+		t.Fatal(err)
+	}
+	if err := schema.Validate(sample); err != nil {
+		t.Errorf("the spec refuses sample_config.json: %v", err)
 	}
 }
