@@ -294,7 +294,7 @@ func (g *generator) operation(path string, item *openapi3.PathItem) {
 	}
 	s := &stream{path: path, item: rec}
 	d := &s.def
-	d.Name = g.name(path)
+	d.Name = g.name(path, g.parentOf(path))
 	d.Path = path
 	d.RecordsPath = recordsPath
 	params := queryParams(item, op)
@@ -404,9 +404,22 @@ func findRecords(body *shape) (string, *shape, bool) {
 
 func lastSegment(path string) string { return path[strings.LastIndexByte(path, '.')+1:] }
 
-// name is a stream name for path: its last literal segment, or more of
+// parentOf is the stream listing the path before path's last
+// placeholder, or nil. Paths are taken in order, so a parent comes first.
+func (g *generator) parentOf(path string) *stream {
+	segs := strings.Split(path, "/")
+	for i := len(segs) - 1; i > 0; i-- {
+		if strings.HasPrefix(segs[i], "{") {
+			return g.byPath[strings.Join(segs[:i], "/")]
+		}
+	}
+	return nil
+}
+
+// name is a stream name for path: its last literal segment (after the
+// parent's name in the singular, for a child: order_items), or more of
 // them when that is taken.
-func (g *generator) name(path string) string {
+func (g *generator) name(path string, parent *stream) string {
 	var lits []string
 	for _, seg := range strings.Split(path, "/") {
 		if seg == "" || strings.HasPrefix(seg, "{") || versionSegment.MatchString(seg) {
@@ -416,6 +429,9 @@ func (g *generator) name(path string) string {
 	}
 	if len(lits) == 0 {
 		lits = []string{"records"}
+	}
+	if parent != nil && !strings.HasPrefix(lits[len(lits)-1], singular(parent.def.Name)) {
+		lits = append(lits[:len(lits)-1], singular(parent.def.Name)+"_"+lits[len(lits)-1])
 	}
 	for n := 1; n <= len(lits); n++ {
 		parts := slices.Clone(lits[len(lits)-n:])

@@ -55,8 +55,8 @@ func TestFromOpenAPI(t *testing.T) {
 			"charges":   {RecordsPath: "data", PK: "id", Pagination: "cursor"},
 		}, notes: []string{"stream charges: pagination cursor guessed from starting_after/has_more", "auth: bearer token"}},
 		"github.json": {want: map[string]facts{
-			"issues":   {PK: "id", ReplicationKey: "updated_at", Param: "since", Pagination: "link_header"},
-			"comments": {PK: "id", ReplicationKey: "updated_at", Param: "since", Pagination: "link_header", Parent: "issues.number->issue_number"},
+			"issues":         {PK: "id", ReplicationKey: "updated_at", Param: "since", Pagination: "link_header"},
+			"issue_comments": {PK: "id", ReplicationKey: "updated_at", Param: "since", Pagination: "link_header", Parent: "issues.number->issue_number"},
 		}, notes: []string{"path parameter {owner} is no parent's key: path_params.owner reads the environment variable TAP_OWNER"}},
 		"pages.yaml": {want: map[string]facts{
 			"tickets": {RecordsPath: "tickets", PK: "ticket_id", ReplicationKey: "updated_at", Param: "updated_since", Pagination: "page_number"},
@@ -65,8 +65,8 @@ func TestFromOpenAPI(t *testing.T) {
 			"products": {RecordsPath: "results", PK: "id", ReplicationKey: "modified_at", Param: "modified_after", Pagination: "offset"},
 		}},
 		"nested.yaml": {want: map[string]facts{
-			"orgs":    {RecordsPath: "data", PK: "id", Pagination: "cursor"},
-			"members": {RecordsPath: "members", PK: "member_id", Pagination: "cursor", Parent: "orgs.id->org_id"},
+			"orgs":        {RecordsPath: "data", PK: "id", Pagination: "cursor"},
+			"org_members": {RecordsPath: "members", PK: "member_id", Pagination: "cursor", Parent: "orgs.id->org_id"},
 		}, notes: []string{"OAuth2 client credentials"}},
 		"refs.json": {want: map[string]facts{
 			"invoices":   {RecordsPath: "items", PK: "id", ReplicationKey: "updated_at", Param: "updated_after", Pagination: "next_url"},
@@ -228,5 +228,33 @@ func TestFromOpenAPIPaths(t *testing.T) {
 	}
 	if got := factsOf(r); len(got) != 1 || got["charges"].Pagination != "cursor" {
 		t.Errorf("--paths /v1/charge*: streams %v", got)
+	}
+}
+
+// A document split into files: $refs to a local file are followed, from
+// JSON (decoded by encoding/json) and YAML (by kin-openapi) alike.
+func TestFromOpenAPIRefToAnotherFile(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "schemas.yaml"), []byte("thing:\n  type: object\n  properties:\n    id: {type: string}\n    updated_at: {type: string, format: date-time}\n"), 0o644)
+	op := `{"get": {"responses": {"200": {"description": "d", "content": {"application/json": {"schema": {"type": "array", "items": {"$ref": "schemas.yaml#/thing"}}}}}}}}`
+	docs := map[string]string{
+		"api.json": `{"openapi": "3.0.3", "info": {"title": "t", "version": "1"}, "servers": [{"url": "https://x"}], "paths": {"/things": ` + op + `}}`,
+		"api.yaml": "openapi: 3.0.3\ninfo: {title: t, version: '1'}\nservers: [{url: 'https://x'}]\npaths:\n  /things: " + op + "\n",
+	}
+	for name, doc := range docs {
+		t.Run(name, func(t *testing.T) {
+			file := filepath.Join(dir, name)
+			os.WriteFile(file, []byte(doc), 0o644)
+			r, err := generate(t, file, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(map[string]facts{"things": {PK: "id", Pagination: "none"}}, factsOf(r)); d != "" {
+				t.Errorf("(-want +got):\n%s", d)
+			}
+			if !strings.Contains(string(r.Config.Streams[0].Schema), `"updated_at":{"format":"date-time","type":"string"}`) {
+				t.Errorf("schema from the other file: %s", r.Config.Streams[0].Schema)
+			}
+		})
 	}
 }

@@ -65,9 +65,7 @@ func Probe(ctx context.Context, rawURL, authHeader string) (*Result, error) {
 // netReason is an error's last part ("connection refused"), without the
 // URL a *url.Error repeats.
 func netReason(err error) string {
-	var ue *url.Error
-	if e, ok := err.(*url.Error); ok {
-		ue = e
+	if ue, ok := err.(*url.Error); ok {
 		err = ue.Err
 	}
 	return firstLine(err)
@@ -92,7 +90,7 @@ func fromResponse(u *url.URL, header http.Header, body []byte, authValue, authNa
 		return nil, inputErr("--probe: the answer of %s is not JSON (Content-Type %q)", where, header.Get("Content-Type"))
 	}
 	res := &Result{}
-	name := (&generator{names: map[string]bool{}}).name(u.Path)
+	name := (&generator{names: map[string]bool{}}).name(u.Path, nil)
 	recordsPath, recs := findProbeRecords(tree)
 	if recs == nil {
 		return nil, inputErr("--probe: the answer of %s holds no array of objects to read records from", where)

@@ -115,7 +115,7 @@ func initShapes() map[string]initShape {
 					writeJSON(w, map[string]any{"object": "list", "url": r.URL.Path, "data": page, "has_more": from+len(page) < len(all)})
 				})
 			}},
-		"github link header with since": {spec: "github.json", want: map[string]int{"issues": n, "comments": 3 * n}, pages: map[string]int{"issues": 3, "comments": n},
+		"github link header with since": {spec: "github.json", want: map[string]int{"issues": n, "issue_comments": 3 * n}, pages: map[string]int{"issues": 3, "comments": n},
 			handler: func(s *shapeServer) http.Handler {
 				var issues []map[string]any
 				for i := 1; i <= n; i++ {
@@ -194,7 +194,7 @@ func initShapes() map[string]initShape {
 					writeJSON(w, map[string]any{"results": window(all, atoiOr(q.Get("offset"), 0), limit), "total": len(all)})
 				})
 			}},
-		"nested child resource": {spec: "nested.yaml", want: map[string]int{"orgs": 5, "members": 20}, pages: map[string]int{"orgs": 3, "members": 10},
+		"nested child resource": {spec: "nested.yaml", want: map[string]int{"orgs": 5, "org_members": 20}, pages: map[string]int{"orgs": 3, "members": 10},
 			handler: func(s *shapeServer) http.Handler {
 				var orgs []map[string]any
 				for i := 1; i <= 5; i++ {
@@ -326,9 +326,8 @@ func TestInitOpenAPIEndToEnd(t *testing.T) {
 					t.Errorf("stderr line %q is not a tap init note", line)
 				}
 			}
-			if r := runTap(t, dir, time.Minute, initEnv, "--config", "config.json", "--discover"); r.code != 0 {
-				t.Fatalf("--discover exit %d: %s", r.code, r.stderr)
-			}
+			// --discover loads the config as the sync below does; the probe
+			// test runs it.
 			if r := runTap(t, dir, time.Minute, initEnv, "--config", "config.json", "--test"); r.code != 0 {
 				t.Fatalf("--test exit %d: %s", r.code, r.stderr)
 			}
@@ -436,6 +435,9 @@ func TestInitProbeEndToEnd(t *testing.T) {
 	}
 	if !bytes.Contains(r.stderr, []byte(`pagination link_header`)) || !bytes.Contains(r.stderr, []byte("set TAP_TOKEN")) {
 		t.Errorf("stderr does not say its guesses:\n%s", r.stderr)
+	}
+	if r := runTap(t, dir, time.Minute, initEnv, "--config", "config.json", "--discover"); r.code != 0 {
+		t.Fatalf("--discover exit %d: %s", r.code, r.stderr)
 	}
 	if r := runTap(t, dir, time.Minute, initEnv, "--config", "config.json", "--test"); r.code != 0 {
 		t.Fatalf("--test exit %d: %s", r.code, r.stderr)
