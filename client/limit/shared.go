@@ -330,13 +330,15 @@ func (l *sharedLimiter) settle(sp Spend, rp reply) {
 		l.log.Warn("rate_limit.shared: Redis: could not share what an answer said of the rate limit", "status", rp.status, "error", err.Error())
 		return
 	}
+	f := float64(v) / 1e6
 	l.mu.Lock()
 	prev := l.factor
-	l.factor = float64(v) / 1e6
+	l.factor = f
 	l.mu.Unlock()
-	if l.factor != prev && l.interval > 0 {
+	// f, not l.factor: another stream's acquire may have set it since.
+	if f != prev && l.interval > 0 {
 		l.log.Info("rate_limit.shared: the shared rate changed", "requests_per_second",
-			rateString(rate.Limit(1e6/l.interval*l.factor)))
+			rateString(rate.Limit(1e6/l.interval*f)))
 	}
 }
 

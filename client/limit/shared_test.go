@@ -265,3 +265,39 @@ func TestSharedPauseAndRateAcrossClients(t *testing.T) {
 		t.Errorf("shared factor after a 429 over max_retry_after_s: %v (%v), want 0.800000", f, err)
 	}
 }
+
+// One limiter is shared by all streams of a run: acquires and settles
+// from several goroutines read and write the shared factor at once, which
+// the race detector checks (issue 29: settle read it after unlocking).
+func TestSharedConcurrentAcquireSettle(t *testing.T) {
+	srv := redistest.ForTest(t)
+	var sl sleeps
+	l := newTestShared(t, srv.URL(), "t:race", 0, 1, 0, &sl) // unlimited: acquire never sleeps
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	errs := make(chan error, 4)
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 25 {
+				release, err := l.acquire(ctx, Spend{Weight: 1})
+				if err != nil {
+					errs <- err
+					return
+				}
+				release()
+				status := http.StatusOK
+				if (g+i)%5 == 0 {
+					status = http.StatusTooManyRequests
+				}
+				l.settle(Spend{Weight: 1}, reply{header: http.Header{}, status: status})
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+}
