@@ -174,7 +174,7 @@ func New(cfg Config) (*Client, error) {
 	// The wrapping transport has no CloseIdleConnections, so the
 	// CloseIdleConnections calls go-retryablehttp makes after every failed
 	// request do not tear down the connections other streams are using.
-	c.hc = &http.Client{Transport: &transport{c: c, base: rt}}
+	c.hc = &http.Client{Transport: &transport{c: c, base: rt}, CheckRedirect: checkRedirect}
 	if t := cfg.Auth.Type; t == "oauth2" || t == "jwt" {
 		var err error
 		if c.auth, err = newTokens(c, cfg.Auth.OAuth); err != nil {

@@ -264,6 +264,23 @@ type tokenCall struct{}
 
 func isTokenCall(ctx context.Context) bool { return ctx.Value(tokenCall{}) != nil }
 
+// errTokenRedirect marks a token request redirected to another origin.
+var errTokenRedirect = errors.New("the token URL redirected to another origin")
+
+// checkRedirect is the http.Client's redirect policy: at most 10 hops, as
+// net/http's, and a token request only on its token URL's origin. A 307
+// or 308 re-sends the body, the client secret and refresh token in it, and
+// the answer would be trusted as ours: another host gets neither.
+func checkRedirect(req *http.Request, via []*http.Request) error {
+	if len(via) >= 10 {
+		return errors.New("stopped after 10 redirects")
+	}
+	if isTokenCall(req.Context()) && !sameOrigin(req.URL, via[0].URL) {
+		return fmt.Errorf("%w (%s://%s); a token request goes to its own origin only", errTokenRedirect, req.URL.Scheme, req.URL.Host)
+	}
+	return nil
+}
+
 // tokenTransport is the RoundTripper of x/oauth2's http.Client: it sends a
 // token request through Client.Do.
 type tokenTransport struct{ t *tokens }

@@ -12,7 +12,9 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -429,5 +431,75 @@ func TestOAuthTokenOnAPIOriginInQuota(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"token", "data at"}, o.events()); diff != "" {
 		t.Errorf("requests (-want +got):\n%s", diff)
+	}
+}
+
+// listenOn is an httptest server on host (a loopback address such as
+// 127.0.0.2, another host to the client than 127.0.0.1).
+func listenOn(t *testing.T, host string, h http.HandlerFunc) *httptest.Server {
+	t.Helper()
+	ln, err := net.Listen("tcp", host+":0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &httptest.Server{Listener: ln, Config: &http.Server{Handler: h}}
+	s.Start()
+	t.Cleanup(s.Close)
+	return s
+}
+
+// A token endpoint redirecting to another origin would have the client
+// secret and the refresh token sent there, and its tokens used (issue 29):
+// the token request fails instead, and nothing reaches the other host.
+func TestOAuthTokenRedirectToAnotherOriginRefused(t *testing.T) {
+	for _, style := range []string{"header", "body"} {
+		t.Run(style, func(t *testing.T) {
+			var other sync.Mutex
+			var otherHits int
+			evil := listenOn(t, "127.0.0.2", func(w http.ResponseWriter, r *http.Request) {
+				other.Lock()
+				otherHits++
+				other.Unlock()
+				w.Header().Set("Content-Type", "application/json")
+				fmt.Fprint(w, tokenAnswer("evil-access", 3600, "evil-refresh"))
+			})
+			var sameHits int
+			o := newOAuthServer(t, func(int, map[string]string) (int, string) { return 200, tokenAnswer("good", 3600, "") })
+			mux := http.NewServeMux()
+			mux.HandleFunc("/token", func(w http.ResponseWriter, r *http.Request) {
+				http.Redirect(w, r, evil.URL+"/token", http.StatusTemporaryRedirect)
+			})
+			mux.HandleFunc("/same", func(w http.ResponseWriter, r *http.Request) {
+				sameHits++
+				http.Redirect(w, r, "/token", http.StatusTemporaryRedirect)
+			})
+			tokenSrv := httptest.NewServer(mux)
+			t.Cleanup(tokenSrv.Close)
+			var rotated []string
+			e := newEnv(t, o.URL, func(c *Config) {
+				c.Auth = Auth{Type: "oauth2", OAuth: OAuth{TokenURL: tokenSrv.URL + "/same", GrantType: "refresh_token",
+					ClientID: "cid", ClientSecret: "the-client-secret", RefreshToken: "the-refresh-token", AuthStyle: style,
+					OnRotate: func(_ context.Context, rt string) error { rotated = append(rotated, rt); return nil }}}
+			})
+			_, err := e.c.Do(context.Background(), Request{URL: "/data"})
+			var te *TokenError
+			if !errors.As(err, &te) || !strings.Contains(err.Error(), "redirect") || !strings.Contains(err.Error(), "127.0.0.2") {
+				t.Fatalf("err = %v, want a TokenError naming the redirect to 127.0.0.2", err)
+			}
+			if sameHits != 1 {
+				t.Errorf("a redirect on the token URL's own origin was not followed (%d hits)", sameHits)
+			}
+			other.Lock()
+			defer other.Unlock()
+			if otherHits != 0 {
+				t.Errorf("the token request went to the other host %d times", otherHits)
+			}
+			if len(rotated) != 0 {
+				t.Errorf("the other host's refresh token was kept: %q", rotated)
+			}
+			if ev := o.events(); len(ev) != 0 {
+				t.Errorf("the API was called: %v", ev)
+			}
+		})
 	}
 }

@@ -251,6 +251,7 @@ func permanentTransportError(err error) bool {
 	}
 	msg := err.Error()
 	return strings.Contains(msg, "unsupported protocol scheme") ||
+		errors.Is(err, errTokenRedirect) ||
 		strings.Contains(msg, "stopped after") && strings.Contains(msg, "redirects") ||
 		strings.Contains(msg, "invalid header")
 }
