@@ -66,9 +66,11 @@ func parseBigInt(s string) (*big.Int, bool) {
 	return new(big.Int).Set(r.Num()), true
 }
 
-// sameOrigin reports whether next may receive the credentials sent to
-// base: same scheme and same host (default ports ignored).
-func sameOrigin(base, next *url.URL) bool {
+// SameOrigin reports whether next may receive the credentials sent to
+// base: same scheme and same host (default ports ignored). A next URL is
+// held to it, and so is a resume position read back from STATE
+// (pages.Resume.CheckOrigin).
+func SameOrigin(base, next *url.URL) bool {
 	return strings.EqualFold(base.Scheme, next.Scheme) && originHost(base) == originHost(next)
 }
 
@@ -101,7 +103,7 @@ func followURL(name string, last Request, resp *Response, raw string) (Request, 
 		base = ref
 	}
 	next := base.ResolveReference(ref)
-	if !sameOrigin(base, next) {
+	if !SameOrigin(base, next) {
 		if strings.EqualFold(originHost(base), originHost(next)) {
 			return Request{}, streamErr(name, "next page URL switches from %s to %s on %s; refusing to follow it so the credentials are not sent there",
 				base.Scheme, next.Scheme, next.Host)

@@ -179,6 +179,31 @@ func ResumeFromTree(t map[string]any) (Resume, error) {
 	return r, nil
 }
 
+// CheckOrigin refuses a resume position whose request, or a child's, is
+// an absolute URL off base's origin (scheme, host, port); base nil (an
+// API with no fixed address, the demo's) allows relative URLs only. The
+// tap writes positions on base relative, so an absolute one came from
+// elsewhere: a next URL is checked against the page it came from, and a
+// position read back from STATE must be held to the same rule, or a state
+// file could send the stream's credentials, and take its records, from
+// any host.
+func (r Resume) CheckOrigin(base *url.URL) error {
+	field := "request.url"
+	for c := &r; c != nil; c = c.Child {
+		u, err := url.Parse(c.Next.URL)
+		if err != nil {
+			return fmt.Errorf("%s: expected a URL", field) // not echoed: it may hold a token
+		}
+		if u.IsAbs() || u.Host != "" {
+			if base == nil || !streams.SameOrigin(base, u) {
+				return fmt.Errorf("%s: points to another host (%s) than base_url; a resume position is followed on the API's origin only, so the credentials are not sent there", field, u.Host)
+			}
+		}
+		field = "child." + field
+	}
+	return nil
+}
+
 func intOf(v any) int64 {
 	switch n := v.(type) {
 	case json.Number:

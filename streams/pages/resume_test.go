@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -56,5 +57,46 @@ func TestResumeRoundTrip(t *testing.T) {
 		if _, err := ResumeFromTree(tree); err == nil {
 			t.Errorf("%s: no error", bad)
 		}
+	}
+}
+
+// A resume position from STATE is followed on base_url's origin only.
+func TestResumeCheckOrigin(t *testing.T) {
+	base, _ := url.Parse("https://api.example.com/v1")
+	tests := []struct {
+		name, url, child string
+		base             *url.URL
+		wantErr          string
+	}{
+		{name: "relative", url: "/v1/items?page=2", base: base},
+		{name: "absolute on the origin", url: "https://API.example.com:443/v1/items?page=2", base: base},
+		{name: "another host", url: "https://evil.example.com/v1/items", base: base,
+			wantErr: "request.url: points to another host (evil.example.com) than base_url"},
+		{name: "another scheme", url: "http://api.example.com/v1/items", base: base,
+			wantErr: "request.url: points to another host (api.example.com) than base_url"},
+		{name: "another port", url: "https://api.example.com:8443/v1/items", base: base,
+			wantErr: "request.url: points to another host (api.example.com:8443) than base_url"},
+		{name: "scheme-relative", url: "//evil.example.com/v1/items", base: base,
+			wantErr: "request.url: points to another host (evil.example.com) than base_url"},
+		{name: "a child's", url: "/v1/orders", child: "https://127.0.0.2:9/items", base: base,
+			wantErr: "child.request.url: points to another host (127.0.0.2:9) than base_url"},
+		{name: "no fixed base, relative", url: "/v1/items", base: nil},
+		{name: "no fixed base, absolute", url: "http://127.0.0.1:4000/v1/items", base: nil,
+			wantErr: "request.url: points to another host (127.0.0.1:4000)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := Resume{Next: streams.Request{Method: "GET", URL: tt.url}}
+			if tt.child != "" {
+				r.Child = &Resume{Stream: "c", Partition: "p", Next: streams.Request{Method: "GET", URL: tt.child}}
+			}
+			err := r.CheckOrigin(tt.base)
+			switch {
+			case tt.wantErr == "" && err != nil:
+				t.Fatalf("err = %v, want none", err)
+			case tt.wantErr != "" && (err == nil || !strings.HasPrefix(err.Error(), tt.wantErr)):
+				t.Fatalf("err = %v, want %q...", err, tt.wantErr)
+			}
+		})
 	}
 }

@@ -3,6 +3,7 @@ package state
 import (
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"time"
 
 	"github.com/tap-dev/tap/codec"
@@ -110,6 +111,10 @@ func (st *State) checkSkipsLocked(cfg *settings.Config, now time.Time) error {
 }
 
 func (st *State) checkLocked(cfg *settings.Config) error {
+	var base *url.URL // nil for embedded://demo: its address changes every run
+	if cfg.BaseURL != settings.DemoURL {
+		base, _ = url.Parse(cfg.BaseURL) // checked with the config
+	}
 	for i := range cfg.Streams {
 		d := &cfg.Streams[i]
 		b := st.bm(d.Name)
@@ -117,7 +122,7 @@ func (st *State) checkLocked(cfg *settings.Config) error {
 			continue
 		}
 		field := "bookmarks." + d.Name
-		if err := checkResume(field, b); err != nil {
+		if err := checkResume(field, b, base); err != nil {
 			return err
 		}
 		if d.ReplicationKey == "" {
@@ -162,7 +167,7 @@ func (st *State) checkLocked(cfg *settings.Config) error {
 	return nil
 }
 
-func checkResume(field string, b map[string]any) error {
+func checkResume(field string, b map[string]any, base *url.URL) error {
 	raw, ok := b[keyResume]
 	if !ok {
 		return nil
@@ -171,7 +176,11 @@ func checkResume(field string, b map[string]any) error {
 	if !ok {
 		return fmt.Errorf("%s.%s: expected an object {\"request\", \"filter\", ...}", field, keyResume)
 	}
-	if _, err := pages.ResumeFromTree(m); err != nil {
+	r, err := pages.ResumeFromTree(m)
+	if err == nil {
+		err = r.CheckOrigin(base)
+	}
+	if err != nil {
 		return fmt.Errorf("%s.%s.%w", field, keyResume, err)
 	}
 	return nil
