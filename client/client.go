@@ -580,10 +580,17 @@ func (cs *call) handle(resp *http.Response) error {
 		resp.Body.Close()
 		resp.Body = io.NopCloser(bytes.NewReader(nil))
 	}()
-	if cs.req.Consume != nil && resp.StatusCode >= 200 && resp.StatusCode <= 299 && cs.rule(resp.StatusCode) == "" {
+	ok := resp.StatusCode >= 200 && resp.StatusCode <= 299 && cs.rule(resp.StatusCode) == ""
+	switch {
+	case ok && noContent(resp):
+		// No body by the answer's own word: not one cut short, and nothing
+		// for Check or Consume to judge; the caller gets an empty page.
+		cs.last = outcome{v: vOK, status: resp.StatusCode, header: resp.Header}
+		cs.c.lim.TrueUpCost(cs.spend(), nil)
+	case ok && cs.req.Consume != nil:
 		cs.last = cs.consume(resp)
 		cs.c.lim.TrueUpCost(cs.spend(), nil)
-	} else {
+	default:
 		body, rerr := cs.readBody(resp)
 		cs.last = cs.classifyResponse(resp, body, rerr)
 		cs.c.lim.TrueUpCost(cs.spend(), body)
@@ -595,6 +602,18 @@ func (cs *call) handle(resp *http.Response) error {
 		return nil
 	}
 	return errStop
+}
+
+// noContent reports whether a 2xx says it has no body: 204 No Content,
+// 205 Reset Content, or a Content-Length of 0. A body that merely came
+// empty, with no length given, may be one a closed connection cut: Check
+// judges that.
+func noContent(resp *http.Response) bool {
+	switch resp.StatusCode {
+	case http.StatusNoContent, http.StatusResetContent:
+		return true
+	}
+	return resp.ContentLength == 0 // -1 when no length was given
 }
 
 // errorHandler is the go-retryablehttp ErrorHandler, called when the loop
