@@ -203,7 +203,10 @@ func (t *tokens) fetch(ctx context.Context) (*oauth2.Token, error) {
 	if err != nil {
 		return nil, t.tokenError(ctx, err)
 	}
+	// "Bearer <token>" too: an access token too short to mask alone is
+	// masked in the header form the API may echo.
 	t.c.red.add(tok.AccessToken)
+	t.c.red.add("Bearer " + tok.AccessToken)
 	if rt := tok.RefreshToken; o.GrantType == "refresh_token" && rt != "" && rt != t.refresh {
 		t.c.red.add(rt)
 		if o.OnRotate != nil {
@@ -296,17 +299,31 @@ func (tt tokenTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		body = b
 	}
+	form, err := url.ParseQuery(string(body))
+	if err != nil {
+		return nil, err
+	}
 	if len(t.o.Params) > 0 {
-		form, err := url.ParseQuery(string(body))
-		if err != nil {
-			return nil, err
-		}
 		for k, v := range t.o.Params {
 			if !form.Has(k) {
 				form.Set(k, v)
 			}
 		}
 		body = []byte(form.Encode())
+	}
+	// Every credential as it is sent, so that an answer echoing it is
+	// masked whatever form it took: the Basic header of the client id
+	// and secret, the form's secrets, a JWT assertion.
+	if h := req.Header.Get("Authorization"); h != "" {
+		t.c.red.add(h)
+		if _, cred, ok := strings.Cut(h, " "); ok {
+			t.c.red.add(cred)
+		}
+	}
+	for _, k := range []string{"client_secret", "refresh_token", "assertion", "client_assertion", "password"} {
+		if v := form.Get(k); v != "" {
+			t.c.red.add(v)
+		}
 	}
 	ctx := context.WithValue(req.Context(), tokenCall{}, true)
 	resp, err := t.c.Do(ctx, Request{

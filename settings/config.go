@@ -190,7 +190,10 @@ func LoadWith(path string, prepare func(c *Config, streamsPath string) error) (*
 		return nil, inputErr(path, err)
 	}
 	cfg.Path = path
-	cfg.Redactor = newConfigRedactor(obj)
+	// A credential too short to mask is reported after the checks of
+	// its shape (line breaks, header names), which say more.
+	var redactErr error
+	cfg.Redactor, redactErr = newConfigRedactor(obj)
 	streamsPath := path
 	if cfg.StreamsFile != "" {
 		if len(cfg.Streams) > 0 {
@@ -225,6 +228,9 @@ func LoadWith(path string, prepare func(c *Config, streamsPath string) error) (*
 	}
 	if err := cfg.check(); err != nil {
 		return nil, inputErr(path, err)
+	}
+	if redactErr != nil {
+		return nil, inputErr(path, redactErr)
 	}
 	if err := cfg.checkStreams(streamsPath); err != nil {
 		return nil, inputErr(streamsPath, err)

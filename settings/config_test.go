@@ -20,13 +20,13 @@ func TestLoadStreamsFileAndEnv(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "conf", "defs", "things.schema.json"), []byte(`{"type": "object", "properties": {"id": {"type": "integer"}}}`), 0o644)
 	cfgPath := filepath.Join(dir, "conf", "config.json")
 	os.WriteFile(cfgPath, []byte(`{"base_url": "https://api.example.com", "auth": {"type": "bearer", "token": {"env": "TAP_TEST_TOKEN"}}, "streams_file": "defs/streams.json"}`), 0o644)
-	t.Setenv("TAP_TEST_TOKEN", "s3cret")
+	t.Setenv("TAP_TEST_TOKEN", "s3cret-token")
 	t.Setenv("TAP_TEST_PARAM", "p")
 	cfg, err := Load(cfgPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Auth.Token != "s3cret" || cfg.Streams[0].Params["key"] != "p" {
+	if cfg.Auth.Token != "s3cret-token" || cfg.Streams[0].Params["key"] != "p" {
 		t.Errorf("env not resolved: token %q, param %q", cfg.Auth.Token, cfg.Streams[0].Params["key"])
 	}
 	if cfg.Schemas["things"] == nil {
@@ -39,7 +39,7 @@ func TestLoadStreamsFileAndEnv(t *testing.T) {
 	if cfg.DeadLetterPath != filepath.Join(dir, "conf", "dead_letter.jsonl") {
 		t.Errorf("dead_letter_path %q not relative to the config", cfg.DeadLetterPath)
 	}
-	if got := cfg.Redactor.Redact("token s3cret"); got != "token REDACTED" {
+	if got := cfg.Redactor.Redact("token s3cret-token"); got != "token REDACTED" {
 		t.Errorf("the env secret is not redacted: %q", got)
 	}
 }

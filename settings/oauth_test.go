@@ -30,7 +30,7 @@ func TestLoadChecksOAuth(t *testing.T) {
 	}
 	tests := []struct{ name, auth, want string }{
 		{"client credentials", cc, ""},
-		{"refresh token", cc + `, "grant_type": "refresh_token", "refresh_token": "RT"`, ""},
+		{"refresh token", cc + `, "grant_type": "refresh_token", "refresh_token": "the-refresh-token"`, ""},
 		{"scopes and params", cc + `, "scopes": ["a", "b"], "token_params": {"audience": "x"}, "auth_style": "body"`, ""},
 		{"jwt pkcs1", jwt(pkcs1), ""},
 		{"no token_url", `"type": "oauth2", "client_id": "id"`, "auth.token_url: is required for auth type oauth2"},

@@ -55,7 +55,7 @@ func TestLoadChecks(t *testing.T) {
 		{"bearer token line break", withStreams(`"auth": {"type": "bearer", "token": "t\nX: y"}`), "auth.token: must not contain line breaks or NUL"},
 		{"api_key header name", withStreams(`"auth": {"type": "api_key", "name": "X Key", "value": "v"}`), `auth.name: "X Key" is not a valid header name`},
 		{"api_key value line break", withStreams(`"auth": {"type": "api_key", "name": "X-Key", "value": "v\r\n"}`), "auth.value: must not contain line breaks or NUL"},
-		{"api_key in query takes any name", withStreams(`"auth": {"type": "api_key", "name": "api key", "value": "v", "in": "query"}`), ""},
+		{"api_key in query takes any name", withStreams(`"auth": {"type": "api_key", "name": "api key", "value": "the-api-key", "in": "query"}`), ""},
 		{"log_level", withStreams(`"log_level": "verbose"`), `log_level: expected debug, info, warn or error, got "verbose"`},
 		{"metrics_log_level", withStreams(`"metrics_log_level": "trace"`), `metrics_log_level: expected debug, info, warn or error, got "trace"`},
 		{"dead_letter_path a directory", withStreams(`"dead_letter_path": "adir"`), "dead_letter_path: " + filepath.Join(dir, "adir") + " is not a regular file"},

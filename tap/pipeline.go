@@ -99,6 +99,16 @@ func (e *engine) emit(n *node, m map[string]any, extracted time.Time, part strea
 // record writes one record of n as stream (its own, or a mapped one):
 // into the lines of its page when they are gathered.
 func (e *engine) record(n *node, stream string, rec []byte, extracted time.Time) error {
+	// An API may echo a credential into a record (a field the schema
+	// does not declare, say): it never reaches stdout.
+	if masked, fields := e.redact.Record(rec); fields != nil {
+		rec = masked
+		for _, f := range fields {
+			if n.counts.Secret(stream, f) {
+				e.log.Warn("a configured secret appeared in a record; it is replaced by REDACTED (counted as secrets_masked)", "stream", stream, "field", f)
+			}
+		}
+	}
 	if ok, err := n.lines.Add(stream, rec, extracted, n.version); ok {
 		return err
 	}

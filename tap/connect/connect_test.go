@@ -126,14 +126,14 @@ func TestOpenRedisUnreachable(t *testing.T) {
 	addr := l.Addr().String()
 	l.Close() // nothing listens there now
 	cfg := demoConfig(t, func(cfg map[string]any) {
-		cfg["rate_limit"].(map[string]any)["shared"] = map[string]any{"redis_url": "redis://:hunter2@" + addr + "/0", "key": "k"}
+		cfg["rate_limit"].(map[string]any)["shared"] = map[string]any{"redis_url": "redis://:hunter2-pw@" + addr + "/0", "key": "k"}
 	})
 	_, err = Open(cfg, Options{})
 	var ie *settings.InputError
 	if !errors.As(err, &ie) {
 		t.Fatalf("err = %v, want an input error", err)
 	}
-	if msg := err.Error(); !strings.Contains(msg, "rate_limit.shared.redis_url: cannot reach Redis at") || strings.Contains(msg, "hunter2") {
+	if msg := err.Error(); !strings.Contains(msg, "rate_limit.shared.redis_url: cannot reach Redis at") || strings.Contains(msg, "hunter2-pw") {
 		t.Errorf("err = %q, want one naming the setting without the password", msg)
 	}
 }

@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -29,9 +30,34 @@ type Stream struct {
 	// DeadLetters counts the stream's records and requests written as
 	// dead letters.
 	DeadLetters atomic.Int64
+	// Secrets counts the record fields a configured secret was masked
+	// in (Secret).
+	Secrets atomic.Int64
+
+	mu            sync.Mutex
+	secretsWarned map[string]bool // "stream\x00field" already warned of
 
 	running atomic.Bool
 	started time.Time // set before running, read after it
+}
+
+// Secret counts a record field of stream (the node's own, or a mapped
+// one) a secret was masked in, and reports whether it is the first time
+// for that field: the WARN is written once per field, the count is in
+// the stream's done line.
+func (s *Stream) Secret(stream, field string) (first bool) {
+	s.Secrets.Add(1)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := stream + "\x00" + field
+	if s.secretsWarned[k] {
+		return false
+	}
+	if s.secretsWarned == nil {
+		s.secretsWarned = map[string]bool{}
+	}
+	s.secretsWarned[k] = true
+	return true
 }
 
 // Request counts an attempt that ended with status (0: no response).
@@ -76,6 +102,9 @@ func (r Reporter) StreamDone(s *Stream, w client.Waits) {
 	}
 	if c := s.Ignored.Load(); c > 0 {
 		attrs = append(attrs, "ignored_requests", c)
+	}
+	if c := s.Secrets.Load(); c > 0 {
+		attrs = append(attrs, "secrets_masked", c)
 	}
 	attrs = append(attrs, "requests", s.Requests.Load(),
 		"wait_slot_s", Seconds(w.WaitSlot), "wait_bucket_s", Seconds(w.WaitBucket),

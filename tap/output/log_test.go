@@ -24,12 +24,12 @@ func TestStderrLoggerLevelAndRedaction(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.level.String(), func(t *testing.T) {
 			var out bytes.Buffer
-			log := NewStderrLogger(&out, tt.level, settings.NewRedactor("hunter2", `pa"ss`))
-			log.Debug("page", "url", "/v1/x?key=hunter2")
-			log.Info("token hunter2 refused")
+			log := NewStderrLogger(&out, tt.level, settings.NewRedactor("hunter2-pw", `pa"ss-word`))
+			log.Debug("page", "url", "/v1/x?key=hunter2-pw")
+			log.Info("token hunter2-pw refused")
 			log.Warn("slow")
-			log.Error("failed", "error", "Bearer hunter2")
-			log.With("token", `pa"ss`).Error(`quoted pa"ss`)
+			log.Error("failed", "error", "Bearer hunter2-pw")
+			log.With("token", `pa"ss-word`).Error(`quoted pa"ss-word`)
 			got := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
 			if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
 				t.Errorf("lines\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))

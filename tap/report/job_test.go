@@ -102,7 +102,7 @@ func (a *api) get(_ context.Context, req streams.Request) (any, *url.URL, error)
 	u, _ := url.Parse("https://api.test" + req.URL)
 	switch s {
 	case "failed":
-		return jsontest.Decode(a.t, `{"status": "failed", "error": "quota hunter2 exceeded"}`), u, nil
+		return jsontest.Decode(a.t, `{"status": "failed", "error": "quota hunter2-pw exceeded"}`), u, nil
 	case "done":
 		return jsontest.Decode(a.t, `{"status": "done", "files": ["/files/`+id+`-1.csv", "https://files.test/`+id+`-2.csv?sig=x"]}`), u, nil
 	}
@@ -120,7 +120,7 @@ type saved struct {
 
 func (s *saved) job(t *testing.T, a *api, log *bytes.Buffer) *Job {
 	return &Job{
-		Def: reportDef(streams.AsyncCreate{}, ""), Get: a.get, Now: time.Now, Redact: settings.NewRedactor("hunter2"),
+		Def: reportDef(streams.AsyncCreate{}, ""), Get: a.get, Now: time.Now, Redact: settings.NewRedactor("hunter2-pw"),
 		Log: slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
 			if a.Key == slog.TimeKey {
 				return slog.Attr{}

@@ -112,8 +112,8 @@ func TestStateRoundTripKeepsUnsyncedStreams(t *testing.T) {
 // written with the secret masked, in Singer and Airbyte form alike.
 func TestStateIsRedacted(t *testing.T) {
 	st := New()
-	st.SetRedactor(settings.NewRedactor("hunter2"))
-	st.SetValue("orders", "resume", "https://api.example.com/v1/orders?page=2&key=hunter2")
+	st.SetRedactor(settings.NewRedactor("hunter2-pw"))
+	st.SetValue("orders", "resume", "https://api.example.com/v1/orders?page=2&key=hunter2-pw")
 	full, err := st.MarshalJSON()
 	if err != nil {
 		t.Fatal(err)
@@ -123,12 +123,12 @@ func TestStateIsRedacted(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, b := range [][]byte{full, one} {
-		if strings.Contains(string(b), "hunter2") || !strings.Contains(string(b), "key=REDACTED") {
+		if strings.Contains(string(b), "hunter2-pw") || !strings.Contains(string(b), "key=REDACTED") {
 			t.Errorf("state not redacted: %s", b)
 		}
 	}
 	// The run itself still reads the real value.
-	if v := st.Value("orders"); v != "https://api.example.com/v1/orders?page=2&key=hunter2" {
+	if v := st.Value("orders"); v != "https://api.example.com/v1/orders?page=2&key=hunter2-pw" {
 		t.Errorf("Value = %v", v)
 	}
 }
