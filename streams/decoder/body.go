@@ -85,11 +85,18 @@ func (dec *Decoder) First(body io.Reader, h http.Header) (any, error) {
 	return first, nil
 }
 
-// GunzipJSON inflates a gzipped JSON page: gzip is recognised by its magic
-// bytes, whatever the headers said.
+// bom is the UTF-8 byte order mark some exports start with. JSON has no
+// place for it (RFC 8259 8.1 lets a parser ignore it): it is dropped at
+// the start of a JSON body and of a JSON Lines body's first line, as CSV
+// drops it from its header.
+var bom = []byte("\uFEFF")
+
+// GunzipJSON returns the JSON text of a page: inflated when gzipped (gzip
+// is recognised by its magic bytes, whatever the headers said), without a
+// byte order mark.
 func GunzipJSON(b []byte) ([]byte, error) {
 	if len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
-		return b, nil
+		return bytes.TrimPrefix(b, bom), nil
 	}
 	zr, err := gzip.NewReader(bytes.NewReader(b))
 	if err != nil {
@@ -102,7 +109,7 @@ func GunzipJSON(b []byte) ([]byte, error) {
 	if len(out) > maxGzipJSON {
 		return nil, fmt.Errorf("gzip body larger than %d MiB once inflated", maxGzipJSON>>20)
 	}
-	return out, nil
+	return bytes.TrimPrefix(out, bom), nil
 }
 
 // WithAccept adds an Accept header asking for format, unless h has one.

@@ -33,10 +33,12 @@ func TestGunzipJSON(t *testing.T) {
 		want    string
 		wantErr bool
 	}{
-		"plain JSON as it is": {body: []byte(`{"a":1}`), want: `{"a":1}`},
-		"gzip by its magic":   {body: gzipped(t, `{"a":1}`), want: `{"a":1}`},
-		"short body":          {body: []byte{0x1f}, want: "\x1f"},
-		"gzip cut short":      {body: gzipped(t, `{"a":1}`)[:12], wantErr: true},
+		"plain JSON as it is":  {body: []byte(`{"a":1}`), want: `{"a":1}`},
+		"gzip by its magic":    {body: gzipped(t, `{"a":1}`), want: `{"a":1}`},
+		"short body":           {body: []byte{0x1f}, want: "\x1f"},
+		"BOM dropped":          {body: []byte("\uFEFF{\"a\":1}"), want: `{"a":1}`},
+		"BOM dropped inflated": {body: gzipped(t, "\uFEFF{\"a\":1}"), want: `{"a":1}`},
+		"gzip cut short":       {body: gzipped(t, `{"a":1}`)[:12], wantErr: true},
 	}
 	for name, tt := range tests {
 		got, err := GunzipJSON(tt.body)

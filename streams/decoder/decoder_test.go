@@ -55,6 +55,9 @@ func TestDecoders(t *testing.T) {
 			want: []any{map[string]any{"id": json.Number("1")}, map[string]any{"id": json.Number("9007199254740993")}, map[string]any{"id": json.Number("3")}}},
 		"jsonl records_path": {def: streams.Definition{Format: "jsonl", RecordsPath: "data"}, body: `{"data":[{"id":1},{"id":2}]}` + "\n" + `{"data":null}` + "\n" + `{"data":{"id":3}}`,
 			want: []any{map[string]any{"id": json.Number("1")}, map[string]any{"id": json.Number("2")}, map[string]any{"id": json.Number("3")}}},
+		// A byte order mark failed the first line (issue 29); CSV drops it.
+		"jsonl BOM": {def: streams.Definition{Format: "jsonl"}, body: "\uFEFF{\"id\":1}\n{\"id\":2}",
+			want: []any{map[string]any{"id": json.Number("1")}, map[string]any{"id": json.Number("2")}}},
 		"jsonl not json": {def: streams.Definition{Format: "jsonl"}, body: "{\"id\":1}\n<html>", wantErr: "line 2 of the jsonl body is not JSON"},
 		"csv untyped": {def: streams.Definition{Format: "csv"}, body: "\uFEFFid,name\n1,\"a, b\"\n2,\n",
 			want: []any{map[string]any{"id": "1", "name": "a, b"}, map[string]any{"id": "2", "name": ""}}},
@@ -81,6 +84,7 @@ func TestDecoders(t *testing.T) {
 		"xml wrong root": {def: streams.Definition{Format: "xml", RecordsPath: "items.item"}, body: `<html><body/></html>`, wantErr: `the root element is <html>, but records_path "items.item" starts with "items"`},
 		"xml cut":        {def: streams.Definition{Format: "xml", RecordsPath: "items.item"}, body: `<items><item><id>1</id></item><item>`, wantErr: "not XML"},
 		"json":           {def: streams.Definition{RecordsPath: "data"}, body: `{"data":[{"id":1}]}`, want: []any{map[string]any{"id": json.Number("1")}}},
+		"json BOM":       {def: streams.Definition{RecordsPath: "data"}, body: "\uFEFF" + `{"data":[{"id":1}]}`, want: []any{map[string]any{"id": json.Number("1")}}},
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {

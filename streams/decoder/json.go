@@ -1,6 +1,7 @@
 package decoder
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 
@@ -31,7 +32,7 @@ func (r *jsonReader) Read() (any, error) {
 		if len(b) > maxJSONBody {
 			return nil, fmt.Errorf("stream %q: a json body larger than %d MiB; use jsonl for files this large", r.dec.stream, maxJSONBody>>20)
 		}
-		v, err := codec.DecodeRecords(b)
+		v, err := codec.DecodeRecords(bytes.TrimPrefix(b, bom))
 		if err != nil {
 			return nil, fmt.Errorf("stream %q: the body is not JSON: %w", r.dec.stream, err)
 		}

@@ -85,7 +85,11 @@ func (r *jsonlReader) next() ([]byte, error) {
 			break
 		}
 		r.line++
-		if line := bytes.TrimSpace(r.buf); len(line) > 0 {
+		line := r.buf
+		if r.line == 1 {
+			line = bytes.TrimPrefix(line, bom)
+		}
+		if line := bytes.TrimSpace(line); len(line) > 0 {
 			return line, nil
 		}
 	}
