@@ -20,6 +20,7 @@ import (
 	"github.com/tap-dev/tap/tap"
 	"github.com/tap-dev/tap/tap/command"
 	"github.com/tap-dev/tap/tap/inputs"
+	"github.com/tap-dev/tap/tap/output"
 	"github.com/tap-dev/tap/tap/replay"
 )
 
@@ -210,7 +211,7 @@ func badUsage(cmd string, stdout, stderr io.Writer, msg string) int {
 // fail prints err as one line and returns its exit code.
 func fail(stderr io.Writer, err error) int {
 	if err != nil {
-		fmt.Fprintf(stderr, "tap: %v\n", err)
+		fmt.Fprintf(stderr, "tap: %s\n", output.Printable(err.Error())) // one line, whatever an API put in it
 	}
 	return tap.ExitCode(err)
 }

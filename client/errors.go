@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -232,6 +234,12 @@ func bodyPrefix(b []byte) string {
 func clip(s string) string {
 	s = strings.ToValidUTF8(s, "\uFFFD")
 	s = strings.Join(strings.Fields(s), " ")
+	if strings.ContainsFunc(s, unicode.IsControl) {
+		// ESC, BEL, C1 left in an API's text would drive the terminal
+		// reading stderr: escaped as Go does (\x1b).
+		q := strconv.Quote(s)
+		s = q[1 : len(q)-1]
+	}
 	if utf8.RuneCountInString(s) <= maxMessageRunes {
 		return s
 	}

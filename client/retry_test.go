@@ -498,3 +498,21 @@ func TestBodyPrefix(t *testing.T) {
 		}
 	}
 }
+
+// An API's message is one line of printable text: its control characters
+// (ESC of a colour or title sequence, BEL, DEL, C1) are escaped, not
+// passed to the terminal reading stderr (issue 29).
+func TestClipEscapesControls(t *testing.T) {
+	tests := map[string]string{
+		"plain":               "plain",
+		"\x1b[31mred\x1b[0m":  `\x1b[31mred\x1b[0m`,
+		"title\x1b]0;pwned\a": `title\x1b]0;pwned\a`,
+		"del\x7f c1\u009b":    `del\x7f c1\u009b`,
+		"lines\r\nand\ttabs":  "lines and tabs",
+	}
+	for in, want := range tests {
+		if got := clip(in); got != want {
+			t.Errorf("clip(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

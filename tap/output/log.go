@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strconv"
 	"strings"
 	"sync"
+	"unicode"
 
 	"github.com/tap-dev/tap/settings"
 )
@@ -34,6 +36,17 @@ func NewStderrLogger(w io.Writer, level slog.Level, red *settings.Redactor) *slo
 	}})
 }
 
+// Printable is a line with its control characters escaped as Go does
+// (\x1b, \r, \n): text from an API (an error message) must not drive the
+// terminal reading stderr, or break a line where it wants.
+func Printable(line string) string {
+	if !strings.ContainsFunc(line, unicode.IsControl) {
+		return line
+	}
+	q := strconv.Quote(line)
+	return q[1 : len(q)-1]
+}
+
 func levelName(l slog.Level) string {
 	switch {
 	case l >= slog.LevelError:
@@ -50,7 +63,13 @@ func (h *lineHandler) Enabled(_ context.Context, l slog.Level) bool { return l >
 
 func (h *lineHandler) Handle(_ context.Context, r slog.Record) error {
 	var b strings.Builder
-	b.WriteString(h.redact.Redact(r.Message))
+	// The message's line breaks make lines of their own (the summary
+	// table); any other control character is escaped.
+	lines := strings.Split(h.redact.Redact(r.Message), "\n")
+	for i, l := range lines {
+		lines[i] = Printable(l)
+	}
+	b.WriteString(strings.Join(lines, "\n"))
 	b.WriteString(h.attrs)
 	r.Attrs(func(a slog.Attr) bool {
 		h.writeAttr(&b, a)
@@ -66,7 +85,7 @@ func (h *lineHandler) Handle(_ context.Context, r slog.Record) error {
 // would hide a secret holding a quote from the redactor.
 func (h *lineHandler) writeAttr(b *strings.Builder, a slog.Attr) {
 	v := h.redact.Redact(a.Value.Resolve().String())
-	if strings.ContainsAny(v, " \"=") {
+	if strings.ContainsAny(v, " \"=") || strings.ContainsFunc(v, unicode.IsControl) {
 		v = fmt.Sprintf("%q", v)
 	}
 	fmt.Fprintf(b, " %s=%s", a.Key, v)

@@ -37,3 +37,16 @@ func TestStderrLoggerLevelAndRedaction(t *testing.T) {
 		})
 	}
 }
+
+// Control characters an API put in a message or a value are escaped on
+// stderr, line breaks of a message aside (issue 29).
+func TestStderrLoggerEscapesControls(t *testing.T) {
+	var out bytes.Buffer
+	log := NewStderrLogger(&out, slog.LevelInfo, nil)
+	log.Error("API said \x1b[2J\x1b]0;pwned\a", "error", "bad\x1b[31m red")
+	log.Info("two\nlines\r")
+	want := "ERROR API said \\x1b[2J\\x1b]0;pwned\\a error=\"bad\\x1b[31m red\"\nINFO two\nINFO lines\\r\n"
+	if out.String() != want {
+		t.Errorf("stderr\n%q\nwant\n%q", out.String(), want)
+	}
+}
