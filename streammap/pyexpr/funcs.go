@@ -232,6 +232,8 @@ func pyTypeName(v any) string {
 		return "dict"
 	case pyTime:
 		return "datetime"
+	case json.Number:
+		return "number" // a record's number not yet made an int or float
 	}
 	return fmt.Sprintf("%T", v)
 }

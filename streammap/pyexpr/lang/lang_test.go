@@ -1,6 +1,7 @@
 package lang
 
 import (
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"slices"
@@ -109,6 +110,11 @@ func TestRunErrors(t *testing.T) {
 		{code: "(p0 ? 1 : 2)", err: "non-bool nil used as condition"},
 		{code: "py_fail(p0)", env: map[string]any{"p0": 3}, err: "failed on 3"},
 		{code: "py_panic()", err: "boom"},
+		// A record's number is held as json.Number: the user reads
+		// "number", not the Go type (issue 29).
+		{code: "(p0 && true)", env: map[string]any{"p0": json.Number("7")}, err: "invalid operation: number &&"},
+		{code: "(!p0)", env: map[string]any{"p0": []any{1}}, err: "invalid operation: ! list"},
+		{code: "(-p0)", env: map[string]any{"p0": map[string]any{}}, err: "invalid operation: - dict"},
 	}
 	for _, tc := range tests {
 		p, err := Compile(tc.code, lib)

@@ -1,6 +1,7 @@
 package lang
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"reflect"
@@ -129,12 +130,22 @@ func number(v Value) (float64, bool) {
 	return 0, false
 }
 
+// typeName is the name of v's type in an error a user reads: a record's
+// values by their JSON names, not by the Go types that hold them.
 func typeName(v Value) string {
 	switch {
 	case v.kind == Nil:
 		return "nil"
 	case isBig(v):
 		return "int"
+	}
+	switch v.Any().(type) {
+	case json.Number, int64:
+		return "number"
+	case []any:
+		return "list"
+	case map[string]any:
+		return "dict"
 	}
 	return fmt.Sprintf("%T", v.Any())
 }
