@@ -147,11 +147,14 @@ type signal struct {
 	seen chan struct{}
 }
 
+// Handle writes the record first and signals after, so whoever waits on
+// seen finds the line already written.
 func (s *signal) Handle(ctx context.Context, r slog.Record) error {
+	err := s.Handler.Handle(ctx, r)
 	if r.Message == s.msg {
 		s.once.Do(func() { close(s.seen) })
 	}
-	return s.Handler.Handle(ctx, r)
+	return err
 }
 
 // The progress reporter reads a stream's counters while the stream runs
