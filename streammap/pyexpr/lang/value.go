@@ -229,18 +229,7 @@ var binaryOps = map[string]func(a, b Value) (Value, error){
 		if isBig(a) && integer(b) || isBig(b) && integer(a) {
 			return bigDiv(a, b)
 		}
-		x, xok, err := bigNumber(a)
-		if err != nil {
-			return Value{}, err
-		}
-		y, yok, err := bigNumber(b)
-		if err != nil {
-			return Value{}, err
-		}
-		if !xok || !yok {
-			return Value{}, mismatched("/", a, b)
-		}
-		return FloatValue(x / y), nil
+		return floatArith("/", a, b, func(x, y float64) float64 { return x / y })
 	},
 	"==": func(a, b Value) (Value, error) { return BoolValue(equal(a, b)), nil },
 	"!=": func(a, b Value) (Value, error) { return BoolValue(!equal(a, b)), nil },
@@ -257,6 +246,11 @@ func arith(op string, a, b Value, f func(x, y float64) float64) (Value, error) {
 	if integer(a) && integer(b) {
 		return bigArith(op, a, b)
 	}
+	return floatArith(op, a, b, f)
+}
+
+// floatArith applies f to both operands as float64.
+func floatArith(op string, a, b Value, f func(x, y float64) float64) (Value, error) {
 	x, xok, err := bigNumber(a)
 	if err != nil {
 		return Value{}, err
