@@ -63,6 +63,9 @@ type Config struct {
 	// Path is the file the config was read from; relative paths in it
 	// resolve against its directory.
 	Path string `json:"-"`
+	// StreamsPath is the file the stream definitions were read from:
+	// Path, or streams_file resolved.
+	StreamsPath string `json:"-"`
 	// Start is StartDate parsed (the zero time when unset).
 	Start time.Time `json:"-"`
 	// End is EndDate parsed (the zero time when unset: now).
@@ -218,6 +221,7 @@ func LoadWith(path string, prepare func(c *Config, streamsPath string) error) (*
 			return nil, inputErr(streamsPath, err)
 		}
 	}
+	cfg.StreamsPath = streamsPath
 	for i := range cfg.Streams {
 		fillPathParams(&cfg.Streams[i], cfg.PathParams)
 	}

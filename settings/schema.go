@@ -66,6 +66,9 @@ func (c *Config) checkStreams(file string) error {
 				return fmt.Errorf("stream %q: parent.as: %q is not a property of the stream's schema", d.Name, d.Parent.As)
 			}
 		}
+		if err := completeDeletes(d, schema, filepath.Dir(file)); err != nil {
+			return err
+		}
 		c.Schemas[d.Name] = schema
 	}
 	for i := range c.Streams {

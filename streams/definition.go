@@ -44,6 +44,11 @@ type Definition struct {
 	CSV    *CSVOptions `json:"csv"`
 	// Async makes the stream a report job: create, poll, download.
 	Async *Async `json:"async"`
+	// SoftDelete, Deletes and Reconcile find the rows deleted upstream
+	// (and, Reconcile, the rows the cursor missed): deletes.go.
+	SoftDelete *SoftDelete `json:"soft_delete"`
+	Deletes    *Deletes    `json:"deletes"`
+	Reconcile  *Reconcile  `json:"reconcile"`
 	// Schema is a path to a JSON Schema file (relative to the file that
 	// defines the stream) or an inline schema object. The tap resolves it
 	// when it loads the config; streams only sees the decoded form.
@@ -209,7 +214,7 @@ func (d *Definition) Check() error {
 			return bad("parent.stream", "a stream cannot be its own parent")
 		}
 	}
-	if err := first(d.checkFormat(), d.checkInject()); err != nil {
+	if err := first(d.checkFormat(), d.checkInject(), d.checkDeletes()); err != nil {
 		return err
 	}
 	for _, s := range d.IgnoreStatuses {

@@ -105,6 +105,9 @@ func loadAirbyteConfig(cmd string, f inputs.Files, aw *output.Airbyte) (*tap.Con
 	if err != nil {
 		return nil, err
 	}
+	if err := settings.CheckAirbyte(cfg); err != nil {
+		return nil, err
+	}
 	aw.SetRedactor(cfg.Redactor)
 	return cfg, nil
 }
