@@ -113,7 +113,7 @@ func SetString(raw []byte, path, value string) ([]byte, error) {
 // with data: written to a temporary file in the same directory, with the
 // same permissions, synced, then renamed over it. A crash leaves the old
 // file or the new one, never a mix.
-func WriteFileAtomic(path string, data []byte) (err error) {
+func WriteFileAtomic(path string, data []byte) error {
 	if p, err := filepath.EvalSymlinks(path); err == nil {
 		path = p
 	}
@@ -121,6 +121,12 @@ func WriteFileAtomic(path string, data []byte) (err error) {
 	if err != nil {
 		return err
 	}
+	return CreateFileAtomic(path, data, fi.Mode().Perm())
+}
+
+// CreateFileAtomic writes data to the file at path, made or replaced
+// with permissions perm, as WriteFileAtomic does.
+func CreateFileAtomic(path string, data []byte, perm os.FileMode) (err error) {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
 	if err != nil {
 		return err
@@ -131,7 +137,7 @@ func WriteFileAtomic(path string, data []byte) (err error) {
 			os.Remove(f.Name())
 		}
 	}()
-	if err = f.Chmod(fi.Mode().Perm()); err != nil {
+	if err = f.Chmod(perm); err != nil {
 		return err
 	}
 	if _, err = f.Write(data); err != nil {

@@ -78,7 +78,7 @@ func Open(cfg *settings.Config, o Options) (*Conn, error) {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
 	if o.Keep == nil {
-		if err := CheckRewritable(cfg); err != nil {
+		if err := CheckRewritable(cfg, o.Log); err != nil {
 			return nil, err
 		}
 		o.Keep = InFile(cfg, o.Log)

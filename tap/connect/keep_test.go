@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/tap-dev/tap/settings"
@@ -109,4 +110,95 @@ func errText(err error) string {
 		return ""
 	}
 	return err.Error()
+}
+
+// TestInFileCannotRewrite: the disk fills after the start check. The
+// rotated token goes to the Pending file, the run stops with an error
+// naming both files, and the next run's start check moves the token into
+// the config before any token request. A config edited meanwhile keeps
+// its own token; a Pending file that cannot be written either says the
+// token is lost.
+func TestInFileCannotRewrite(t *testing.T) {
+	full := func(string, []byte) error { return syscall.ENOSPC }
+	for _, c := range []struct {
+		name       string
+		edit       string // the config's token when the next run starts, if edited by hand
+		sideIsDir  bool   // the Pending file cannot be written
+		wantErr    string
+		wantFile   string // after the next run's start check
+		wantRT     string // cfg.Auth.RefreshToken after it
+		wantLog    string
+		wantNoSide bool
+	}{
+		{name: "kept beside", wantErr: "writing the rotated refresh token to CONFIG: no space left on device; the new token is kept in CONFIG.refresh_token.json, and the next run moves it into the config once the file can be rewritten",
+			wantFile: strings.Replace(literal, "rt-0", "rt-1", 1), wantRT: "rt-1",
+			wantLog: "level=INFO msg=\"the config file takes the rotated refresh token an earlier run kept beside it\""},
+		{name: "edited since", edit: "rt-9", wantErr: "the new token is kept in",
+			wantFile: strings.Replace(literal, "rt-0", "rt-9", 1), wantRT: "rt-9",
+			wantLog: "level=WARN msg=\"the config's refresh token is not the one an earlier run found rotated"},
+		{name: "lost", sideIsDir: true, wantErr: "the API rotated the refresh token, and it can be written neither to CONFIG (no space left on device) nor to CONFIG.refresh_token.json (",
+			wantFile: literal, wantRT: "rt-0"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "config.json")
+			if err := os.WriteFile(path, []byte(literal), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if c.sideIsDir {
+				if err := os.Mkdir(Pending(path), 0o700); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var logs bytes.Buffer
+			log := slog.New(slog.NewTextHandler(&logs, nil))
+			auth := settings.Auth{Type: "oauth2", GrantType: "refresh_token", RefreshToken: "rt-0"}
+			cfg := &settings.Config{Path: path, Auth: auth}
+			err := inFile(cfg, log, full)(context.Background(), "rt-1")
+			if want := strings.ReplaceAll(c.wantErr, "CONFIG", path); err == nil || !strings.Contains(err.Error(), want) {
+				t.Fatalf("err = %v, want %q", err, want)
+			}
+			if strings.Contains(err.Error(), "rt-") {
+				t.Errorf("a refresh token in the error: %v", err)
+			}
+			if b, _ := os.ReadFile(path); string(b) != literal {
+				t.Errorf("config file changed:\n%s", b)
+			}
+			if !c.sideIsDir {
+				fi, err := os.Stat(Pending(path))
+				if err != nil || fi.Mode().Perm() != 0o600 {
+					t.Fatalf("pending file: %v %v, want mode 0600", fi, err)
+				}
+			}
+			if c.edit != "" {
+				if err := os.WriteFile(path, []byte(strings.Replace(literal, "rt-0", c.edit, 1)), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				auth.RefreshToken = c.edit
+			}
+
+			next := &settings.Config{Path: path, Auth: auth}
+			err = CheckRewritable(next, log)
+			if c.sideIsDir {
+				if err == nil || !strings.Contains(err.Error(), "cannot read the rotated refresh token an earlier run kept") {
+					t.Errorf("next run: err = %v, want the Pending path named", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("next run: %v", err)
+			}
+			if b, _ := os.ReadFile(path); string(b) != c.wantFile {
+				t.Errorf("config file:\n%s\nwant:\n%s", b, c.wantFile)
+			}
+			if next.Auth.RefreshToken != c.wantRT {
+				t.Errorf("refresh token %q, want %q", next.Auth.RefreshToken, c.wantRT)
+			}
+			if _, err := os.Stat(Pending(path)); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("pending file left: %v", err)
+			}
+			if !strings.Contains(logs.String(), c.wantLog) || strings.Contains(logs.String(), "rt-") {
+				t.Errorf("log:\n%s\nwant a line with %s and no token", logs.String(), c.wantLog)
+			}
+		})
+	}
 }
