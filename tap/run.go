@@ -43,6 +43,11 @@ func Sync(ctx context.Context, o Options) error {
 		o.State = state.New()
 	}
 	o.State.SetRedactor(o.Config.Redactor)
+	if o.Log != nil {
+		for _, line := range o.State.Ignored() {
+			o.Log.Warn(line)
+		}
+	}
 	e, err := newEngine(o.Config, o.Selection, o.State, o.Writer, o.Log)
 	if err != nil {
 		return err

@@ -67,6 +67,7 @@ type configuredStream struct {
 // decode errors name the expected type from its name.)
 type airbyteStreamRef struct {
 	Name       string         `json:"name"`
+	Namespace  string         `json:"namespace"`
 	JSONSchema map[string]any `json:"json_schema"`
 }
 
@@ -132,7 +133,8 @@ func parseConfigured(tree any, cfg *settings.Config, m *streammap.Mapper) (*airb
 		default:
 			return nil, fmt.Errorf("streams[%d].sync_mode: expected full_refresh or incremental, got %q", i, cs.SyncMode)
 		}
-		out.sel.streams[name] = &streamSelection{dropped: droppedColumns(d, schemaOf(cfg, m, name), cs.Stream.JSONSchema)}
+		out.sel.streams[name] = &streamSelection{dropped: droppedColumns(d, schemaOf(cfg, m, name), cs.Stream.JSONSchema),
+			namespace: cs.Stream.Namespace}
 	}
 	return out, nil
 }

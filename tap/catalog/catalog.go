@@ -132,6 +132,18 @@ type streamSelection struct {
 	dropped map[string]bool
 	// fullTable: the catalog's replication-method is FULL_TABLE.
 	fullTable bool
+	// namespace is the stream's namespace in an Airbyte configured
+	// catalog; "" for none.
+	namespace string
+}
+
+// Namespace is the stream's namespace in an Airbyte configured catalog:
+// "" for none, and for a stream the catalog does not list.
+func (s *Selection) Namespace(stream string) string {
+	if s == nil || s.streams[stream] == nil {
+		return ""
+	}
+	return s.streams[stream].namespace
 }
 
 // Selected reports whether the stream syncs.

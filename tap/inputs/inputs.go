@@ -112,12 +112,13 @@ func (f Files) LoadState(cfg *settings.Config) (*state.State, error) {
 // LoadRead reads the state and the configured catalog of `tap read`,
 // checked against cfg: a stream the catalog syncs in full_refresh starts
 // from no bookmark.
+// The catalog is read first: a per-stream state applies to the stream of
+// its name and namespace only.
 func (f Files) LoadRead(cfg *settings.Config) (*state.State, *catalog.Selection, error) {
-	st, err := f.LoadState(cfg)
-	if err != nil {
-		return nil, nil, err
-	}
 	if f.Catalog == "" {
+		if _, err := f.LoadState(cfg); err != nil {
+			return nil, nil, err
+		}
 		return nil, nil, &UsageError{Msg: "read needs --catalog CONFIGURED_CATALOG"}
 	}
 	m, err := Maps(cfg)
@@ -127,6 +128,12 @@ func (f Files) LoadRead(cfg *settings.Config) (*state.State, *catalog.Selection,
 	sel, fullRefresh, err := catalog.LoadConfigured(f.Catalog, cfg, m)
 	if err != nil {
 		return nil, nil, err
+	}
+	st := state.New()
+	if f.State != "" {
+		if st, err = state.LoadMatching(f.State, cfg, sel.Namespace); err != nil {
+			return nil, nil, err
+		}
 	}
 	for _, name := range fullRefresh {
 		st.Reset(name)

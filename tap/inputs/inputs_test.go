@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
 	"github.com/tap-dev/tap/internal/taptest"
 	"github.com/tap-dev/tap/settings"
 )
@@ -149,5 +152,61 @@ func TestLoadRead(t *testing.T) {
 	var ue *UsageError
 	if _, _, err := f.LoadRead(cfg); !errors.As(err, &ue) || err.Error() != "read needs --catalog CONFIGURED_CATALOG" {
 		t.Errorf("without --catalog: %v", err)
+	}
+}
+
+// TestLoadReadNamespaces: an Airbyte per-stream state applies to the
+// stream of its name and namespace only, as Airbyte matches them; one of
+// another namespace is ignored, said in Ignored, and not checked (its
+// bookmark in the future would be refused were it applied).
+func TestLoadReadNamespaces(t *testing.T) {
+	state := func(ns string, value string) string {
+		desc := `{"name": "orders"}`
+		if ns != "" {
+			desc = `{"name": "orders", "namespace": "` + ns + `"}`
+		}
+		return `{"type": "STREAM", "stream": {"stream_descriptor": ` + desc + `, "stream_state": {"replication_key": "updated_at", "replication_key_value": "` + value + `"}}}`
+	}
+	catalog := func(ns string) string {
+		stream := `{"name": "orders"}`
+		if ns != "" {
+			stream = `{"name": "orders", "namespace": "` + ns + `"}`
+		}
+		return `{"streams": [{"stream": ` + stream + `, "sync_mode": "incremental", "destination_sync_mode": "append"}]}`
+	}
+	const future = "2999-01-01T00:00:00Z"
+	for _, c := range []struct {
+		name, state, catalog string
+		want                 any // the bookmark applied
+		ignored              []string
+	}{
+		{name: "none and none", state: "[" + state("", "2026-03-02T00:00:00Z") + "]", catalog: catalog(""), want: "2026-03-02T00:00:00Z"},
+		{name: "same namespace", state: "[" + state("shop", "2026-03-02T00:00:00Z") + "]", catalog: catalog("shop"), want: "2026-03-02T00:00:00Z"},
+		{name: "another namespace", state: "[" + state("other", future) + "]", catalog: catalog("shop"),
+			ignored: []string{`the state of stream "orders" has namespace "other", and the catalog's stream has namespace "shop": it is ignored, as Airbyte does, and the stream reads as if it had no state`}},
+		{name: "a namespace, the catalog none", state: "[" + state("other", future) + "]", catalog: catalog(""),
+			ignored: []string{`the state of stream "orders" has namespace "other", and the catalog's stream has no namespace: it is ignored, as Airbyte does, and the stream reads as if it had no state`}},
+		{name: "none, the catalog one", state: "[" + state("", future) + "]", catalog: catalog("shop"),
+			ignored: []string{`the state of stream "orders" has no namespace, and the catalog's stream has namespace "shop": it is ignored, as Airbyte does, and the stream reads as if it had no state`}},
+		{name: "the matching one of two", state: "[" + state("shop", "2026-03-02T00:00:00Z") + "," + state("", future) + "]", catalog: catalog("shop"), want: "2026-03-02T00:00:00Z",
+			ignored: []string{`the state of stream "orders" has no namespace, and the catalog's stream has namespace "shop": it is ignored, as Airbyte does, and the stream reads as if it had no state`}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := files(t, nil, c.state, c.catalog)
+			cfg, err := f.LoadConfig()
+			if err != nil {
+				t.Fatal(err)
+			}
+			st, _, err := f.LoadRead(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := st.Value("orders"); got != c.want {
+				t.Errorf("bookmark %v, want %v", got, c.want)
+			}
+			if diff := cmp.Diff(c.ignored, st.Ignored(), cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("ignored (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

@@ -71,6 +71,17 @@ type State struct {
 	// back lists the streams a bookmark of which moved back since the
 	// last snapshot (MovedBack).
 	back map[string]bool
+	// airbyte holds the Airbyte per-stream states as read, with the
+	// namespace of their stream_descriptor, for MatchNamespaces.
+	airbyte []airbyteStream
+	// ignored says, a line a state, which of them no stream took.
+	ignored []string
+}
+
+// airbyteStream is one Airbyte per-stream state.
+type airbyteStream struct {
+	name, namespace string
+	state           map[string]any
 }
 
 // Bookmark fields.
@@ -115,6 +126,21 @@ func LoadFor(path string, cfg *settings.Config) (*State, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := st.Check(cfg); err != nil {
+		return nil, inputErr(path, err)
+	}
+	return st, nil
+}
+
+// LoadMatching reads a state file, applies the Airbyte per-stream states
+// of the catalog's namespaces (MatchNamespaces), then checks the
+// bookmarks against the streams of cfg.
+func LoadMatching(path string, cfg *settings.Config, namespace func(stream string) string) (*State, error) {
+	st, err := Load(path)
+	if err != nil {
+		return nil, err
+	}
+	st.MatchNamespaces(namespace)
 	if err := st.Check(cfg); err != nil {
 		return nil, inputErr(path, err)
 	}
@@ -210,7 +236,16 @@ func (st *State) readAirbyte(msgs []any) error {
 					st.other[quotaKey] = mergeQuota(st.other[quotaKey], q)
 					delete(ss, quotaKey)
 				}
-				st.bookmarks[name] = ss
+				// Airbyte matches a state to a stream by name and
+				// namespace; until MatchNamespaces says otherwise, a
+				// stream has none.
+				ns, _ := desc["namespace"].(string)
+				st.airbyte = append(st.airbyte, airbyteStream{name: name, namespace: ns, state: ss})
+				if ns == "" {
+					st.bookmarks[name] = ss
+				} else {
+					st.ignored = append(st.ignored, nsMismatch(name, ns, ""))
+				}
 			}
 		case "LEGACY", nil:
 			data, ok := obj["data"].(map[string]any)
@@ -230,6 +265,48 @@ func (st *State) readAirbyte(msgs []any) error {
 		}
 	}
 	return nil
+}
+
+// MatchNamespaces applies the Airbyte per-stream states read whose
+// stream_descriptor's namespace is the one namespace gives for the stream
+// ("" for none), as Airbyte applies a state to the stream of the same
+// name and namespace; the others are ignored, and Ignored says so. Call
+// it before Check, which then checks what was applied.
+func (st *State) MatchNamespaces(namespace func(stream string) string) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.ignored = nil
+	for _, a := range st.airbyte {
+		if want := namespace(a.name); a.namespace != want {
+			if a.namespace == "" {
+				delete(st.bookmarks, a.name)
+			}
+			st.ignored = append(st.ignored, nsMismatch(a.name, a.namespace, want))
+		}
+	}
+	for _, a := range st.airbyte {
+		if a.namespace != "" && a.namespace == namespace(a.name) {
+			st.bookmarks[a.name] = a.state
+		}
+	}
+}
+
+// Ignored describes, a line each, the per-stream states of the input
+// that no stream took, their namespace not being the stream's.
+func (st *State) Ignored() []string {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return slices.Clone(st.ignored)
+}
+
+func nsMismatch(stream, got, want string) string {
+	name := func(ns string) string {
+		if ns == "" {
+			return "no namespace"
+		}
+		return fmt.Sprintf("namespace %q", ns)
+	}
+	return fmt.Sprintf("the state of stream %q has %s, and the catalog's stream has %s: it is ignored, as Airbyte does, and the stream reads as if it had no state", stream, name(got), name(want))
 }
 
 // Value returns the stream's bookmark value, or nil.
