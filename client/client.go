@@ -581,6 +581,9 @@ func (cs *call) handle(resp *http.Response) error {
 		resp.Body = io.NopCloser(bytes.NewReader(nil))
 	}()
 	ok := resp.StatusCode >= 200 && resp.StatusCode <= 299 && cs.rule(resp.StatusCode) == ""
+	if a := cs.attempt; a != nil {
+		a.costDone = true // trued up here, not released at Close
+	}
 	switch {
 	case ok && noContent(resp):
 		// No body by the answer's own word: not one cut short, and nothing

@@ -203,6 +203,42 @@ func TestCostBudget(t *testing.T) {
 	})
 }
 
+// A redirect hop under a cost budget gives its reservation back: the
+// query runs at the hop's target, which bills it. (Kept, each hop's
+// estimate was lost for good, and the budget shrank query by query.)
+func TestCostBudgetRedirect(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := &fakeAPI{answer: func(n int, r *http.Request) *http.Response {
+			if r.URL.Path == "/graphql" {
+				return jsonResponse(r, http.StatusTemporaryRedirect, http.Header{"Location": {"/v2/graphql"}}, ``)
+			}
+			return jsonResponse(r, 200, nil, `{"data":{},"extensions":{"cost":{"actualQueryCost":20}}}`)
+		}}
+		c := bubbleClient(t, api, func(c *Config) {
+			c.RequestsPerSecond = 0
+			c.Cost = limit.Cost{Points: 100, RestorePerS: 10, ActualPath: "extensions.cost.actualQueryCost"}
+		})
+		start := time.Now()
+		for range 6 {
+			if _, err := c.Do(t.Context(), Request{Stream: "g", URL: "/graphql", Method: "POST", Body: []byte("{}"), Cost: 50}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// As without the redirect (TestCostBudget): 80 left after the
+		// first, four more of 20 at once, then one every 2 s.
+		var got []time.Duration
+		for i, s := range api.starts {
+			if i%2 == 1 { // the hops' targets
+				got = append(got, s.Sub(start))
+			}
+		}
+		want := []time.Duration{0, 0, 0, 0, 0, 2 * time.Second}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("queries at %v, want %v", got, want)
+		}
+	})
+}
+
 // The daily quota counts per UTC day, earlier runs' count included.
 func TestDailyQuotaAcrossRuns(t *testing.T) {
 	tests := []struct {

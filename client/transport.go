@@ -42,6 +42,13 @@ type attempt struct {
 	start   time.Time
 	path    string // redacted URL path, for OnAttempt
 	status  int
+	// sp is what the attempt took from the limiter, when limited. Its
+	// cost reservation is trued up by the caller's handler (costDone),
+	// or released when the answer never reaches one: a redirect hop,
+	// which the http.Client follows and closes.
+	sp       limit.Spend
+	limited  bool
+	costDone bool
 	// cancelled: the caller's context ended before a response came. The
 	// caller no longer wanted it (a look-ahead page, a stopped run): not
 	// a failure of the API, so not reported to OnAttempt.
@@ -108,7 +115,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	a := &attempt{
 		c: c, cs: cs, parent: ctx, ctx: actx, cancel: cancel, release: release, ticket: tk,
-		start: c.now(), path: c.red.scrub(req.URL.EscapedPath()),
+		start: c.now(), path: c.red.scrub(req.URL.EscapedPath()), sp: sp, limited: limited,
 	}
 	if cs != nil {
 		cs.attempt = a
@@ -123,6 +130,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if limited {
 			c.lim.Settle(sp, nil, 0)
 		}
+		a.costDone = true // Settle without an answer took it out of flight
 		switch {
 		case ctx.Err() != nil:
 			tk.done(neutral)
@@ -168,6 +176,9 @@ func (a *attempt) finish() {
 			a.ticket.done(statusHealth(a.status))
 		}
 		a.release()
+		if a.limited && !a.costDone {
+			a.c.lim.ReleaseCost(a.sp)
+		}
 		a.cancel()
 		if f := a.c.cfg.OnAttempt; f != nil && !a.cancelled {
 			stream, method := "", ""

@@ -196,6 +196,10 @@ func (l *Limiter) Settle(sp Spend, header http.Header, status int) {
 // none to read).
 func (l *Limiter) TrueUpCost(sp Spend, body []byte) { l.local.trueUpCost(sp, body) }
 
+// ReleaseCost gives back the cost reservation of an attempt that ran no
+// query (a redirect hop) instead of TrueUpCost.
+func (l *Limiter) ReleaseCost(sp Spend) { l.local.releaseCost(sp) }
+
 // QuotaReached reports whether the daily quota is used up.
 func (l *Limiter) QuotaReached() bool {
 	if l.shared != nil {

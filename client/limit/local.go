@@ -474,6 +474,20 @@ func (l *local) trueUpCost(sp Spend, body []byte) {
 	l.cAvail = min(l.cAvail, l.cost.Points)
 }
 
+// releaseCost gives back the reservation of a cost-billed attempt whose
+// answer ran no query: a redirect hop, the attempt at whose target is
+// billed and trued up.
+func (l *local) releaseCost(sp Spend) {
+	if sp.Cost <= 0 || l.cost.Points <= 0 {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	e := l.estimateLocked(sp)
+	l.cOut = max(l.cOut-e, 0)
+	l.cAvail = min(l.cAvail+e, l.cost.Points)
+}
+
 // windowBlockedLocked is the API's window reset if its budget is used up.
 func (l *local) windowBlockedLocked(now time.Time) time.Time {
 	b := l.budget
