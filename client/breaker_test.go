@@ -124,7 +124,7 @@ func TestBreakerSingleProbe(t *testing.T) {
 			c.Transport = rt
 			c.BreakerThreshold = 1
 			c.MaxAttempts = 1
-			c.MaxInFlight = 8
+			c.Limit.MaxInFlight = 8
 		})
 		if _, err := e.c.Do(t.Context(), Request{URL: "/x"}); err == nil {
 			t.Fatal("want the first request to fail")
@@ -165,7 +165,7 @@ func TestBreakerCancelDuringCooldown(t *testing.T) {
 			hits.Add(1)
 			return jsonResponse(r, 500, nil, "{}"), nil
 		})
-		c, err := New(Config{BaseURL: mustURL(t, "http://api.test"), Transport: rt, BreakerThreshold: 1, MaxAttempts: 1, BreakerCooldown: time.Hour})
+		c, err := New(withSettings(Config{BaseURL: mustURL(t, "http://api.test"), Transport: rt, BreakerThreshold: 1, MaxAttempts: 1, BreakerCooldown: time.Hour}))
 		if err != nil {
 			t.Fatal(err)
 		}

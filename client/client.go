@@ -58,37 +58,32 @@ type Auth struct {
 	OAuth              OAuth  // oauth2, jwt: Bearer access tokens from OAuth.TokenURL
 }
 
-// Config configures a Client. Zero values take the default in brackets.
+// Config configures a Client. Its settings come whole from the caller
+// (the tap's registry of settings fills in every default, the one place
+// defaults are written): a setting left zero that must be positive is a
+// programmer error, reported by New. Zero values in brackets are filled
+// in.
 type Config struct {
-	BaseURL           *url.URL          // auth and default headers are sent only to this scheme+host+port
-	Auth              Auth              //
-	Headers           map[string]string // default headers (e.g. User-Agent); names and values already checked
-	RequestsPerSecond float64           // token bucket rate; 0 = unlimited
-	Burst             int               // bucket size [1]
-	MaxInFlight       int               // concurrent requests cap [4]
-	FreeRetries       bool              // a retry after a failure other than 429 takes no bucket tokens (its backoff paces it) [false: every attempt takes its tokens]
-	DailyQuota        int               // 0 = off; attempts per UTC day (retries included), QuotaUsed included; when reached → DeferError
-	QuotaDay          string            // the UTC date (2026-11-30) QuotaUsed counts; another day than today counts nothing [today]
-	QuotaUsed         int               // attempts earlier runs made on QuotaDay
-	WeightPerMinute   int               // 0 = off; Request.Weight spent per UTC minute at most
-	UsedWeightHeader  string            // response header reporting the weight used in the current minute (e.g. X-MBX-USED-WEIGHT-1M)
-	Cost              limit.Cost        // GraphQL cost budget; Points 0 = off
-	MaxAttempts       int               // [6] attempts per request including the first
-	BaseDelay         time.Duration     // [500ms]
-	MaxDelay          time.Duration     // [30s]
-	MaxRetryAfter     time.Duration     // [300s] a Retry-After beyond this → DeferError
-	MaxRetryTime      time.Duration     // 0 = no cap; a request whose next retry would end later than this after its first attempt fails
-	Timeout           time.Duration     // per attempt, headers+body [30s]
+	BaseURL *url.URL          // auth and default headers are sent only to this scheme+host+port
+	Auth    Auth              //
+	Headers map[string]string // default headers (e.g. User-Agent); names and values already checked
+	// Limit is the limiter's config (package limit): the bucket, the
+	// in-flight cap, the daily quota, the weight and cost budgets, the
+	// longest Retry-After waited for and the Redis that may share them.
+	// Its Logger, OnWait, Now and Sleep are the Client's. The Client
+	// closes Limit.Shared.
+	Limit limit.Config
 
-	// Shared, if set, keeps the bucket (RequestsPerSecond, Burst, the
-	// weights), the daily quota and a 429's pause and rate drop in Redis,
-	// shared with every process using the same key (see limit.Shared);
-	// QuotaDay and QuotaUsed are then ignored. The Client closes it.
-	Shared *limit.Shared
+	FreeRetries  bool          // a retry after a failure other than 429 takes no bucket tokens (its backoff paces it) [false: every attempt takes its tokens]
+	MaxAttempts  int           // attempts per request including the first
+	BaseDelay    time.Duration // first backoff step
+	MaxDelay     time.Duration // cap of one backoff delay
+	MaxRetryTime time.Duration // 0 = no cap; a request whose next retry would end later than this after its first attempt fails
+	Timeout      time.Duration // per attempt, headers+body
 
-	BreakerThreshold   int           // consecutive transient failures across the client that open the circuit [10]
-	BreakerCooldown    time.Duration // [30s]
-	BreakerMaxOpenings int           // the circuit opening this many times in one run is final: ErrCircuitOpen [5]
+	BreakerThreshold   int           // consecutive transient failures across the client that open the circuit
+	BreakerCooldown    time.Duration // the open circuit sends nothing this long before a probe
+	BreakerMaxOpenings int           // the circuit opening this many times in one run is final: ErrCircuitOpen
 
 	// OnBreaker, if set, is called on every change of the circuit
 	// breaker's state ("closed", "open", "half-open", "open for good")
@@ -159,17 +154,13 @@ func New(cfg Config) (*Client, error) {
 		now:   cfg.Now,
 		sleep: cfg.Sleep,
 	}
-	c.lim = limit.New(limit.Config{
-		RequestsPerSecond: cfg.RequestsPerSecond, Burst: cfg.Burst, MaxInFlight: cfg.MaxInFlight,
-		DailyQuota: cfg.DailyQuota, QuotaDay: cfg.QuotaDay, QuotaUsed: cfg.QuotaUsed,
-		WeightPerMinute: cfg.WeightPerMinute, UsedWeightHeader: cfg.UsedWeightHeader, Cost: cfg.Cost,
-		MaxRetryAfter: cfg.MaxRetryAfter, Shared: cfg.Shared,
-		Logger: log, OnWait: c.stats.limitWait, Now: cfg.Now, Sleep: cfg.Sleep,
-	})
+	lc := cfg.Limit
+	lc.Logger, lc.OnWait, lc.Now, lc.Sleep = log, c.stats.limitWait, cfg.Now, cfg.Sleep
+	c.lim = limit.New(lc)
 	c.brk = newBreaker(&cfg, c.stats, log)
 	rt := cfg.Transport
 	if rt == nil {
-		rt = defaultTransport(cfg.MaxInFlight)
+		rt = defaultTransport(cfg.Limit.MaxInFlight)
 	}
 	// The wrapping transport has no CloseIdleConnections, so the
 	// CloseIdleConnections calls go-retryablehttp makes after every failed
@@ -196,9 +187,10 @@ func defaultTransport(maxInFlight int) http.RoundTripper {
 	return t
 }
 
-// normalize fills in the defaults of cfg's zero values. The tap has
-// checked every value against its settings before, so an invalid one here
-// is a programmer error, reported with the name of the Config field.
+// normalize checks cfg and fills in the zero values of what is not a
+// setting (the auth type, the clock, the jitter). The tap has checked
+// every setting, defaults filled in, before, so an invalid one here is a
+// programmer error, reported with the name of the Config field.
 func normalize(cfg *Config) error {
 	if b := cfg.BaseURL; b == nil || (b.Scheme != "http" && b.Scheme != "https") || b.Host == "" || b.User != nil {
 		return fmt.Errorf("client: Config.BaseURL must be an http(s) URL with a host and no userinfo, got %v", b)
@@ -218,64 +210,55 @@ func normalize(cfg *Config) error {
 	default:
 		return fmt.Errorf("client: Config.Auth.Type must be none, bearer, basic, api_key, oauth2 or jwt, got %q", a.Type)
 	}
-	if r := cfg.RequestsPerSecond; r < 0 || math.IsNaN(r) || math.IsInf(r, 0) {
-		return fmt.Errorf("client: Config.RequestsPerSecond must be >= 0, got %v", r)
+	l := &cfg.Limit
+	if r := l.RequestsPerSecond; r < 0 || math.IsNaN(r) || math.IsInf(r, 0) {
+		return fmt.Errorf("client: Config.Limit.RequestsPerSecond must be >= 0, got %v", r)
 	}
-	ints := []struct {
-		v    *int
+	for _, f := range []struct {
+		v    int
 		name string
-		def  int
 	}{
-		{&cfg.Burst, "Burst", 1},
-		{&cfg.MaxInFlight, "MaxInFlight", 4},
-		{&cfg.MaxAttempts, "MaxAttempts", 6},
-		{&cfg.BreakerThreshold, "BreakerThreshold", 10},
-		{&cfg.BreakerMaxOpenings, "BreakerMaxOpenings", 5},
-	}
-	for _, f := range ints {
-		if *f.v == 0 {
-			*f.v = f.def
-		}
-		if *f.v < 1 {
-			return fmt.Errorf("client: Config.%s must be >= 1, got %d", f.name, *f.v)
+		{l.Burst, "Limit.Burst"},
+		{l.MaxInFlight, "Limit.MaxInFlight"},
+		{cfg.MaxAttempts, "MaxAttempts"},
+		{cfg.BreakerThreshold, "BreakerThreshold"},
+		{cfg.BreakerMaxOpenings, "BreakerMaxOpenings"},
+	} {
+		if f.v < 1 {
+			return fmt.Errorf("client: Config.%s must be >= 1, got %d", f.name, f.v)
 		}
 	}
 	for _, f := range []struct {
 		v    int
 		name string
-	}{{cfg.DailyQuota, "DailyQuota"}, {cfg.QuotaUsed, "QuotaUsed"}, {cfg.WeightPerMinute, "WeightPerMinute"}} {
+	}{{l.DailyQuota, "Limit.DailyQuota"}, {l.QuotaUsed, "Limit.QuotaUsed"}, {l.WeightPerMinute, "Limit.WeightPerMinute"}} {
 		if f.v < 0 {
 			return fmt.Errorf("client: Config.%s must be >= 0, got %d", f.name, f.v)
 		}
 	}
-	if cfg.QuotaDay != "" {
-		if _, err := time.Parse(time.DateOnly, cfg.QuotaDay); err != nil {
-			return fmt.Errorf("client: Config.QuotaDay must be a date such as 2026-11-30, got %q", cfg.QuotaDay)
+	if l.QuotaDay != "" {
+		if _, err := time.Parse(time.DateOnly, l.QuotaDay); err != nil {
+			return fmt.Errorf("client: Config.Limit.QuotaDay must be a date such as 2026-11-30, got %q", l.QuotaDay)
 		}
 	}
-	if b := cfg.Cost; b.Points < 0 || b.RestorePerS < 0 || math.IsNaN(b.Points) || math.IsNaN(b.RestorePerS) {
-		return fmt.Errorf("client: Config.Cost must have Points and RestorePerS >= 0, got %+v", b)
+	if b := l.Cost; b.Points < 0 || b.RestorePerS < 0 || math.IsNaN(b.Points) || math.IsNaN(b.RestorePerS) {
+		return fmt.Errorf("client: Config.Limit.Cost must have Points and RestorePerS >= 0, got %+v", b)
 	}
 	if cfg.MaxRetryTime < 0 {
 		return fmt.Errorf("client: Config.MaxRetryTime must be >= 0, got %s", cfg.MaxRetryTime)
 	}
-	durs := []struct {
-		v    *time.Duration
+	for _, f := range []struct {
+		v    time.Duration
 		name string
-		def  time.Duration
 	}{
-		{&cfg.BaseDelay, "BaseDelay", 500 * time.Millisecond},
-		{&cfg.MaxDelay, "MaxDelay", 30 * time.Second},
-		{&cfg.MaxRetryAfter, "MaxRetryAfter", 300 * time.Second},
-		{&cfg.Timeout, "Timeout", 30 * time.Second},
-		{&cfg.BreakerCooldown, "BreakerCooldown", 30 * time.Second},
-	}
-	for _, f := range durs {
-		if *f.v == 0 {
-			*f.v = f.def
-		}
-		if *f.v < 0 {
-			return fmt.Errorf("client: Config.%s must be > 0, got %s", f.name, *f.v)
+		{cfg.BaseDelay, "BaseDelay"},
+		{cfg.MaxDelay, "MaxDelay"},
+		{l.MaxRetryAfter, "Limit.MaxRetryAfter"},
+		{cfg.Timeout, "Timeout"},
+		{cfg.BreakerCooldown, "BreakerCooldown"},
+	} {
+		if f.v <= 0 {
+			return fmt.Errorf("client: Config.%s must be > 0, got %s", f.name, f.v)
 		}
 	}
 	if cfg.MaxDelay < cfg.BaseDelay {
@@ -368,8 +351,8 @@ const (
 
 // Close lets go of the shared limiter's connections, if any.
 func (c *Client) Close() error {
-	if c.cfg.Shared != nil {
-		return c.cfg.Shared.Close()
+	if c.cfg.Limit.Shared != nil {
+		return c.cfg.Limit.Shared.Close()
 	}
 	return nil
 }
@@ -690,7 +673,7 @@ func (c *Client) quotaError(cs *call) error {
 	}
 	return &DeferError{
 		Stream:  stream,
-		Reason:  fmt.Sprintf("daily quota of %d requests for today (UTC) reached (rate_limit.daily_quota); it renews at midnight UTC", c.cfg.DailyQuota),
+		Reason:  fmt.Sprintf("daily quota of %d requests for today (UTC) reached (rate_limit.daily_quota); it renews at midnight UTC", c.cfg.Limit.DailyQuota),
 		RetryAt: limit.NextUTCMidnight(c.now()),
 	}
 }
@@ -704,7 +687,7 @@ func (c *Client) windowError(cs *call, we *limit.WindowError) error {
 	}
 	return &DeferError{
 		Stream:  stream,
-		Reason:  fmt.Sprintf("%v (X-RateLimit-Remaining 0), more than retry.max_retry_after_s (%s)", we, c.cfg.MaxRetryAfter),
+		Reason:  fmt.Sprintf("%v (X-RateLimit-Remaining 0), more than retry.max_retry_after_s (%s)", we, c.cfg.Limit.MaxRetryAfter),
 		RetryAt: we.ResetAt,
 	}
 }

@@ -1,6 +1,8 @@
 package client
 
 import (
+	"github.com/tap-dev/tap/client/limit"
+
 	"context"
 	"encoding/base64"
 	"errors"
@@ -180,19 +182,19 @@ func TestNewValidation(t *testing.T) {
 		{Config{}, "client: Config.BaseURL must be"},
 		{Config{BaseURL: mustURL(t, "ftp://x")}, "client: Config.BaseURL must be"},
 		{Config{BaseURL: mustURL(t, "https://u:p@x")}, "client: Config.BaseURL must be"},
-		{Config{BaseURL: base, Burst: -1}, "client: Config.Burst must be >= 1"},
-		{Config{BaseURL: base, MaxInFlight: -2}, "client: Config.MaxInFlight must be >= 1"},
-		{Config{BaseURL: base, RequestsPerSecond: -1}, "client: Config.RequestsPerSecond must be >= 0"},
-		{Config{BaseURL: base, DailyQuota: -1}, "client: Config.DailyQuota must be >= 0"},
-		{Config{BaseURL: base, MaxAttempts: -1}, "client: Config.MaxAttempts must be >= 1"},
-		{Config{BaseURL: base, BaseDelay: -time.Second}, "client: Config.BaseDelay must be > 0"},
-		{Config{BaseURL: base, BaseDelay: time.Minute}, "client: Config.MaxDelay (30s) must be >= Config.BaseDelay"},
-		{Config{BaseURL: base, MaxRetryAfter: -1}, "client: Config.MaxRetryAfter must be > 0"},
-		{Config{BaseURL: base, Timeout: -1}, "client: Config.Timeout must be > 0"},
-		{Config{BaseURL: base, Auth: Auth{Type: "oauth"}}, `client: Config.Auth.Type must be none, bearer, basic, api_key, oauth2 or jwt, got "oauth"`},
-		{Config{BaseURL: base, Auth: Auth{Type: "api_key", Name: "k", Value: "v", In: "body"}}, "client: Config.Auth.In must be header or query"},
-		{Config{BaseURL: base}, ""},
-		{Config{BaseURL: base, Auth: Auth{Type: "none"}, Burst: 3}, ""},
+		{withSettings(Config{BaseURL: base, Limit: limit.Config{Burst: -1}}), "client: Config.Limit.Burst must be >= 1"},
+		{withSettings(Config{BaseURL: base, Limit: limit.Config{MaxInFlight: -2}}), "client: Config.Limit.MaxInFlight must be >= 1"},
+		{withSettings(Config{BaseURL: base, Limit: limit.Config{RequestsPerSecond: -1}}), "client: Config.Limit.RequestsPerSecond must be >= 0"},
+		{withSettings(Config{BaseURL: base, Limit: limit.Config{DailyQuota: -1}}), "client: Config.Limit.DailyQuota must be >= 0"},
+		{withSettings(Config{BaseURL: base, MaxAttempts: -1}), "client: Config.MaxAttempts must be >= 1"},
+		{withSettings(Config{BaseURL: base, BaseDelay: -time.Second}), "client: Config.BaseDelay must be > 0"},
+		{withSettings(Config{BaseURL: base, BaseDelay: time.Minute}), "client: Config.MaxDelay (30s) must be >= Config.BaseDelay"},
+		{withSettings(Config{BaseURL: base, Limit: limit.Config{MaxRetryAfter: -1}}), "client: Config.Limit.MaxRetryAfter must be > 0"},
+		{withSettings(Config{BaseURL: base, Timeout: -1}), "client: Config.Timeout must be > 0"},
+		{withSettings(Config{BaseURL: base, Auth: Auth{Type: "oauth"}}), `client: Config.Auth.Type must be none, bearer, basic, api_key, oauth2 or jwt, got "oauth"`},
+		{withSettings(Config{BaseURL: base, Auth: Auth{Type: "api_key", Name: "k", Value: "v", In: "body"}}), "client: Config.Auth.In must be header or query"},
+		{withSettings(Config{BaseURL: base}), ""},
+		{withSettings(Config{BaseURL: base, Auth: Auth{Type: "none"}, Limit: limit.Config{Burst: 3}}), ""},
 	}
 	for _, tt := range tests {
 		_, err := New(tt.cfg)
@@ -206,11 +208,28 @@ func TestNewValidation(t *testing.T) {
 			t.Errorf("New: err %v, want %q", err, tt.want)
 		}
 	}
-	c, _ := New(Config{BaseURL: base})
-	if c.cfg.Burst != 1 || c.cfg.MaxInFlight != 4 || c.cfg.MaxAttempts != 6 || c.cfg.BaseDelay != 500*time.Millisecond ||
-		c.cfg.MaxDelay != 30*time.Second || c.cfg.MaxRetryAfter != 300*time.Second || c.cfg.Timeout != 30*time.Second ||
-		c.cfg.BreakerThreshold != 10 || c.cfg.BreakerCooldown != 30*time.Second || c.cfg.BreakerMaxOpenings != 5 {
-		t.Errorf("defaults %+v", c.cfg)
+	// The client takes the settings whole: their defaults are the
+	// registry's (package settings), written nowhere else.
+	for _, tt := range []struct {
+		unset func(*Config)
+		want  string
+	}{
+		{func(c *Config) { c.Limit.Burst = 0 }, "client: Config.Limit.Burst must be >= 1, got 0"},
+		{func(c *Config) { c.Limit.MaxInFlight = 0 }, "client: Config.Limit.MaxInFlight must be >= 1, got 0"},
+		{func(c *Config) { c.Limit.MaxRetryAfter = 0 }, "client: Config.Limit.MaxRetryAfter must be > 0, got 0s"},
+		{func(c *Config) { c.MaxAttempts = 0 }, "client: Config.MaxAttempts must be >= 1, got 0"},
+		{func(c *Config) { c.BaseDelay = 0 }, "client: Config.BaseDelay must be > 0, got 0s"},
+		{func(c *Config) { c.MaxDelay = 0 }, "client: Config.MaxDelay must be > 0, got 0s"},
+		{func(c *Config) { c.Timeout = 0 }, "client: Config.Timeout must be > 0, got 0s"},
+		{func(c *Config) { c.BreakerThreshold = 0 }, "client: Config.BreakerThreshold must be >= 1, got 0"},
+		{func(c *Config) { c.BreakerCooldown = 0 }, "client: Config.BreakerCooldown must be > 0, got 0s"},
+		{func(c *Config) { c.BreakerMaxOpenings = 0 }, "client: Config.BreakerMaxOpenings must be >= 1, got 0"},
+	} {
+		cfg := withSettings(Config{BaseURL: base})
+		tt.unset(&cfg)
+		if _, err := New(cfg); err == nil || err.Error() != tt.want {
+			t.Errorf("New with a setting left zero: err %v, want %q", err, tt.want)
+		}
 	}
 }
 
@@ -229,7 +248,7 @@ func TestResolve(t *testing.T) {
 		{"https://api.example.com/base", "", nil, "https://api.example.com/base"},
 	}
 	for _, tt := range tests {
-		c, err := New(Config{BaseURL: mustURL(t, tt.base)})
+		c, err := New(withSettings(Config{BaseURL: mustURL(t, tt.base)}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -238,7 +257,7 @@ func TestResolve(t *testing.T) {
 			t.Errorf("resolve(%q, %q) = %v, %v; want %s", tt.base, tt.ref, u, err, tt.want)
 		}
 	}
-	c, _ := New(Config{BaseURL: mustURL(t, "https://api.example.com")})
+	c, _ := New(withSettings(Config{BaseURL: mustURL(t, "https://api.example.com")}))
 	for _, bad := range []string{"ftp://x/y", "//other/x", "%zz"} {
 		if _, err := c.Do(context.Background(), Request{Stream: "s", URL: bad}); err == nil {
 			t.Errorf("Do(%q) succeeded", bad)
@@ -296,7 +315,7 @@ func TestRedirectOneSlot(t *testing.T) {
 	})
 	var paths []string
 	e := newEnv(t, srv.URL, func(c *Config) {
-		c.MaxInFlight = 1
+		c.Limit.MaxInFlight = 1
 		c.OnAttempt = func(_, _, path string, status int, _ time.Duration) { paths = append(paths, path) }
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)

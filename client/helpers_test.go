@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/tap-dev/tap/settings"
 )
 
 // t0 is the fake clock's start.
@@ -98,7 +100,7 @@ func newEnv(t *testing.T, base string, mod func(*Config)) *env {
 	if mod != nil {
 		mod(&cfg)
 	}
-	e.c, err = New(cfg)
+	e.c, err = New(withSettings(cfg))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,4 +167,51 @@ func (r secretsRedactor) Redact(s string) string {
 		s = strings.ReplaceAll(s, v, "REDACTED")
 	}
 	return s
+}
+
+// withSettings fills the settings a test leaves zero with their defaults,
+// read from the tap's registry of settings (package settings), as a run
+// is given them: the client itself fills in none.
+func withSettings(c Config) Config {
+	def := map[string]float64{}
+	for _, s := range settings.Settings() {
+		switch v := s.Default.(type) {
+		case int:
+			def[s.Name] = float64(v)
+		case float64:
+			def[s.Name] = v
+		}
+	}
+	ints := []struct {
+		v       *int
+		setting string
+	}{
+		{&c.Limit.Burst, "rate_limit.burst"},
+		{&c.Limit.MaxInFlight, "rate_limit.max_in_flight"},
+		{&c.MaxAttempts, "retry.max_attempts"},
+		{&c.BreakerThreshold, "circuit_breaker.threshold"},
+		{&c.BreakerMaxOpenings, "circuit_breaker.max_openings"},
+	}
+	for _, f := range ints {
+		if *f.v == 0 {
+			*f.v = int(def[f.setting])
+		}
+	}
+	durs := []struct {
+		v       *time.Duration
+		setting string
+		unit    time.Duration
+	}{
+		{&c.Limit.MaxRetryAfter, "retry.max_retry_after_s", time.Second},
+		{&c.BaseDelay, "retry.base_delay_ms", time.Millisecond},
+		{&c.MaxDelay, "retry.max_delay_ms", time.Millisecond},
+		{&c.Timeout, "request_timeout_s", time.Second},
+		{&c.BreakerCooldown, "circuit_breaker.cooldown_s", time.Second},
+	}
+	for _, f := range durs {
+		if *f.v == 0 {
+			*f.v = time.Duration(def[f.setting] * float64(f.unit))
+		}
+	}
+	return c
 }

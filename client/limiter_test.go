@@ -1,6 +1,8 @@
 package client
 
 import (
+	"github.com/tap-dev/tap/client/limit"
+
 	"context"
 	"errors"
 	"fmt"
@@ -29,10 +31,10 @@ func TestBucketBurst(t *testing.T) {
 			sent.Add(1)
 			return jsonResponse(r, 200, nil, "{}"), nil
 		})
-		c, err := New(Config{
+		c, err := New(withSettings(Config{
 			BaseURL: mustURL(t, "http://api.test"), Transport: rt,
-			RequestsPerSecond: 0.001, Burst: 4, MaxInFlight: 16,
-		})
+			Limit: limit.Config{RequestsPerSecond: 0.001, Burst: 4, MaxInFlight: 16},
+		}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -76,7 +78,7 @@ func TestBucketSpacing(t *testing.T) {
 		times = append(times, e.clock.Now())
 		return jsonResponse(r, 200, nil, "{}"), nil
 	})
-	e = newEnv(t, "http://api.test", func(c *Config) { c.Transport = rt; c.RequestsPerSecond = 4; c.Burst = 2 })
+	e = newEnv(t, "http://api.test", func(c *Config) { c.Transport = rt; c.Limit.RequestsPerSecond = 4; c.Limit.Burst = 2 })
 	for range 6 {
 		if _, err := e.c.Do(context.Background(), Request{URL: "/x"}); err != nil {
 			t.Fatal(err)
@@ -106,7 +108,7 @@ func TestMaxInFlight(t *testing.T) {
 			cur.Add(-1)
 			return jsonResponse(r, 200, nil, "{}"), nil
 		})
-		c, err := New(Config{BaseURL: mustURL(t, "http://api.test"), Transport: rt, MaxInFlight: 3})
+		c, err := New(withSettings(Config{BaseURL: mustURL(t, "http://api.test"), Transport: rt, Limit: limit.Config{MaxInFlight: 3}}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -192,9 +194,9 @@ func rateLimitHeadersNo429(t *testing.T, epoch bool, workers int) {
 	e := newEnv(t, "http://api.test", func(c *Config) {
 		c.Transport = api
 		c.Now, c.Sleep = nil, nil // the bubble's clock
-		c.RequestsPerSecond = 5
-		c.Burst = 3
-		c.MaxInFlight = 4
+		c.Limit.RequestsPerSecond = 5
+		c.Limit.Burst = 3
+		c.Limit.MaxInFlight = 4
 	})
 	var slowest rate.Limit = rate.Inf
 	var mu sync.Mutex
@@ -242,8 +244,8 @@ func TestWindowSlowdownKeepsEveryWindowFull(t *testing.T) {
 	api := &quotaAPI{limit: perWindow, window: time.Second, epoch: true, winStart: t0}
 	e = newEnv(t, "http://api.test", func(c *Config) {
 		c.Transport = api
-		c.RequestsPerSecond = 9
-		c.Burst = 1
+		c.Limit.RequestsPerSecond = 9
+		c.Limit.Burst = 1
 	})
 	api.now = e.clock.Now
 	byWindow := make([]int, windows+1)
@@ -298,7 +300,7 @@ func TestRemainingZeroWaitsForReset(t *testing.T) {
 // has to answer 429: the smallest Remaining of the window, minus the
 // attempts still out, never overestimates the budget.
 func TestRateLimitShuffledServer(t *testing.T) {
-	const limit, win = 4, 40 * time.Millisecond
+	const apiLimit, win = 4, 40 * time.Millisecond
 	var mu sync.Mutex
 	var winStart time.Time
 	used, ok, too := 0, 0, 0
@@ -313,15 +315,15 @@ func TestRateLimitShuffledServer(t *testing.T) {
 			used = 0
 		}
 		status := 200
-		if used < limit {
+		if used < apiLimit {
 			used++
 			ok++
 		} else {
 			status = 429
 			too++
 		}
-		w.Header().Set("X-RateLimit-Limit", strconv.Itoa(limit))
-		w.Header().Set("X-RateLimit-Remaining", strconv.Itoa(limit-used))
+		w.Header().Set("X-RateLimit-Limit", strconv.Itoa(apiLimit))
+		w.Header().Set("X-RateLimit-Remaining", strconv.Itoa(apiLimit-used))
 		w.Header().Set("X-RateLimit-Reset", strconv.FormatInt(winStart.Add(win).UnixMilli(), 10))
 		mu.Unlock()
 		time.Sleep(time.Duration(rnd.IntN(2000)) * time.Microsecond)
@@ -330,7 +332,7 @@ func TestRateLimitShuffledServer(t *testing.T) {
 		}
 		w.WriteHeader(status)
 	})
-	c, err := New(Config{BaseURL: mustURL(t, srv.URL), MaxInFlight: limit})
+	c, err := New(withSettings(Config{BaseURL: mustURL(t, srv.URL), Limit: limit.Config{MaxInFlight: apiLimit}}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -362,7 +364,7 @@ func TestWaitsByStreamAndKind(t *testing.T) {
 	rt := roundTripFunc(func(r *http.Request) (*http.Response, error) {
 		return jsonResponse(r, 200, nil, "{}"), nil
 	})
-	e := newEnv(t, "http://api.test", func(c *Config) { c.Transport = rt; c.RequestsPerSecond = 4; c.Burst = 1 })
+	e := newEnv(t, "http://api.test", func(c *Config) { c.Transport = rt; c.Limit.RequestsPerSecond = 4; c.Limit.Burst = 1 })
 	// a: no wait (burst), b: 250ms, a: 250ms, a: 250ms.
 	for _, s := range []string{"a", "b", "a", "a"} {
 		if _, err := e.c.Do(context.Background(), Request{Stream: s, URL: "/x"}); err != nil {
@@ -390,7 +392,7 @@ func TestSlotWaitAttributed(t *testing.T) {
 			}
 			return jsonResponse(r, 200, nil, "{}"), nil
 		})
-		c, err := New(Config{BaseURL: mustURL(t, "http://api.test"), Transport: rt, MaxInFlight: 1})
+		c, err := New(withSettings(Config{BaseURL: mustURL(t, "http://api.test"), Transport: rt, Limit: limit.Config{MaxInFlight: 1}}))
 		if err != nil {
 			t.Fatal(err)
 		}

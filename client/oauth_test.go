@@ -324,7 +324,7 @@ func TestOAuthTokenOutsideQuota(t *testing.T) {
 	})
 	e := newEnv(t, api.URL, func(c *Config) {
 		c.Auth = Auth{Type: "oauth2", OAuth: OAuth{TokenURL: o.URL + "/token", ClientID: "id"}}
-		c.DailyQuota = 1
+		c.Limit.DailyQuota = 1
 	})
 	if _, err := e.c.Do(context.Background(), Request{URL: "/data"}); err != nil {
 		t.Fatal(err)
@@ -420,7 +420,7 @@ func TestOAuthRotationKeptWhenInterrupted(t *testing.T) {
 // A token URL on the API's origin shares its daily quota.
 func TestOAuthTokenOnAPIOriginInQuota(t *testing.T) {
 	o := newOAuthServer(t, func(int, map[string]string) (int, string) { return 200, tokenAnswer("at", 3600, "") })
-	e := oauthEnv(t, o, OAuth{ClientID: "id"}, func(c *Config) { c.DailyQuota = 2 })
+	e := oauthEnv(t, o, OAuth{ClientID: "id"}, func(c *Config) { c.Limit.DailyQuota = 2 })
 	if _, err := e.c.Do(context.Background(), Request{URL: "/data"}); err != nil {
 		t.Fatal(err)
 	}

@@ -194,11 +194,11 @@ func (cs *call) retryAfter(o outcome, resp *http.Response, now time.Time) outcom
 	if !ok {
 		return o
 	}
-	if d > c.cfg.MaxRetryAfter {
+	if d > c.cfg.Limit.MaxRetryAfter {
 		o.v, o.err = vDefer, &DeferError{
 			Stream: cs.req.Stream,
 			Reason: fmt.Sprintf("API answered %s with Retry-After %s, more than retry.max_retry_after_s (%s)",
-				statusText(code), d, c.cfg.MaxRetryAfter),
+				statusText(code), d, c.cfg.Limit.MaxRetryAfter),
 			RetryAt: now.Add(d),
 		}
 		return o

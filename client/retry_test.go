@@ -240,7 +240,7 @@ func TestDefer(t *testing.T) {
 			w.Header().Set("Retry-After", "3600")
 			w.WriteHeader(429)
 		})
-		e := newEnv(t, srv.URL, func(c *Config) { c.MaxRetryAfter = 300 * time.Second })
+		e := newEnv(t, srv.URL, func(c *Config) { c.Limit.MaxRetryAfter = 300 * time.Second })
 		_, err := e.c.Do(context.Background(), Request{Stream: "orders", URL: "/v1/orders"})
 		var de *DeferError
 		if !errors.As(err, &de) {
@@ -261,7 +261,7 @@ func TestDefer(t *testing.T) {
 			}
 			io.WriteString(w, "{}")
 		})
-		e := newEnv(t, srv.URL, func(c *Config) { c.DailyQuota = 3 })
+		e := newEnv(t, srv.URL, func(c *Config) { c.Limit.DailyQuota = 3 })
 		for i := range 2 {
 			if _, err := e.c.Do(context.Background(), Request{Stream: "orders", URL: "/v1/orders"}); err != nil {
 				t.Fatalf("request %d: %v", i+1, err)
@@ -405,7 +405,7 @@ func TestCancelDuringRetryAfter(t *testing.T) {
 		rt := roundTripFunc(func(r *http.Request) (*http.Response, error) {
 			return jsonResponse(r, 429, http.Header{"Retry-After": {"200"}}, "{}"), nil
 		})
-		c, err := New(Config{BaseURL: mustURL(t, "http://api.test"), Transport: rt}) // real clock and sleep
+		c, err := New(withSettings(Config{BaseURL: mustURL(t, "http://api.test"), Transport: rt})) // real clock and sleep
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -49,7 +49,7 @@ func bubbleClient(t *testing.T, api *fakeAPI, mod func(*Config)) *Client {
 	if mod != nil {
 		mod(&cfg)
 	}
-	c, err := New(cfg)
+	c, err := New(withSettings(cfg))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +68,7 @@ func TestShared429PausesEveryStream(t *testing.T) {
 			}
 			return jsonResponse(r, 200, nil, "{}")
 		}}
-		c := bubbleClient(t, api, func(c *Config) { c.RequestsPerSecond = 10; c.MaxInFlight = 4 })
+		c := bubbleClient(t, api, func(c *Config) { c.Limit.RequestsPerSecond = 10; c.Limit.MaxInFlight = 4 })
 		var wg sync.WaitGroup
 		for _, s := range []string{"a", "b", "c"} {
 			wg.Go(func() {
@@ -111,10 +111,10 @@ func TestWeights(t *testing.T) {
 			return jsonResponse(r, 200, http.Header{"X-Mbx-Used-Weight-1m": {fmt.Sprint(used)}}, "{}")
 		}}
 		c := bubbleClient(t, api, func(c *Config) {
-			c.RequestsPerSecond = 10
-			c.Burst = 10
-			c.WeightPerMinute = 16
-			c.UsedWeightHeader = "X-MBX-USED-WEIGHT-1M"
+			c.Limit.RequestsPerSecond = 10
+			c.Limit.Burst = 10
+			c.Limit.WeightPerMinute = 16
+			c.Limit.UsedWeightHeader = "X-MBX-USED-WEIGHT-1M"
 		})
 		start := time.Now()
 		for range 3 {
@@ -135,7 +135,7 @@ func TestWeights(t *testing.T) {
 	})
 	synctest.Test(t, func(t *testing.T) {
 		api := &fakeAPI{answer: func(n int, r *http.Request) *http.Response { return jsonResponse(r, 200, nil, "{}") }}
-		c := bubbleClient(t, api, func(c *Config) { c.RequestsPerSecond = 2; c.Burst = 1 })
+		c := bubbleClient(t, api, func(c *Config) { c.Limit.RequestsPerSecond = 2; c.Limit.Burst = 1 })
 		start := time.Now()
 		for range 2 {
 			if _, err := c.Do(t.Context(), Request{Stream: "w", URL: "/x", Weight: 4}); err != nil {
@@ -160,8 +160,8 @@ func TestCostBudget(t *testing.T) {
 			return jsonResponse(r, 200, nil, `{"data":{},"extensions":{"cost":{"actualQueryCost":20}}}`)
 		}}
 		c := bubbleClient(t, api, func(c *Config) {
-			c.RequestsPerSecond = 0
-			c.Cost = limit.Cost{Points: 100, RestorePerS: 10, ActualPath: "extensions.cost.actualQueryCost"}
+			c.Limit.RequestsPerSecond = 0
+			c.Limit.Cost = limit.Cost{Points: 100, RestorePerS: 10, ActualPath: "extensions.cost.actualQueryCost"}
 		})
 		start := time.Now()
 		for range 7 {
@@ -187,8 +187,8 @@ func TestCostBudget(t *testing.T) {
 			return jsonResponse(r, 200, nil, `{"extensions":{"cost":{"actualQueryCost":10,"throttleStatus":{"currentlyAvailable":0}}}}`)
 		}}
 		c := bubbleClient(t, api, func(c *Config) {
-			c.RequestsPerSecond = 0
-			c.Cost = limit.Cost{Points: 1000, RestorePerS: 50, ActualPath: "extensions.cost.actualQueryCost",
+			c.Limit.RequestsPerSecond = 0
+			c.Limit.Cost = limit.Cost{Points: 1000, RestorePerS: 50, ActualPath: "extensions.cost.actualQueryCost",
 				RemainingPath: "extensions.cost.throttleStatus.currentlyAvailable"}
 		})
 		start := time.Now()
@@ -215,8 +215,8 @@ func TestCostBudgetRedirect(t *testing.T) {
 			return jsonResponse(r, 200, nil, `{"data":{},"extensions":{"cost":{"actualQueryCost":20}}}`)
 		}}
 		c := bubbleClient(t, api, func(c *Config) {
-			c.RequestsPerSecond = 0
-			c.Cost = limit.Cost{Points: 100, RestorePerS: 10, ActualPath: "extensions.cost.actualQueryCost"}
+			c.Limit.RequestsPerSecond = 0
+			c.Limit.Cost = limit.Cost{Points: 100, RestorePerS: 10, ActualPath: "extensions.cost.actualQueryCost"}
 		})
 		start := time.Now()
 		for range 6 {
@@ -262,7 +262,7 @@ func TestDailyQuotaAcrossRuns(t *testing.T) {
 				return jsonResponse(r, 200, nil, "{}"), nil
 			})
 			e := newEnv(t, "http://api.test", func(c *Config) {
-				c.Transport, c.DailyQuota, c.QuotaDay, c.QuotaUsed = rt, 3, tt.day, tt.used
+				c.Transport, c.Limit.DailyQuota, c.Limit.QuotaDay, c.Limit.QuotaUsed = rt, 3, tt.day, tt.used
 			})
 			var err error
 			for range 5 {
@@ -399,7 +399,7 @@ func TestRetriesAndTokens(t *testing.T) {
 				return jsonResponse(r, 200, nil, "{}")
 			}}
 			c := bubbleClient(t, api, func(c *Config) {
-				c.RequestsPerSecond, c.BaseDelay, c.MaxDelay = 1, 100*time.Millisecond, time.Second
+				c.Limit.RequestsPerSecond, c.BaseDelay, c.MaxDelay = 1, 100*time.Millisecond, time.Second
 				c.FreeRetries = tt.free
 			})
 			start := time.Now()

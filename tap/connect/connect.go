@@ -104,7 +104,7 @@ func Open(cfg *settings.Config, o Options) (*Conn, error) {
 		stop()
 		return nil, err
 	}
-	cc.Shared = shared
+	cc.Limit.Shared = shared
 	c, err := client.New(cc)
 	if err != nil {
 		closeShared()
@@ -168,20 +168,18 @@ func clientConfig(cfg *settings.Config, base *url.URL, o Options) (client.Config
 		BaseURL: base,
 		Auth: client.Auth{Type: a.Type, Token: a.Token, Username: a.Username, Password: a.Password,
 			Name: a.Name, Value: a.Value, In: a.In, OAuth: oauthOf(cfg, base, o.Keep)},
-		Headers:           cfg.Headers,
-		RequestsPerSecond: rl.RequestsPerSecond,
-		Burst:             rl.Burst,
-		MaxInFlight:       rl.MaxInFlight,
-		FreeRetries:       !rl.RetriesSpendTokens,
-		DailyQuota:        rl.DailyQuota,
-		WeightPerMinute:   rl.WeightPerMinute,
-		UsedWeightHeader:  rl.UsedWeightHeader,
-		Cost: limit.Cost{Points: rl.Cost.Points, RestorePerS: rl.Cost.RestorePerS,
-			ActualPath: rl.Cost.ActualPath, RemainingPath: rl.Cost.RemainingPath},
+		Headers: cfg.Headers,
+		Limit: limit.Config{
+			RequestsPerSecond: rl.RequestsPerSecond, Burst: rl.Burst, MaxInFlight: rl.MaxInFlight,
+			DailyQuota: rl.DailyQuota, WeightPerMinute: rl.WeightPerMinute, UsedWeightHeader: rl.UsedWeightHeader,
+			Cost: limit.Cost{Points: rl.Cost.Points, RestorePerS: rl.Cost.RestorePerS,
+				ActualPath: rl.Cost.ActualPath, RemainingPath: rl.Cost.RemainingPath},
+			MaxRetryAfter: time.Duration(r.MaxRetryAfterS) * time.Second,
+		},
+		FreeRetries:        !rl.RetriesSpendTokens,
 		MaxAttempts:        r.MaxAttempts,
 		BaseDelay:          time.Duration(r.BaseDelayMS) * time.Millisecond,
 		MaxDelay:           time.Duration(r.MaxDelayMS) * time.Millisecond,
-		MaxRetryAfter:      time.Duration(r.MaxRetryAfterS) * time.Second,
 		MaxRetryTime:       time.Duration(r.MaxTotalS * float64(time.Second)),
 		Timeout:            time.Duration(cfg.RequestTimeoutS * float64(time.Second)),
 		BreakerThreshold:   cfg.CircuitBreaker.Threshold,
@@ -198,7 +196,7 @@ func clientConfig(cfg *settings.Config, base *url.URL, o Options) (client.Config
 			return cc, &settings.InputError{File: "state", Err: err}
 		}
 		if ok {
-			cc.QuotaDay, cc.QuotaUsed = day, used
+			cc.Limit.QuotaDay, cc.Limit.QuotaUsed = day, used
 		}
 	}
 	return cc, nil

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -178,5 +179,66 @@ func TestOpenOAuth(t *testing.T) {
 	}
 	if len(kept) != 1 || kept[0] == "" || kept[0] == "rt-first" {
 		t.Errorf("kept %q, want the one rotated refresh token", kept)
+	}
+}
+
+// TestClientDefaultsFromOnePlace: the defaults of the client's settings
+// are written once, in the registry of settings; the client fills in none
+// of them (client.TestNewValidation). A config that sets none of them
+// hands the client the registry's values, unit for unit.
+func TestClientDefaultsFromOnePlace(t *testing.T) {
+	path := t.TempDir() + "/config.json"
+	if err := os.WriteFile(path, []byte(`{"base_url": "https://api.example.com", "streams": [{"name": "s", "path": "/s", "schema": {"type": "object", "properties": {"id": {"type": "integer"}}}}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := settings.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cc, err := clientConfig(cfg, &url.URL{Scheme: "https", Host: "api.example.com"}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	def := map[string]float64{}
+	for _, s := range settings.Settings() {
+		switch v := s.Default.(type) {
+		case int:
+			def[s.Name] = float64(v)
+		case float64:
+			def[s.Name] = v
+		}
+	}
+	for _, tt := range []struct {
+		setting string
+		got     float64 // in the setting's unit
+	}{
+		{"rate_limit.requests_per_second", cc.Limit.RequestsPerSecond},
+		{"rate_limit.burst", float64(cc.Limit.Burst)},
+		{"rate_limit.max_in_flight", float64(cc.Limit.MaxInFlight)},
+		{"rate_limit.daily_quota", float64(cc.Limit.DailyQuota)},
+		{"rate_limit.weight_per_minute", float64(cc.Limit.WeightPerMinute)},
+		{"rate_limit.cost.points", cc.Limit.Cost.Points},
+		{"retry.max_retry_after_s", cc.Limit.MaxRetryAfter.Seconds()},
+		{"retry.max_attempts", float64(cc.MaxAttempts)},
+		{"retry.base_delay_ms", float64(cc.BaseDelay.Milliseconds())},
+		{"retry.max_delay_ms", float64(cc.MaxDelay.Milliseconds())},
+		{"retry.max_total_s", cc.MaxRetryTime.Seconds()},
+		{"request_timeout_s", cc.Timeout.Seconds()},
+		{"circuit_breaker.threshold", float64(cc.BreakerThreshold)},
+		{"circuit_breaker.cooldown_s", cc.BreakerCooldown.Seconds()},
+		{"circuit_breaker.max_openings", float64(cc.BreakerMaxOpenings)},
+	} {
+		want, ok := def[tt.setting]
+		if !ok {
+			t.Errorf("%s: the registry shows no default", tt.setting)
+		} else if tt.got != want {
+			t.Errorf("%s unset: the client is given %v, the registry's default is %v", tt.setting, tt.got, want)
+		}
+	}
+	if cc.FreeRetries {
+		t.Error("rate_limit.retries_spend_tokens unset (default true): the client is told retries are free")
+	}
+	if _, err := client.New(cc); err != nil {
+		t.Errorf("the client refuses the registry's defaults: %v", err)
 	}
 }
