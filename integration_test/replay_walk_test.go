@@ -209,3 +209,75 @@ func TestReplayWindowLetter(t *testing.T) {
 		t.Errorf("letters left: %v", ls)
 	}
 }
+
+// A parent record with a null or missing key cannot fill its child's
+// path: by default (on_schema_violation dead_letter) it is a request
+// letter of the child and the other parents' children are read; replay
+// keeps the letter (the key is still missing); with fail it stops the
+// run, as before.
+func TestParentWithoutKey(t *testing.T) {
+	t.Parallel()
+	api := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch {
+		case r.URL.Path == "/users":
+			fmt.Fprint(w, `{"data":[{"id":1,"team":1},{"id":2,"team":null},{"id":4},{"id":3,"team":3}]}`)
+		case strings.HasPrefix(r.URL.Path, "/teams/"):
+			fmt.Fprintf(w, `{"data":[{"id":%s1}]}`, strings.TrimPrefix(r.URL.Path, "/teams/"))
+		default:
+			http.NotFound(w, r)
+		}
+	})
+	obj := func(props ...string) map[string]any {
+		p := map[string]any{}
+		for _, name := range props {
+			p[name] = map[string]any{"type": []string{"integer", "null"}}
+		}
+		return map[string]any{"type": "object", "properties": p}
+	}
+	cfg := tapConfig(serve(t, api), []any{
+		map[string]any{"name": "users", "path": "/users", "records_path": "data", "primary_key": []string{"id"},
+			"pagination": map[string]any{"type": "none"}, "schema": obj("id", "team")},
+		map[string]any{"name": "members", "path": "/teams/{team}", "records_path": "data", "primary_key": []string{"id"},
+			"parent": map[string]any{"stream": "users", "key": "team", "as": "team_id"}, "pagination": map[string]any{"type": "none"},
+			"schema": obj("id", "team_id")},
+	})
+	d := newTapDir(t, cfg)
+	r := d.sync(newLoader(t), time.Minute)
+	if r.code != 0 {
+		t.Fatalf("run exit %d, want 0; stderr:\n%s", r.code, r.stderr)
+	}
+	if got, want := recordIDs(t, r.stdout), []string{"members:11", "members:31", "users:1", "users:2", "users:3", "users:4"}; !slices.Equal(got, want) {
+		t.Errorf("records %v, want %v", got, want)
+	}
+	ls := letters(t, d)
+	if len(ls) != 2 {
+		t.Fatalf("%d letters, want 2 (one per parent without a key): %v", len(ls), ls)
+	}
+	for _, l := range ls {
+		ctx, _ := l["context"].(map[string]any)
+		v, has := ctx["team_id"]
+		if l["kind"] != "request" || l["stream"] != "members" || !has || v != nil ||
+			!strings.Contains(fmt.Sprint(l["error"]), `a record of parent stream "users" has no "team" to fill the path: it is null or missing`) {
+			t.Errorf("letter %v, want a request letter of members with context {team_id: null} saying why", l)
+		}
+	}
+	if want := `WARN a parent record has no key; its child records are not read, and a dead letter says so stream=members`; !strings.Contains(string(r.stderr), want) {
+		t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+	}
+
+	rr := runTap(t, d.dir, time.Minute, nil, "replay", "--config", "config.json", "--dead-letters", "dead_letter.jsonl")
+	if rr.code != 0 {
+		t.Fatalf("replay exit %d; stderr:\n%s", rr.code, rr.stderr)
+	}
+	if ls := letters(t, d); len(ls) != 2 {
+		t.Errorf("after replay %d letters, want both kept", len(ls))
+	}
+
+	cfg["on_schema_violation"] = "fail"
+	d.writeConfig(cfg)
+	r = runTap(t, d.dir, time.Minute, nil, "--config", "config.json")
+	if want := `stream "members": a record of parent stream "users" has no "team" to fill the path`; r.code != 1 || !strings.Contains(string(r.stderr), want) {
+		t.Errorf("on_schema_violation fail: exit %d, want 1 and %q; stderr:\n%s", r.code, want, r.stderr)
+	}
+}

@@ -346,6 +346,10 @@ func (p *Plan) Windows() []keys.Window { return p.windows }
 // Sorted reports whether the stream is still taken as sorted.
 func (p *Plan) Sorted() bool { return p.sorted && !p.fullTable }
 
+// ErrNoParentKey is the error of Partition for a parent record whose
+// parent.key is null or missing: no request can be made for it.
+var ErrNoParentKey = errors.New("it is null or missing")
+
 // Partition is one parent record's share of a child stream.
 type Partition struct {
 	// Context names the parent record: {parent.as (or parent.key): value}.
@@ -369,7 +373,7 @@ func (p *Plan) Partition(parent map[string]any) (Partition, error) {
 	}
 	key := parent[par.Key]
 	if key == nil {
-		return Partition{}, fmt.Errorf("stream %q: a record of parent stream %q has no %q to fill the path", p.def.Name, par.Stream, par.Key)
+		return Partition{}, fmt.Errorf("stream %q: a record of parent stream %q has no %q to fill the path: %w", p.def.Name, par.Stream, par.Key, ErrNoParentKey)
 	}
 	text := fmt.Sprint(key)
 	name := par.Key

@@ -1,12 +1,16 @@
 package tap
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/tap-dev/tap/client"
+	"github.com/tap-dev/tap/records"
+	"github.com/tap-dev/tap/settings"
 	"github.com/tap-dev/tap/streams"
 	"github.com/tap-dev/tap/streams/decoder"
 	"github.com/tap-dev/tap/streams/pages"
@@ -287,6 +291,34 @@ func (e *engine) fetcher(n *node) streams.Fetch {
 	}
 }
 
+// noParentKey settles a parent record whose key is null or missing, so no
+// request of child stream c can be made for it: a fault of the record, as
+// on_schema_violation says — by default a request letter of c, so that one
+// such record does not stop the other parents' children; emit logs it;
+// fail fails the run. c's bookmark is not held: no request failed.
+func (e *engine) noParentKey(c *node, err error) error {
+	d := c.def
+	switch e.cfg.OnSchemaViolation {
+	case settings.ViolationFail:
+		return err
+	case settings.ViolationEmit:
+		e.log.Warn("a parent record has no key; its child records are not read", "stream", d.Name, "error", err.Error())
+		return nil
+	}
+	name := d.Parent.Key
+	if d.Parent.As != "" {
+		name = d.Parent.As
+	}
+	l := records.RequestLetter{Stream: d.Name, Context: map[string]any{name: nil},
+		Method: cmp.Or(strings.ToUpper(d.Method), "GET"), URL: d.Path, Error: err.Error(), Time: e.now()}
+	if werr := e.dead.Request(l); werr != nil {
+		return errors.Join(err, werr)
+	}
+	c.counts.DeadLetters.Add(1)
+	e.log.Warn("a parent record has no key; its child records are not read, and a dead letter says so", "stream", d.Name, "error", err.Error())
+	return nil
+}
+
 // walkChild walks a child stream once for one parent record, its path
 // placeholders filled from the parent's key; from, when set, is where the
 // last run stopped inside this walk.
@@ -295,6 +327,9 @@ func (e *engine) walkChild(ctx context.Context, c *node, parent map[string]any, 
 		return nil
 	}
 	part, err := c.plan.Partition(parent)
+	if errors.Is(err, streams.ErrNoParentKey) {
+		return e.noParentKey(c, err)
+	}
 	if err != nil {
 		return err
 	}
