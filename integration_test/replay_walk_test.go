@@ -281,3 +281,67 @@ func TestParentWithoutKey(t *testing.T) {
 		t.Errorf("on_schema_violation fail: exit %d, want 1 and %q; stderr:\n%s", r.code, want, r.stderr)
 	}
 }
+
+// An API whose next links echo our api_key: a walk dead-lettered on its
+// page 2 keeps that page (the key left out of the letter), so replay
+// reads from page 2 on and writes no record twice.
+func TestReplayFromAnEchoedSecretPage(t *testing.T) {
+	t.Parallel()
+	var broken atomic.Bool
+	broken.Store(true)
+	api := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("api_key") != sentinel {
+			http.Error(w, `{"error":"no key"}`, http.StatusUnauthorized)
+			return
+		}
+		page, _ := strconv.Atoi(r.URL.Query().Get("page"))
+		page = max(page, 1)
+		if page == 2 && broken.Load() {
+			http.Error(w, `{"error":"down"}`, http.StatusInternalServerError)
+			return
+		}
+		if page < 3 {
+			w.Header().Set("Link", fmt.Sprintf(`</items?page=%d&api_key=%s>; rel="next"`, page+1, sentinel))
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"data":[{"id":%d},{"id":%d}]}`, 2*page-1, 2*page)
+	})
+	cfg := tapConfig(serve(t, api), []any{
+		map[string]any{"name": "items", "path": "/items", "records_path": "data", "primary_key": []string{"id"},
+			"pagination":         map[string]any{"type": "link_header"},
+			"on_request_failure": "dead_letter",
+			"schema":             map[string]any{"type": "object", "properties": map[string]any{"id": map[string]any{"type": "integer"}}}},
+	})
+	cfg["auth"] = map[string]any{"type": "api_key", "name": "api_key", "value": sentinel, "in": "query"}
+	cfg["retry"] = map[string]any{"max_attempts": 2, "base_delay_ms": 1, "max_delay_ms": 2}
+	d := newTapDir(t, cfg)
+	r := d.sync(newLoader(t), time.Minute)
+	if r.code != 0 {
+		t.Fatalf("run exit %d, want 0; stderr:\n%s", r.code, r.stderr)
+	}
+	if got, want := recordIDs(t, r.stdout), []string{"items:1", "items:2"}; !slices.Equal(got, want) {
+		t.Errorf("run records %v, want %v", got, want)
+	}
+	ls := letters(t, d)
+	if len(ls) != 1 {
+		t.Fatalf("%d letters, want 1", len(ls))
+	}
+	resume, _ := ls[0]["resume"].(map[string]any)
+	req, _ := resume["request"].(map[string]any)
+	if req["url"] != "/items?page=2" {
+		t.Errorf("letter's resume %v, want page 2 without the key", ls[0]["resume"])
+	}
+
+	broken.Store(false)
+	rr := runTap(t, d.dir, time.Minute, nil, "replay", "--config", "config.json", "--dead-letters", "dead_letter.jsonl")
+	d.checkSecrets(rr)
+	if rr.code != 0 {
+		t.Fatalf("replay exit %d; stderr:\n%s", rr.code, rr.stderr)
+	}
+	if got, want := recordIDs(t, rr.stdout), []string{"items:3", "items:4", "items:5", "items:6"}; !slices.Equal(got, want) {
+		t.Errorf("replay records %v, want %v: from page 2 on, nothing the run wrote", got, want)
+	}
+	if ls := letters(t, d); len(ls) != 0 {
+		t.Errorf("letters left: %v", ls)
+	}
+}

@@ -2,6 +2,7 @@ package records
 
 import (
 	"maps"
+	"net/url"
 	"reflect"
 	"slices"
 	"strings"
@@ -103,11 +104,7 @@ func (d *DeadLetters) Request(r RequestLetter) error {
 		l.Context, _ = d.redact.Value(r.Context).(map[string]any)
 	}
 	if r.Resume != nil {
-		// A page position that held a secret cannot be sent again
-		// masked: without it replay reads the walk from its start.
-		if v, _ := d.redact.Value(r.Resume).(map[string]any); reflect.DeepEqual(v, r.Resume) {
-			l.Resume = v
-		}
+		l.Resume = d.keptResume(r.Resume)
 	}
 	if r.WindowStart != "" || r.WindowEnd != "" {
 		l.Window = &letterWindow{Start: r.WindowStart, End: r.WindowEnd}
@@ -116,6 +113,64 @@ func (d *DeadLetters) Request(r RequestLetter) error {
 		l.ErrorType = "transient"
 	}
 	return d.append(r.Stream, KindRequest, l)
+}
+
+// mask is what a Redactor puts in a secret's place (settings.Mask).
+const mask = "REDACTED"
+
+// keptResume is the resume object a letter keeps of the page that
+// failed. A query parameter or header that holds a secret — an API's next
+// link echoing our api_key — is left out: the client sends its own
+// credentials again. A position that still holds one (a cursor made of
+// it) cannot be sent again masked, and is left out whole: replay then
+// reads the walk from its start.
+func (d *DeadLetters) keptResume(r map[string]any) map[string]any {
+	// A value that is a secret and nothing more: one that also holds a
+	// position (a cursor made of a secret) is not ours to drop.
+	holds := func(s string) bool {
+		m := d.redact.Redact(s)
+		return m != s && strings.ReplaceAll(m, mask, "") == ""
+	}
+	clean := func(v map[string]any) bool {
+		m, _ := d.redact.Value(v).(map[string]any)
+		return reflect.DeepEqual(m, v)
+	}
+	if clean(r) {
+		return r
+	}
+	out := maps.Clone(r)
+	req, _ := r["request"].(map[string]any)
+	req = maps.Clone(req)
+	out["request"] = req
+	if raw, ok := req["url"].(string); ok {
+		if u, err := url.Parse(raw); err == nil && u.RawQuery != "" {
+			q := u.Query()
+			for k, vs := range q {
+				if slices.ContainsFunc(vs, holds) {
+					q.Del(k)
+				}
+			}
+			u.RawQuery = q.Encode()
+			req["url"] = u.String()
+		}
+	}
+	for _, field := range []string{"query", "header"} {
+		m, ok := req[field].(map[string]any)
+		if !ok {
+			continue
+		}
+		m = maps.Clone(m)
+		for k, vs := range m {
+			if list, _ := vs.([]any); slices.ContainsFunc(list, func(v any) bool { s, _ := v.(string); return holds(s) }) {
+				delete(m, k)
+			}
+		}
+		req[field] = m
+	}
+	if clean(out) {
+		return out
+	}
+	return nil
 }
 
 // cut keeps the first MaxLetterBody bytes of s, on a rune boundary.

@@ -95,3 +95,45 @@ func TestRequestLetterResume(t *testing.T) {
 		t.Errorf("letters:\n%s", b)
 	}
 }
+
+// A secret the API echoed into the failed page's query (an api_key in
+// its next link) is left out of the letter's resume, the position kept:
+// the client sends its credentials again, and replay starts at that page.
+func TestRequestLetterResumeWithoutEchoedSecret(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		request map[string]any
+		want    string // the letter's resume, "" for none
+	}{
+		{name: "in the url", request: map[string]any{"method": "GET", "url": "/items?page=2&api_key=s3cret"},
+			want: `"resume":{"pages":3,"request":{"method":"GET","url":"/items?page=2"}}`},
+		{name: "in the query", request: map[string]any{"method": "GET", "url": "/items", "query": map[string]any{"cursor": []any{"c2"}, "key": []any{"s3cret"}}},
+			want: `"resume":{"pages":3,"request":{"method":"GET","query":{"cursor":["c2"]},"url":"/items"}}`},
+		{name: "in a header", request: map[string]any{"method": "GET", "url": "/items?page=2", "header": map[string]any{"X-Key": []any{"s3cret"}}},
+			want: `"resume":{"pages":3,"request":{"header":{},"method":"GET","url":"/items?page=2"}}`},
+		{name: "in the body", request: map[string]any{"method": "POST", "url": "/items", "body": `{"after":"s3cret"}`}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "dead.jsonl")
+			d := NewDeadLetters(path, testRun, redactor{"s3cret"})
+			resume := map[string]any{"request": c.request, "pages": int64(3)}
+			if err := d.Request(RequestLetter{Stream: "items", Method: "GET", URL: "/items", Resume: resume}); err != nil {
+				t.Fatal(err)
+			}
+			d.Close()
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(string(b), "s3cret") {
+				t.Errorf("the secret in the letter: %s", b)
+			}
+			if c.want == "" && strings.Contains(string(b), `"resume"`) || c.want != "" && !strings.Contains(string(b), c.want) {
+				t.Errorf("letter:\n%s\nwant %s", b, c.want)
+			}
+			if _, ok := resume["request"].(map[string]any)["header"]; c.name == "in a header" && !ok {
+				t.Error("the caller's resume was changed")
+			}
+		})
+	}
+}
