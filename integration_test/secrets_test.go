@@ -90,6 +90,33 @@ func TestResumeURLOnAnotherHostRefused(t *testing.T) {
 	}
 }
 
+// A dead letter whose resume position is on another host is not
+// fetched by replay, as a --state one is not: the letter is kept, with a
+// WARN naming the field.
+func TestReplayResumeOnAnotherHostRefused(t *testing.T) {
+	t.Parallel()
+	api := startHost(t, "127.0.0.1", rowsHandler(1, 2))
+	evil := startHost(t, "127.0.0.2", rowsHandler(7, 9))
+	d := newTapDir(t, tapConfig(api.URL, []any{itemsStream()}))
+	letter := fmt.Sprintf(`{"kind": "request", "stream": "items", "context": null, "resume": {"request": {"method": "GET", "url": %q}, "pages": 1}, "request": {"method": "GET", "url": "/items", "body": ""}}`+"\n", evil.URL+"/items?page=2")
+	writeFile(t, filepath.Join(d.dir, "dead_letter.jsonl"), []byte(letter))
+	r := runTap(t, d.dir, time.Minute, nil, "replay", "--config", "config.json", "--dead-letters", "dead_letter.jsonl")
+	d.checkSecrets(r)
+	if r.code != 0 {
+		t.Errorf("exit %d, want 0; stderr:\n%s", r.code, r.stderr)
+	}
+	want := "resume.request.url: points to another host (" + strings.TrimPrefix(evil.URL, "http://") + ") than base_url"
+	if !strings.Contains(string(r.stderr), "WARN dead letter kept") || !strings.Contains(string(r.stderr), want) {
+		t.Errorf("stderr does not say the letter is kept and %q:\n%s", want, r.stderr)
+	}
+	if n := evil.hits.Load(); n != 0 {
+		t.Errorf("the other host got %d requests", n)
+	}
+	if b, _ := os.ReadFile(filepath.Join(d.dir, "dead_letter.jsonl")); string(b) != letter {
+		t.Errorf("letters after replay:\n%s\nwant the letter kept", b)
+	}
+}
+
 // assertNone fails the test for each form found in any of the outputs.
 func assertNone(t *testing.T, outputs map[string][]byte, forms ...string) {
 	t.Helper()

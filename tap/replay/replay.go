@@ -21,6 +21,7 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -78,6 +79,13 @@ func Run(ctx context.Context, f inputs.Files, lettersPath string, stdout, stderr
 	}
 	defer os.Remove(side)
 	defer r.Close()
+	// A letter's resume position is followed on base_url's origin only, as
+	// one from --state is: a letter file could otherwise send the stream's
+	// credentials, and take its records, from any host.
+	var base *url.URL // nil for embedded://demo: its address changes every run
+	if cfg.BaseURL != settings.DemoURL {
+		base, _ = url.Parse(cfg.BaseURL) // checked with the config
+	}
 	var keep [][]byte
 	sum := replaySummary{letters: len(lines)}
 	// The same request dead-lettered by several runs (its bookmark held,
@@ -94,7 +102,7 @@ func Run(ctx context.Context, f inputs.Files, lettersPath string, stdout, stderr
 			continue
 		}
 		before := r.DeadLetters()
-		done, err := replayLetter(ctx, r, l)
+		done, err := replayLetter(ctx, r, l, base)
 		if err != nil {
 			log.Warn("dead letter kept", "file", lettersPath, "line", i+1, "error", err)
 		}
@@ -222,7 +230,7 @@ func readLetters(path string) ([]letterLine, int64, error) {
 
 // replayLetter replays one letter; done says the letter is settled (its
 // records written, or a new letter written in its place).
-func replayLetter(ctx context.Context, r *tap.Replayer, l letterLine) (done bool, err error) {
+func replayLetter(ctx context.Context, r *tap.Replayer, l letterLine, base *url.URL) (done bool, err error) {
 	name, _ := l.m["stream"].(string)
 	switch {
 	case l.m == nil:
@@ -237,7 +245,7 @@ func replayLetter(ctx context.Context, r *tap.Replayer, l letterLine) (done bool
 		extracted, _ := time.Parse(time.RFC3339Nano, fmt.Sprint(l.m["time_extracted"]))
 		return true, r.Record(name, rec, extracted)
 	case l.kind == records.KindRequest:
-		w, err := walkOf(name, l.m)
+		w, err := walkOf(name, l.m, base)
 		if err != nil {
 			return false, err
 		}
@@ -250,8 +258,9 @@ func replayLetter(ctx context.Context, r *tap.Replayer, l letterLine) (done bool
 }
 
 // walkOf reads what a request letter asks to read again: its parent (the
-// context), window, bookmark and the page that failed.
-func walkOf(stream string, m map[string]any) (tap.Walk, error) {
+// context), window, bookmark and the page that failed, which must be on
+// base's origin (pages.Resume.CheckOrigin).
+func walkOf(stream string, m map[string]any, base *url.URL) (tap.Walk, error) {
 	w := tap.Walk{Stream: stream, Bookmark: m["bookmark"]}
 	w.Context, _ = m["context"].(map[string]any)
 	if wm, ok := m["window"].(map[string]any); ok {
@@ -264,6 +273,9 @@ func walkOf(stream string, m map[string]any) (tap.Walk, error) {
 	}
 	if t, ok := m["resume"].(map[string]any); ok {
 		r, err := pages.ResumeFromTree(t)
+		if err == nil {
+			err = r.CheckOrigin(base)
+		}
 		if err != nil {
 			return w, fmt.Errorf("resume.%w", err)
 		}

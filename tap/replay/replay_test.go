@@ -3,6 +3,7 @@ package replay
 import (
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -112,6 +113,14 @@ func TestWalkOf(t *testing.T) {
 		},
 		{name: "window not a time", letter: `{"window": {"start": "monday", "end": "2026-01-03T00:00:00Z"}}`, wantErr: "window: "},
 		{name: "resume without a request", letter: `{"resume": {"pages": 4}}`, wantErr: "resume."},
+		{name: "resume on base_url's origin", letter: `{"resume": {"request": {"method": "GET", "url": "http://127.0.0.1:8080/s?page=7"}}}`,
+			check: func(t *testing.T, w walkFields) {
+				if w.ResumeURL != "http://127.0.0.1:8080/s?page=7" {
+					t.Errorf("walk %+v, want to resume at page 7", w)
+				}
+			}},
+		{name: "resume on another host", letter: `{"resume": {"request": {"method": "GET", "url": "http://127.0.0.2:8080/s?page=7"}}}`,
+			wantErr: "resume.request.url: points to another host (127.0.0.2:8080) than base_url"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -119,7 +128,7 @@ func TestWalkOf(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			w, err := walkOf("s", v.(map[string]any))
+			w, err := walkOf("s", v.(map[string]any), &url.URL{Scheme: "http", Host: "127.0.0.1:8080"})
 			if tt.wantErr != "" {
 				if err == nil || !strings.HasPrefix(err.Error(), tt.wantErr) {
 					t.Fatalf("error %v, want one starting %q", err, tt.wantErr)
