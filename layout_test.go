@@ -67,6 +67,7 @@ func TestPaginationTypesOwnTheirNames(t *testing.T) {
 		"PageNone": {
 			"streams/async.go":  "an async stream does not page",
 			"streams/format.go": "a streamed body is one unpaged request",
+			"streams/feed.go":   "a feed reads messages, not pages",
 		},
 	}
 	fset := token.NewFileSet()

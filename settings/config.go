@@ -42,6 +42,7 @@ type Config struct {
 	Retry              Retry                `json:"retry"`
 	OnStatus           map[string]string    `json:"on_status"`
 	CircuitBreaker     CircuitBreaker       `json:"circuit_breaker"`
+	Feed               FeedLimits           `json:"feed"`
 	RequestTimeoutS    float64              `json:"request_timeout_s"`
 	MaxParallelStreams int                  `json:"max_parallel_streams"`
 	MaxPages           int                  `json:"max_pages"`
@@ -134,6 +135,13 @@ type Cost struct {
 	RestorePerS   float64 `json:"restore_per_s"`
 	ActualPath    string  `json:"actual_path"`
 	RemainingPath string  `json:"remaining_path"`
+}
+
+// FeedLimits is the feed block: the limits of every feed stream that
+// its own feed block does not set.
+type FeedLimits struct {
+	IdleTimeoutS  float64 `json:"idle_timeout_s"`
+	MaxReconnects int     `json:"max_reconnects"`
 }
 
 // CircuitBreaker is the circuit_breaker block.

@@ -187,6 +187,7 @@ func TestLoadAppliesRegistryDefaults(t *testing.T) {
 		"rate_limit.cost.remaining_path": cfg.RateLimit.Cost.RemainingPath, "retry.max_total_s": cfg.Retry.MaxTotalS,
 		"circuit_breaker.threshold": cfg.CircuitBreaker.Threshold, "circuit_breaker.cooldown_s": cfg.CircuitBreaker.CooldownS,
 		"circuit_breaker.max_openings": cfg.CircuitBreaker.MaxOpenings,
+		"feed.idle_timeout_s":          cfg.Feed.IdleTimeoutS, "feed.max_reconnects": cfg.Feed.MaxReconnects,
 	}
 	for _, s := range Settings() {
 		if s.Default == nil {

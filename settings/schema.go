@@ -73,6 +73,16 @@ func (c *Config) checkStreams(file string) error {
 	}
 	for i := range c.Streams {
 		d := &c.Streams[i]
+		if f := d.Feed; f != nil && f.Backfill != nil {
+			switch b := c.Stream(f.Backfill.Stream); {
+			case b == nil:
+				return fmt.Errorf("stream %q: feed.backfill.stream: no stream named %q (the REST stream that serves a range of seqs)", d.Name, f.Backfill.Stream)
+			case b.Feed != nil:
+				return fmt.Errorf("stream %q: feed.backfill.stream: %q is a feed; name a REST stream", d.Name, f.Backfill.Stream)
+			case b.Parent != nil || b.Async != nil:
+				return fmt.Errorf("stream %q: feed.backfill.stream: %q must be a top-level REST stream (not a child, not async)", d.Name, f.Backfill.Stream)
+			}
+		}
 		if d.Parent == nil {
 			continue
 		}

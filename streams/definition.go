@@ -49,6 +49,9 @@ type Definition struct {
 	SoftDelete *SoftDelete `json:"soft_delete"`
 	Deletes    *Deletes    `json:"deletes"`
 	Reconcile  *Reconcile  `json:"reconcile"`
+	// Feed makes the stream read a message feed (websocket, sse,
+	// ndjson) instead of pages.
+	Feed *Feed `json:"feed"`
 	// Schema is a path to a JSON Schema file (relative to the file that
 	// defines the stream) or an inline schema object. The tap resolves it
 	// when it loads the config; streams only sees the decoded form.
@@ -143,7 +146,12 @@ func (d *Definition) Check() error {
 	if strings.TrimSpace(d.Name) == "" {
 		return bad("name", "is required (a non-empty string)")
 	}
-	if d.Path == "" && (d.Async == nil || d.Async.Create.Path == "") {
+	if d.Feed != nil {
+		if err := d.checkFeed(); err != nil {
+			return err
+		}
+	}
+	if d.Path == "" && d.Feed == nil && (d.Async == nil || d.Async.Create.Path == "") {
 		return bad("path", "is required (e.g. \"/v1/orders\")")
 	}
 	switch strings.ToUpper(d.Method) {

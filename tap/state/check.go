@@ -125,6 +125,11 @@ func (st *State) checkLocked(cfg *settings.Config) error {
 		if err := checkResume(field, b, base); err != nil {
 			return err
 		}
+		if d.Feed != nil {
+			if err := checkSeq(field, b); err != nil {
+				return err
+			}
+		}
 		if d.ReplicationKey == "" {
 			continue
 		}
