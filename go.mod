@@ -3,6 +3,7 @@ module github.com/tap-dev/tap
 go 1.26.0
 
 require (
+	github.com/coder/websocket v1.8.15
 	github.com/expr-lang/expr v1.17.8
 	github.com/getkin/kin-openapi v0.153.0
 	github.com/google/go-cmp v0.7.0

@@ -223,6 +223,7 @@ func TestImportArrows(t *testing.T) {
 		{"tap/state", "client", "the state is data: the run, not its state, talks to the API"},
 		{"tap/splice", "tap", "the run reads its pages through splice; splice knows pages, not the run"},
 		{"tap/splice", "client", "splice reads the bodies the run fetches"},
+		{"tap/feed", "tap", "the run drives a feed through its Sink; the feed knows its protocol and its sequence, not the run"},
 		{"client", "streams", "paginators plan requests, the run sends them"},
 	}
 	checked := 0

@@ -28,6 +28,10 @@ import (
 type transport struct {
 	c    *Client
 	base http.RoundTripper
+	// long marks the transport of Streaming: its Timeout covers the
+	// answer's headers only, and the in-flight slot is let go once they
+	// are in, so a feed open for hours holds neither.
+	long bool
 }
 
 // attempt is the bookkeeping of one round trip.
@@ -49,6 +53,7 @@ type attempt struct {
 	sp       limit.Spend
 	limited  bool
 	costDone bool
+	stream   string // the stream of a Streaming request (cs is nil)
 	// cancelled: the caller's context ended before a response came. The
 	// caller no longer wanted it (a look-ahead page, a stopped run): not
 	// a failure of the API, so not reported to OnAttempt.
@@ -106,6 +111,12 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 
 	actx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
+	var headers *time.Timer // the long transport's timeout, until the headers
+	if t.long {
+		cancel() // not used: the attempt's context has no deadline
+		actx, cancel = context.WithCancel(ctx)
+		headers = time.AfterFunc(c.cfg.Timeout, cancel)
+	}
 	out := req.Clone(actx)
 	if !tokenCall {
 		c.authorize(out)
@@ -115,7 +126,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	a := &attempt{
 		c: c, cs: cs, parent: ctx, ctx: actx, cancel: cancel, release: release, ticket: tk,
-		start: c.now(), path: c.red.scrub(req.URL.EscapedPath()), sp: sp, limited: limited,
+		start: c.now(), path: c.red.scrub(req.URL.EscapedPath()), sp: sp, limited: limited, stream: streamOf(ctx),
 	}
 	if cs != nil {
 		cs.attempt = a
@@ -154,13 +165,35 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if resp.Body == nil {
 		resp.Body = http.NoBody
 	}
+	if headers != nil && !headers.Stop() {
+		// The timeout fired as the headers came: the body's reads
+		// would fail on its context.
+		resp.Body.Close()
+		if limited {
+			c.lim.Settle(sp, nil, 0)
+		}
+		tk.done(failing)
+		c.stats.status(0)
+		a.finish()
+		return nil, &timeoutError{d: c.cfg.Timeout}
+	}
 	c.stats.status(resp.StatusCode)
 	if limited {
 		c.lim.Settle(sp, resp.Header, resp.StatusCode)
 	}
 	a.status = resp.StatusCode
 	resp.Request = req // not out: it carries the credentials
-	resp.Body = &attemptBody{rc: resp.Body, a: a}
+	body := &attemptBody{rc: resp.Body, a: a}
+	resp.Body = body
+	if t.long {
+		a.release()
+		a.release = func() {}
+		a.resolve(statusHealth(resp.StatusCode))
+		if rw, ok := body.rc.(io.ReadWriteCloser); ok && resp.StatusCode == http.StatusSwitchingProtocols {
+			// A websocket's upgraded connection is written too.
+			resp.Body = &attemptConn{attemptBody: body, w: rw}
+		}
+	}
 	return resp, nil
 }
 
@@ -181,7 +214,7 @@ func (a *attempt) finish() {
 		}
 		a.cancel()
 		if f := a.c.cfg.OnAttempt; f != nil && !a.cancelled {
-			stream, method := "", ""
+			stream, method := a.stream, ""
 			if a.cs != nil {
 				stream, method = a.cs.req.Stream, a.cs.method
 			}
@@ -210,6 +243,14 @@ func (b *attemptBody) Close() error {
 	b.a.finish()
 	return err
 }
+
+// attemptConn is the body of a 101 answer: the upgraded connection.
+type attemptConn struct {
+	*attemptBody
+	w io.Writer
+}
+
+func (c *attemptConn) Write(p []byte) (int, error) { return c.w.Write(p) }
 
 // authorize adds the auth and default headers to a request for BaseURL's
 // origin (scheme, host and port), and makes sure a request anywhere else

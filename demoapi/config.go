@@ -72,6 +72,18 @@ type Config struct {
 	Weights         map[string]int `json:"weights"`            // [1 each] weight by route name ("bars": 5)
 	CostPoints      float64        `json:"cost_points"`        // [0 = off] GraphQL cost budget
 	CostRestorePerS float64        `json:"cost_restore_per_s"` // its restore rate, points a second
+	// Feeds (feed.go): trades numbered 1..FeedTrades over a websocket,
+	// SSE and NDJSON, and their history at /v1/trades. Each fault fires
+	// once: on the first connection that reaches its seq.
+	FeedTrades       int  `json:"feed_trades"`        // [1000]
+	FeedIntervalMS   int  `json:"feed_interval_ms"`   // [0] between two trades
+	FeedHeartbeatMS  int  `json:"feed_heartbeat_ms"`  // [200]
+	FeedNoEnd        bool `json:"feed_no_end"`        // after the last trade, heartbeats only, no end message
+	FeedDrop         int  `json:"feed_drop"`          // [0 = off] this seq is lost
+	FeedSilenceAfter int  `json:"feed_silence_after"` // [0 = off] after this seq, the connection stays open and silent
+	FeedCloseAfter   int  `json:"feed_close_after"`   // [0 = off] after this seq, the connection is cut
+	FeedReplay       int  `json:"feed_replay"`        // [0] a reconnect starts this many seqs early: duplicates
+	FeedMute         bool `json:"feed_mute"`          // the first connection is accepted and never sent anything
 	// OAuth, when set, serves /oauth/token and makes the data endpoints
 	// want its access tokens (or Token, when set too).
 	OAuth *OAuth `json:"oauth"`
@@ -132,6 +144,13 @@ func (c Config) resolve() (settings, error) {
 		{"teapot_after", &c.TeapotAfter, 0},
 		{"retry_after_s", &c.RetryAfterS, 0},
 		{"max_page_size", &c.MaxPageSize, defaultMaxPageSize},
+		{"feed_trades", &c.FeedTrades, 1000},
+		{"feed_interval_ms", &c.FeedIntervalMS, 0},
+		{"feed_heartbeat_ms", &c.FeedHeartbeatMS, 200},
+		{"feed_drop", &c.FeedDrop, 0},
+		{"feed_silence_after", &c.FeedSilenceAfter, 0},
+		{"feed_close_after", &c.FeedCloseAfter, 0},
+		{"feed_replay", &c.FeedReplay, 0},
 	}
 	for _, f := range counts {
 		if *f.v < 0 {

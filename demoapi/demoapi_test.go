@@ -486,7 +486,8 @@ func TestConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Config{Seed: 1, Customers: 500, Orders: 200, Events: 5000, Invoices: 300, Tickets: 250, Issues: 300, BarsDays: 730,
-		DataEnd: "2026-11-01T00:00:00Z", SpanDays: 1095, LateRate: 0.02, SlowMS: 5000, MaxPageSize: 1000, Throttle429S: 3}
+		DataEnd: "2026-11-01T00:00:00Z", SpanDays: 1095, LateRate: 0.02, SlowMS: 5000, MaxPageSize: 1000, Throttle429S: 3,
+		FeedTrades: 1000, FeedHeartbeatMS: 200}
 	if diff := cmp.Diff(want, s.cfg.Config); diff != "" {
 		t.Errorf("defaults (-want +got):\n%s", diff)
 	}

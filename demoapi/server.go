@@ -50,6 +50,8 @@ type Server struct {
 
 	oauth *oauthState // nil unless cfg.OAuth is set
 
+	feeds feedFaults // feed.go
+
 	srvMu sync.Mutex
 	srv   *http.Server
 }
@@ -221,6 +223,14 @@ func (s *Server) route(r *http.Request) route {
 		return route{"bars", http.MethodGet, (*Server).bars}
 	case "/graphql":
 		return route{"graphql", http.MethodPost, (*Server).graphqlBilled}
+	case "/v1/feed/ws":
+		return route{"feed_ws", http.MethodGet, (*Server).feedWS}
+	case "/v1/feed/sse":
+		return route{"feed_sse", http.MethodGet, (*Server).feedSSE}
+	case "/v1/feed/ndjson":
+		return route{"feed_ndjson", http.MethodGet, (*Server).feedNDJSON}
+	case "/v1/trades":
+		return route{"trades", http.MethodGet, (*Server).trades}
 	default:
 		if strings.HasPrefix(p, "/v1/orders/") && strings.HasSuffix(p, "/items") {
 			return route{"order_items", http.MethodGet, (*Server).orderItems}

@@ -137,7 +137,7 @@ func newEngine(cfg *Config, sel *catalog.Selection, st *state.State, out output.
 	e.byName = byName
 	for i := range cfg.Streams {
 		d := &cfg.Streams[i]
-		n := &node{counts: metrics.Stream{Name: d.Name}, def: d, selected: sel.Selected(d.Name), dropped: sel.Dropped(d.Name), fullTable: sel.FullTable(d.Name)}
+		n := &node{counts: metrics.Stream{Name: d.Name, Feed: d.Feed != nil}, def: d, selected: sel.Selected(d.Name), dropped: sel.Dropped(d.Name), fullTable: sel.FullTable(d.Name)}
 		n.numeric = settings.KeyKind(cfg.Schemas[d.Name], d.ReplicationKey) == "number"
 		if d.Pagination.RepeatsRows() && len(d.PrimaryKey) > 0 {
 			n.seen = map[string]struct{}{}
@@ -296,6 +296,9 @@ func (e *engine) syncStream(ctx context.Context, n *node) error {
 	d, p := n.def, n.plan
 	if e.shard.I != 0 && p.Windows() == nil {
 		return nil // shard 0 reads the streams that are not chunked
+	}
+	if d.Feed != nil {
+		return e.syncFeed(ctx, n) // tap/feed
 	}
 	if n.selected && d.FullTableVersioning && p.FullTable() && e.recordLimit == 0 {
 		if n.resume != nil && n.resume.Version != 0 {

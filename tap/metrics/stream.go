@@ -34,6 +34,10 @@ type Stream struct {
 	// in (Secret).
 	Secrets atomic.Int64
 
+	// Feed is set for a feed stream: its counters are in its lines.
+	Feed                                                   bool
+	FeedGaps, FeedSilences, FeedReconnects, FeedBackfilled atomic.Int64
+
 	mu            sync.Mutex
 	secretsWarned map[string]bool // "stream\x00field" already warned of
 
@@ -106,6 +110,10 @@ func (r Reporter) StreamDone(s *Stream, w client.Waits) {
 	if c := s.Secrets.Load(); c > 0 {
 		attrs = append(attrs, "secrets_masked", c)
 	}
+	if s.Feed {
+		attrs = append(attrs, "feed_gaps", s.FeedGaps.Load(), "feed_silences", s.FeedSilences.Load(),
+			"feed_reconnects", s.FeedReconnects.Load(), "feed_backfilled", s.FeedBackfilled.Load())
+	}
 	attrs = append(attrs, "requests", s.Requests.Load(),
 		"wait_slot_s", Seconds(w.WaitSlot), "wait_bucket_s", Seconds(w.WaitBucket),
 		"wait_retry_after_s", Seconds(w.WaitRetryAfter), "wait_backoff_s", Seconds(w.WaitBackoff))
@@ -118,4 +126,10 @@ func (r Reporter) counters(s *Stream) {
 	tags := map[string]any{"endpoint": s.Name}
 	r.Counter("record_count", s.Records.Load(), tags)
 	r.Counter("http_request_count", s.Requests.Load(), tags)
+	if s.Feed {
+		r.Counter("feed_gaps", s.FeedGaps.Load(), tags)
+		r.Counter("feed_silences", s.FeedSilences.Load(), tags)
+		r.Counter("feed_reconnects", s.FeedReconnects.Load(), tags)
+		r.Counter("feed_backfilled", s.FeedBackfilled.Load(), tags)
+	}
 }

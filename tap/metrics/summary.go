@@ -43,6 +43,10 @@ func (r *Run) Summary(elapsed time.Duration, st client.Stats, deadLetters int, d
 		for i := range row.ByClass {
 			row.ByClass[i] = s.ByClass[i].Load()
 		}
+		if s.Feed {
+			row.Feed, row.Gaps, row.Silences = true, s.FeedGaps.Load(), s.FeedSilences.Load()
+			row.Reconnects, row.Backfilled = s.FeedReconnects.Load(), s.FeedBackfilled.Load()
+		}
 		rows = append(rows, row)
 	}
 	// One message: Singer's stderr writes it a line each, Airbyte one LOG.

@@ -16,6 +16,10 @@ type Row struct {
 	Waits                    client.Waits
 	DeadLetters              int64
 	Drift                    int // findings of the drift report
+	// Feed marks a feed stream's row, with its counters: gaps,
+	// silences, reconnects, backfilled records.
+	Feed                                   bool
+	Gaps, Silences, Reconnects, Backfilled int64
 }
 
 // Table renders rows as a table a person reads: a column per
@@ -37,11 +41,22 @@ func Table(rows []Row) string {
 		header = append(header, classes[i])
 	}
 	header = append(header, "retries", "slot_s", "bucket_s", "retry_after_s", "backoff_s", "breaker_s", "dead_letters", "drift")
+	feeds := false // a run without feeds shows no feed columns
+	for _, r := range rows {
+		feeds = feeds || r.Feed
+	}
+	if feeds {
+		header = append(header, "feed_gaps", "feed_silences", "feed_reconnects", "feed_backfilled")
+	}
 	cells := [][]string{header}
 	var total Row
 	total.Stream = "total"
 	for _, r := range rows {
-		cells = append(cells, r.cells(seen))
+		cells = append(cells, r.cells(seen, feeds))
+		total.Gaps += r.Gaps
+		total.Silences += r.Silences
+		total.Reconnects += r.Reconnects
+		total.Backfilled += r.Backfilled
 		total.Records += r.Records
 		total.Pages += r.Pages
 		total.Requests += r.Requests
@@ -58,7 +73,7 @@ func Table(rows []Row) string {
 		total.Drift += r.Drift
 	}
 	if len(rows) > 1 {
-		cells = append(cells, total.cells(seen))
+		cells = append(cells, total.cells(seen, feeds))
 	}
 	width := make([]int, len(header))
 	for _, row := range cells {
@@ -84,15 +99,19 @@ func Table(rows []Row) string {
 	return b.String()
 }
 
-func (r Row) cells(classes []int) []string {
+func (r Row) cells(classes []int, feeds bool) []string {
 	out := []string{r.Stream, itoa(r.Records), itoa(r.Pages), itoa(r.Requests)}
 	for _, i := range classes {
 		out = append(out, itoa(r.ByClass[i]))
 	}
-	return append(out, itoa(int64(r.Retries)),
+	out = append(out, itoa(int64(r.Retries)),
 		Seconds(r.Waits.WaitSlot), Seconds(r.Waits.WaitBucket), Seconds(r.Waits.WaitRetryAfter),
 		Seconds(r.Waits.WaitBackoff), Seconds(r.Waits.WaitBreaker),
 		itoa(r.DeadLetters), itoa(int64(r.Drift)))
+	if feeds {
+		out = append(out, itoa(r.Gaps), itoa(r.Silences), itoa(r.Reconnects), itoa(r.Backfilled))
+	}
+	return out
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }

@@ -1,0 +1,520 @@
+// Package feed reads a stream's message feed — a websocket, server-sent
+// events or one long response of JSON lines — with the guarantees of a
+// page walk: every record written once and in sequence order, a gap
+// never written past, a silent connection found and reconnected from the
+// last good seq, and a batch run that ends by its rules with its place
+// (the last seq written) checkpointed. The run gives it a Sink (the
+// record pipeline and the STATE) and the client's streaming connection;
+// the feed knows its protocol and its sequence, not the run.
+package feed
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/tap-dev/tap/codec"
+	"github.com/tap-dev/tap/streams"
+)
+
+// Sink is where a feed's records go: the run's record pipeline and its
+// STATE.
+type Sink interface {
+	// Record takes one record, numbered seq, through the pipeline.
+	Record(rec map[string]any, seq int64) error
+	// Checkpoint says every record up to seq is written.
+	Checkpoint(seq int64) error
+	// Backfill reads the records of seqs from..to (both included) from
+	// the REST stream of feed.backfill, handing each to each.
+	Backfill(ctx context.Context, from, to int64, each func(rec any) error) error
+}
+
+// Clock is the feed's time: the tests give one that needs no sleep.
+type Clock interface {
+	Now() time.Time
+	After(d time.Duration) <-chan time.Time
+}
+
+type wallClock struct{}
+
+func (wallClock) Now() time.Time                         { return time.Now() }
+func (wallClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
+
+// Counts are the counters a feed adds to, the run's.
+type Counts struct {
+	Received, Records, Dupes   *atomic.Int64
+	Gaps, Silences, Reconnects *atomic.Int64
+	Backfilled                 *atomic.Int64
+}
+
+// Config is a feed compiled for a run.
+type Config struct {
+	Stream string
+	Def    *streams.Feed
+	// URL is the feed's absolute http(s) URL (a websocket's too), with
+	// the stream's params; the resume parameter is added per connection.
+	URL *url.URL
+	// HTTP sends the connections: the run's client, streaming.
+	HTTP *http.Client
+	// Shown and Scrub mask credentials in what is logged.
+	Shown func(*url.URL) string
+	Scrub func(string) string
+
+	Idle                time.Duration // no message for this long: a dead connection
+	MaxReconnects       int
+	BaseDelay, MaxDelay time.Duration // of the reconnects' backoff
+	// CheckpointEvery bounds the time between two checkpoints while
+	// records arrive [1s]; Batch, the records [1000].
+	CheckpointEvery time.Duration
+	Batch           int64
+
+	Sink   Sink
+	Counts Counts
+	Log    *slog.Logger
+	Clock  Clock          // [the wall clock]
+	Rand   func() float64 // uniform in [0, 1), for the backoff's jitter
+}
+
+// Runner reads one feed. It is used by one goroutine.
+type Runner struct {
+	cfg   Config
+	types map[string]kind
+	seq   sequencer
+	watch *watch
+
+	pending int64     // records written since the last checkpoint
+	lastCP  time.Time // of the last checkpoint
+	written int64     // records written in this run
+}
+
+type kind int
+
+const (
+	other kind = iota
+	record
+	heartbeat
+	end
+)
+
+// New checks nothing (the definition was checked at load) and compiles
+// the message types.
+func New(cfg Config) *Runner {
+	if cfg.Clock == nil {
+		cfg.Clock = wallClock{}
+	}
+	if cfg.Batch <= 0 {
+		cfg.Batch = 1000
+	}
+	if cfg.CheckpointEvery <= 0 {
+		cfg.CheckpointEvery = time.Second
+	}
+	r := &Runner{cfg: cfg, types: map[string]kind{}}
+	for _, t := range cfg.Def.RecordTypes {
+		r.types[t] = record
+	}
+	for _, t := range cfg.Def.HeartbeatTypes {
+		r.types[t] = heartbeat
+	}
+	for _, t := range cfg.Def.EndTypes {
+		r.types[t] = end
+	}
+	return r
+}
+
+// Error is a feed that failed: the stream, and why. Its place is the
+// last seq written, checkpointed.
+type Error struct {
+	Stream string
+	Err    error
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("stream %q: feed: %v", e.Stream, e.Err) }
+func (e *Error) Unwrap() error { return e.Err }
+
+// outcome is how one connection ended.
+type outcome int
+
+const (
+	reconnect outcome = iota // lost, silent or a gap: connect again from the next seq
+	finished                 // a stop rule or an end message: the run's batch is done
+)
+
+// Run reads the feed from the seq after last until a stop rule or an end
+// message (nil), ctx's end (its error), or a failure (*Error). Every
+// return checkpoints the last seq written first.
+func (r *Runner) Run(ctx context.Context, last int64) error {
+	c := r.cfg
+	r.seq = sequencer{last: last}
+	now := c.Clock.Now()
+	var stopAfter, stopIdle time.Duration
+	if s := c.Def.Stop; true {
+		stopAfter, stopIdle = seconds(s.AfterS), seconds(s.IdleS)
+	}
+	r.watch = newWatch(c.Idle, stopAfter, stopIdle, now)
+	r.lastCP = now
+	reconnects, failures := 0, 0
+	for {
+		out, heard, err := r.connection(ctx)
+		if err == nil && out == finished {
+			return r.checkpoint()
+		}
+		if ctx.Err() != nil {
+			return errors.Join(r.checkpoint(), ctx.Err())
+		}
+		if cerr := r.checkpoint(); cerr != nil {
+			return cerr
+		}
+		if err != nil && (final(err) || errors.As(err, new(*Error))) {
+			return r.fail(err)
+		}
+		if heard {
+			failures = 0
+		} else {
+			failures++
+		}
+		if reconnects >= c.MaxReconnects {
+			why := "the connection ended"
+			if err != nil {
+				why = err.Error()
+			}
+			return r.fail(fmt.Errorf("gave up after %d reconnects (feed.max_reconnects); STATE holds seq %d; last: %s", reconnects, r.seq.last, why))
+		}
+		reconnects++
+		c.Counts.Reconnects.Add(1)
+		wait := backoff(failures, c.BaseDelay, c.MaxDelay, r.rand())
+		c.Log.Info("reconnecting to the feed", "stream", c.Stream, "from_seq", r.seq.next(), "reconnect", reconnects, "wait_s", fmt.Sprintf("%.3f", wait.Seconds()))
+		select {
+		case <-ctx.Done():
+			return errors.Join(r.checkpoint(), ctx.Err())
+		case <-c.Clock.After(wait):
+		}
+	}
+}
+
+func (r *Runner) rand() float64 {
+	if r.cfg.Rand == nil {
+		return 0.5
+	}
+	return r.cfg.Rand()
+}
+
+func (r *Runner) fail(err error) error {
+	var fe *Error
+	if errors.As(err, &fe) {
+		return err
+	}
+	return &Error{Stream: r.cfg.Stream, Err: err}
+}
+
+func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+
+// frame is what a connection's reader hands on.
+type frame struct {
+	b   []byte
+	err error
+}
+
+// connection reads one connection from the next seq until it ends;
+// heard says it delivered a message.
+func (r *Runner) connection(ctx context.Context) (out outcome, heard bool, err error) {
+	c := r.cfg
+	from := r.seq.next()
+	conn, err := r.open(ctx, from)
+	if err != nil {
+		c.Log.Warn("cannot connect to the feed", "stream", c.Stream, "from_seq", from, "error", c.Scrub(err.Error()))
+		return reconnect, false, err
+	}
+	frames := make(chan frame, 256)
+	done := make(chan struct{})
+	defer func() {
+		close(done)
+		conn.close()
+	}()
+	go func() {
+		for {
+			b, err := conn.read()
+			select {
+			case frames <- frame{b, err}:
+			case <-done:
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	r.watch.connected(c.Clock.Now())
+	at, _ := r.watch.next()
+	timer := r.arm(at)
+	for {
+		select {
+		case <-ctx.Done():
+			return reconnect, heard, ctx.Err()
+		case <-timer:
+			now := c.Clock.Now()
+			switch r.watch.due(now) {
+			case silent:
+				c.Counts.Silences.Add(1)
+				c.Log.Warn("the feed went silent: no message, not even a heartbeat, within the idle timeout; reconnecting", "stream", c.Stream,
+					"last_seq", r.seq.last, "idle_timeout_s", c.Idle.Seconds())
+				return reconnect, heard, errors.New("the feed went silent")
+			case stopAfter:
+				c.Log.Info("the feed's run ends: stop.after_s", "stream", c.Stream, "last_seq", r.seq.last)
+				return finished, heard, nil
+			case stopIdle:
+				c.Log.Info("the feed's run ends: no record within stop.idle_s", "stream", c.Stream, "last_seq", r.seq.last)
+				return finished, heard, nil
+			}
+			if r.pending > 0 && now.Sub(r.lastCP) >= c.CheckpointEvery {
+				if err := r.checkpoint(); err != nil {
+					return reconnect, heard, r.fail(err)
+				}
+			}
+			at, _ := r.watch.next()
+			timer = r.arm(at)
+		case f := <-frames:
+			if f.err != nil {
+				c.Log.Warn("the feed's connection ended; reconnecting", "stream", c.Stream, "last_seq", r.seq.last, "error", c.Scrub(f.err.Error()))
+				return reconnect, heard, f.err
+			}
+			heard = true
+			now := c.Clock.Now()
+			r.watch.message(now)
+			if f.b == nil {
+				continue
+			}
+			out, done, err := r.message(ctx, f.b, now)
+			if err != nil || done {
+				return out, heard, err
+			}
+		}
+	}
+}
+
+// arm is a timer for at; re-armed only when it fires, not per message.
+func (r *Runner) arm(at time.Time) <-chan time.Time {
+	if at.IsZero() {
+		return nil
+	}
+	d := at.Sub(r.cfg.Clock.Now())
+	if d > r.cfg.CheckpointEvery {
+		d = r.cfg.CheckpointEvery // checkpoints of a slow feed come on time
+	}
+	return r.cfg.Clock.After(d)
+}
+
+// message handles one message; done says the connection is to end, with
+// out.
+func (r *Runner) message(ctx context.Context, b []byte, now time.Time) (out outcome, done bool, err error) {
+	c := r.cfg
+	d := c.Def
+	v, err := codec.DecodeRecords(b)
+	if err != nil {
+		return reconnect, true, r.fail(fmt.Errorf("a message is not JSON: %w", err))
+	}
+	k := record
+	if d.TypePath != "" {
+		t, _ := streams.Lookup(v, d.TypePath)
+		ts := fmt.Sprint(t)
+		switch kk, ok := r.types[ts]; {
+		case ok:
+			k = kk
+		case len(d.RecordTypes) > 0:
+			k = other
+		}
+	}
+	switch k {
+	case heartbeat:
+		if r.pending > 0 {
+			return reconnect, false, r.checkpoint() // the feed is caught up
+		}
+		return reconnect, false, nil
+	case end:
+		c.Log.Info("the feed's run ends: an end message", "stream", c.Stream, "last_seq", r.seq.last)
+		return finished, true, nil
+	case other:
+		return reconnect, false, nil
+	}
+	c.Counts.Received.Add(1)
+	m, ok := v.(map[string]any)
+	if !ok {
+		return reconnect, true, r.fail(fmt.Errorf("a record message is not a JSON object (got a JSON %s)", codec.TypeName(v)))
+	}
+	seq, err := seqOf(m, d.SeqPath)
+	if err != nil {
+		return reconnect, true, r.fail(err)
+	}
+	switch r.seq.judge(seq) {
+	case dupe:
+		c.Counts.Dupes.Add(1)
+		return reconnect, false, nil
+	case gap:
+		c.Counts.Gaps.Add(1)
+		c.Log.Warn("a gap in the feed: seqs are missing", "stream", c.Stream, "expected", r.seq.next(), "got", seq, "on_gap", d.GapRule())
+		switch d.GapRule() {
+		case streams.GapFail:
+			return reconnect, true, r.fail(fmt.Errorf("a gap: expected seq %d, got %d (feed.on_gap fail); STATE holds seq %d", r.seq.next(), seq, r.seq.last))
+		case streams.GapReconnect:
+			return reconnect, true, nil
+		}
+		if err := r.backfill(ctx, seq-1); err != nil {
+			return reconnect, true, err
+		}
+		if r.seq.judge(seq) != write {
+			c.Log.Warn("the backfill left seqs missing; reconnecting from the first", "stream", c.Stream, "from_seq", r.seq.next())
+			return reconnect, true, nil
+		}
+	}
+	if err := r.write(m, seq, now); err != nil {
+		return reconnect, true, err
+	}
+	if max := d.Stop.MaxRecords; max > 0 && r.written >= max {
+		c.Log.Info("the feed's run ends: stop.max_records", "stream", c.Stream, "last_seq", r.seq.last)
+		return finished, true, nil
+	}
+	if r.pending >= c.Batch || now.Sub(r.lastCP) >= c.CheckpointEvery {
+		if err := r.checkpoint(); err != nil {
+			return reconnect, true, err
+		}
+	}
+	return reconnect, false, nil
+}
+
+func (r *Runner) write(m map[string]any, seq int64, now time.Time) error {
+	if err := r.cfg.Sink.Record(m, seq); err != nil {
+		return r.fail(err)
+	}
+	r.seq.wrote(seq)
+	r.pending++
+	r.written++
+	r.watch.record(now)
+	return nil
+}
+
+// backfill reads the seqs from the next one to to from the REST stream
+// and writes those it got in order, up to the first still missing.
+func (r *Runner) backfill(ctx context.Context, to int64) error {
+	c := r.cfg
+	from := r.seq.next()
+	got := map[int64]map[string]any{}
+	err := c.Sink.Backfill(ctx, from, to, func(rec any) error {
+		m, ok := rec.(map[string]any)
+		if !ok {
+			return fmt.Errorf("a record of backfill stream %q is not a JSON object", c.Def.Backfill.Stream)
+		}
+		seq, err := seqOf(m, c.Def.SeqPath)
+		if err != nil {
+			return fmt.Errorf("backfill stream %q: %w", c.Def.Backfill.Stream, err)
+		}
+		if seq >= from && seq <= to {
+			got[seq] = m
+		}
+		return nil
+	})
+	if err != nil {
+		return r.fail(fmt.Errorf("backfilling seqs %d to %d: %w", from, to, err))
+	}
+	now := c.Clock.Now()
+	for s := from; s <= to; s++ {
+		m, ok := got[s]
+		if !ok {
+			break
+		}
+		if err := r.write(m, s, now); err != nil {
+			return err
+		}
+		c.Counts.Backfilled.Add(1)
+	}
+	c.Log.Info("backfilled a gap of the feed", "stream", c.Stream, "from", from, "to", to, "records", r.seq.last-from+1)
+	return nil
+}
+
+func (r *Runner) checkpoint() error {
+	r.lastCP = r.cfg.Clock.Now()
+	if r.pending == 0 {
+		return nil
+	}
+	r.pending = 0
+	return r.cfg.Sink.Checkpoint(r.seq.last)
+}
+
+// seqOf reads a message's sequence number: an integer at path.
+func seqOf(m map[string]any, path string) (int64, error) {
+	v, ok := streams.Lookup(m, path)
+	if n, isNum := v.(json.Number); ok && isNum {
+		if i, err := strconv.ParseInt(n.String(), 10, 64); err == nil {
+			return i, nil
+		}
+	}
+	return 0, fmt.Errorf("a record message has no integer at seq_path %q (got %s)", path, codec.TypeName(v))
+}
+
+// open connects asking for the feed from seq from.
+func (r *Runner) open(ctx context.Context, from int64) (conn, error) {
+	c := r.cfg
+	u := *c.URL
+	header := http.Header{}
+	if p := c.Def.ResumeParam; p != "" {
+		q := u.Query()
+		q.Set(p, strconv.FormatInt(from, 10))
+		u.RawQuery = q.Encode()
+	}
+	switch c.Def.Protocol {
+	case streams.FeedWebSocket:
+		sub, err := subscribe(c.Def.Subscribe, from)
+		if err != nil {
+			return nil, err
+		}
+		return openWS(ctx, c.HTTP, u.String(), header, sub, c.Idle, c.Scrub)
+	case streams.FeedSSE:
+		header.Set("Accept", "text/event-stream")
+		header.Set("Cache-Control", "no-cache")
+		if from > 1 {
+			header.Set("Last-Event-ID", strconv.FormatInt(from-1, 10))
+		}
+	default:
+		header.Set("Accept", "application/x-ndjson")
+	}
+	return openHTTP(ctx, c.HTTP, u.String(), header, c.Def.Protocol, c.Scrub)
+}
+
+// subscribe is the websocket's subscribe message with {from_seq} filled:
+// a string that is only the placeholder becomes the number.
+func subscribe(raw json.RawMessage, from int64) ([]byte, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	v, err := codec.Decode(raw)
+	if err != nil {
+		return nil, err
+	}
+	n := strconv.FormatInt(from, 10)
+	var fill func(any) any
+	fill = func(v any) any {
+		switch x := v.(type) {
+		case string:
+			if x == streams.FromSeqVar {
+				return json.Number(n)
+			}
+			return strings.ReplaceAll(x, streams.FromSeqVar, n)
+		case map[string]any:
+			for k, e := range x {
+				x[k] = fill(e)
+			}
+		case []any:
+			for i, e := range x {
+				x[i] = fill(e)
+			}
+		}
+		return v
+	}
+	return json.Marshal(fill(v))
+}
