@@ -87,6 +87,10 @@ type Config struct {
 	// OAuth, when set, serves /oauth/token and makes the data endpoints
 	// want its access tokens (or Token, when set too).
 	OAuth *OAuth `json:"oauth"`
+	// Accounts, when set, configures /v1/accounts, the table that
+	// changes between runs (accounts.go); it is served with its defaults
+	// without.
+	Accounts *Accounts `json:"accounts"`
 }
 
 // Defaults of the fields whose zero value does not mean "off".
@@ -191,6 +195,19 @@ func (c Config) resolve() (settings, error) {
 		}
 		if *f.v == 0 {
 			*f.v = f.def
+		}
+	}
+	if a := c.Accounts; a != nil {
+		for _, f := range []struct {
+			name string
+			v    int
+		}{{"count", a.Count}, {"generation", a.Generation}, {"list_delay_ms", a.ListDelayMS}} {
+			if f.v < 0 {
+				return settings{}, bad("accounts."+f.name, "must not be negative, got %d", f.v)
+			}
+		}
+		if a.Count > 1_000_000 || a.Generation > 20 {
+			return settings{}, bad("accounts", "count is at most 1000000 and generation at most 20, got %d and %d", a.Count, a.Generation)
 		}
 	}
 	if err := c.checkLimits(); err != nil {

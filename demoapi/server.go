@@ -221,6 +221,10 @@ func (s *Server) route(r *http.Request) route {
 		return route{"tickets", http.MethodGet, (*Server).tickets}
 	case "/v1/bars":
 		return route{"bars", http.MethodGet, (*Server).bars}
+	case "/v1/accounts":
+		return route{"accounts", http.MethodGet, (*Server).accountsList}
+	case "/v1/accounts/deletions":
+		return route{"account_deletions", http.MethodGet, (*Server).accountDeletions}
 	case "/graphql":
 		return route{"graphql", http.MethodPost, (*Server).graphqlBilled}
 	case "/v1/feed/ws":
@@ -234,6 +238,9 @@ func (s *Server) route(r *http.Request) route {
 	default:
 		if strings.HasPrefix(p, "/v1/orders/") && strings.HasSuffix(p, "/items") {
 			return route{"order_items", http.MethodGet, (*Server).orderItems}
+		}
+		if strings.HasPrefix(p, "/v1/accounts/") {
+			return route{"account", http.MethodGet, (*Server).accountByID}
 		}
 		if rt, ok := s.reportRoute(p); ok {
 			return rt
