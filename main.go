@@ -27,7 +27,7 @@ import (
 const usage = `tap — a declarative Singer tap and Airbyte source
 
 Singer:
-  tap --config CONFIG [--state STATE] [--catalog CATALOG | --properties CATALOG] [--shard I/N]
+  tap --config CONFIG [--state STATE] [--catalog CATALOG | --properties CATALOG] [--shard I/N] [--reconcile]
   tap --config CONFIG --discover
   tap --about [--format json|markdown|meltano]
   tap --version
@@ -75,6 +75,9 @@ Flags:
                       only the SCHEMA messages
   --shard I/N         read only the chunk windows whose index is I modulo N of each chunked
                       stream, and the other streams only when I is 0; one state file per shard
+  --reconcile         reconcile now every stream with a reconcile block (its keys listed and
+                      compared: deletion records for the keys gone, the missed rows fetched),
+                      whatever its every_runs; Singer sync only
   --version           print "tap VERSION"
   --log-level LEVEL   debug, info, warn or error (default: the config's log_level, info)
   --help              this text
@@ -134,6 +137,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&version, "version", false, "")
 	fs.Var(&test, "test", "")
 	fs.StringVar(&shard, "shard", "", "")
+	fs.BoolVar(&f.Reconcile, "reconcile", false, "")
 	args = slices.Clone(args)
 	for i, a := range args {
 		if a == "--test" || a == "-test" {
@@ -166,6 +170,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return badUsage(cmd, stdout, stderr, "give --catalog or --properties, not both")
 		}
 		f.Catalog = properties
+	}
+	if f.Reconcile && (cmd != "" || test != "" || discover || infer != "") {
+		return badUsage(cmd, stdout, stderr, "--reconcile: is for a Singer sync (tap --config CONFIG --reconcile) only")
 	}
 	var err error
 	switch {

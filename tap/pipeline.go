@@ -79,6 +79,9 @@ func (e *engine) emit(n *node, m map[string]any, extracted time.Time, part strea
 			return err
 		}
 	}
+	if err := e.marked(n, m, extracted); err != nil {
+		return err
+	}
 	if n.outs != nil {
 		return e.emitMapped(n, m, extracted)
 	}

@@ -34,6 +34,9 @@ type Options struct {
 	// encode), none spliced from the page's bytes: the splice path's
 	// reference in tests.
 	Tree bool
+	// Reconcile reconciles every stream that has a reconcile block,
+	// whether or not its every_runs are due (--reconcile).
+	Reconcile bool
 }
 
 // Sync runs one sync: every selected stream, records then STATE, through
@@ -54,6 +57,7 @@ func Sync(ctx context.Context, o Options) error {
 	}
 	e.recordLimit = o.RecordLimit
 	e.tree = o.Tree
+	e.reconcileNow = o.Reconcile
 	e.shard = o.Shard
 	co := connect.Options{Log: o.Log, Quota: o.State, OnAttempt: e.report.Attempt, OnBreaker: e.breakerMetric}
 	if aw, ok := o.Writer.(*output.Airbyte); ok {

@@ -84,6 +84,8 @@ type node struct {
 
 	compiled *model // what the definition compiles to for this run (model.go)
 
+	deletions *deletions // deletion events and reconcile (deletes.go); nil without
+
 	buf   []byte           // the record being encoded
 	keys  []string         // the sorted keys of the last record encoded
 	lines output.PageLines // the RECORD lines of the page being handled
@@ -107,9 +109,10 @@ type engine struct {
 	fetch  func(*node) streams.Fetch
 	byName map[string]*node
 
-	recordLimit int64      // Options.RecordLimit
-	tree        bool       // Options.Tree
-	shard       keys.Shard // Options.Shard
+	recordLimit  int64      // Options.RecordLimit
+	reconcileNow bool       // Options.Reconcile
+	tree         bool       // Options.Tree
+	shard        keys.Shard // Options.Shard
 
 	// base is the API's base URL, without a final slash: a resume URL
 	// under it is kept relative, so that it outlives a demo API's port.
@@ -208,7 +211,7 @@ func (e *engine) run(ctx context.Context) error {
 		go func(n *node) {
 			defer wg.Done()
 			defer func() { <-sem }()
-			err := e.syncTree(ctx, n)
+			err := e.syncWithDeletes(ctx, n)
 			if err == nil {
 				err = e.endedInJob(n, left)
 			}

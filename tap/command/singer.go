@@ -28,7 +28,7 @@ func SingerSync(ctx context.Context, f inputs.Files, stdout, stderr io.Writer) e
 	if err != nil {
 		return err
 	}
-	return tap.Sync(ctx, tap.Options{Config: cfg, Selection: sel, State: st, Writer: output.NewSinger(stdout), Log: output.NewStderrLogger(stderr, f.Level(cfg), cfg.Redactor), Shard: f.Shard})
+	return tap.Sync(ctx, tap.Options{Config: cfg, Selection: sel, State: st, Writer: output.NewSinger(stdout), Log: output.NewStderrLogger(stderr, f.Level(cfg), cfg.Redactor), Shard: f.Shard, Reconcile: f.Reconcile})
 }
 
 // SingerDiscover is `tap --config C --discover`.

@@ -32,6 +32,7 @@ type Files struct {
 	Config, State, Catalog string
 	LogLevel               string     // --log-level: debug, info, warn or error; "" = the config's log_level
 	Shard                  keys.Shard // --shard I/N: this process's part of the chunked backfills
+	Reconcile              bool       // --reconcile: reconcile now the streams that have a reconcile block
 }
 
 // CheckLogLevel checks the value of --log-level: empty (the config's

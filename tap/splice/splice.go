@@ -59,7 +59,10 @@ type Reader struct {
 // splice.
 func New(s Stream) *Reader {
 	d := s.Def
-	if s.Tree || d.Parent != nil || d.GraphQL != nil || d.BodyFormat() != streams.FormatJSON || len(d.PrimaryKey) == 0 {
+	// A soft-deleted record gains a property, and a reconciled stream's
+	// keys are noted record by record: both are read as trees.
+	if s.Tree || d.Parent != nil || d.GraphQL != nil || d.BodyFormat() != streams.FormatJSON || len(d.PrimaryKey) == 0 ||
+		d.SoftDelete != nil || d.Reconcile != nil {
 		return nil
 	}
 	capture := append([]string{}, d.PrimaryKey...)
