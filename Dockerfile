@@ -1,7 +1,7 @@
 # The tap as an Airbyte custom source and a Singer tap: one static binary in
 # an empty image, running as the non-root user "airbyte". For Docker users:
 #
-#   docker build -t tap-dev/source-tap:0.1.0 .
+#   docker build -t tap-dev/source-tap:0.2.0 .
 #
 # CI builds the same image with buildah from a binary it compiled first
 # (image/Dockerfile.prebuilt, see .ci/run); the two files share the runtime
@@ -30,4 +30,4 @@ USER airbyte
 ENV AIRBYTE_ENTRYPOINT="/tap"
 ENTRYPOINT ["/tap"]
 LABEL io.airbyte.name="tap-dev/source-tap" \
-      io.airbyte.version="0.1.0"
+      io.airbyte.version="0.2.0"

@@ -90,6 +90,13 @@ func TestEcosystemFiles(t *testing.T) {
 	if tag := meta["dockerImageTag"]; "tap "+tag.(string)+"\n" != string(runTap(t, t.TempDir(), time.Minute, nil, "--version").stdout) {
 		t.Errorf("metadata.yaml dockerImageTag %v is not the tap's version", tag)
 	}
+	// The version breaks what 0.1.0 took (the Airbyte guide's "Upgrading
+	// to 0.2.0"): Airbyte shows its entry to connections upgrading.
+	releases, _ := meta["releases"].(map[string]any)
+	breaking, _ := releases["breakingChanges"].(map[string]any)
+	if _, ok := breaking[meta["dockerImageTag"].(string)]; !ok {
+		t.Errorf("metadata.yaml releases.breakingChanges has no entry for %v: %v", meta["dockerImageTag"], releases)
+	}
 	dockerfile, err := os.ReadFile("../Dockerfile")
 	if err != nil {
 		t.Fatal(err)
@@ -109,6 +116,12 @@ func TestEcosystemSchemasReject(t *testing.T) {
 			"dockerRepository":"r","dockerImageTag":"0.1.0","license":"MIT","documentationUrl":"https://x.example","connectorSubtype":"api","releaseStage":"alpha"}}`},
 		{"airbyte_metadata.schema.json", `{"metadataSpecVersion":"1.0","data":{"name":"n","definitionId":"not-a-uuid","connectorType":"source","githubIssueLabel":"l",
 			"dockerRepository":"r","dockerImageTag":"0.1.0","license":"MIT","documentationUrl":"https://x.example","connectorSubtype":"api","releaseStage":"alpha"}}`},
+		{"airbyte_metadata.schema.json", `{"metadataSpecVersion":"1.0","data":{"name":"n","definitionId":"3c9d0d54-8a4e-4f3e-9a64-5b0f7c2d1e11","connectorType":"source","githubIssueLabel":"l",
+			"dockerRepository":"r","dockerImageTag":"0.2.0","license":"MIT","documentationUrl":"https://x.example","connectorSubtype":"api","releaseStage":"alpha",
+			"releases":{"breakingChanges":{"0.2.0":{"message":"no deadline"}}}}}`},
+		{"airbyte_metadata.schema.json", `{"metadataSpecVersion":"1.0","data":{"name":"n","definitionId":"3c9d0d54-8a4e-4f3e-9a64-5b0f7c2d1e11","connectorType":"source","githubIssueLabel":"l",
+			"dockerRepository":"r","dockerImageTag":"0.2.0","license":"MIT","documentationUrl":"https://x.example","connectorSubtype":"api","releaseStage":"alpha",
+			"releases":{"breakingChanges":{"v0.2":{"upgradeDeadline":"2027-01-31","message":"not a version"}}}}}`},
 		{"meltano_extractor.schema.json", `{"name":"tap-x","namespace":"tap_x","quality":"unknown"}`},
 		{"meltano_extractor.schema.json", `{"name":"tap-x","namespace":"tap_x","variant":"v","quality":"unknown","capabilities":["cataloging"]}`},
 		{"meltano_sdk_about.schema.json", `{"name":"tap","description":"d","version":"0.1.0","capabilities":[],"settings":[{"name":"base_url"}]}`},

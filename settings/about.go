@@ -8,7 +8,7 @@ import (
 // Name and Version of the tap.
 const (
 	Name    = "tap"
-	Version = "0.1.0"
+	Version = "0.2.0"
 )
 
 // About is what --about prints: in JSON, the Meltano SDK's shape, whose
