@@ -15,7 +15,7 @@ import (
 // commit copies the plan's bookmark into the state when it changed and
 // reports whether it did. Callers checkpoint after the records it covers.
 func (e *engine) commit(n *node) bool {
-	if n.held.Load() {
+	if n.hold.Held() {
 		return false // a dead-lettered request's rows are not read yet
 	}
 	if n.plan.PerPartition() {

@@ -226,6 +226,42 @@ func (e *engine) walkEnd(n *node, first streams.Request, part streams.Partition,
 	return e.deadLetter(n, first, part, err)
 }
 
+// deadLetter turns the error of one walk of n (a child's walk for one
+// parent, one chunk window, one report job, a whole stream) into a request
+// dead letter when the stream asks for it — on_request_failure
+// dead_letter, or an on_status rule dead_letter for the last status — and
+// returns nil so that the run goes on, n's bookmark held (failure.Hold).
+// Any other error is returned as is.
+func (e *engine) deadLetter(n *node, first streams.Request, part streams.Partition, err error) error {
+	d := n.def
+	w := failure.Walk{
+		Stream: d.Name, First: first, Context: part.Context, Window: n.window, Resumed: n.continuing,
+		DeadLetter: e.replaying || d.OnRequestFailure == streams.RequestFailureDeadLetter,
+		OnStatus:   streams.StatusRules(e.cfg.OnStatus, d), Relative: e.relative,
+	}
+	var bookmark any
+	if !n.plan.FullTable() && e.state != nil {
+		bookmark = e.state.Value(d.Name)
+	}
+	held := ""
+	if n.plan.PerPartition() {
+		held = part.ID()
+	}
+	l, jerr := n.hold.Judge(w, err, e.dead, e.now(), bookmark, held)
+	if !l.Written {
+		return cmp.Or(jerr, err)
+	}
+	n.counts.DeadLetters.Add(1) // the summary table's column
+	if n.def.Async != nil {
+		// The letter has the job now: the next run starts a new one
+		// rather than polling this one too.
+		e.setAsyncJob(n, "")
+	}
+	e.log.Warn("request dead-lettered; the run goes on", "stream", d.Name, "status", l.Status,
+		"attempts", l.Attempts, "error", e.redact.Redact(l.Error))
+	return nil
+}
+
 // fetcher sends a page request through the client; the body is decoded
 // and its records extracted inside the client's retry loop, so a body cut
 // short or a 200 carrying an error is retried like a 503. A whole body of
@@ -356,7 +392,7 @@ func (e *engine) walkChild(ctx context.Context, c *node, parent map[string]any, 
 	if err != nil {
 		return err
 	}
-	if c.held1[part.ID()] {
+	if c.hold.PartitionHeld(part.ID()) {
 		return nil // dead-lettered: the partition keeps its bookmark
 	}
 	// The partition's own bookmark is safe once its walk has ended.

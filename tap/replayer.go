@@ -41,7 +41,7 @@ func NewReplayer(cfg *Config, st *state.State, out output.Writer, log *slog.Logg
 		if err := e.plan(n); err != nil {
 			return nil, errors.Join(err, r.Close())
 		}
-		n.held.Store(true) // no bookmark moves
+		n.hold.HoldAll() // no bookmark moves
 	}
 	return r, nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/tap-dev/tap/streams/keys"
 	"github.com/tap-dev/tap/tap/catalog"
 	"github.com/tap-dev/tap/tap/connect"
+	"github.com/tap-dev/tap/tap/failure"
 	"github.com/tap-dev/tap/tap/output"
 	"github.com/tap-dev/tap/tap/state"
 )
@@ -109,6 +110,11 @@ func (e *engine) sync(ctx context.Context, every time.Duration) error {
 		err = ferr
 	}
 	return err
+}
+
+// reportDeadLetters logs the run's dead letters by stream and kind.
+func (e *engine) reportDeadLetters() {
+	failure.Summary(e.log, e.report.Level, e.dead.Depths(), e.cfg.DeadLetterAlert, e.cfg.DeadLetterPath)
 }
 
 // breakerMetric is the client's OnBreaker in a sync: a metric line on

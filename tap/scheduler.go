@@ -5,7 +5,6 @@ import (
 	"errors"
 	"log/slog"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/tap-dev/tap/client"
@@ -17,6 +16,7 @@ import (
 	"github.com/tap-dev/tap/tap/backfill"
 	"github.com/tap-dev/tap/tap/catalog"
 	"github.com/tap-dev/tap/tap/clientside"
+	"github.com/tap-dev/tap/tap/failure"
 	"github.com/tap-dev/tap/tap/inputs"
 	"github.com/tap-dev/tap/tap/metrics"
 	"github.com/tap-dev/tap/tap/output"
@@ -74,9 +74,8 @@ type node struct {
 
 	counts metrics.Stream // what the stream did, read by the progress reporter
 
-	held   atomic.Bool     // a request was dead-lettered: the bookmark stays (requestfailure.go)
-	held1  map[string]bool // per-partition: the partitions whose walk was dead-lettered
-	window *keys.Window    // the chunk window being walked, for its dead letter
+	hold   failure.Hold // a request was dead-lettered: the bookmark stays
+	window *keys.Window // the chunk window being walked, for its dead letter
 
 	retrying bool          // the window walked is one that failed (backfill.go)
 	cut      bool          // a walk ended at the record limit, short of its end
