@@ -87,7 +87,7 @@ func (e *engine) endStream(n *node) {
 // walks are checkpointed: its resume then points at the page in progress
 // and says how far into it the run has come.
 func (e *engine) tracksChildren(n *node) bool {
-	if n.def.Parent != nil || !n.selected || e.recordLimit > 0 || n.retrying {
+	if n.def.Parent != nil || !n.selected || e.recordLimit > 0 || n.windows.Again() {
 		return false
 	}
 	for _, c := range n.children {

@@ -151,7 +151,7 @@ func (e *engine) walk(ctx context.Context, n *node, first streams.Request, part 
 	// A selected top-level stream checkpoints where its walk goes on; a
 	// child of one, where its walk for the parent record goes on. A failed
 	// window read again leaves the resume object to the walk's own window.
-	track := n.selected && n.def.Parent == nil && !n.retrying
+	track := n.selected && n.def.Parent == nil && !n.windows.Again()
 	parent := e.trackingParent(n)
 	kids := e.tracksChildren(n)
 	if track {
@@ -220,7 +220,7 @@ func (e *engine) walkEnd(n *node, first streams.Request, part streams.Partition,
 		n.counts.Ignored.Add(1)
 		return nil
 	case errors.Is(err, errRecordLimit):
-		n.cut = true
+		n.windows.Cut()
 		return nil
 	}
 	return e.deadLetter(n, first, part, err)
@@ -235,7 +235,7 @@ func (e *engine) walkEnd(n *node, first streams.Request, part streams.Partition,
 func (e *engine) deadLetter(n *node, first streams.Request, part streams.Partition, err error) error {
 	d := n.def
 	w := failure.Walk{
-		Stream: d.Name, First: first, Context: part.Context, Window: n.window, Resumed: n.continuing,
+		Stream: d.Name, First: first, Context: part.Context, Window: n.windows.At(), Resumed: n.continuing,
 		DeadLetter: e.replaying || d.OnRequestFailure == streams.RequestFailureDeadLetter,
 		OnStatus:   streams.StatusRules(e.cfg.OnStatus, d), Relative: e.relative,
 	}

@@ -134,8 +134,8 @@ func (r *Replayer) Request(ctx context.Context, w Walk) error {
 	if w.Resume != nil {
 		req, n.continuing = w.Resume.Next, true
 	}
-	n.window = w.Window
-	defer func() { n.window, n.continuing = nil, false }()
+	n.windows.Walking(w.Window, false)
+	defer func() { n.windows.Walked(); n.continuing = false }()
 	return e.walk(ctx, n, req, part)
 }
 

@@ -74,12 +74,9 @@ type node struct {
 
 	counts metrics.Stream // what the stream did, read by the progress reporter
 
-	hold   failure.Hold // a request was dead-lettered: the bookmark stays
-	window *keys.Window // the chunk window being walked, for its dead letter
+	hold failure.Hold // a request was dead-lettered: the bookmark stays
 
-	retrying bool          // the window walked is one that failed (backfill.go)
-	cut      bool          // a walk ended at the record limit, short of its end
-	backfill backfill.Book // what became of the chunk windows
+	windows backfill.Windows // the chunk window walked, and what became of each
 
 	compiled *model // what the definition compiles to for this run (model.go)
 
@@ -275,7 +272,7 @@ func (e *engine) syncTree(ctx context.Context, root *node) error {
 			e.commit(n)
 			err = errors.Join(err, e.checkpoint(n))
 		}
-		if n.chunked() && n.backfill.Count(n.plan.Failed()).Unlettered > 0 {
+		if n.chunked() && n.windows.Book().Count(n.plan.Failed()).Unlettered > 0 {
 			e.status(n, output.StatusIncomplete) // a window is still to read
 		} else {
 			e.status(n, output.StatusComplete)
@@ -348,17 +345,17 @@ func (e *engine) syncStream(ctx context.Context, n *node) error {
 // left failed, then the walk from its position, checkpointing the window
 // in progress before it starts, so that a run killed in window N resumes
 // at window N. A window that fails is recorded and the walk goes on; the
-// windows still failed at the end are read once more (backfill.go).
+// windows still failed at the end are read once more (retryWindow).
 func (e *engine) syncWindows(ctx context.Context, n *node, ws []keys.Window) error {
 	d, p := n.def, n.plan
 	if s, end, ok := e.state.Window(d.Name); ok && s != end && len(ws) > 0 {
-		n.backfill.Resume() // the first window is the one a stopped run was in
+		n.windows.Book().Resume() // the first window is the one a stopped run was in
 	}
 	for _, w := range p.Retries() {
 		if e.full(n) {
 			return nil // a test run has its records: no other window is read
 		}
-		n.backfill.Resume()
+		n.windows.Book().Resume()
 		e.log.Info("reading first a window the last run left failed", "stream", d.Name,
 			"start", w.Start.UTC().Format(time.RFC3339), "end", w.End.UTC().Format(time.RFC3339))
 		if err := e.retryWindow(ctx, n, w); err != nil {
@@ -369,7 +366,7 @@ func (e *engine) syncWindows(ctx context.Context, n *node, ws []keys.Window) err
 		if e.full(n) {
 			return nil
 		}
-		e.setPosition(n) // at w
+		backfill.Position(e.state, d.Name, p) // at w
 		if n.selected {
 			if err := e.checkpoint(n); err != nil {
 				return err
@@ -379,11 +376,11 @@ func (e *engine) syncWindows(ctx context.Context, n *node, ws []keys.Window) err
 		if err != nil {
 			return err
 		}
-		n.window = &w
+		n.windows.Walking(&w, false)
 		letters := n.counts.DeadLetters.Load()
 		err = e.walkTop(ctx, n, req)
-		n.window = nil
-		if n.cut {
+		n.windows.Walked()
+		if n.windows.WasCut() {
 			return nil // w was not read to its end: it is neither done nor failed
 		}
 		if err := e.windowEnd(n, w, err, n.counts.DeadLetters.Load() > letters, true); err != nil {
@@ -392,13 +389,13 @@ func (e *engine) syncWindows(ctx context.Context, n *node, ws []keys.Window) err
 	}
 	if len(p.Failed()) > 0 && n.selected {
 		// A run killed while it reads them again goes on after the walk.
-		e.setPosition(n)
+		backfill.Position(e.state, d.Name, p)
 		if err := e.checkpoint(n); err != nil {
 			return err
 		}
 	}
 	for _, f := range p.Failed() {
-		if !n.backfill.ReadAgain(f.Window) {
+		if !n.windows.Book().ReadAgain(f.Window) {
 			continue // deferred, dead-lettered, or not tried in this run
 		}
 		if e.full(n) {
@@ -410,6 +407,94 @@ func (e *engine) syncWindows(ctx context.Context, n *node, ws []keys.Window) err
 			return err
 		}
 	}
-	e.setPosition(n)
+	backfill.Position(e.state, d.Name, p)
 	return nil
+}
+
+// retryWindow reads again a window that failed. Its pages write no
+// resume object: that belongs to the window at the walk's position.
+func (e *engine) retryWindow(ctx context.Context, n *node, w keys.Window) error {
+	req, err := n.plan.Request(streams.Partition{}, &w)
+	if err != nil {
+		return err
+	}
+	n.plan.Reread()
+	n.windows.Walking(&w, true)
+	letters := n.counts.DeadLetters.Load()
+	err = e.walk(ctx, n, req, streams.Partition{})
+	n.windows.Walked()
+	if n.windows.WasCut() {
+		return nil // cut short by a test run's record limit
+	}
+	return e.windowEnd(n, w, err, n.counts.DeadLetters.Load() > letters, false)
+}
+
+// windowEnd records how the walk of w ended: err is its error, lettered
+// says one of its requests became a dead letter (which ends the walk with
+// no error), at that w is the window at the walk's position rather than
+// one read again. It returns an error only when the stream must stop.
+func (e *engine) windowEnd(n *node, w keys.Window, err error, lettered, at bool) error {
+	p, name := n.plan, n.def.Name
+	if err == nil && !lettered {
+		if err := p.Done(w); err != nil {
+			return err
+		}
+		n.windows.Book().Done(w)
+		e.state.SetFailedWindows(name, p.Failed())
+		backfill.Commit(e.state, n.def, p)
+		return nil
+	}
+	o := backfill.Outcome{Kind: backfill.Lettered}
+	why := "a request was dead-lettered to " + e.cfg.DeadLetterPath
+	if err != nil {
+		if o = backfill.OutcomeOf(err); o.Kind == "" {
+			return err // not the window's failure: the stream stops here, as before
+		}
+		why = backfill.OneLine(e.redact.Redact(err.Error()))
+	}
+	p.Fail(w, why)
+	n.windows.Book().Record(w, o)
+	if at {
+		e.state.SetResume(name, nil) // the resume object was this window's
+	}
+	e.state.SetFailedWindows(name, p.Failed())
+	backfill.Commit(e.state, n.def, p)
+	if o.EndsWalk() {
+		backfill.Position(e.state, n.def.Name, n.plan)
+		if n.selected {
+			err = errors.Join(err, e.checkpoint(n))
+		}
+		return err
+	}
+	if o.Kind == backfill.Failed {
+		e.log.Warn("backfill window failed; the walk goes on", "stream", name,
+			"start", w.Start.UTC().Format(time.RFC3339), "end", w.End.UTC().Format(time.RFC3339), "error", why)
+	}
+	return nil
+}
+
+// backfills lists the selected streams read in chunk windows in this run,
+// in config order, with what became of their windows.
+func (e *engine) backfills() []backfill.Stream {
+	var out []backfill.Stream
+	for _, n := range e.nodes {
+		if n.chunked() {
+			out = append(out, backfill.Stream{Name: n.def.Name, Book: n.windows.Book(), Failed: n.plan.Failed()})
+		}
+	}
+	return out
+}
+
+// chunked reports whether n is a selected stream read in chunk windows in
+// this run.
+func (n *node) chunked() bool {
+	return n.selected && n.def.Parent == nil && n.plan != nil && n.plan.Windows() != nil
+}
+
+// backfillSummary logs a line per chunked stream: what became of its
+// windows.
+func (e *engine) backfillSummary() {
+	for _, s := range e.backfills() {
+		e.log.Info(s.Book.Count(s.Failed).String(), "stream", s.Name)
+	}
 }

@@ -1,0 +1,77 @@
+package backfill
+
+import (
+	"time"
+
+	"github.com/tap-dev/tap/streams"
+	"github.com/tap-dev/tap/streams/keys"
+	"github.com/tap-dev/tap/tap/state"
+)
+
+// Windows is a chunked stream's backfill part in the engine: the window
+// being walked, whether it is one read again, whether a walk was cut
+// short by a test run's record limit, and the Book of what became of
+// every window. The zero Windows is ready to use; like Book, it is not
+// safe for concurrent use.
+type Windows struct {
+	book  Book
+	at    *keys.Window
+	again bool
+	cut   bool
+}
+
+// Walking starts the walk of w (nil: a walk of no window); again says it
+// is a failed window read again, whose pages leave the resume object to
+// the window at the walk's position.
+func (ws *Windows) Walking(w *keys.Window, again bool) { ws.at, ws.again = w, again }
+
+// Walked ends the walk Walking started.
+func (ws *Windows) Walked() { ws.at, ws.again = nil, false }
+
+// At is the window being walked, for its dead letter; nil when none.
+func (ws *Windows) At() *keys.Window { return ws.at }
+
+// Again reports whether the window being walked is one read again.
+func (ws *Windows) Again() bool { return ws.again }
+
+// Cut records that a walk ended at the record limit, short of its end.
+func (ws *Windows) Cut() { ws.cut = true }
+
+// WasCut reports whether a walk ended at the record limit: its window is
+// neither done nor failed.
+func (ws *Windows) WasCut() bool { return ws.cut }
+
+// Book is what became of the stream's windows.
+func (ws *Windows) Book() *Book { return &ws.book }
+
+// Commit copies p's bookmark into st when it moved. Unlike the engine's
+// commit, it does not wait for a dead letter to clear: the plan holds a
+// windowed bookmark at the start of the earliest window not read, the
+// letter's among them.
+func Commit(st *state.State, d *streams.Definition, p *streams.Plan) {
+	if v, moved := p.Checkpoint(); moved {
+		st.SetValue(d.Name, d.ReplicationKey, v)
+	}
+}
+
+// Position records in st where p's walk goes on: the next window, or,
+// with windows still failed, the end of the walk (a window with no
+// length); nothing once every window is read. While failed windows hold
+// the bookmark back, the window carries the largest key read (high), the
+// bookmark the next run may take up once it has read them.
+func Position(st *state.State, name string, p *streams.Plan) {
+	var high any
+	if len(p.Failed()) > 0 {
+		high = p.WalkHigh()
+	}
+	if w, ok := p.Next(); ok {
+		st.SetWindowHigh(name, w.Start.UTC().Format(time.RFC3339), w.End.UTC().Format(time.RFC3339), high)
+		return
+	}
+	if len(p.Failed()) > 0 {
+		end := p.Position().UTC().Format(time.RFC3339)
+		st.SetWindowHigh(name, end, end, high)
+		return
+	}
+	st.SetWindow(name, "", "")
+}
