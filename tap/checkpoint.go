@@ -45,10 +45,9 @@ func (e *engine) checkpoint(n *node) error {
 // schema writes a stream's SCHEMA before its first message. Sending it
 // lazily keeps stdout empty when a run fails before any data arrives.
 func (e *engine) schema(n *node) error {
-	if n.schemaSent {
+	if !n.write.SchemaDue() {
 		return nil
 	}
-	n.schemaSent = true
 	if n.outs != nil {
 		return e.schemaMapped(n)
 	}
@@ -60,7 +59,7 @@ func (e *engine) activateVersion(n *node) error {
 		return err
 	}
 	for _, name := range n.selectedOutputs() {
-		if err := e.out.ActivateVersion(name, n.version); err != nil {
+		if err := e.out.ActivateVersion(name, n.write.Version()); err != nil {
 			return err
 		}
 	}
@@ -113,7 +112,7 @@ func (e *engine) trackingParent(c *node) *node {
 // progress: the page to fetch next, or, while a page's children are
 // walked, that page with how far into it the run has come.
 func (e *engine) resumeTree(n *node) map[string]any {
-	r := pages.Resume{Next: e.relative(n.pageReq), Filter: n.walkFilter, High: n.plan.High(), Version: n.version, Pages: n.walkPages,
+	r := pages.Resume{Next: e.relative(n.pageReq), Filter: n.walkFilter, High: n.plan.High(), Version: n.write.Version(), Pages: n.walkPages,
 		Done: n.pageDone, Child: n.childAt}
 	if r.Done > 0 {
 		r.Digest = n.pageDigest.String()

@@ -112,10 +112,7 @@ func (e *engine) record(n *node, stream string, rec []byte, extracted time.Time)
 			}
 		}
 	}
-	if ok, err := n.lines.Add(stream, rec, extracted, n.version); ok {
-		return err
-	}
-	return e.out.Record(stream, rec, extracted, n.version)
+	return n.write.Record(e.out, stream, rec, extracted)
 }
 
 // observe shows a record's replication-key value to the stream's plan.
@@ -138,7 +135,7 @@ func (e *engine) observe(n *node, part streams.Partition, v any) error {
 	case streams.Demoted:
 		e.log.Warn(err.Error(), "stream", n.def.Name)
 	case streams.Unsorted:
-		if err := n.lines.Flush(); err != nil {
+		if err := n.write.Flush(); err != nil {
 			return err // the records before it go out before its STATE
 		}
 		if e.commit(n) {
@@ -151,20 +148,7 @@ func (e *engine) observe(n *node, part streams.Partition, v any) error {
 
 // encode renders the selected properties of a record, leaving the record
 // itself whole for the children that read it.
-func (n *node) encode(m map[string]any) ([]byte, error) {
-	if len(n.dropped) > 0 {
-		kept := make(map[string]any, len(m))
-		for k, v := range m {
-			if !n.dropped[k] {
-				kept[k] = v
-			}
-		}
-		m = kept
-	}
-	var err error
-	n.buf, err = codec.AppendObject(n.buf[:0], m, &n.keys)
-	return n.buf, err
-}
+func (n *node) encode(m map[string]any) ([]byte, error) { return n.write.Encode(m, n.dropped) }
 
 // primaryKeyString is the exact identity of a record's primary key.
 func primaryKeyString(m map[string]any, keys []string) string {

@@ -94,7 +94,7 @@ func (e *engine) sync(ctx context.Context, every time.Duration) error {
 		// A pause, not a failure: checkpoint every stream that started,
 		// so the last line out is the STATE to resume from.
 		for _, n := range e.nodes {
-			if n.selected && n.schemaSent {
+			if n.selected && n.write.Started() {
 				err = errors.Join(err, e.checkpoint(n))
 			}
 		}

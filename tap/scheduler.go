@@ -67,10 +67,7 @@ type node struct {
 
 	// seen holds the primary keys emitted in this run by an offset stream,
 	// whose pages repeat rows when the source shifts under them.
-	seen    map[string]struct{}
-	version int64
-
-	schemaSent bool // SCHEMA goes out before the stream's first message
+	seen map[string]struct{}
 
 	counts metrics.Stream // what the stream did, read by the progress reporter
 
@@ -82,9 +79,7 @@ type node struct {
 
 	deletions *deletions // deletion events and reconcile (deletes.go); nil without
 
-	buf   []byte           // the record being encoded
-	keys  []string         // the sorted keys of the last record encoded
-	lines output.PageLines // the RECORD lines of the page being handled
+	write output.PageWriter // SCHEMA once, the version, the record encoded, the page's lines
 }
 
 // engine runs one sync: the same engine serves Singer and Airbyte; only
@@ -302,9 +297,9 @@ func (e *engine) syncStream(ctx context.Context, n *node) error {
 	if n.selected && d.FullTableVersioning && p.FullTable() && e.recordLimit == 0 {
 		if n.resume != nil && n.resume.Version != 0 {
 			// A resumed walk goes on filling the version it began.
-			n.version = n.resume.Version
+			n.write.SetVersion(n.resume.Version)
 		} else {
-			n.version = e.now().UnixMilli()
+			n.write.SetVersion(e.now().UnixMilli())
 			if err := e.activateVersion(n); err != nil {
 				return err
 			}
@@ -334,8 +329,8 @@ func (e *engine) syncStream(ctx context.Context, n *node) error {
 			return err
 		}
 	}
-	if n.version != 0 {
-		e.state.SetVersion(d.Name, n.version)
+	if v := n.write.Version(); v != 0 {
+		e.state.SetVersion(d.Name, v)
 		return e.activateVersion(n)
 	}
 	return nil

@@ -37,9 +37,9 @@ func (e *engine) handlePage(ctx context.Context, n *node, resp *streams.Response
 	if len(n.children) == 0 && len(n.selectedOutputs()) == 1 {
 		// Nothing else of the stream is written in the middle of the
 		// page: its lines go out together.
-		n.lines.Start(e.out)
+		n.write.StartPage(e.out)
 		defer func() {
-			if ferr := n.lines.End(); err == nil {
+			if ferr := n.write.EndPage(); err == nil {
 				err = ferr
 			}
 		}()
