@@ -84,6 +84,12 @@
 //     RSS on a CSV body of N rows against one of N/10: a body is decoded
 //     as it arrives, so the ratio must be at most 1.2.
 //
+//   - feeds: the same N small trades (~80 bytes) read, one core, as a
+//     local websocket feed (/v1/feed/ws, heartbeats every 200 ms, an end
+//     message after the last) and as keyset pages of 1,000 (/v1/trades):
+//     records/s and CPU time (user + system) per record of each, and the
+//     ratio feed/pages. A figure, not a target.
+//
 // The header gives the Go version, the CPUs, how the tap was pinned and the
 // load average: the machine is not reserved, so compare throughput figures
 // only between runs on a quiet machine.
@@ -124,7 +130,7 @@ import (
 func main() {
 	records := flag.Int("records", 0, "records in the throughput and memory scenarios [1,000,000; 20,000 with -quick]")
 	quick := flag.Bool("quick", false, "tiny sizes, for a CI smoke run")
-	only := flag.String("only", "", "comma-separated scenarios to run: throughput (with memory and stream maps), limit, quota, scale-out, pause, cost, formats [all]")
+	only := flag.String("only", "", "comma-separated scenarios to run: throughput (with memory and stream maps), limit, quota, scale-out, pause, cost, formats, feeds [all]")
 	raw := flag.String("rawcopy", "", "internal: run as the limit scenario's raw copy of the pages at this URL")
 	serve := flag.Bool("servepages", false, "internal: run as the limit scenario's page server of -records events")
 	flag.Parse()
@@ -223,6 +229,11 @@ func run(records int, quick bool, only string) int {
 	if want("formats") {
 		if err := b.formats(ctx, rep, n); err != nil {
 			fail("formats", err)
+		}
+	}
+	if want("feeds") {
+		if err := b.feeds(ctx, rep, n); err != nil {
+			fail("feeds", err)
 		}
 	}
 

@@ -264,7 +264,8 @@ func (s *Server) feedWS(w http.ResponseWriter, r *http.Request, _ []byte) ([]byt
 }
 
 // trades serves /v1/trades?from_seq=A&to_seq=B: the feed's history,
-// trades A..B (both included), at most max_page_size of them.
+// trades A..B (both included), at most max_page_size (or limit) of them;
+// after_seq=K is from_seq=K+1, for keyset pages.
 func (s *Server) trades(_ http.ResponseWriter, r *http.Request, b []byte) ([]byte, error) {
 	q := r.URL.Query()
 	bound := func(name string, def int64) (int64, error) {
@@ -282,11 +283,22 @@ func (s *Server) trades(_ http.ResponseWriter, r *http.Request, b []byte) ([]byt
 	if err != nil {
 		return nil, err
 	}
+	if v := q.Get("after_seq"); v != "" {
+		k, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || k < 0 {
+			return nil, badRequest("after_seq: expected a seq >= 0, got %q", v)
+		}
+		from = k + 1
+	}
+	size, err := bound("limit", int64(s.cfg.MaxPageSize))
+	if err != nil {
+		return nil, err
+	}
 	to, err := bound("to_seq", int64(s.cfg.FeedTrades))
 	if err != nil {
 		return nil, err
 	}
-	to = min(to, int64(s.cfg.FeedTrades), from+int64(s.cfg.MaxPageSize)-1)
+	to = min(to, int64(s.cfg.FeedTrades), from+min(size, int64(s.cfg.MaxPageSize))-1)
 	b = append(b, `{"data":[`...)
 	for seq := from; seq <= to; seq++ {
 		if seq > from {

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"math/rand/v2"
 	"net"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -410,5 +412,43 @@ func TestFeedBoundedByTimeouts(t *testing.T) {
 				t.Errorf("the run took %s; its timeouts are 1 s", took)
 			}
 		})
+	}
+}
+
+// sample_feeds.json runs as it is against the embedded demo: each of its
+// feeds recovers from its fault and writes its trades once each, in order.
+func TestSampleFeeds(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile("../sample_feeds.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "config.json"), b)
+	r := runTap(t, dir, 2*time.Minute, nil, "--config", "config.json")
+	if r.code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
+	}
+	want := map[string]int64{"trades_ws": 2000, "trades_sse": 2000, "trades_ndjson": 1500}
+	got := map[string][]int64{}
+	for _, line := range bytes.Split(r.stdout, []byte("\n")) {
+		var m struct {
+			Type, Stream string
+			Record       struct{ Seq int64 }
+		}
+		if json.Unmarshal(line, &m) == nil && m.Type == "RECORD" {
+			got[m.Stream] = append(got[m.Stream], m.Record.Seq)
+		}
+	}
+	for stream, n := range want {
+		t.Run(stream, func(t *testing.T) { checkSeqs(t, got[stream], 1, n) })
+	}
+	if len(got["customers"]) == 0 {
+		t.Error("the paged stream wrote nothing")
+	}
+	for _, c := range []string{"feed_gaps=1", "feed_silences=1", "duplicates_dropped="} {
+		if !strings.Contains(string(r.stderr), c) {
+			t.Errorf("no stream's done line has %s: a fault of the sample did not fire", c)
+		}
 	}
 }
