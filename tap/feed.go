@@ -62,15 +62,19 @@ func (e *engine) syncFeed(ctx context.Context, n *node) error {
 	c := &n.counts
 	r := feed.New(feed.Config{
 		Stream: d.Name, Def: &f, URL: u, HTTP: e.client.Streaming(),
-		Shown: e.client.Shown, Scrub: e.client.Scrub,
-		Idle: idle, MaxReconnects: maxReconnects,
+		Scrub: e.client.Scrub,
+		Idle:  idle, MaxReconnects: maxReconnects,
 		BaseDelay: time.Duration(e.cfg.Retry.BaseDelayMS) * time.Millisecond,
 		MaxDelay:  time.Duration(e.cfg.Retry.MaxDelayMS) * time.Millisecond,
 		Sink:      sink, Log: e.log, Rand: rand.Float64,
 		Counts: feed.Counts{Received: &c.Received, Dupes: &c.Dupes, Gaps: &c.FeedGaps,
 			Silences: &c.FeedSilences, Reconnects: &c.FeedReconnects, Backfilled: &c.FeedBackfilled},
 	})
-	e.log.Info("reading the feed", "stream", d.Name, "protocol", f.Protocol, "url", e.client.Shown(u), "from_seq", last+1)
+	shown := e.client.Shown(u)
+	if f.Protocol == streams.FeedWebSocket {
+		shown = "ws" + strings.TrimPrefix(shown, "http") // as the user wrote it
+	}
+	e.log.Info("reading the feed", "stream", d.Name, "protocol", f.Protocol, "url", shown, "from_seq", last+1)
 	if err := r.Run(client.WithStream(ctx, d.Name), last); err != nil {
 		return err
 	}

@@ -64,8 +64,7 @@ type Config struct {
 	URL *url.URL
 	// HTTP sends the connections: the run's client, streaming.
 	HTTP *http.Client
-	// Shown and Scrub mask credentials in what is logged.
-	Shown func(*url.URL) string
+	// Scrub masks the configured secrets in what is logged.
 	Scrub func(string) string
 
 	Idle                time.Duration // no message for this long: a dead connection
@@ -154,11 +153,7 @@ func (r *Runner) Run(ctx context.Context, last int64) error {
 	c := r.cfg
 	r.seq = sequencer{last: last}
 	now := c.Clock.Now()
-	var stopAfter, stopIdle time.Duration
-	if s := c.Def.Stop; true {
-		stopAfter, stopIdle = seconds(s.AfterS), seconds(s.IdleS)
-	}
-	r.watch = newWatch(c.Idle, stopAfter, stopIdle, now)
+	r.watch = newWatch(c.Idle, seconds(c.Def.Stop.AfterS), seconds(c.Def.Stop.IdleS), now)
 	r.lastCP = now
 	reconnects, failures := 0, 0
 	for {
@@ -183,7 +178,7 @@ func (r *Runner) Run(ctx context.Context, last int64) error {
 		if reconnects >= c.MaxReconnects {
 			why := "the connection ended"
 			if err != nil {
-				why = err.Error()
+				why = c.Scrub(err.Error())
 			}
 			return r.fail(fmt.Errorf("gave up after %d reconnects (feed.max_reconnects); STATE holds seq %d; last: %s", reconnects, r.seq.last, why))
 		}
