@@ -345,3 +345,33 @@ func TestReplayFromAnEchoedSecretPage(t *testing.T) {
 		t.Errorf("letters left: %v", ls)
 	}
 }
+
+// A child stream with replication_key and no incremental block is
+// filtered client-side per parent record: each partition's records below
+// its own bookmark are dropped, a parent with none is read whole, and
+// each partition's bookmark moves on.
+func TestClientSideChildPerParent(t *testing.T) {
+	t.Parallel()
+	cfg := walkConfig(serve(t, &walkAPI{}))
+	cfg["streams"] = cfg["streams"].([]any)[:2] // users and orders
+	delete(cfg["streams"].([]any)[1].(map[string]any), "incremental")
+	d := newTapDir(t, cfg)
+	l := newLoader(t)
+	l.state = json.RawMessage(`{"bookmarks":{"orders":{"replication_key":"updated_at","partitions":[` +
+		`{"context":{"user_id":1},"replication_key_value":"2026-01-02T00:00:00Z"},` +
+		`{"context":{"user_id":2},"replication_key_value":"2026-01-12T00:00:00Z"}]}}}`)
+	r := d.sync(l, time.Minute)
+	if r.code != 0 {
+		t.Fatalf("run exit %d, want 0; stderr:\n%s", r.code, r.stderr)
+	}
+	if got, want := recordIDs(t, r.stdout), []string{"orders:12", "orders:22", "orders:31", "orders:32", "users:1", "users:2", "users:3"}; !slices.Equal(got, want) {
+		t.Errorf("records %v, want %v: each user's orders from its own bookmark", got, want)
+	}
+	want := map[string]string{"1": "2026-01-02T00:00:00Z", "2": "2026-01-12T00:00:00Z", "3": "2026-01-22T00:00:00Z"}
+	if got := partitionBookmarks(t, l.state); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("partition bookmarks %v, want %v", got, want)
+	}
+	if warn := "WARN replication_key without an incremental block"; strings.Count(string(r.stderr), warn) != 1 {
+		t.Errorf("want one %q line; stderr:\n%s", warn, r.stderr)
+	}
+}

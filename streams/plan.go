@@ -253,6 +253,16 @@ func (p *Plan) partLower(part Partition) (any, error) {
 	return LowerBound(v, p.def.Incremental, p.start)
 }
 
+// PartitionSince is the bookmark part's walk started from: its own, or
+// the floor the partitions past MaxPartitions were folded into; nil for
+// none. (A partition's bookmark moves only when its walk ends.)
+func (p *Plan) PartitionSince(part Partition) any {
+	if c := p.partByID[part.id]; c != nil && c.bookmark != nil {
+		return c.bookmark
+	}
+	return p.floor
+}
+
 // ClosePartition says part has been read to its end: its high-water mark
 // becomes its bookmark. Partitions past MaxPartitions are folded into
 // the floor.

@@ -64,7 +64,7 @@ func (e *engine) handle(ctx context.Context, n *node, rec any, extracted time.Ti
 // is not shown.
 func (e *engine) emit(n *node, m map[string]any, extracted time.Time, part streams.Partition) error {
 	d := n.def
-	if rk := d.ReplicationKey; rk != "" && n.below.Below(m[rk]) {
+	if rk := d.ReplicationKey; rk != "" && n.below.Below(part, m[rk]) {
 		return nil // client-side incremental: an earlier run wrote it
 	}
 	ok, err := n.check.Check(m, extracted)

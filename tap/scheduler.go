@@ -240,7 +240,8 @@ func (e *engine) syncTree(ctx context.Context, root *node) error {
 	}
 	root.each(func(n *node) {
 		if n.selected {
-			n.below = clientside.New(n.def, n.plan.FullTable(), e.state.Value(n.def.Name), e.log)
+			n.below = clientside.New(n.def, n.plan.FullTable(), e.state.Value(n.def.Name),
+				func(p streams.Partition) any { return n.plan.PartitionSince(p) }, e.log)
 			n.counts.Start(e.now())
 			e.status(n, output.StatusStarted)
 			e.state.SetSyncing(n.def.Name, true)

@@ -74,7 +74,7 @@ func (e *engine) handlePage(ctx context.Context, n *node, resp *streams.Response
 			if err != nil {
 				return err
 			}
-			if n.below.Below(v) {
+			if n.below.Below(part, v) {
 				continue // client-side incremental: an earlier run wrote it
 			}
 			if err := e.observe(n, part, v); err != nil {

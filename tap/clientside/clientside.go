@@ -14,30 +14,49 @@ import (
 
 // Filter drops the records a stream's earlier runs wrote. The nil Filter
 // drops nothing.
-type Filter struct{ since any }
+type Filter struct {
+	since any
+	// of gives a child stream's bookmark for the partition (the parent
+	// record) a record was read for, as its walk started; nil for a
+	// stream with no parent.
+	of func(streams.Partition) any
+}
 
 // New is the filter of d, read from bookmark (nil: from scratch), and says
 // so in one WARN line naming the stream; nil when d is filtered by its
-// requests (an incremental block), read whole (no replication key, or
-// full table) or a child stream, whose bookmarks are per parent record.
-func New(d *streams.Definition, fullTable bool, bookmark any, log *slog.Logger) *Filter {
-	if d.ReplicationKey == "" || d.Incremental != nil || fullTable || d.Parent != nil {
+// requests (an incremental block) or read whole (no replication key, or
+// full table). A child stream's bookmarks are per parent record: of
+// gives the one a record is compared with (streams.Plan.PartitionSince).
+func New(d *streams.Definition, fullTable bool, bookmark any, of func(streams.Partition) any, log *slog.Logger) *Filter {
+	if d.ReplicationKey == "" || d.Incremental != nil || fullTable {
 		return nil
 	}
 	log.Warn("replication_key without an incremental block: the API is asked for every record each run, and those below the bookmark are dropped here (add incremental.param to ask for changes only)",
 		"stream", d.Name, "replication_key", d.ReplicationKey)
-	return &Filter{since: bookmark}
+	f := &Filter{since: bookmark}
+	if d.Parent != nil {
+		f.of = of
+	}
+	return f
 }
 
-// Below reports whether a record whose replication key is key lies under
-// the bookmark: it is not written and moves nothing. A record at the
-// bookmark is written again, as a ">= bookmark" request filter returns it
-// (there is no overlap without an incremental block); a null key, or one
-// that cannot be compared with the bookmark, is never below.
-func (f *Filter) Below(key any) bool {
-	if f == nil || f.since == nil || key == nil {
+// Below reports whether a record of part whose replication key is key
+// lies under the bookmark (a child's: part's): it is not written and
+// moves nothing. A record at the bookmark is written again, as a ">=
+// bookmark" request filter returns it (there is no overlap without an
+// incremental block); a null key, or one that cannot be compared with
+// the bookmark, is never below.
+func (f *Filter) Below(part streams.Partition, key any) bool {
+	if f == nil || key == nil {
 		return false
 	}
-	c, err := keys.Compare(key, f.since)
+	since := f.since
+	if f.of != nil {
+		since = f.of(part)
+	}
+	if since == nil {
+		return false
+	}
+	c, err := keys.Compare(key, since)
 	return err == nil && c < 0
 }
