@@ -90,6 +90,11 @@
 //     records/s and CPU time (user + system) per record of each, and the
 //     ratio feed/pages. A figure, not a target.
 //
+//   - reconcile: a stream's keys file of 10,000,000 integer keys (100,000
+//     with -quick) saved, listed again without 1% of them, compared as
+//     sorted streams (bench/reconcile.go), in a process of its own: the
+//     time, the keys file's size and the peak RSS (target <= 64 MiB).
+//
 // The header gives the Go version, the CPUs, how the tap was pinned and the
 // load average: the machine is not reserved, so compare throughput figures
 // only between runs on a quiet machine.
@@ -130,10 +135,15 @@ import (
 func main() {
 	records := flag.Int("records", 0, "records in the throughput and memory scenarios [1,000,000; 20,000 with -quick]")
 	quick := flag.Bool("quick", false, "tiny sizes, for a CI smoke run")
-	only := flag.String("only", "", "comma-separated scenarios to run: throughput (with memory and stream maps), limit, quota, scale-out, pause, cost, formats, feeds [all]")
+	only := flag.String("only", "", "comma-separated scenarios to run: throughput (with memory and stream maps), limit, quota, scale-out, pause, cost, formats, feeds, reconcile [all]")
 	raw := flag.String("rawcopy", "", "internal: run as the limit scenario's raw copy of the pages at this URL")
 	serve := flag.Bool("servepages", false, "internal: run as the limit scenario's page server of -records events")
+	keys := flag.Int("reconcilekeys", 0, "internal: run as the reconcile scenario's process, with this many keys")
+	keysDir := flag.String("reconciledir", "", "internal: the reconcile scenario's folder")
 	flag.Parse()
+	if *keys > 0 {
+		os.Exit(reconcileChild(*keys, *keysDir))
+	}
 	if *serve {
 		os.Exit(servePages(*records))
 	}
@@ -234,6 +244,15 @@ func run(records int, quick bool, only string) int {
 	if want("feeds") {
 		if err := b.feeds(ctx, rep, n); err != nil {
 			fail("feeds", err)
+		}
+	}
+	if want("reconcile") {
+		keys := 10_000_000
+		if quick {
+			keys = 100_000
+		}
+		if err := b.reconcileScenario(ctx, rep, keys); err != nil {
+			fail("reconcile", err)
 		}
 	}
 

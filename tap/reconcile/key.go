@@ -2,7 +2,7 @@
 // with the keys the source lists: the keys file (compact, sorted, replaced
 // atomically), a sort that spills to disk, and the merge of sorted streams
 // of keys. Nothing here holds a stream's keys whole in memory: 10 million
-// integer keys are compared in a few MiB beside the sort's buffer.
+// integer keys are compared in a few MiB beside the sort's 8 MiB buffer.
 package reconcile
 
 import (
