@@ -452,3 +452,35 @@ func TestSampleFeeds(t *testing.T) {
 		}
 	}
 }
+
+// A configured secret in a feed's URL never reaches stderr, not even in
+// the error of a feed that gave up.
+func TestFeedErrorHidesSecrets(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close() // accepted, never answered
+		}
+	}()
+	s := feedStream("ndjson", map[string]any{"max_reconnects": 0})
+	f := s["feed"].(map[string]any)
+	delete(f, "path")
+	f["url"] = "http://" + ln.Addr().String() + "/v1/feed/ndjson?key=" + sentinel
+	cfg := tapConfig("http://"+ln.Addr().String(), []any{s})
+	cfg["request_timeout_s"] = 1
+	d := newTapDir(t, cfg)
+	r := runTap(t, d.dir, time.Minute, nil, "--config", "config.json")
+	if r.code != 1 || !strings.Contains(lastLine(r.stderr), "max_reconnects") {
+		t.Fatalf("exit %d, want 1 with the feed's error; stderr:\n%s", r.code, r.stderr)
+	}
+	d.checkSecrets(r)
+}
