@@ -37,12 +37,13 @@ func ConnectionSpecification() map[string]any {
 	for _, s := range registry {
 		parts := strings.Split(s.Name, ".")
 		parent := root
-		for _, p := range parts[:len(parts)-1] {
+		for i, p := range parts[:len(parts)-1] {
 			props := parent["properties"].(map[string]any)
 			child, ok := props[p].(map[string]any)
 			if !ok {
+				g := groups[strings.Join(parts[:i+1], ".")]
 				child = specObject()
-				child["title"] = title(p)
+				child["title"], child["description"] = g.Title, g.Description
 				child["order"] = len(props)
 				props[p] = child
 			}
@@ -50,7 +51,7 @@ func ConnectionSpecification() map[string]any {
 		}
 		leaf := map[string]any{
 			"type":        s.Type,
-			"title":       title(parts[len(parts)-1]),
+			"title":       s.Title,
 			"description": s.Description,
 		}
 		if s.Format == "date-time" {
@@ -102,30 +103,6 @@ func specObject() map[string]any {
 		"properties":           map[string]any{},
 		"additionalProperties": false,
 	}
-}
-
-// title is the label Airbyte's form shows for a setting: its key in
-// words, "max_delay_ms" as "Max delay (ms)", "base_url" as "Base URL".
-func title(key string) string {
-	words := strings.Split(key, "_")
-	unit := ""
-	if n := len(words); n > 1 {
-		switch words[n-1] {
-		case "s", "ms":
-			unit, words = " ("+words[n-1]+")", words[:n-1]
-		}
-	}
-	for i, w := range words {
-		switch w {
-		case "url", "id", "jwt", "api", "ssl", "http", "json", "rps":
-			words[i] = strings.ToUpper(w)
-		default:
-			if i == 0 {
-				words[i] = strings.ToUpper(w[:1]) + w[1:]
-			}
-		}
-	}
-	return strings.Join(words, " ") + unit
 }
 
 // authTypes are the members each auth.type uses, in the form's order, and

@@ -60,6 +60,9 @@ func TestConnectionSpecification(t *testing.T) {
 			t.Errorf("setting %s is not in the spec", s.Name)
 			continue
 		}
+		if s.Title == "" || node["title"] != s.Title {
+			t.Errorf("setting %s: title %q in the spec, want the registry's, which must be set (%q)", s.Name, node["title"], s.Title)
+		}
 		if node["type"] != s.Type || node["description"] != s.Description || node["default"] != s.Default {
 			t.Errorf("setting %s: spec %v", s.Name, node)
 		}
