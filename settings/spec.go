@@ -16,6 +16,10 @@ const (
 func AirbyteSpec() map[string]any {
 	spec := ConnectionSpecification()
 	authOneOf(spec)
+	// The form fills streams in by their definition's schema, not as
+	// untyped objects; streams_file stays the alternative.
+	streams := spec["properties"].(map[string]any)["streams"].(map[string]any)
+	streams["items"] = StreamSchema()
 	return map[string]any{
 		"documentationUrl":                 documentationURL,
 		"connectionSpecification":          spec,
