@@ -26,12 +26,9 @@ type feedFaults struct {
 	connections                   atomic.Int64
 }
 
-// FeedTrades is the number of trades the feeds serve.
-func (s *Server) FeedTrades() int64 { return int64(s.cfg.FeedTrades) }
-
-// AppendTrade appends trade seq as JSON: what every feed sends and what
+// appendTrade appends trade seq as JSON: what every feed sends and what
 // /v1/trades lists.
-func AppendTrade(b []byte, seq int64) []byte {
+func appendTrade(b []byte, seq int64) []byte {
 	symbols := [...]string{"ACME", "GLOBX", "INITECH", "UMBRL", "WAYNE"}
 	b = append(b, `{"type":"trade","seq":`...)
 	b = strconv.AppendInt(b, seq, 10)
@@ -87,7 +84,7 @@ func (s *Server) runFeed(ctx context.Context, from int64, send sendFunc) error {
 		if int64(c.FeedDrop) == seq && f.dropped.CompareAndSwap(false, true) {
 			continue // lost on the way
 		}
-		buf = AppendTrade(buf[:0], seq)
+		buf = appendTrade(buf[:0], seq)
 		last := seq == int64(c.FeedTrades)
 		silence := int64(c.FeedSilenceAfter) == seq && f.silenced.CompareAndSwap(false, true)
 		cut := int64(c.FeedCloseAfter) == seq && f.cut.CompareAndSwap(false, true)
@@ -304,7 +301,7 @@ func (s *Server) trades(_ http.ResponseWriter, r *http.Request, b []byte) ([]byt
 		if seq > from {
 			b = append(b, ',')
 		}
-		b = AppendTrade(b, seq)
+		b = appendTrade(b, seq)
 	}
 	return append(b, "]}"...), nil
 }
