@@ -169,15 +169,17 @@ func TestSpecAuthOneOf(t *testing.T) {
 			t.Errorf("spec on %s: %v, want ok=%v", tc.config, err, tc.ok)
 		}
 	}
-	raw, err := os.ReadFile("../sample_config.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sample any
-	if err := json.Unmarshal(raw, &sample); err != nil {
-		t.Fatal(err)
-	}
-	if err := schema.Validate(sample); err != nil {
-		t.Errorf("the spec refuses sample_config.json: %v", err)
+	for _, name := range []string{"sample_config.json", "sample_feeds.json"} {
+		raw, err := os.ReadFile("../" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sample any
+		if err := json.Unmarshal(raw, &sample); err != nil {
+			t.Fatal(err)
+		}
+		if err := schema.Validate(sample); err != nil {
+			t.Errorf("the spec refuses %s: %v", name, err)
+		}
 	}
 }
