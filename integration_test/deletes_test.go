@@ -299,3 +299,36 @@ func TestReconcileKilledMidListing(t *testing.T) {
 		t.Errorf("keys file after the reconcile starts %q, want runs=0", final[:min(len(final), 24)])
 	}
 }
+
+// TestReconcileRefusesAShortListing: a listing that misses more than
+// max_delete_fraction of the known keys (here a filter left on it) deletes
+// nothing, fails the run naming the stream, and leaves the keys file be.
+func TestReconcileRefusesAShortListing(t *testing.T) {
+	dir := t.TempDir()
+	write := func(cfg map[string]any) {
+		b, _ := json.Marshal(cfg)
+		writeFile(t, filepath.Join(dir, "config.json"), b)
+	}
+	write(deletesConfig(t, 1, 0))
+	if r := runTap(t, dir, time.Minute, nil, "--config", "config.json"); r.code != 0 {
+		t.Fatalf("run 1 exited %d:\n%s", r.code, r.stderr)
+	}
+	keys := filepath.Join(dir, "accounts.keys")
+	before, _ := os.ReadFile(keys)
+	cfg := deletesConfig(t, 1, 0)
+	s := cfg["streams"].([]any)[0].(map[string]any)
+	delete(s, "deletes")
+	s["reconcile"].(map[string]any)["params"] = map[string]any{"fields": "id,deleted", "per_page": "200", "updated_since": "2026-10-02T20:00:00Z"}
+	write(cfg)
+	r := runTap(t, dir, time.Minute, nil, "--config", "config.json", "--reconcile")
+	if r.code != 1 || !bytes.Contains(r.stderr, []byte(`tap: stream "accounts": reconcile listed `)) || !bytes.Contains(r.stderr, []byte("nothing was deleted")) {
+		t.Fatalf("a short listing: exit %d, want 1 with an error naming the stream:\n%s", r.code, r.stderr)
+	}
+	if n := bytes.Count(r.stdout, []byte(`"_sdc_deleted_at"`)); n != 1 { // the SCHEMA's property only
+		t.Errorf("the refused reconcile wrote %d deletion records", n-1)
+	}
+	after, _ := os.ReadFile(keys)
+	if !bytes.Equal(before[bytes.IndexByte(before, '\n'):], after[bytes.IndexByte(after, '\n'):]) {
+		t.Errorf("the refused reconcile changed the keys it knows")
+	}
+}
