@@ -82,7 +82,7 @@ func (p injectPaginator) First(req Request) Request {
 	return p.place(p.inner.First(p.lift(req)))
 }
 
-func (p injectPaginator) Next(last Request, resp *Response) (Request, bool, error) {
+func (p injectPaginator) Next(last Request, resp *Page) (Request, bool, error) {
 	next, more, err := p.inner.Next(p.lift(last), resp)
 	if err != nil || !more {
 		return next, more, err

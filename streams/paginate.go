@@ -89,7 +89,7 @@ func originHost(u *url.URL) string {
 // followURL resolves the next-page link raw (absolute or relative) against
 // the URL of the page it came from and refuses links that leave its origin,
 // so the credentials of the stream are never sent to another host.
-func followURL(name string, last Request, resp *Response, raw string) (Request, error) {
+func followURL(name string, last Request, resp *Page, raw string) (Request, error) {
 	ref, err := url.Parse(raw)
 	if err != nil {
 		// Do not echo raw: it may carry a token in its query.

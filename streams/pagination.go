@@ -65,9 +65,9 @@ type (
 	// bodyReader lists the options set that read a JSON body: refused
 	// for a body of another format.
 	bodyReader interface{ bodyFields() []string }
-	// recordReader lists the record fields the paginator reads, so the
+	// pageReader says what of a page the paginator reads, so the
 	// records may be spliced; a type that is none reads the body's tree.
-	recordReader interface{ spliceKeys() []string }
+	pageReader interface{ readsPage(d *Definition) PageReads }
 	// rowRepeater: the pages may repeat rows when the source shifts
 	// under the walk, so the run drops them by primary key.
 	rowRepeater interface{ repeatsRows() bool }
@@ -131,13 +131,23 @@ func (d *Definition) Paginator() Paginator {
 	return p
 }
 
-// SpliceKeys lists the record fields p's paginator reads; ok is false
-// when it reads the body's tree, so the records cannot be spliced.
-func (p *Pagination) SpliceKeys() (fields []string, ok bool) {
-	if r, ok := p.OptionSet().(recordReader); ok {
-		return r.spliceKeys(), true
+// PageReads is what a paginator reads of a page besides its records'
+// count and its headers: the top-level record fields (of any record),
+// and the paths of the body's values outside the records (Page.Values).
+// A stream whose paginator says so may splice its records: the page scan
+// captures both as it passes.
+type PageReads struct {
+	Fields   []string
+	Envelope []string
+}
+
+// PageReads is what d's paginator reads of a page; ok is false when it
+// reads the body's tree, so the records cannot be spliced.
+func (d *Definition) PageReads() (_ PageReads, ok bool) {
+	if r, ok := d.Pagination.OptionSet().(pageReader); ok {
+		return r.readsPage(d), true
 	}
-	return nil, false
+	return PageReads{}, false
 }
 
 // RepeatsRows reports whether p's pages may repeat rows when the source

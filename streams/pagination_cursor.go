@@ -86,9 +86,9 @@ func (c cursorPaginator) First(req Request) Request {
 	return req.WithParams(pageSizeParam(c.p.PageSizeParam, c.p.PageSize)...)
 }
 
-func (c cursorPaginator) Next(last Request, resp *Response) (Request, bool, error) {
+func (c cursorPaginator) Next(last Request, resp *Page) (Request, bool, error) {
 	if c.p.HasMorePath != "" {
-		if v, found := Lookup(resp.Body, c.p.HasMorePath); found && v != nil {
+		if v, found := resp.Value(c.p.HasMorePath); found && v != nil {
 			more, ok := v.(bool)
 			if !ok {
 				return Request{}, false, streamErr(c.name, "has_more_path %q holds a JSON %s, expected a boolean", c.p.HasMorePath, codec.TypeName(v))
@@ -119,7 +119,7 @@ func (c cursorPaginator) Next(last Request, resp *Response) (Request, bool, erro
 		}
 		return last.WithParams(c.p.CursorParam, token), true, nil
 	}
-	v, found := Lookup(resp.Body, c.p.NextCursorPath)
+	v, found := resp.Value(c.p.NextCursorPath)
 	if !found || v == nil {
 		return Request{}, false, nil
 	}

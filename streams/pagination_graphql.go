@@ -33,6 +33,15 @@ func (o *GraphQLOptions) check(d *Definition) error {
 // variables, not the URL.
 func (*GraphQLOptions) boundsInVariables() bool { return true }
 
+// readsPage: the connection and its pageInfo, no record.
+func (o *GraphQLOptions) readsPage(d *Definition) PageReads {
+	if d.GraphQL == nil {
+		return PageReads{}
+	}
+	c := d.GraphQL.ConnectionPath
+	return PageReads{Envelope: []string{c, c + ".pageInfo"}}
+}
+
 func (o *GraphQLOptions) paginator(d *Definition) Paginator {
 	return graphQLPaginator{name: d.Name, p: *o, gql: d.GraphQL}
 }
@@ -92,15 +101,16 @@ func (g graphQLPaginator) First(req Request) Request {
 	return req
 }
 
-func (g graphQLPaginator) Next(last Request, resp *Response) (Request, bool, error) {
-	conn, found := LookupNullable(resp.Body, g.gql.ConnectionPath)
+func (g graphQLPaginator) Next(last Request, resp *Page) (Request, bool, error) {
+	conn, found := resp.Value(g.gql.ConnectionPath)
 	if !found {
 		return Request{}, false, streamErr(g.name, "connection_path %q is not in the response", g.gql.ConnectionPath)
 	}
 	if conn == nil {
 		return Request{}, false, nil
 	}
-	more, _ := Lookup(conn, "pageInfo.hasNextPage")
+	info, _ := resp.Value(g.gql.ConnectionPath + ".pageInfo")
+	more, _ := Lookup(info, "hasNextPage")
 	switch m := more.(type) {
 	case nil:
 		return Request{}, false, nil
@@ -111,7 +121,7 @@ func (g graphQLPaginator) Next(last Request, resp *Response) (Request, bool, err
 	default:
 		return Request{}, false, streamErr(g.name, "%s.pageInfo.hasNextPage holds a JSON %s, expected a boolean", g.gql.ConnectionPath, codec.TypeName(more))
 	}
-	cursor, _ := Lookup(conn, "pageInfo.endCursor")
+	cursor, _ := Lookup(info, "endCursor")
 	c, ok := cursor.(string)
 	if !ok || c == "" {
 		return Request{}, false, streamErr(g.name, "%s.pageInfo.hasNextPage is true but pageInfo.endCursor is %s; add endCursor to the query's pageInfo", g.gql.ConnectionPath, codec.TypeName(cursor))

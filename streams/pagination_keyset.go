@@ -33,8 +33,10 @@ func (o *KeysetOptions) params() []PageParam {
 	return pageParams(o.KeyParam, isNumeric, o.PageSizeParam, isCount)
 }
 
-// spliceKeys: the paginator reads only key_field of each record.
-func (o *KeysetOptions) spliceKeys() []string { return []string{o.KeyField} }
+// readsPage: the paginator reads only key_field of each record.
+func (o *KeysetOptions) readsPage(*Definition) PageReads {
+	return PageReads{Fields: []string{o.KeyField}}
+}
 
 func (o *KeysetOptions) paginator(d *Definition) Paginator {
 	return keysetPaginator{name: d.Name, p: *o}
@@ -66,7 +68,7 @@ func (k keysetPaginator) First(req Request) Request {
 	return req.WithParams(pageSizeParam(k.p.PageSizeParam, k.p.PageSize)...)
 }
 
-func (k keysetPaginator) Next(last Request, resp *Response) (Request, bool, error) {
+func (k keysetPaginator) Next(last Request, resp *Page) (Request, bool, error) {
 	n := len(resp.Records)
 	if n == 0 || (k.p.PageSize > 0 && n < k.p.PageSize) {
 		return Request{}, false, nil

@@ -14,8 +14,8 @@ func (*linkHeaderOptions) pageType() string { return PageLinkHeader }
 
 func (*linkHeaderOptions) check(*Definition) error { return nil }
 
-// spliceKeys: the link is in a header; no record is read.
-func (*linkHeaderOptions) spliceKeys() []string { return nil }
+// readsPage: the link is in a header; no record is read.
+func (*linkHeaderOptions) readsPage(*Definition) PageReads { return PageReads{} }
 
 func (*linkHeaderOptions) paginator(d *Definition) Paginator {
 	return linkHeaderPaginator{name: d.Name}
@@ -39,7 +39,7 @@ type linkHeaderPaginator struct {
 
 func (l linkHeaderPaginator) First(req Request) Request { return req }
 
-func (l linkHeaderPaginator) Next(last Request, resp *Response) (Request, bool, error) {
+func (l linkHeaderPaginator) Next(last Request, resp *Page) (Request, bool, error) {
 	for _, link := range ParseLinkHeader(resp.Header.Values("Link")) {
 		if !link.HasRel("next") {
 			continue

@@ -35,7 +35,7 @@ func (*NextURLOptions) doc() PageDoc {
 // nextURLPaginator follows the URL found at next_url_path.
 //
 // The URL may be absolute or relative; a relative one is resolved against
-// the URL of the page it came from (Response.URL). The next Request has
+// the URL of the page it came from (Page.URL). The next Request has
 // that absolute URL and a nil Query: the URL carries its own query, which
 // is sent exactly as the API wrote it. A URL on another scheme or host is
 // an error, never followed: the stream's credentials must not leave the
@@ -49,8 +49,8 @@ type nextURLPaginator struct {
 
 func (n nextURLPaginator) First(req Request) Request { return req }
 
-func (n nextURLPaginator) Next(last Request, resp *Response) (Request, bool, error) {
-	v, found := Lookup(resp.Body, n.p.NextURLPath)
+func (n nextURLPaginator) Next(last Request, resp *Page) (Request, bool, error) {
+	v, found := resp.Value(n.p.NextURLPath)
 	if !found || v == nil {
 		return Request{}, false, nil
 	}

@@ -10,7 +10,7 @@ func (*noneOptions) pageType() string { return PageNone }
 
 func (*noneOptions) check(*Definition) error { return nil }
 
-func (*noneOptions) spliceKeys() []string { return nil }
+func (*noneOptions) readsPage(*Definition) PageReads { return PageReads{} }
 
 func (*noneOptions) paginator(*Definition) Paginator { return nonePaginator{} }
 
@@ -21,6 +21,6 @@ type nonePaginator struct{}
 
 func (nonePaginator) First(req Request) Request { return req }
 
-func (nonePaginator) Next(Request, *Response) (Request, bool, error) {
+func (nonePaginator) Next(Request, *Page) (Request, bool, error) {
 	return Request{}, false, nil
 }

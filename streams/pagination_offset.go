@@ -72,7 +72,7 @@ func (o offsetPaginator) First(req Request) Request {
 	return req.WithParams(append([]string{o.p.OffsetParam, "0"}, pageSizeParam(o.p.PageSizeParam, o.p.PageSize)...)...)
 }
 
-func (o offsetPaginator) Next(last Request, resp *Response) (Request, bool, error) {
+func (o offsetPaginator) Next(last Request, resp *Page) (Request, bool, error) {
 	n := len(resp.Records)
 	if n == 0 || (o.p.PageSize > 0 && n < o.p.PageSize) {
 		return Request{}, false, nil
@@ -83,7 +83,7 @@ func (o offsetPaginator) Next(last Request, resp *Response) (Request, bool, erro
 	}
 	next := new(big.Int).Add(cur, big.NewInt(int64(n)))
 	if o.p.TotalPath != "" {
-		if v, found := Lookup(resp.Body, o.p.TotalPath); found && v != nil {
+		if v, found := resp.Value(o.p.TotalPath); found && v != nil {
 			total, ok := intValue(v)
 			if !ok {
 				return Request{}, false, streamErr(o.name, "total_path %q holds a JSON %s, expected a whole number", o.p.TotalPath, codec.TypeName(v))

@@ -77,7 +77,7 @@ func (pn pageNumberPaginator) First(req Request) Request {
 	return req.WithParams(append([]string{pn.p.PageParam, strconv.Itoa(pn.startPage())}, pageSizeParam(pn.p.PageSizeParam, pn.p.PageSize)...)...)
 }
 
-func (pn pageNumberPaginator) Next(last Request, resp *Response) (Request, bool, error) {
+func (pn pageNumberPaginator) Next(last Request, resp *Page) (Request, bool, error) {
 	n := len(resp.Records)
 	if n == 0 || (pn.p.PageSize > 0 && n < pn.p.PageSize) {
 		return Request{}, false, nil
@@ -87,7 +87,7 @@ func (pn pageNumberPaginator) Next(last Request, resp *Response) (Request, bool,
 		return Request{}, false, streamErr(pn.name, "page parameter %q of the last request is not a whole number", pn.p.PageParam)
 	}
 	if pn.p.TotalPagesPath != "" {
-		if v, found := Lookup(resp.Body, pn.p.TotalPagesPath); found && v != nil {
+		if v, found := resp.Value(pn.p.TotalPagesPath); found && v != nil {
 			total, ok := intValue(v)
 			if !ok {
 				return Request{}, false, streamErr(pn.name, "total_pages_path %q holds a JSON %s, expected a whole number", pn.p.TotalPagesPath, codec.TypeName(v))

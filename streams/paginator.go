@@ -9,7 +9,7 @@ import (
 // Request is one page request. URL is either a path relative to the API's
 // base URL ("/v1/orders") or, for next_url and link_header pages, the URL
 // the API handed back (absolute, or relative to the page it came from, in
-// which case the paginator has already resolved it against Response.URL).
+// which case the paginator has already resolved it against Page.URL).
 type Request struct {
 	Method string
 	URL    string
@@ -20,20 +20,85 @@ type Request struct {
 	Header http.Header
 }
 
-// Response is the decoded answer to a Request.
-type Response struct {
+// A Page is the answer to one Request, as the walk hands it over: its
+// records in one of two explicit forms, and the values of its body the
+// paginator reads.
+type Page struct {
 	// URL is the absolute URL that was requested; relative links resolve
 	// against it.
 	URL    *url.URL
 	Header http.Header
-	// Body is the decoded JSON body; numbers are json.Number so that their
-	// text is kept exactly.
-	Body any
-	// Records are the records of the page, as extracted by Extract.
+	// Records are the page's records as the walk, its guard and the
+	// paginator read them: each a decoded tree (numbers as json.Number,
+	// so their text is kept exactly) or, on a spliced page, a Fields view
+	// of the record's captured keys.
 	Records []any
+	// Spliced, when not nil, holds the records' bytes as the API sent
+	// them (the tap's splice path); nil on a page of trees.
+	Spliced Spliced
+	// Values are the values of the body outside its records that the
+	// paginator reads (Pagination.EnvelopePaths); nil when the body was
+	// not JSON.
+	Values Envelope
 	// Next is, while Walk hands the page over, the request of the page
 	// after it; nil when the walk ends with this page.
 	Next *Request
+}
+
+// Value is LookupNullable of the page's body at path, one of the paths
+// its pagination reads: not found on a page without a JSON body.
+func (p *Page) Value(path string) (any, bool) {
+	if p.Values == nil {
+		return nil, false
+	}
+	return p.Values.Lookup(path)
+}
+
+// An Envelope holds the values of a page's body outside its records that
+// the paginator reads: the cursor, the next URL, has_more, a total, a
+// GraphQL connection's pageInfo.
+type Envelope interface {
+	// Lookup is LookupNullable of the body at path, for a path of
+	// Pagination.EnvelopePaths. A path the records lie under is found,
+	// as an object that is not to be read into (Enclosing).
+	Lookup(path string) (any, bool)
+}
+
+// Decoded is the Envelope of a body decoded whole.
+type Decoded struct{ Body any }
+
+// Lookup is LookupNullable(Body, path).
+func (d Decoded) Lookup(path string) (any, bool) { return LookupNullable(d.Body, path) }
+
+// Enclosing is what a spliced page's Envelope gives for a path that
+// encloses the records (a GraphQL connection): an object, found, whose
+// members are not kept.
+type Enclosing struct{}
+
+// Spliced is a page's records as bytes (the tap's splice path).
+type Spliced interface {
+	// Raw returns record i's bytes when they are written as they came;
+	// when ok is false, Page.Records[i] is the record's tree, for the
+	// tree path.
+	Raw(i int) (raw []byte, ok bool, err error)
+	// Value is the captured property name of record i, as codec.Decode
+	// would give it; nil when the record has none.
+	Value(i int, name string) (any, error)
+	// Mapped is, on a stream with maps, what they made of the last
+	// record Raw returned; nil without maps.
+	Mapped() Mapped
+	// Release hands the page's buffers back once its records are
+	// written.
+	Release()
+}
+
+// Mapped is what a stream's maps made of a spliced record.
+type Mapped interface {
+	// Err is the error of the expressions, nil when they ran.
+	Err() error
+	// Record is the record of the i-th selected output, and whether
+	// the output keeps it (__filter__).
+	Record(i int) (rec []byte, keep bool)
 }
 
 // A Paginator turns the answer to one page into the request for the next.
@@ -41,17 +106,17 @@ type Response struct {
 type Paginator interface {
 	// First adds the pagination parameters of the first page to req.
 	First(req Request) Request
-	// Next returns the request for the page after resp, which answered
-	// last, or more == false when resp was the last page.
-	Next(last Request, resp *Response) (next Request, more bool, err error)
+	// Next returns the request for the page after page, which answered
+	// last, or more == false when it was the last page.
+	Next(last Request, page *Page) (next Request, more bool, err error)
 }
 
-// Fetch sends one page request and returns its decoded Response with
-// Records extracted (implemented by the tap over the HTTP client).
-type Fetch func(ctx context.Context, req Request) (*Response, error)
+// Fetch sends one page request and returns its Page (implemented by the
+// tap over the HTTP client).
+type Fetch func(ctx context.Context, req Request) (*Page, error)
 
 // Fields is a record of a page read without its tree (the tap's splice
-// path): among Response.Records, beside the decoded objects, a record that
+// path): among Page.Records, beside the decoded objects, a record that
 // gives only the JSON text of the top-level properties the walk reads —
 // every field of the primary key, and a keyset's key_field — so that a
 // page of them allocates nothing per record. The paginators that read

@@ -140,7 +140,7 @@ func (e *engine) endWalk(n *node) {
 // how far into the page the run has come. On the first page of a resumed
 // walk, the records the last run had finished have their children
 // skipped, and the child walk it was in goes on at its page.
-func (e *engine) handleTracked(ctx context.Context, n *node, resp *streams.Response, extracted time.Time) error {
+func (e *engine) handleTracked(ctx context.Context, n *node, resp *streams.Page, extracted time.Time) error {
 	if r := n.pending; r != nil {
 		n.pending = nil
 		n.skip, n.childWalk = e.checkResumedPage(n, r, resp.Records)

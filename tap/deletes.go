@@ -226,7 +226,7 @@ func (e *engine) walkSub(ctx context.Context, sub *streams.Definition, first str
 		return err
 	}
 	sn := subNode(sub)
-	return pages.Walk(ctx, sub, p, first, e.fetcher(sn), func(resp *streams.Response) error {
+	return pages.Walk(ctx, sub, p, first, e.fetcher(sn), func(resp *streams.Page) error {
 		for _, rec := range resp.Records {
 			m, ok := rec.(map[string]any)
 			if !ok {

@@ -113,7 +113,7 @@ type source struct {
 
 func (s *source) fetch(n *node) streams.Fetch {
 	d := n.def
-	return func(ctx context.Context, req streams.Request) (*streams.Response, error) {
+	return func(ctx context.Context, req streams.Request) (*streams.Page, error) {
 		s.mu.Lock()
 		s.requests = append(s.requests, d.Name+"?"+req.Query.Encode())
 		count := len(s.requests)
@@ -161,7 +161,7 @@ func (s *source) fetch(n *node) streams.Fetch {
 		if err != nil {
 			return nil, err
 		}
-		return &streams.Response{URL: &url.URL{Path: req.URL}, Body: body, Records: recs}, nil
+		return &streams.Page{URL: &url.URL{Path: req.URL}, Values: streams.Decoded{Body: body}, Records: recs}, nil
 	}
 }
 

@@ -119,7 +119,7 @@ func (s *feedSink) Backfill(ctx context.Context, from, to int64, each func(rec a
 	}
 	fb := s.n.def.Feed.Backfill
 	req = req.WithParams(fb.FromParam, strconv.FormatInt(from, 10), fb.ToParam, strconv.FormatInt(to, 10))
-	return pages.WalkInOrder(ctx, b.def, pager, req, e.fetchOf(b), func(resp *streams.Response) error {
+	return pages.WalkInOrder(ctx, b.def, pager, req, e.fetchOf(b), func(resp *streams.Page) error {
 		for _, rec := range resp.Records {
 			if err := each(rec); err != nil {
 				return err

@@ -163,11 +163,11 @@ func (e *engine) walk(ctx context.Context, n *node, first streams.Request, part 
 		// The next page is asked for only once this one's children are
 		// walked, which takes far longer than a page: fetched ahead, it
 		// would wait there, and a kill would lose it.
-		walkPages = func(ctx context.Context, d *streams.Definition, p streams.Paginator, first streams.Request, fetch streams.Fetch, page func(*streams.Response) error) error {
+		walkPages = func(ctx context.Context, d *streams.Definition, p streams.Paginator, first streams.Request, fetch streams.Fetch, page func(*streams.Page) error) error {
 			return pages.WalkInOrder(ctx, d, p, first, fetch, page)
 		}
 	}
-	err = walkPages(ctx, n.def, p, first, failure.Pages(e.fetchOf(n)), func(resp *streams.Response) error {
+	err = walkPages(ctx, n.def, p, first, failure.Pages(e.fetchOf(n)), func(resp *streams.Page) error {
 		n.counts.Pages.Add(1)
 		n.counts.Received.Add(int64(len(resp.Records)))
 		extracted := e.now()
@@ -271,19 +271,18 @@ func (e *engine) fetcher(n *node) streams.Fetch {
 	d := n.def
 	dec, derr := e.decoder(n, d.BodyFormat())
 	spliced := e.splicer(n)
-	return func(ctx context.Context, req streams.Request) (*streams.Response, error) {
+	return func(ctx context.Context, req streams.Request) (*streams.Page, error) {
 		if derr != nil {
 			return nil, derr
 		}
-		var body any
-		var records []any
+		page := &streams.Page{}
 		var slot *splice.Page
 		if spliced != nil {
 			slot = spliced.Take()
 		}
 		creq := e.clientRequest(n, req, dec.Format())
 		if dec.Format() != streams.FormatJSON {
-			creq.Consume = dec.PageConsumer(&records)
+			creq.Consume = dec.PageConsumer(&page.Records)
 		} else {
 			creq.Check = func(b []byte) error {
 				b, err := decoder.GunzipJSON(b)
@@ -291,7 +290,7 @@ func (e *engine) fetcher(n *node) streams.Fetch {
 					return err
 				}
 				if slot != nil && slot.Scan(b) {
-					body, records = slot, slot.Records()
+					page.Records, page.Spliced, page.Values = slot.Records(), slot, slot
 					return nil
 				}
 				v, err := decodeRecords(b)
@@ -306,7 +305,7 @@ func (e *engine) fetcher(n *node) streams.Fetch {
 				if err != nil {
 					return err
 				}
-				body, records = v, recs
+				page.Records, page.Spliced, page.Values = recs, nil, streams.Decoded{Body: v}
 				return nil
 			}
 		}
@@ -314,7 +313,7 @@ func (e *engine) fetcher(n *node) streams.Fetch {
 			creq.Buffer = slot.Buffer
 		}
 		resp, err := e.client.Do(ctx, creq)
-		if slot != nil && (err != nil || resp.Ignored || body != any(slot)) {
+		if slot != nil && (err != nil || resp.Ignored || page.Spliced == nil) {
 			slot.Release() // the walk will not handle it
 		}
 		if err != nil {
@@ -323,7 +322,8 @@ func (e *engine) fetcher(n *node) streams.Fetch {
 		if resp.Ignored {
 			return nil, errIgnored
 		}
-		return &streams.Response{URL: resp.URL, Header: resp.Header, Body: body, Records: records}, nil
+		page.URL, page.Header = resp.URL, resp.Header
+		return page, nil
 	}
 }
 

@@ -181,7 +181,7 @@ func TestProgressWhileStreamRuns(t *testing.T) {
 	src := &source{rows: map[string][]map[string]any{"s": {row(1, 1), row(2, 1), row(3, 1), row(4, 1), row(5, 1)}}, pageSize: 2}
 	e.fetch = func(n *node) streams.Fetch {
 		fetch := src.fetch(n)
-		return func(ctx context.Context, req streams.Request) (*streams.Response, error) {
+		return func(ctx context.Context, req streams.Request) (*streams.Page, error) {
 			if req.Query.Get("page") == "2" {
 				select {
 				case <-sig.seen:

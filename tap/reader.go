@@ -33,7 +33,7 @@ func NewReader(cfg *Config, log *slog.Logger) (*Reader, error) {
 
 // Walk follows d's pages from first, handing each to page; a status the
 // stream ignores ends the walk quietly, as in a sync.
-func (r *Reader) Walk(ctx context.Context, d *streams.Definition, first streams.Request, page func(*streams.Response) error) error {
+func (r *Reader) Walk(ctx context.Context, d *streams.Definition, first streams.Request, page func(*streams.Page) error) error {
 	// A node of its own, not selected: its pages are never spliced, so
 	// every record is a decoded value.
 	n := &node{def: d}

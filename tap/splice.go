@@ -28,7 +28,7 @@ func (e *engine) splicer(n *node) *splice.Reader {
 // handlePage takes a page's records in order: on a spliced page the
 // splicable ones are written from their bytes; the others go through
 // handle.
-func (e *engine) handlePage(ctx context.Context, n *node, resp *streams.Response, extracted time.Time, part streams.Partition) (err error) {
+func (e *engine) handlePage(ctx context.Context, n *node, resp *streams.Page, extracted time.Time, part streams.Partition) (err error) {
 	// The walk has just started fetching the next page. On one CPU that
 	// fetch would wait for this page to be written (nothing blocks until
 	// then), and the API's time would add to ours: let it send its
@@ -44,8 +44,8 @@ func (e *engine) handlePage(ctx context.Context, n *node, resp *streams.Response
 			}
 		}()
 	}
-	p, spliced := resp.Body.(*splice.Page)
-	if !spliced {
+	p := resp.Spliced
+	if p == nil {
 		for _, rec := range resp.Records {
 			if err := e.handle(ctx, n, rec, extracted, part); err != nil {
 				return err
@@ -55,13 +55,13 @@ func (e *engine) handlePage(ctx context.Context, n *node, resp *streams.Response
 	}
 	defer p.Release()
 	d := n.def
-	for i := range p.Records() {
-		raw, ok, err := p.Spliced(i)
+	for i := range resp.Records {
+		raw, ok, err := p.Raw(i)
 		if err != nil {
 			return err
 		}
 		if !ok {
-			if err := e.handle(ctx, n, p.Records()[i], extracted, part); err != nil {
+			if err := e.handle(ctx, n, resp.Records[i], extracted, part); err != nil {
 				return err
 			}
 			continue
@@ -84,7 +84,7 @@ func (e *engine) handlePage(ctx context.Context, n *node, resp *streams.Response
 		if err := e.schema(n); err != nil {
 			return err
 		}
-		if s := p.Maps(); s != nil {
+		if s := p.Mapped(); s != nil {
 			if err := e.writeMapped(n, s, extracted); err != nil {
 				return err
 			}

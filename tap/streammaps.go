@@ -6,6 +6,7 @@ import (
 
 	"github.com/tap-dev/tap/codec"
 	"github.com/tap-dev/tap/streammap"
+	"github.com/tap-dev/tap/streams"
 	"github.com/tap-dev/tap/tap/catalog"
 )
 
@@ -96,7 +97,7 @@ func (e *engine) mapError(n *node, err error) error {
 
 // writeMapped writes a record as each selected output's map made it: a
 // spliced record as s did, else the outputs' buffers.
-func (e *engine) writeMapped(n *node, s *streammap.Splicer, extracted time.Time) error {
+func (e *engine) writeMapped(n *node, s streams.Mapped, extracted time.Time) error {
 	if s != nil && s.Err() != nil {
 		return e.mapError(n, s.Err())
 	}

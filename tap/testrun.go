@@ -30,7 +30,7 @@ func Schemas(cfg *Config, st *state.State, w output.Writer, log *slog.Logger) er
 // walkPages is pages.Walk, but in order in a test run: a run that stops
 // after RecordLimit records would mostly send a look-ahead request only to
 // cancel it, and a test's requests would depend on timing.
-func (e *engine) walkPages(ctx context.Context, d *streams.Definition, p streams.Paginator, first streams.Request, fetch streams.Fetch, page func(*streams.Response) error) error {
+func (e *engine) walkPages(ctx context.Context, d *streams.Definition, p streams.Paginator, first streams.Request, fetch streams.Fetch, page func(*streams.Page) error) error {
 	if e.recordLimit > 0 {
 		return pages.WalkInOrder(ctx, d, p, first, fetch, page)
 	}

@@ -78,8 +78,8 @@ func TestGraphQLNext(t *testing.T) {
 		t.Fatal(err)
 	}
 	last := p.First(req)
-	resp := func(s string) *streams.Response {
-		return &streams.Response{Body: jsontest.Decode(t, s), Records: records(2)}
+	resp := func(s string) *streams.Page {
+		return &streams.Page{Values: streams.Decoded{Body: jsontest.Decode(t, s)}, Records: records(2)}
 	}
 
 	t.Run("after = endCursor", func(t *testing.T) {

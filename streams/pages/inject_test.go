@@ -30,7 +30,7 @@ func TestInject(t *testing.T) {
 		if again := p.First(first); string(again.Body) != string(first.Body) || again.Query != nil {
 			t.Fatalf("First is not idempotent: %s", again.Body)
 		}
-		next, more, err := p.Next(first, &streams.Response{Body: jsontest.Decode(t, `{"next":"c+/="}`)})
+		next, more, err := p.Next(first, &streams.Page{Values: streams.Decoded{Body: jsontest.Decode(t, `{"next":"c+/="}`)}})
 		if err != nil || !more {
 			t.Fatal(more, err)
 		}
@@ -38,7 +38,7 @@ func TestInject(t *testing.T) {
 			t.Fatalf("next = %v %s", next.Query, next.Body)
 		}
 		// The cursor moves on from the body it was put in.
-		next2, more, _ := p.Next(next, &streams.Response{Body: jsontest.Decode(t, `{"next":"d"}`)})
+		next2, more, _ := p.Next(next, &streams.Page{Values: streams.Decoded{Body: jsontest.Decode(t, `{"next":"d"}`)}})
 		if !more || string(next2.Body) != `{"page":{"after":"d","limit":2,"size":5},"q":"x"}` {
 			t.Fatalf("next2 = %s", next2.Body)
 		}
@@ -52,7 +52,7 @@ func TestInject(t *testing.T) {
 			t.Fatal(err)
 		}
 		first, _ := d.FirstRequest(nil)
-		next, more, err := p.Next(p.First(first), &streams.Response{Body: jsontest.Decode(t, `{"next":"abc"}`)})
+		next, more, err := p.Next(p.First(first), &streams.Page{Values: streams.Decoded{Body: jsontest.Decode(t, `{"next":"abc"}`)}})
 		if err != nil || !more {
 			t.Fatal(more, err)
 		}
@@ -69,7 +69,7 @@ func TestInject(t *testing.T) {
 		p, _ := New(d)
 		first, _ := d.FirstRequest(nil)
 		first = p.First(first)
-		next, more, err := p.Next(first, &streams.Response{Records: []any{1, 2}})
+		next, more, err := p.Next(first, &streams.Page{Records: []any{1, 2}})
 		if err != nil || !more || string(next.Body) != `{"limit":2,"offset":2}` {
 			t.Fatalf("next = %s %v %v", next.Body, more, err)
 		}
@@ -82,11 +82,11 @@ func TestNextCursorHeader(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	next, more, err := p.Next(streams.Request{URL: "/x"}, &streams.Response{Header: http.Header{"X-Next-Cursor": {"tok"}}})
+	next, more, err := p.Next(streams.Request{URL: "/x"}, &streams.Page{Header: http.Header{"X-Next-Cursor": {"tok"}}})
 	if err != nil || !more || next.Query.Get("cursor") != "tok" {
 		t.Fatalf("next = %v %v %v", next, more, err)
 	}
-	if _, more, _ := p.Next(streams.Request{URL: "/x"}, &streams.Response{Header: http.Header{}}); more {
+	if _, more, _ := p.Next(streams.Request{URL: "/x"}, &streams.Page{Header: http.Header{}}); more {
 		t.Fatal("no header should end the walk")
 	}
 }

@@ -23,19 +23,19 @@ func TestKeyset(t *testing.T) {
 		}
 	})
 
-	page := func(recs string) *streams.Response {
+	page := func(recs string) *streams.Page {
 		v := jsontest.Decode(t, recs).([]any)
-		return &streams.Response{Body: v, Records: v}
+		return &streams.Page{Values: streams.Decoded{Body: v}, Records: v}
 	}
 	// Spliced records (Fields) page as their trees do.
-	fields := func(recs string) *streams.Response {
-		return &streams.Response{Records: fieldsRecords(t, recs)}
+	fields := func(recs string) *streams.Page {
+		return &streams.Page{Records: fieldsRecords(t, recs)}
 	}
 	last := streams.Request{Method: "GET", URL: "/v1/bars", Query: query("after", "0", "limit", "3")}
 	want := func(key string) streams.Request {
 		return streams.Request{Method: "GET", URL: "/v1/bars", Query: query("after", key, "limit", "3")}
 	}
-	for form, page := range map[string]func(string) *streams.Response{"trees": page, "fields": fields} {
+	for form, page := range map[string]func(string) *streams.Page{"trees": page, "fields": fields} {
 		t.Run(form, func(t *testing.T) {
 			runSteps(t, p, map[string]step{
 				"int keys, largest not last": {last: last, resp: page(`[{"k":7},{"k":12},{"k":9}]`), want: want("12"), more: true},

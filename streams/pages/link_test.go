@@ -80,12 +80,12 @@ func TestLinkHeaderPaginator(t *testing.T) {
 	p := mustPaginator(t, testDef(streams.Pagination{Type: streams.PageLinkHeader}))
 	from := mustURL(t, "https://api.example.com/v1/bars?per_page=2")
 	last := streams.Request{Method: "GET", URL: "/v1/bars", Query: query("per_page", "2")}
-	resp := func(links ...string) *streams.Response {
+	resp := func(links ...string) *streams.Page {
 		h := http.Header{}
 		for _, l := range links {
 			h.Add("Link", l)
 		}
-		return &streams.Response{URL: from, Header: h, Records: records(2)}
+		return &streams.Page{URL: from, Header: h, Records: records(2)}
 	}
 	to := func(u string) streams.Request { return streams.Request{Method: "GET", URL: u} }
 	runSteps(t, p, map[string]step{
@@ -97,7 +97,7 @@ func TestLinkHeaderPaginator(t *testing.T) {
 			want: to("https://api.example.com/v1/bars?page=2"), more: true},
 		"relative":      {last: last, resp: resp(`<?page=4>; rel=NEXT`), want: to("https://api.example.com/v1/bars?page=4"), more: true},
 		"no next":       {last: last, resp: resp(`</v1/bars?page=1>; rel="prev"`), more: false},
-		"no header":     {last: last, resp: &streams.Response{URL: from}, more: false},
+		"no header":     {last: last, resp: &streams.Page{URL: from}, more: false},
 		"another host":  {last: last, resp: resp(`<https://evil.example.com/steal?page=2>; rel="next"`), wantErr: "points to another host (evil.example.com)"},
 		"next not last": {last: last, resp: resp(`</v1/bars?page=9>; rel="last"`), more: false},
 	})

@@ -57,7 +57,7 @@ func query(kv ...string) url.Values {
 // step is one Next call of a paginator test.
 type step struct {
 	last    streams.Request
-	resp    *streams.Response
+	resp    *streams.Page
 	want    streams.Request
 	more    bool
 	wantErr string
@@ -120,7 +120,7 @@ func TestNone(t *testing.T) {
 	if d := cmp.Diff(req, p.First(req)); d != "" {
 		t.Errorf("First changed the request:\n%s", d)
 	}
-	if _, more, err := p.Next(req, &streams.Response{Records: records(5)}); more || err != nil {
+	if _, more, err := p.Next(req, &streams.Page{Records: records(5)}); more || err != nil {
 		t.Errorf("Next = more %v, err %v; want one request", more, err)
 	}
 }
@@ -170,21 +170,21 @@ func TestOffset(t *testing.T) {
 	at := func(offset string) streams.Request {
 		return streams.Request{Method: "GET", URL: "/v1/bars", Query: query("offset", offset, "limit", "3")}
 	}
-	body := func(total string) *streams.Response {
-		return &streams.Response{Body: jsontest.Decode(t, `{"meta":{"total":`+total+`}}`), Records: records(3)}
+	body := func(total string) *streams.Page {
+		return &streams.Page{Values: streams.Decoded{Body: jsontest.Decode(t, `{"meta":{"total":`+total+`}}`)}, Records: records(3)}
 	}
 	runSteps(t, p, map[string]step{
 		"full page, more": {last: at("0"), resp: body("10"), want: at("3"), more: true},
-		"no total in body": {last: at("3"), resp: &streams.Response{Body: map[string]any{}, Records: records(3)},
+		"no total in body": {last: at("3"), resp: &streams.Page{Values: streams.Decoded{Body: map[string]any{}}, Records: records(3)},
 			want: at("6"), more: true},
 		"total reached":     {last: at("6"), resp: body("9"), more: false},
-		"total as a string": {last: at("6"), resp: &streams.Response{Body: jsontest.Decode(t, `{"meta":{"total":"9"}}`), Records: records(3)}, more: false},
-		"total as a float":  {last: at("3"), resp: &streams.Response{Body: map[string]any{"meta": map[string]any{"total": 10.0}}, Records: records(3)}, want: at("6"), more: true},
-		"total null":        {last: at("6"), resp: &streams.Response{Body: jsontest.Decode(t, `{"meta":{"total":null}}`), Records: records(3)}, want: at("9"), more: true},
+		"total as a string": {last: at("6"), resp: &streams.Page{Values: streams.Decoded{Body: jsontest.Decode(t, `{"meta":{"total":"9"}}`)}, Records: records(3)}, more: false},
+		"total as a float":  {last: at("3"), resp: &streams.Page{Values: streams.Decoded{Body: map[string]any{"meta": map[string]any{"total": 10.0}}}, Records: records(3)}, want: at("6"), more: true},
+		"total null":        {last: at("6"), resp: &streams.Page{Values: streams.Decoded{Body: jsontest.Decode(t, `{"meta":{"total":null}}`)}, Records: records(3)}, want: at("9"), more: true},
 		// 6 rows, pages of 3 and no total: the third page is empty.
-		"exact division, then empty page": {last: at("6"), resp: &streams.Response{Body: map[string]any{}, Records: nil}, more: false},
-		"short page":                      {last: at("3"), resp: &streams.Response{Body: map[string]any{}, Records: records(2)}, more: false},
-		"bad total": {last: at("0"), resp: &streams.Response{Body: jsontest.Decode(t, `{"meta":{"total":"many"}}`), Records: records(3)},
+		"exact division, then empty page": {last: at("6"), resp: &streams.Page{Values: streams.Decoded{Body: map[string]any{}}, Records: nil}, more: false},
+		"short page":                      {last: at("3"), resp: &streams.Page{Values: streams.Decoded{Body: map[string]any{}}, Records: records(2)}, more: false},
+		"bad total": {last: at("0"), resp: &streams.Page{Values: streams.Decoded{Body: jsontest.Decode(t, `{"meta":{"total":"many"}}`)}, Records: records(3)},
 			wantErr: `total_path "meta.total" holds a JSON string`},
 		"bad offset in last request": {last: at("x"), resp: body("10"), wantErr: `offset parameter "offset"`},
 	})
@@ -200,8 +200,8 @@ func TestPageNumber(t *testing.T) {
 	at := func(page string) streams.Request {
 		return streams.Request{Method: "GET", URL: "/v1/bars", Query: query("page", page, "per_page", "2")}
 	}
-	pages := func(n string, recs int) *streams.Response {
-		return &streams.Response{Body: jsontest.Decode(t, `{"pages":`+n+`}`), Records: records(recs)}
+	pages := func(n string, recs int) *streams.Page {
+		return &streams.Page{Values: streams.Decoded{Body: jsontest.Decode(t, `{"pages":`+n+`}`)}, Records: records(recs)}
 	}
 	runSteps(t, p, map[string]step{
 		"more":               {last: at("1"), resp: pages("3", 2), want: at("2"), more: true},
@@ -209,7 +209,7 @@ func TestPageNumber(t *testing.T) {
 		"beyond total":       {last: at("4"), resp: pages("3", 2), more: false},
 		"short page":         {last: at("1"), resp: pages("3", 1), more: false},
 		"empty page":         {last: at("2"), resp: pages("3", 0), more: false},
-		"total pages absent": {last: at("7"), resp: &streams.Response{Body: map[string]any{}, Records: records(2)}, want: at("8"), more: true},
+		"total pages absent": {last: at("7"), resp: &streams.Page{Values: streams.Decoded{Body: map[string]any{}}, Records: records(2)}, want: at("8"), more: true},
 		"total not a number": {last: at("1"), resp: pages(`{}`, 2), wantErr: "total_pages_path"},
 	})
 
@@ -232,8 +232,8 @@ func TestPageNumber(t *testing.T) {
 			t.Errorf("First query = %v, want only page=1", got)
 		}
 		runSteps(t, p, map[string]step{
-			"one record": {last: streams.Request{Query: query("page", "4")}, resp: &streams.Response{Records: records(1)}, want: streams.Request{Query: query("page", "5")}, more: true},
-			"empty":      {last: streams.Request{Query: query("page", "5")}, resp: &streams.Response{}, more: false},
+			"one record": {last: streams.Request{Query: query("page", "4")}, resp: &streams.Page{Records: records(1)}, want: streams.Request{Query: query("page", "5")}, more: true},
+			"empty":      {last: streams.Request{Query: query("page", "5")}, resp: &streams.Page{}, more: false},
 		})
 	})
 }

@@ -21,8 +21,8 @@ func TestCursor(t *testing.T) {
 	want := func(c string) streams.Request {
 		return streams.Request{Method: "GET", URL: "/v1/bars", Query: query("limit", "100", "cursor", c)}
 	}
-	body := func(s string) *streams.Response {
-		return &streams.Response{Body: jsontest.Decode(t, s), Records: records(1)}
+	body := func(s string) *streams.Page {
+		return &streams.Page{Values: streams.Decoded{Body: jsontest.Decode(t, s)}, Records: records(1)}
 	}
 	runSteps(t, p, map[string]step{
 		"token verbatim":         {last: last, resp: body(`{"meta":{"next":"a+b/c==","has_more":true}}`), want: want("a+b/c=="), more: true},
@@ -34,7 +34,7 @@ func TestCursor(t *testing.T) {
 		"empty token":            {last: last, resp: body(`{"meta":{"next":"","has_more":true}}`), more: false},
 		"null token":             {last: last, resp: body(`{"meta":{"next":null}}`), more: false},
 		"absent token":           {last: last, resp: body(`{"meta":{}}`), more: false},
-		"empty page with cursor": {last: last, resp: &streams.Response{Body: jsontest.Decode(t, `{"meta":{"next":"n2"}}`)}, want: want("n2"), more: true},
+		"empty page with cursor": {last: last, resp: &streams.Page{Values: streams.Decoded{Body: jsontest.Decode(t, `{"meta":{"next":"n2"}}`)}}, want: want("n2"), more: true},
 		"object token":           {last: last, resp: body(`{"meta":{"next":{}}}`), wantErr: `next_cursor_path "meta.next" holds a JSON object`},
 		"has_more not boolean":   {last: last, resp: body(`{"meta":{"next":"x","has_more":"no"}}`), wantErr: `has_more_path "meta.has_more" holds a JSON string`},
 	})
@@ -55,8 +55,8 @@ func TestNextURL(t *testing.T) {
 	p := mustPaginator(t, d)
 	from := mustURL(t, "https://api.example.com/v1/bars?page=1&token=s3cret")
 	last := streams.Request{Method: "GET", URL: "/v1/bars", Query: query("page", "1")}
-	body := func(next string) *streams.Response {
-		return &streams.Response{URL: from, Body: jsontest.Decode(t, `{"links":{"next":`+next+`}}`), Records: records(2)}
+	body := func(next string) *streams.Page {
+		return &streams.Page{URL: from, Values: streams.Decoded{Body: jsontest.Decode(t, `{"links":{"next":`+next+`}}`)}, Records: records(2)}
 	}
 	to := func(u string) streams.Request { return streams.Request{Method: "GET", URL: u} }
 	runSteps(t, p, map[string]step{
@@ -67,7 +67,7 @@ func TestNextURL(t *testing.T) {
 		"default port":        {last: last, resp: body(`"https://API.example.com:443/v1/bars?page=2"`), want: to("https://API.example.com:443/v1/bars?page=2"), more: true},
 		"null":                {last: last, resp: body(`null`), more: false},
 		"empty":               {last: last, resp: body(`""`), more: false},
-		"absent":              {last: last, resp: &streams.Response{URL: from, Body: jsontest.Decode(t, `{}`)}, more: false},
+		"absent":              {last: last, resp: &streams.Page{URL: from, Values: streams.Decoded{Body: jsontest.Decode(t, `{}`)}}, more: false},
 		"other host": {last: last, resp: body(`"https://evil.example.com/v1/bars?page=2&token=s3cret"`),
 			wantErr: `stream "bars": next page URL points to another host (evil.example.com); refusing to follow it so the credentials are not sent there`},
 		"protocol-relative other host": {last: last, resp: body(`"//evil.example.com/x"`), wantErr: "another host (evil.example.com)"},
@@ -93,8 +93,8 @@ func TestCursorFromLastRecord(t *testing.T) {
 	want := func(c string) streams.Request {
 		return streams.Request{Method: "GET", URL: "/v1/charges", Query: query("limit", "2", "starting_after", c)}
 	}
-	page := func(body string, recs ...any) *streams.Response {
-		return &streams.Response{Body: jsontest.Decode(t, body), Records: recs}
+	page := func(body string, recs ...any) *streams.Page {
+		return &streams.Page{Values: streams.Decoded{Body: jsontest.Decode(t, body)}, Records: recs}
 	}
 	rec := func(id any) any { return map[string]any{"id": id} }
 	runSteps(t, p, map[string]step{

@@ -35,7 +35,7 @@ const maxStalePages = 3
 const recentPages = maxStalePages + 1
 
 // Walk requests first, then follows p until it says there is no more,
-// calling page for each streams.Response in order. It returns the first error.
+// calling page for each streams.Page in order. It returns the first error.
 //
 // The first request sent is p.First(first); First is idempotent, so a
 // request the caller already prepared with p.First is sent unchanged.
@@ -67,7 +67,7 @@ const recentPages = maxStalePages + 1
 //
 // Errors name the stream and, for a request, only its method, path and
 // parameter names: parameter values (tokens, api keys) are never printed.
-func Walk(ctx context.Context, d *streams.Definition, p streams.Paginator, first streams.Request, fetch streams.Fetch, page func(*streams.Response) error) error {
+func Walk(ctx context.Context, d *streams.Definition, p streams.Paginator, first streams.Request, fetch streams.Fetch, page func(*streams.Page) error) error {
 	return walk(ctx, d, p, first, fetch, page, true)
 }
 
@@ -75,11 +75,11 @@ func Walk(ctx context.Context, d *streams.Definition, p streams.Paginator, first
 // only once page has returned. It suits a walk that likely stops within
 // its first page (a test run's one record per stream), which would
 // otherwise send a request only to cancel it.
-func WalkInOrder(ctx context.Context, d *streams.Definition, p streams.Paginator, first streams.Request, fetch streams.Fetch, page func(*streams.Response) error) error {
+func WalkInOrder(ctx context.Context, d *streams.Definition, p streams.Paginator, first streams.Request, fetch streams.Fetch, page func(*streams.Page) error) error {
 	return walk(ctx, d, p, first, fetch, page, false)
 }
 
-func walk(ctx context.Context, d *streams.Definition, p streams.Paginator, first streams.Request, fetch streams.Fetch, page func(*streams.Response) error, ahead bool) error {
+func walk(ctx context.Context, d *streams.Definition, p streams.Paginator, first streams.Request, fetch streams.Fetch, page func(*streams.Page) error, ahead bool) error {
 	ctx, cancel := context.WithCancel(ctx)
 	req := p.First(first)
 	g := newGuard(d)
@@ -129,7 +129,7 @@ func walk(ctx context.Context, d *streams.Definition, p streams.Paginator, first
 }
 
 type fetched struct {
-	resp *streams.Response
+	resp *streams.Page
 	err  error
 }
 
@@ -176,7 +176,7 @@ func (g *guard) sent(req streams.Request) {
 
 // check applies the loop guards to next, the request that would follow
 // resp (the answer to last), and records next as sent.
-func (g *guard) check(last, next streams.Request, resp *streams.Response) error {
+func (g *guard) check(last, next streams.Request, resp *streams.Page) error {
 	name := g.d.Name
 	h := g.requestHash(next)
 	if page, ok := g.requests[h]; ok {

@@ -34,7 +34,7 @@ type scripted struct {
 }
 
 func (s *scripted) fetch(t *testing.T) streams.Fetch {
-	return func(ctx context.Context, req streams.Request) (*streams.Response, error) {
+	return func(ctx context.Context, req streams.Request) (*streams.Page, error) {
 		if len(s.sent) >= len(s.bodies) {
 			return nil, fmt.Errorf("unexpected request %d: %+v", len(s.sent)+1, req)
 		}
@@ -44,7 +44,7 @@ func (s *scripted) fetch(t *testing.T) streams.Fetch {
 		if err != nil {
 			return nil, err
 		}
-		return &streams.Response{URL: mustURL(t, "https://api.example.com/v1/x"), Body: body, Records: recs}, nil
+		return &streams.Page{URL: mustURL(t, "https://api.example.com/v1/x"), Values: streams.Decoded{Body: body}, Records: recs}, nil
 	}
 }
 
@@ -89,7 +89,7 @@ func TestWalk(t *testing.T) {
 			}
 			s := &scripted{d: d, bodies: tt.bodies}
 			pages := 0
-			err = Walk(context.Background(), d, p, first, s.fetch(t), func(r *streams.Response) error {
+			err = Walk(context.Background(), d, p, first, s.fetch(t), func(r *streams.Page) error {
 				pages++
 				return nil
 			})
@@ -115,7 +115,7 @@ func TestWalkSendsFirstThenNext(t *testing.T) {
 	p := mustPaginator(t, d)
 	first, _ := d.FirstRequest(nil)
 	s := &scripted{d: d, bodies: []string{`{"data":[1,2],"next":"t+1/="}`, `{"data":[3],"next":""}`}}
-	if err := Walk(context.Background(), d, p, first, s.fetch(t), func(*streams.Response) error { return nil }); err != nil {
+	if err := Walk(context.Background(), d, p, first, s.fetch(t), func(*streams.Page) error { return nil }); err != nil {
 		t.Fatal(err)
 	}
 	want := []streams.Request{
@@ -134,7 +134,7 @@ func TestWalkPageError(t *testing.T) {
 	// of the page handler wins.
 	s := &scripted{d: d, bodies: []string{`{"data":[1],"next":"a"}`, `{"data":[],"next":null}`}}
 	boom := errors.New("boom")
-	err := Walk(context.Background(), d, p, streams.Request{Method: "GET", URL: "/v1/x"}, s.fetch(t), func(*streams.Response) error { return boom })
+	err := Walk(context.Background(), d, p, streams.Request{Method: "GET", URL: "/v1/x"}, s.fetch(t), func(*streams.Page) error { return boom })
 	if !errors.Is(err, boom) {
 		t.Fatalf("err = %v, want boom", err)
 	}
@@ -150,14 +150,14 @@ func TestWalkInOrder(t *testing.T) {
 	stop := errors.New("one record is enough")
 
 	s := &scripted{d: d, bodies: bodies}
-	err := WalkInOrder(context.Background(), d, mustPaginator(t, d), first, s.fetch(t), func(*streams.Response) error { return stop })
+	err := WalkInOrder(context.Background(), d, mustPaginator(t, d), first, s.fetch(t), func(*streams.Page) error { return stop })
 	if !errors.Is(err, stop) || len(s.sent) != 1 {
 		t.Fatalf("stopping walk: err %v after %d requests; want the page's error after 1", err, len(s.sent))
 	}
 
 	s = &scripted{d: d, bodies: bodies}
 	var got []any
-	err = WalkInOrder(context.Background(), d, mustPaginator(t, d), first, s.fetch(t), func(r *streams.Response) error {
+	err = WalkInOrder(context.Background(), d, mustPaginator(t, d), first, s.fetch(t), func(r *streams.Page) error {
 		got = append(got, r.Records...)
 		return nil
 	})
@@ -173,7 +173,7 @@ func TestWalkContextCancel(t *testing.T) {
 	defer cancel()
 	s := &scripted{d: d, bodies: []string{`{"data":[1],"next":"a"}`, `{"data":[1],"next":"b"}`}}
 	pages := 0
-	err := Walk(ctx, d, p, streams.Request{Method: "GET", URL: "/v1/x"}, s.fetch(t), func(*streams.Response) error {
+	err := Walk(ctx, d, p, streams.Request{Method: "GET", URL: "/v1/x"}, s.fetch(t), func(*streams.Page) error {
 		pages++
 		cancel() // cancelled while handling the first page
 		return nil
@@ -365,7 +365,7 @@ func (a *loopAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // httpFetch sends req to the API at base and decodes the answer, as the
 // tap's fetch does over its client.
 func httpFetch(base string, d *streams.Definition) streams.Fetch {
-	return func(ctx context.Context, req streams.Request) (*streams.Response, error) {
+	return func(ctx context.Context, req streams.Request) (*streams.Page, error) {
 		u, err := url.Parse(req.URL)
 		if err != nil {
 			return nil, err
@@ -406,7 +406,7 @@ func httpFetch(base string, d *streams.Definition) streams.Fetch {
 		if err != nil {
 			return nil, err
 		}
-		return &streams.Response{URL: u, Header: resp.Header, Body: v, Records: recs}, nil
+		return &streams.Page{URL: u, Header: resp.Header, Values: streams.Decoded{Body: v}, Records: recs}, nil
 	}
 }
 
@@ -473,7 +473,7 @@ func TestWalkNeverLoops(t *testing.T) {
 				t.Fatal(err)
 			}
 			rows := 0
-			err = Walk(context.Background(), d, p, first, httpFetch(srv.URL, d), func(r *streams.Response) error {
+			err = Walk(context.Background(), d, p, first, httpFetch(srv.URL, d), func(r *streams.Page) error {
 				rows += len(r.Records)
 				return nil
 			})
@@ -507,7 +507,7 @@ func TestWalkIsFreshEachTime(t *testing.T) {
 	p := mustPaginator(t, d)
 	for parent := range 4 {
 		first, _ := d.FirstRequest(nil)
-		if err := Walk(context.Background(), d, p, first, httpFetch(srv.URL, d), func(*streams.Response) error { return nil }); err != nil {
+		if err := Walk(context.Background(), d, p, first, httpFetch(srv.URL, d), func(*streams.Page) error { return nil }); err != nil {
 			t.Fatalf("walk %d: %v", parent+1, err)
 		}
 	}
@@ -588,11 +588,11 @@ func TestInjectRepeatGuard(t *testing.T) {
 		p, _ := New(d)
 		first, _ := d.FirstRequest(nil)
 		calls := 0
-		fetch := func(_ context.Context, req streams.Request) (*streams.Response, error) {
+		fetch := func(_ context.Context, req streams.Request) (*streams.Page, error) {
 			calls++
-			return &streams.Response{URL: &url.URL{Path: "/x"}, Body: jsontest.Decode(t, `{"next":"same"}`), Records: []any{map[string]any{"id": calls}}}, nil
+			return &streams.Page{URL: &url.URL{Path: "/x"}, Values: streams.Decoded{Body: jsontest.Decode(t, `{"next":"same"}`)}, Records: []any{map[string]any{"id": calls}}}, nil
 		}
-		err := Walk(t.Context(), d, p, first, fetch, func(*streams.Response) error { return nil })
+		err := Walk(t.Context(), d, p, first, fetch, func(*streams.Page) error { return nil })
 		if err == nil || !strings.Contains(err.Error(), "repeats the request") || calls > 3 {
 			t.Errorf("%s: err = %v after %d calls", inject, err, calls)
 		}

@@ -271,7 +271,7 @@ func (w *inferWalk) level(ctx context.Context, i int, part streams.Partition) er
 	}
 	stop := errors.New("stop")
 	walked := 0
-	err = w.r.Walk(ctx, d, req, func(resp *streams.Response) error {
+	err = w.r.Walk(ctx, d, req, func(resp *streams.Page) error {
 		walked++
 		w.ancestorPages[i]++
 		for _, rec := range resp.Records {
@@ -319,7 +319,7 @@ func (w *inferWalk) target(ctx context.Context, d *streams.Definition, plan *str
 	for _, req := range firsts {
 		stop := errors.New("stop")
 		walked := 0
-		err := w.r.Walk(ctx, d, req, func(resp *streams.Response) error {
+		err := w.r.Walk(ctx, d, req, func(resp *streams.Page) error {
 			walked++
 			w.pages++
 			if len(resp.Records) == 0 {

@@ -142,7 +142,7 @@ func (e *pageError) Unwrap() error { return e.Err }
 
 // Pages makes fetch's errors say which page request failed, for Letter.
 func Pages(fetch streams.Fetch) streams.Fetch {
-	return func(ctx context.Context, req streams.Request) (*streams.Response, error) {
+	return func(ctx context.Context, req streams.Request) (*streams.Page, error) {
 		resp, err := fetch(ctx, req)
 		if err != nil {
 			return nil, &pageError{Req: req, Err: err}

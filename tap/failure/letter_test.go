@@ -169,11 +169,11 @@ func TestLetter(t *testing.T) {
 
 func TestPages(t *testing.T) {
 	boom := errors.New("boom")
-	fetch := Pages(func(_ context.Context, req streams.Request) (*streams.Response, error) {
+	fetch := Pages(func(_ context.Context, req streams.Request) (*streams.Page, error) {
 		if req.URL == "/bad" {
 			return nil, boom
 		}
-		return &streams.Response{}, nil
+		return &streams.Page{}, nil
 	})
 	if _, err := fetch(context.Background(), streams.Request{URL: "/good"}); err != nil {
 		t.Errorf("good page: %v", err)

@@ -10,7 +10,7 @@
 // no GraphQL, no parent key to inject, stream maps of named properties
 // only (streammap.NewSplicer), a primary key (the walk's stale-page guard
 // reads only it), and a paginator that reads no more of the body than
-// record fields (streams.Pagination.SpliceKeys: none, keyset,
+// record fields (streams.Definition.PageReads: none, keyset,
 // link_header); the run says when it needs the trees itself
 // (Stream.Tree). The primary key, the replication key and the keyset field
 // are captured from the record's bytes as the walker passes them.
@@ -66,14 +66,14 @@ func New(s Stream) *Reader {
 		return nil
 	}
 	capture := append([]string{}, d.PrimaryKey...)
-	read, ok := d.Pagination.SpliceKeys()
-	if !ok || d.Pagination.Type == "" {
+	reads, ok := d.PageReads()
+	if !ok || d.Pagination.Type == "" || len(reads.Envelope) > 0 {
 		// A stream that names no pagination has always been read through
 		// the tree: splicing it would change the bytes of its records.
 		// Otherwise the paginator reads the body's tree.
 		return nil
 	}
-	for _, f := range read {
+	for _, f := range reads.Fields {
 		if f == "" {
 			return nil // an option unset: the stream does not check
 		}
@@ -261,10 +261,10 @@ func value(raw string) (any, error) {
 // its guard): a spliced record's captured keys, another record's tree.
 func (p *Page) Records() []any { return p.records }
 
-// Spliced returns record i's bytes when they are written as they came
-// (through the maps, when the stream has them: see Maps); when ok is
+// Raw returns record i's bytes when they are written as they came
+// (through the maps, when the stream has them: see Mapped); when ok is
 // false, Records()[i] is the record's tree, for the tree path.
-func (p *Page) Spliced(i int) (raw []byte, ok bool, err error) {
+func (p *Page) Raw(i int) (raw []byte, ok bool, err error) {
 	r := &p.recs[i]
 	if s := p.of.maps; s != nil && r.Splicable && !s.Map(r) {
 		v, err := codec.DecodeRecords(r.Raw) // the map is not sure of its bytes: the tree's
@@ -286,6 +286,15 @@ func (p *Page) Value(i int, name string) (any, error) {
 	return value(text)
 }
 
-// Maps is, on a stream with maps, what they made of the last record
-// Spliced returned (streammap.Splicer's Record and Err); nil without maps.
-func (p *Page) Maps() *streammap.Splicer { return p.of.maps }
+// Lookup is the body's value at path, a path the paginator reads
+// (streams.Envelope); a spliced page has none yet.
+func (p *Page) Lookup(path string) (any, bool) { return nil, false }
+
+// Mapped is, on a stream with maps, what they made of the last record
+// Raw returned (streammap.Splicer's Record and Err); nil without maps.
+func (p *Page) Mapped() streams.Mapped {
+	if p.of.maps == nil {
+		return nil
+	}
+	return p.of.maps
+}

@@ -145,7 +145,7 @@ func TestScan(t *testing.T) {
 			}
 			var got []rec
 			for i := range p.Records() {
-				raw, spliced, err := p.Spliced(i)
+				raw, spliced, err := p.Raw(i)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -204,11 +204,11 @@ func TestSplicedMaps(t *testing.T) {
 	if !p.Scan([]byte(`{"events":[{"id":1,"type":"login"}]}`)) {
 		t.Fatal("Scan refused the page")
 	}
-	_, ok, err := p.Spliced(0)
+	_, ok, err := p.Raw(0)
 	if err != nil || !ok {
 		t.Fatalf("Spliced: %v, %v", ok, err)
 	}
-	out, keep := p.Maps().Record(0)
+	out, keep := p.Mapped().Record(0)
 	got, err := codec.Decode(out)
 	if err != nil || !keep {
 		t.Fatalf("the map's record %s (keep %v): %v", out, keep, err)
@@ -261,7 +261,7 @@ func TestFields(t *testing.T) {
 	if _, ok := p.Records()[1].(map[string]any); !ok {
 		t.Errorf("a record without a captured key is read as %T", p.Records()[1])
 	}
-	if _, ok, _ := p.Spliced(1); !ok {
+	if _, ok, _ := p.Raw(1); !ok {
 		t.Error("a record without its replication key is not spliced")
 	}
 
