@@ -214,7 +214,13 @@ func TestSecretInRecordMasked(t *testing.T) {
 			recs = append(recs, string(m.Record))
 		}
 	}
-	if len(recs) != 2 || !strings.Contains(recs[0], `"debug":{"auth":"Bearer REDACTED"}`) || recs[1] != `{"id":2,"updated_at":"2026-01-02T00:00:00Z"}` {
+	// The clean record is written as it came (spliced, in the API's
+	// spacing); only its value is held here.
+	var clean bytes.Buffer
+	if len(recs) == 2 {
+		json.Compact(&clean, []byte(recs[1]))
+	}
+	if len(recs) != 2 || !strings.Contains(recs[0], `"debug":{"auth":"Bearer REDACTED"}`) || clean.String() != `{"id":2,"updated_at":"2026-01-02T00:00:00Z"}` {
 		t.Errorf("records:\n%s", strings.Join(recs, "\n"))
 	}
 	for _, want := range []string{"WARN a configured secret appeared in a record", "stream=items field=debug.auth", "secrets_masked=1"} {

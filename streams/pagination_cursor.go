@@ -53,6 +53,16 @@ func (o *CursorOptions) bodyFields() []string {
 	return setFields("next_cursor_path", o.NextCursorPath, "has_more_path", o.HasMorePath)
 }
 
+// readsPage: the token and has_more in the body, or the last record's
+// field.
+func (o *CursorOptions) readsPage(*Definition) PageReads {
+	r := PageReads{Envelope: setFields(o.NextCursorPath, o.NextCursorPath, o.HasMorePath, o.HasMorePath)}
+	if o.CursorFromLastRecord != "" {
+		r.Fields = []string{o.CursorFromLastRecord}
+	}
+	return r
+}
+
 func (o *CursorOptions) paginator(d *Definition) Paginator {
 	return cursorPaginator{name: d.Name, p: *o}
 }

@@ -24,6 +24,11 @@ func (o *NextURLOptions) check(d *Definition) error {
 // bodyFields: the next URL is always read from the body.
 func (*NextURLOptions) bodyFields() []string { return []string{"next_url_path"} }
 
+// readsPage: the next URL in the body.
+func (o *NextURLOptions) readsPage(*Definition) PageReads {
+	return PageReads{Envelope: []string{o.NextURLPath}}
+}
+
 func (o *NextURLOptions) paginator(d *Definition) Paginator {
 	return nextURLPaginator{name: d.Name, p: *o}
 }

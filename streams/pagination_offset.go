@@ -43,6 +43,11 @@ func (o *OffsetOptions) bodyFields() []string { return setFields("total_path", o
 // offset) repeats rows across pages; the run drops them by primary key.
 func (*OffsetOptions) repeatsRows() bool { return true }
 
+// readsPage: the records' count, and total_path.
+func (o *OffsetOptions) readsPage(*Definition) PageReads {
+	return PageReads{Envelope: setFields(o.TotalPath, o.TotalPath)}
+}
+
 func (o *OffsetOptions) paginator(d *Definition) Paginator {
 	return offsetPaginator{name: d.Name, p: *o}
 }

@@ -42,6 +42,11 @@ func (o *PageNumberOptions) bodyFields() []string {
 	return setFields("total_pages_path", o.TotalPagesPath)
 }
 
+// readsPage: the records' count, and total_pages_path.
+func (o *PageNumberOptions) readsPage(*Definition) PageReads {
+	return PageReads{Envelope: setFields(o.TotalPagesPath, o.TotalPagesPath)}
+}
+
 func (o *PageNumberOptions) paginator(d *Definition) Paginator {
 	return pageNumberPaginator{name: d.Name, p: *o}
 }

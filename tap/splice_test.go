@@ -74,7 +74,7 @@ func TestSpliceAgainstTree(t *testing.T) {
 		t.Fatalf("messages differ (-tree +spliced):\n%s", d)
 	}
 	// A spliced record keeps the API's key order; the tree path sorts.
-	for _, stream := range []string{"events", "customers"} {
+	for _, stream := range []string{"events", "customers", "tickets", "bars"} {
 		n := 0
 		for i, b := range spliced.raw[stream] {
 			if !bytes.Equal(b, tree.raw[stream][i]) {

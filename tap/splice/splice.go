@@ -7,13 +7,15 @@
 // same records, with their keys in the API's order.
 //
 // A stream splices only when nothing needs a record's tree: JSON pages,
-// no GraphQL, no parent key to inject, stream maps of named properties
-// only (streammap.NewSplicer), a primary key (the walk's stale-page guard
-// reads only it), and a paginator that reads no more of the body than
-// record fields (streams.Definition.PageReads: none, keyset,
-// link_header); the run says when it needs the trees itself
-// (Stream.Tree). The primary key, the replication key and the keyset field
-// are captured from the record's bytes as the walker passes them.
+// no parent key to inject, stream maps of named properties only
+// (streammap.NewSplicer), a primary key (the walk's stale-page guard
+// reads only it), no offset dedupe, and a paginator that reads only
+// record fields and values of the body outside the records
+// (streams.Definition.PageReads); the run says when it needs the trees
+// itself (Stream.Tree). The primary key, the replication key and the
+// record fields the paginator reads are captured from the record's bytes
+// as the walker passes them, and the body's values the paginator reads
+// from the page scan's one pass (codec.PageSpec.Envelope).
 //
 // A Reader serves one walk of a stream; each page fetched takes a Page
 // from it, which holds the body buffer, the records found in it and their
@@ -48,8 +50,11 @@ type Stream struct {
 // A Reader reads the pages of one walk of a stream.
 type Reader struct {
 	page    *codec.Page
-	capture []string           // the captured keys, the Shape's first slots
-	maps    *streammap.Splicer // nil: no stream maps
+	capture []string // the captured keys, the Shape's first slots
+	// envelope lists the paths of the body the paginator reads, in
+	// codec.PageSpec.Envelope's order.
+	envelope []string
+	maps     *streammap.Splicer // nil: no stream maps
 
 	mu   sync.Mutex // the fetch takes pages, the run releases them
 	free []*Page
@@ -61,13 +66,13 @@ func New(s Stream) *Reader {
 	d := s.Def
 	// A soft-deleted record gains a property, and a reconciled stream's
 	// keys are noted record by record: both are read as trees.
-	if s.Tree || d.Parent != nil || d.GraphQL != nil || d.BodyFormat() != streams.FormatJSON || len(d.PrimaryKey) == 0 ||
-		d.SoftDelete != nil || d.Reconcile != nil {
+	if s.Tree || d.Parent != nil || d.BodyFormat() != streams.FormatJSON || len(d.PrimaryKey) == 0 ||
+		d.Pagination.RepeatsRows() || d.SoftDelete != nil || d.Reconcile != nil {
 		return nil
 	}
 	capture := append([]string{}, d.PrimaryKey...)
 	reads, ok := d.PageReads()
-	if !ok || d.Pagination.Type == "" || len(reads.Envelope) > 0 {
+	if !ok || d.Pagination.Type == "" {
 		// A stream that names no pagination has always been read through
 		// the tree: splicing it would change the bytes of its records.
 		// Otherwise the paginator reads the body's tree.
@@ -97,7 +102,18 @@ func New(s Stream) *Reader {
 	if err != nil {
 		return nil // a schema outside the subset, or too much to capture
 	}
-	return &Reader{page: codec.NewPage(shape, d.RecordsPath, d.ErrorPath), capture: capture, maps: maps}
+	spec := codec.PageSpec{Records: d.RecordsPath, Error: d.ErrorPath, Envelope: reads.Envelope}
+	if g := d.GraphQL; g != nil {
+		if d.ErrorPath != "" {
+			return nil // two error paths: the tree's
+		}
+		spec.Records, spec.Error, spec.Connection = g.ConnectionPath, "errors", true
+	}
+	page, err := codec.NewPage(shape, spec)
+	if err != nil {
+		return nil // the paginator reads the records' own array
+	}
+	return &Reader{page: page, capture: capture, envelope: reads.Envelope, maps: maps}
 }
 
 func appendNew(list []string, s string) []string {
@@ -121,11 +137,12 @@ type Page struct {
 	of      *Reader
 	body    []byte
 	recs    []codec.Record
-	records []any  // per record, its keys (a *keys) or its tree
-	keys    []keys // the spliced records' views, by record
-	buf     []byte // the captured values' text
-	text    string // buf, one string per page
-	ends    []int  // where each captured value ends in text
+	env     [][]byte // the envelope values' text, by path
+	records []any    // per record, its keys (a *keys) or its tree
+	keys    []keys   // the spliced records' views, by record
+	buf     []byte   // the captured values' text
+	text    string   // buf, one string per page
+	ends    []int    // where each captured value ends in text
 }
 
 // keys is a spliced record's captured values, as the walk reads them.
@@ -192,7 +209,7 @@ func (p *Page) Buffer(size int) []byte {
 // path (codec.Page.Scan), and the caller decodes it.
 func (p *Page) Scan(body []byte) (ok bool) {
 	s := p.of
-	p.recs, ok = s.page.Scan(p.recs, body)
+	p.recs, p.env, ok = s.page.Scan(p.recs, p.env, body)
 	if !ok {
 		return false
 	}
@@ -286,9 +303,29 @@ func (p *Page) Value(i int, name string) (any, error) {
 	return value(text)
 }
 
-// Lookup is the body's value at path, a path the paginator reads
-// (streams.Envelope); a spliced page has none yet.
-func (p *Page) Lookup(path string) (any, bool) { return nil, false }
+// Lookup is the body's value at path, one the paginator reads
+// (streams.Envelope), decoded from the text the scan kept of it.
+func (p *Page) Lookup(path string) (any, bool) {
+	for i, e := range p.of.envelope {
+		if e != path {
+			continue
+		}
+		rest, enclosing := p.of.page.EnvelopeRest(i, path)
+		if enclosing {
+			return streams.Enclosing{}, true
+		}
+		raw := p.env[i]
+		if raw == nil {
+			return nil, false
+		}
+		v, err := value(string(raw))
+		if err != nil {
+			return nil, false // not met: the scan checked its syntax
+		}
+		return streams.LookupNullable(v, rest)
+	}
+	return nil, false
+}
 
 // Mapped is, on a stream with maps, what they made of the last record
 // Raw returned (streammap.Splicer's Record and Err); nil without maps.

@@ -58,14 +58,33 @@ func TestNew(t *testing.T) {
 		{"the run reads the trees", func(_ *streams.Definition, s *Stream) { s.Tree = true }, false},
 		{"no primary key", func(d *streams.Definition, _ *Stream) { d.PrimaryKey = nil }, false},
 		{"a parent key to inject", func(d *streams.Definition, _ *Stream) { d.Parent = &streams.Parent{Stream: "users"} }, false},
-		{"GraphQL", func(d *streams.Definition, _ *Stream) { d.GraphQL = &streams.GraphQL{} }, false},
+		{"a GraphQL connection", func(d *streams.Definition, _ *Stream) {
+			d.GraphQL = &streams.GraphQL{ConnectionPath: "data.events"}
+			d.Pagination = streams.Pagination{Type: streams.PageGraphQL}
+		}, true},
+		{"a GraphQL connection and an error_path", func(d *streams.Definition, _ *Stream) {
+			d.GraphQL, d.ErrorPath = &streams.GraphQL{ConnectionPath: "data.events"}, "error"
+			d.Pagination = streams.Pagination{Type: streams.PageGraphQL}
+		}, false},
 		{"CSV pages", func(d *streams.Definition, _ *Stream) { d.Format = streams.FormatCSV }, false},
 		{"offset pages (deduped by the tree)", func(d *streams.Definition, _ *Stream) {
 			d.Pagination = streams.Pagination{Type: streams.PageOffset, Options: &streams.OffsetOptions{}}
 		}, false},
 		{"a cursor in the body", func(d *streams.Definition, _ *Stream) {
-			d.Pagination = streams.Pagination{Type: streams.PageCursor, Options: &streams.CursorOptions{}}
+			d.Pagination = streams.Pagination{Type: streams.PageCursor, Options: &streams.CursorOptions{NextCursorPath: "meta.next", HasMorePath: "more"}}
+		}, true},
+		{"a cursor from the last record", func(d *streams.Definition, _ *Stream) {
+			d.Pagination = streams.Pagination{Type: streams.PageCursor, Options: &streams.CursorOptions{CursorFromLastRecord: "id"}}
+		}, true},
+		{"a cursor inside the records", func(d *streams.Definition, _ *Stream) {
+			d.Pagination = streams.Pagination{Type: streams.PageCursor, Options: &streams.CursorOptions{NextCursorPath: "events.0.id"}}
 		}, false},
+		{"a next URL in the body", func(d *streams.Definition, _ *Stream) {
+			d.Pagination = streams.Pagination{Type: streams.PageNextURL, Options: &streams.NextURLOptions{NextURLPath: "links.next"}}
+		}, true},
+		{"page numbers with a total", func(d *streams.Definition, _ *Stream) {
+			d.Pagination = streams.Pagination{Type: streams.PageNumber, Options: &streams.PageNumberOptions{TotalPagesPath: "meta.pages"}}
+		}, true},
 		{"keyset without options", func(d *streams.Definition, _ *Stream) { d.Pagination.Options = nil }, false},
 		{"pagination none", func(d *streams.Definition, _ *Stream) { d.Pagination = streams.Pagination{Type: streams.PageNone} }, true},
 		{"link_header pages", func(d *streams.Definition, _ *Stream) {
