@@ -3,11 +3,9 @@ package integration_test
 import (
 	"bytes"
 	"encoding/json"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
@@ -78,34 +76,23 @@ func TestKillLeavesWholeLines(t *testing.T) {
 // its own fails the test.
 func killAfterRequest(t *testing.T, dir string, args []string, trigger <-chan struct{}) []byte {
 	t.Helper()
-	r, w, err := os.Pipe()
+	// stdout is a regular file, not a pipe. A write to a full pipe waits
+	// for its reader, and a kill during that wait leaves the part already
+	// copied: the kernel's doing, which no writer can prevent, and under
+	// load the test's own reader falling behind made that happen. A file
+	// takes each write whole, so a cut line here is the tap's.
+	outPath := filepath.Join(t.TempDir(), "stdout")
+	w, err := os.Create(outPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer r.Close()
-	// A write to a full pipe waits for the reader, and a kill during that
-	// wait leaves the part already copied: the kernel's doing, which no
-	// writer can prevent. A write that fits is copied whole. Room for a
-	// megabyte keeps a reader that falls behind under load from turning
-	// the tap's whole writes into cut ones.
-	if _, _, errno := syscall.Syscall(syscall.SYS_FCNTL, r.Fd(), syscall.F_SETPIPE_SZ, 1<<20); errno != 0 {
-		t.Fatalf("cannot enlarge the stdout pipe: %v", errno)
-	}
+	defer w.Close()
 	var stderr bytes.Buffer
 	cmd := exec.Command(tapBin, args...)
 	cmd.Dir, cmd.Stdout, cmd.Stderr = dir, w, &stderr
-	err = cmd.Start()
-	w.Close()
-	if err != nil {
+	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	var out []byte
-	read := make(chan error, 1)
-	go func() {
-		var err error
-		out, err = io.ReadAll(r)
-		read <- err
-	}()
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 	select {
@@ -121,7 +108,8 @@ func killAfterRequest(t *testing.T, dir string, args []string, trigger <-chan st
 		<-exited
 		t.Fatalf("the tap did not reach the kill point in 2 minutes; stderr:\n%s", stderr.Bytes())
 	}
-	if err := <-read; err != nil {
+	out, err := os.ReadFile(outPath)
+	if err != nil {
 		t.Fatal(err)
 	}
 	return out
