@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/big"
+	neturl "net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -40,7 +41,9 @@ func Compile(stream string, schema map[string]any) (*jsonschema.Schema, error) {
 	}
 	c := jsonschema.NewCompiler()
 	c.AssertFormat = true
-	url := "tap:///" + stream + ".json"
+	// The stream's name is a path segment of the schema's URL: escaped,
+	// so that a name with a space, # or ? names the resource added.
+	url := "tap:///" + neturl.PathEscape(stream) + ".json"
 	if err := c.AddResource(url, bytes.NewReader(b)); err != nil {
 		return nil, err
 	}

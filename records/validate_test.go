@@ -660,3 +660,20 @@ func TestDriftTracksBoundedFields(t *testing.T) {
 		t.Errorf("the report is %d lines, want %d", lines, maxDriftFields+1)
 	}
 }
+
+// A stream's name is any text: one with a space, #, ? or % compiles and
+// validates as any other ("no Loader found for tap:///csv%20field.json"
+// before).
+func TestCompileAnyStreamName(t *testing.T) {
+	schema := map[string]any{"type": "object", "properties": map[string]any{"id": map[string]any{"type": "integer"}}}
+	for _, name := range []string{"csv field", "a#b", "what?", "100%", "ünï/cödé"} {
+		s, err := Compile(name, schema)
+		if err != nil {
+			t.Errorf("Compile(%q): %v", name, err)
+			continue
+		}
+		if err := s.Validate(map[string]any{"id": "x"}); err == nil {
+			t.Errorf("Compile(%q): the schema takes a string id", name)
+		}
+	}
+}
