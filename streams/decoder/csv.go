@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/tap-dev/tap/codec"
 )
 
 // csvReader reads a CSV body row by row (encoding/csv). Each row is one
@@ -21,7 +23,12 @@ type csvReader struct {
 	rows   int // rows read, the header among them
 	names  []string
 	shapes []*shape
-	err    error
+	// collided is the pointer of the first header name that became
+	// another once its invalid UTF-8 was repaired: every row would lose
+	// one of the two values, so each is marked as a JSON record is
+	// (codec.CollisionKey) and refused by the stream's validator.
+	collided string
+	err      error
 }
 
 func newCSVReader(dec *Decoder, body io.Reader) *csvReader {
@@ -57,9 +64,12 @@ func (c *csvReader) Read() (any, error) {
 		c.err = err
 		return nil, err
 	}
-	rec := make(map[string]any, len(c.names))
+	rec := make(map[string]any, len(c.names)+1)
 	for i, v := range row {
 		rec[c.names[i]] = c.shapes[i].coerceText(v)
+	}
+	if c.collided != "" {
+		rec[codec.CollisionKey] = c.collided
 	}
 	return rec, nil
 }
@@ -79,14 +89,38 @@ func (c *csvReader) start(first []string) error {
 	c.names = make([]string, len(first))
 	c.shapes = make([]*shape, len(first))
 	header := c.dec.csv.Header == nil || *c.dec.csv.Header
+	raw := make(map[string]string, len(first)) // repaired name → as the header had it
 	for i, name := range first {
 		if !header {
 			name = "column_" + strconv.Itoa(i+1)
 		} else if i == 0 {
 			name = strings.TrimPrefix(name, "\uFEFF") // a byte order mark some exports start with
 		}
-		c.names[i] = name
-		c.shapes[i] = c.dec.shape.property(name)
+		// A name is written as JSON writes it, each invalid byte a
+		// U+FFFD; two names made one so are a collision, two names that
+		// were one already a duplicate column (the last wins, as a
+		// duplicate JSON key does).
+		repaired := repairUTF8(name)
+		if was, ok := raw[repaired]; ok && was != name && c.collided == "" {
+			c.collided = "/" + pointerEscaper.Replace(repaired)
+		}
+		raw[repaired] = name
+		c.names[i] = repaired
+		c.shapes[i] = c.dec.shape.property(repaired)
 	}
 	return nil
+}
+
+var pointerEscaper = strings.NewReplacer("~", "~0", "/", "~1")
+
+// repairUTF8 replaces each byte of s that is not valid UTF-8 by U+FFFD.
+func repairUTF8(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s { // an invalid byte is one RuneError
+		b.WriteRune(r)
+	}
+	return b.String()
 }

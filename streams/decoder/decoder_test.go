@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/tap-dev/tap/codec"
 	"github.com/tap-dev/tap/streams"
 )
 
@@ -70,6 +71,14 @@ func TestDecoders(t *testing.T) {
 			}},
 		"csv delimiter no header": {def: streams.Definition{Format: "csv", CSV: &streams.CSVOptions{Delimiter: ";", Header: &f}}, body: "1;a\n2;b\n",
 			want: []any{map[string]any{"column_1": "1", "column_2": "a"}, map[string]any{"column_1": "2", "column_2": "b"}}},
+		// Header names are repaired as JSON writes them; two made one so
+		// mark every row for the validator to refuse (issue 29: the
+		// RECORD had the key twice), one alone, or a duplicate column
+		// (the last wins, as a duplicate JSON key), does not.
+		"csv header names collide once repaired": {def: streams.Definition{Format: "csv"}, body: "id,type\xff,type\xfe\n1,x,y\n",
+			want: []any{map[string]any{"id": "1", "type\uFFFD": "y", codec.CollisionKey: "/type\uFFFD"}}},
+		"csv header name repaired": {def: streams.Definition{Format: "csv"}, body: "id,a/b\xff,id\n1,x,2\n",
+			want: []any{map[string]any{"id": "2", "a/b\uFFFD": "x"}}},
 		"csv ragged": {def: streams.Definition{Format: "csv"}, body: "id,name\n1\n", wantErr: "the csv body is not CSV"},
 		"xml": {def: streams.Definition{Format: "xml", RecordsPath: "feed.items.item"}, schema: typed,
 			body: `<?xml version="1.0" encoding="UTF-8"?><feed><meta><n>2</n></meta><items>
