@@ -332,3 +332,54 @@ func TestReconcileRefusesAShortListing(t *testing.T) {
 		t.Errorf("the refused reconcile changed the keys it knows")
 	}
 }
+
+// TestDeletionRecordsFollowStreamMaps: with a stream map that renames the
+// stream, deletion records (of the events and of the reconcile) are
+// written as the mapped stream, after its SCHEMA, never as the source.
+func TestDeletionRecordsFollowStreamMaps(t *testing.T) {
+	dir := t.TempDir()
+	var state json.RawMessage
+	for gen := 1; gen <= 2; gen++ {
+		cfg := deletesConfig(t, gen, 0)
+		cfg["stream_maps"] = map[string]any{"accounts": map[string]any{"__alias__": "clients"}}
+		b, _ := json.Marshal(cfg)
+		writeFile(t, filepath.Join(dir, "config.json"), b)
+		args := []string{"--config", "config.json", "--reconcile"}
+		if state != nil {
+			writeFile(t, filepath.Join(dir, "state.json"), state)
+			args = append(args, "--state", "state.json")
+		}
+		r := runTap(t, dir, time.Minute, nil, args...)
+		if r.code != 0 {
+			t.Fatalf("run %d exited %d:\n%s", gen, r.code, r.stderr)
+		}
+		deletions := 0
+		schema := false
+		for _, line := range bytes.Split(bytes.TrimSpace(r.stdout), []byte("\n")) {
+			var msg struct {
+				Type, Stream string
+				Record       map[string]any
+				Value        json.RawMessage
+			}
+			if err := json.Unmarshal(line, &msg); err != nil {
+				t.Fatal(err)
+			}
+			switch msg.Type {
+			case "SCHEMA":
+				schema = schema || msg.Stream == "clients"
+			case "RECORD":
+				if msg.Stream != "clients" || !schema {
+					t.Fatalf("run %d: a RECORD of %q (SCHEMA of clients before it: %v): %s", gen, msg.Stream, schema, line)
+				}
+				if len(msg.Record) == 2 && msg.Record["_sdc_deleted_at"] != nil {
+					deletions++
+				}
+			case "STATE":
+				state = msg.Value
+			}
+		}
+		if gen == 2 && deletions == 0 {
+			t.Errorf("run 2 wrote no deletion record")
+		}
+	}
+}

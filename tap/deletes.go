@@ -136,10 +136,19 @@ func eventTime(v any, format string, read time.Time) string {
 
 // writeDeletion writes the deletion record of key: the primary key and
 // _sdc_deleted_at only, as a log-based tap writes a delete. It is not
-// held to the schema: its required properties do not apply.
+// held to the schema: its required properties do not apply. With stream
+// maps it is written as each stream the maps make of it, so that a
+// renamed or aliased key stays the key the target has.
 func (e *engine) writeDeletion(n *node, key any, at string) error {
 	dl := n.deletions
 	m := map[string]any{n.def.PrimaryKey[0]: key, streams.DeletedAt: at}
+	if n.outs != nil {
+		if err := e.emitMapped(n, m, e.now()); err != nil {
+			return err
+		}
+		dl.deleted++
+		return nil
+	}
 	b, err := codec.AppendObject(nil, m, &dl.scratch)
 	if err != nil {
 		return fmt.Errorf("stream %q: deletion record: %w", n.def.Name, err)
