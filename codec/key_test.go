@@ -41,3 +41,29 @@ func TestAppendKeyIsExact(t *testing.T) {
 		}
 	}
 }
+
+// fieldsText is a record as the JSON text of its fields.
+type fieldsText map[string]string
+
+func (f fieldsText) Field(name string) (string, bool) { s, ok := f[name]; return s, ok }
+
+// TestAppendFieldsKey: a record read from its bytes has the key of its
+// tree, whatever form its fields' text takes.
+func TestAppendFieldsKey(t *testing.T) {
+	for _, text := range []string{`"7"`, `7`, `7.0`, `-12`, `null`, `true`, `"a\"b"`, `"\u00e9"`, `"é"`, `{"y":2,"x":1}`, `[1,"2"]`, `""`} {
+		tree, err := Decode([]byte(text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, fields := range [][]string{{"id"}, {"id", "missing"}, {"missing", "id"}} {
+			want := AppendKey(nil, map[string]any{"id": tree}, fields)
+			got, err := AppendFieldsKey(nil, fieldsText{"id": text}, fields)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != string(want) {
+				t.Errorf("%s %v: key %q, the tree's %q", text, fields, got, want)
+			}
+		}
+	}
+}

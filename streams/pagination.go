@@ -69,8 +69,9 @@ type (
 	// records may be spliced; a type that is none reads the body's tree.
 	pageReader interface{ readsPage(d *Definition) PageReads }
 	// rowRepeater: the pages may repeat rows when the source shifts
-	// under the walk, so the run drops them by primary key.
-	rowRepeater interface{ repeatsRows() bool }
+	// under the walk, so the run drops them by primary key; pageSize is
+	// the rows of a page.
+	rowRepeater interface{ repeatsRows() (pageSize int) }
 	// variableBounds: the incremental bounds go into the body's GraphQL
 	// variables instead of the query.
 	variableBounds interface{ boundsInVariables() bool }
@@ -151,10 +152,14 @@ func (d *Definition) PageReads() (_ PageReads, ok bool) {
 }
 
 // RepeatsRows reports whether p's pages may repeat rows when the source
-// shifts under the walk, so that the run drops them by primary key.
-func (p *Pagination) RepeatsRows() bool {
+// shifts under the walk, so that the run drops them by primary key, and
+// how many rows a page holds.
+func (p *Pagination) RepeatsRows() (pageSize int, ok bool) {
 	r, ok := p.OptionSet().(rowRepeater)
-	return ok && r.repeatsRows()
+	if !ok {
+		return 0, false
+	}
+	return r.repeatsRows(), true
 }
 
 // boundsInVariables reports whether the incremental bounds go into the

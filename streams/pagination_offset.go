@@ -41,7 +41,7 @@ func (o *OffsetOptions) bodyFields() []string { return setFields("total_path", o
 
 // repeatsRows: a source that shifts under the walk (inserts before the
 // offset) repeats rows across pages; the run drops them by primary key.
-func (*OffsetOptions) repeatsRows() bool { return true }
+func (o *OffsetOptions) repeatsRows() int { return o.PageSize }
 
 // readsPage: the records' count, and total_path.
 func (o *OffsetOptions) readsPage(*Definition) PageReads {
@@ -66,8 +66,8 @@ func (*OffsetOptions) doc() PageDoc {
 // It stops on an empty page, on a page shorter than page_size, or when the
 // value at total_path (if the body has it) says the offset reached the
 // total. An API whose rows shift while it is read (inserts before the
-// offset) may repeat rows across pages; the tap drops duplicates by
-// primary key within a run.
+// offset) may repeat rows across pages; the tap drops a row whose
+// primary key was on the last 4 pages (tap/dedupe).
 type offsetPaginator struct {
 	name string
 	p    OffsetOptions

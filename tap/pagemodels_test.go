@@ -50,6 +50,11 @@ func (a *modelAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		start = at(q.Get("cursor"))
 	case "offset":
 		start = at(q.Get("offset"))
+	case "offset_shifting":
+		// Two rows were inserted before the offset between two
+		// requests: each page repeats the last two of the one before.
+		off := at(q.Get("offset"))
+		start = off - 2*(off/modelPage)
 	case "graphql_edges", "graphql_nodes":
 		var b struct{ Variables map[string]any }
 		json.Unmarshal(body, &b)
@@ -97,7 +102,7 @@ func (a *modelAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		out = fmt.Sprintf(`{"items":%s,"links":{"self":"x","next":%s}}`, items, next(fmt.Sprintf("/v1/x?page=%d", end/modelPage+1)))
 	case "page_number":
 		out = fmt.Sprintf(`{"meta":{"pages":%d},"items":%s}`, (modelRecords+modelPage-1)/modelPage, items)
-	case "offset":
+	case "offset", "offset_shifting":
 		out = fmt.Sprintf(`{"items":%s,"meta":{"total":%d}}`, items, modelRecords)
 	case "graphql_edges", "graphql_nodes":
 		key := "nodes"
@@ -123,6 +128,7 @@ var modelPaginations = map[string]map[string]any{
 	"next_url":                {"type": "next_url", "next_url_path": "links.next"},
 	"page_number":             {"type": "page_number", "page_param": "page", "total_pages_path": "meta.pages"},
 	"offset":                  {"type": "offset", "offset_param": "offset", "page_size_param": "limit", "page_size": modelPage, "total_path": "meta.total"},
+	"offset_shifting":         {"type": "offset", "offset_param": "offset", "page_size_param": "limit", "page_size": modelPage},
 	"graphql_edges":           {"type": "graphql", "page_size": modelPage},
 	"graphql_nodes":           {"type": "graphql", "page_size": modelPage},
 }
@@ -166,7 +172,8 @@ func syncModel(t *testing.T, model string, tree bool) (*rawRecorder, []string) {
 
 // TestSpliceEveryModel syncs a stream of each pagination model twice,
 // spliced and on the tree path only: the same records in the same order,
-// the same states, the same requests; and every record spliced.
+// the same states, the same requests; and every record spliced. The
+// offset pages of a source that shifts repeat rows, dropped both ways.
 func TestSpliceEveryModel(t *testing.T) {
 	for model := range modelPaginations {
 		t.Run(model, func(t *testing.T) {
@@ -183,9 +190,6 @@ func TestSpliceEveryModel(t *testing.T) {
 				t.Fatalf("%d records, want %d", len(raw), modelRecords)
 			}
 			for i, b := range raw {
-				if model == "offset" {
-					break // deduped on the tree path
-				}
 				if bytes.Equal(b, tree.raw["events"][i]) {
 					t.Fatalf("record %d not spliced: %s", i, b)
 				}

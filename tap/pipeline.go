@@ -26,13 +26,8 @@ func (e *engine) handle(ctx context.Context, n *node, rec any, extracted time.Ti
 	if err != nil {
 		return err
 	}
-	if n.seen != nil {
-		k := primaryKeyString(m, d.PrimaryKey)
-		if _, dup := n.seen[k]; dup {
-			n.counts.Dupes.Add(1)
-			return nil
-		}
-		n.seen[k] = struct{}{}
+	if dup, err := e.repeated(n, m); dup || err != nil {
+		return err
 	}
 	if e.full(n) {
 		return errRecordLimit
@@ -149,11 +144,6 @@ func (e *engine) observe(n *node, part streams.Partition, v any) error {
 // encode renders the selected properties of a record, leaving the record
 // itself whole for the children that read it.
 func (n *node) encode(m map[string]any) ([]byte, error) { return n.write.Encode(m, n.dropped) }
-
-// primaryKeyString is the exact identity of a record's primary key.
-func primaryKeyString(m map[string]any, keys []string) string {
-	return string(codec.AppendKey(nil, m, keys))
-}
 
 // RecordObject is a record as the engine sees it: a JSON object, with the
 // parent's key copied in under parent.as.

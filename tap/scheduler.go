@@ -16,6 +16,7 @@ import (
 	"github.com/tap-dev/tap/tap/backfill"
 	"github.com/tap-dev/tap/tap/catalog"
 	"github.com/tap-dev/tap/tap/clientside"
+	"github.com/tap-dev/tap/tap/dedupe"
 	"github.com/tap-dev/tap/tap/failure"
 	"github.com/tap-dev/tap/tap/inputs"
 	"github.com/tap-dev/tap/tap/metrics"
@@ -65,9 +66,9 @@ type node struct {
 	// (nil: itself).
 	outs []*mappedOutput
 
-	// seen holds the primary keys emitted in this run by an offset stream,
-	// whose pages repeat rows when the source shifts under them.
-	seen map[string]struct{}
+	// dedupe drops the rows an offset stream's pages repeat when the
+	// source shifts under them (nil: none).
+	dedupe *dedupe.Window
 
 	counts metrics.Stream // what the stream did, read by the progress reporter
 
@@ -133,8 +134,8 @@ func newEngine(cfg *Config, sel *catalog.Selection, st *state.State, out output.
 		d := &cfg.Streams[i]
 		n := &node{counts: metrics.Stream{Name: d.Name, Feed: d.Feed != nil}, def: d, selected: sel.Selected(d.Name), dropped: sel.Dropped(d.Name), fullTable: sel.FullTable(d.Name)}
 		n.numeric = settings.KeyKind(cfg.Schemas[d.Name], d.ReplicationKey) == "number"
-		if d.Pagination.RepeatsRows() && len(d.PrimaryKey) > 0 {
-			n.seen = map[string]struct{}{}
+		if size, ok := d.Pagination.RepeatsRows(); ok && len(d.PrimaryKey) > 0 {
+			n.dedupe = dedupe.New(d.PrimaryKey, size)
 		}
 		v, err := records.New(records.Options{Stream: d.Name, PrimaryKey: d.PrimaryKey, Schema: cfg.Schemas[d.Name],
 			Policy: records.Policy(cfg.OnSchemaViolation), Redactor: e.redact, DeadLetters: e.dead, Log: log})

@@ -2,6 +2,7 @@ package tap
 
 import (
 	"context"
+	"fmt"
 	"runtime"
 	"time"
 
@@ -66,6 +67,12 @@ func (e *engine) handlePage(ctx context.Context, n *node, resp *streams.Page, ex
 			}
 			continue
 		}
+		if dup, err := e.repeated(n, resp.Records[i]); dup || err != nil {
+			if err != nil {
+				return err
+			}
+			continue
+		}
 		if e.full(n) {
 			return errRecordLimit
 		}
@@ -96,4 +103,20 @@ func (e *engine) handlePage(ctx context.Context, n *node, resp *streams.Page, ex
 		n.counts.Records.Add(1)
 	}
 	return nil
+}
+
+// repeated reports whether rec (a tree or a spliced record's keys)
+// repeats a row of the last pages of an offset stream, counting it.
+func (e *engine) repeated(n *node, rec any) (bool, error) {
+	if n.dedupe == nil {
+		return false, nil
+	}
+	dup, err := n.dedupe.Repeated(rec)
+	if err != nil {
+		return false, fmt.Errorf("stream %q: primary key: %w", n.def.Name, err)
+	}
+	if dup {
+		n.counts.Dupes.Add(1)
+	}
+	return dup, nil
 }

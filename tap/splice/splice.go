@@ -9,7 +9,7 @@
 // A stream splices only when nothing needs a record's tree: JSON pages,
 // no parent key to inject, stream maps of named properties only
 // (streammap.NewSplicer), a primary key (the walk's stale-page guard
-// reads only it), no offset dedupe, and a paginator that reads only
+// and offset dedupe read only it), and a paginator that reads only
 // record fields and values of the body outside the records
 // (streams.Definition.PageReads); the run says when it needs the trees
 // itself (Stream.Tree). The primary key, the replication key and the
@@ -67,7 +67,7 @@ func New(s Stream) *Reader {
 	// A soft-deleted record gains a property, and a reconciled stream's
 	// keys are noted record by record: both are read as trees.
 	if s.Tree || d.Parent != nil || d.BodyFormat() != streams.FormatJSON || len(d.PrimaryKey) == 0 ||
-		d.Pagination.RepeatsRows() || d.SoftDelete != nil || d.Reconcile != nil {
+		d.SoftDelete != nil || d.Reconcile != nil {
 		return nil
 	}
 	capture := append([]string{}, d.PrimaryKey...)

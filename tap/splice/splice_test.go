@@ -67,9 +67,9 @@ func TestNew(t *testing.T) {
 			d.Pagination = streams.Pagination{Type: streams.PageGraphQL}
 		}, false},
 		{"CSV pages", func(d *streams.Definition, _ *Stream) { d.Format = streams.FormatCSV }, false},
-		{"offset pages (deduped by the tree)", func(d *streams.Definition, _ *Stream) {
-			d.Pagination = streams.Pagination{Type: streams.PageOffset, Options: &streams.OffsetOptions{}}
-		}, false},
+		{"offset pages (deduped by their captured keys)", func(d *streams.Definition, _ *Stream) {
+			d.Pagination = streams.Pagination{Type: streams.PageOffset, Options: &streams.OffsetOptions{TotalPath: "meta.total"}}
+		}, true},
 		{"a cursor in the body", func(d *streams.Definition, _ *Stream) {
 			d.Pagination = streams.Pagination{Type: streams.PageCursor, Options: &streams.CursorOptions{NextCursorPath: "meta.next", HasMorePath: "more"}}
 		}, true},
