@@ -298,6 +298,9 @@ func TestReconcileKilledMidListing(t *testing.T) {
 	if !strings.HasPrefix(string(final), "tap-keys 1 int runs=0\n") {
 		t.Errorf("keys file after the reconcile starts %q, want runs=0", final[:min(len(final), 24)])
 	}
+	if left, _ := filepath.Glob(keys + ".*"); len(left) > 0 {
+		t.Errorf("files the killed run left beside the keys file are still there: %v", left)
+	}
 }
 
 // TestReconcileRefusesAShortListing: a listing that misses more than

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 )
 
@@ -39,10 +40,23 @@ func Open(stream, path string, kind Kind, buffer int) (*Keys, error) {
 		}
 		k.runs, k.existed = f.h.runs, true
 	}
+	// A run killed in a sort or a rewrite left its files beside the keys
+	// file; one run at a time uses a keys file, so they are this one's
+	// to remove.
+	for _, pat := range []string{filepath.Join(filepath.Dir(path), sortPrefix(path)+"*"), path + ".tmp-*"} {
+		stale, _ := filepath.Glob(pat)
+		for _, f := range stale {
+			os.Remove(f)
+		}
+	}
 	dir := filepath.Dir(path)
-	k.adds, k.dels = NewSorter(kind, dir, buffer), NewSorter(kind, dir, buffer)
+	k.adds, k.dels = NewSorter(kind, dir, sortPrefix(path), buffer), NewSorter(kind, dir, sortPrefix(path), buffer)
 	return k, nil
 }
+
+// sortPrefix names the files, beside path, that the sorts of its keys
+// spill.
+func sortPrefix(path string) string { return filepath.Base(path) + ".sort-" }
 
 // Kind is the kind of the stream's keys.
 func (k *Keys) Kind() Kind { return k.kind }
@@ -167,7 +181,7 @@ var ErrTooManyGone = errors.New("the listing misses more of the known keys than 
 // file is left as it was when the reconcile fails.
 func (k *Keys) Reconcile(ctx context.Context, r Run) (Summary, error) {
 	var sum Summary
-	listed := NewSorter(k.kind, filepath.Dir(k.path), k.buffer)
+	listed := NewSorter(k.kind, filepath.Dir(k.path), sortPrefix(k.path), k.buffer)
 	defer listed.Close()
 	err := r.List(ctx, func(v any) error {
 		key, err := KeyOf(k.kind, v)

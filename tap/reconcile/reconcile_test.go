@@ -54,7 +54,7 @@ func TestSorterSpillsAndMerges(t *testing.T) {
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
-			s := NewSorter(tt.kind, t.TempDir(), tt.limit)
+			s := NewSorter(tt.kind, t.TempDir(), "run-", tt.limit)
 			defer s.Close()
 			for _, k := range keysOf(tt.kind, tt.in...) {
 				if err := s.Add(k); err != nil {
@@ -290,6 +290,32 @@ func TestReconcile(t *testing.T) {
 				t.Errorf("runs = %d, want %d", h.runs, wantRuns)
 			}
 		})
+	}
+}
+
+func TestOpenRemovesWhatAKilledRunLeft(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "s.keys")
+	writeKeys(t, path, Int, 0, 1, 2)
+	left := []string{path + ".sort-123", path + ".tmp-456"}
+	other := filepath.Join(dir, "other.keys.sort-789") // another stream's
+	for _, f := range append(left, other) {
+		if err := os.WriteFile(f, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	k, err := Open("s", path, Int, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.Close()
+	for _, f := range left {
+		if _, err := os.Stat(f); err == nil {
+			t.Errorf("%s is still there", f)
+		}
+	}
+	if _, err := os.Stat(other); err != nil {
+		t.Errorf("another stream's file went: %v", err)
 	}
 }
 

@@ -24,23 +24,24 @@ const DefaultSortBuffer = 8 << 20
 // Iter: sorted runs of its buffer's size spilled to files in dir, merged.
 // Its memory is the buffer and 64 KiB per spilled run.
 type Sorter struct {
-	kind  Kind
-	dir   string
-	limit int
-	ints  []int64
-	texts []string
-	bytes int
-	runs  []string
-	open  []*os.File
+	kind   Kind
+	dir    string
+	prefix string // of the spilled runs' names
+	limit  int
+	ints   []int64
+	texts  []string
+	bytes  int
+	runs   []string
+	open   []*os.File
 }
 
-// NewSorter sorts keys of kind, spilling to dir past limit bytes
-// (<= 0: DefaultSortBuffer).
-func NewSorter(kind Kind, dir string, limit int) *Sorter {
+// NewSorter sorts keys of kind, spilling to files named prefix* in dir
+// past limit bytes (<= 0: DefaultSortBuffer).
+func NewSorter(kind Kind, dir, prefix string, limit int) *Sorter {
 	if limit <= 0 {
 		limit = DefaultSortBuffer
 	}
-	return &Sorter{kind: kind, dir: dir, limit: limit}
+	return &Sorter{kind: kind, dir: dir, prefix: prefix, limit: limit}
 }
 
 // Add takes one key.
@@ -77,7 +78,7 @@ func (s *Sorter) sortBuffer() {
 // memory for the next run.
 func (s *Sorter) spill() error {
 	s.sortBuffer()
-	f, err := os.CreateTemp(s.dir, ".keys-sort-*")
+	f, err := os.CreateTemp(s.dir, s.prefix+"*")
 	if err != nil {
 		return fmt.Errorf("sorting keys: %w", err)
 	}
