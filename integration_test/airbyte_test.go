@@ -873,3 +873,66 @@ func TestAirbyteReadRejectsIncrementalOnFullTable(t *testing.T) {
 		t.Errorf("%d RECORD/STATE messages before a config error", n)
 	}
 }
+
+// A configured stream with a namespace: its RECORDs, STATEs and stream
+// statuses carry it, so the STATE the platform stores is the stream's in
+// the next read, which takes it (a state of another namespace would be
+// ignored, as Airbyte does).
+func TestAirbyteNamespaceRoundTrip(t *testing.T) {
+	t.Parallel()
+	dir := abDir(t)
+	writeFile(t, filepath.Join(dir, "ns.json"), []byte(`{"streams": [
+	  {"stream": {"name": "customers", "namespace": "shop", "json_schema": {}, "supported_sync_modes": ["full_refresh", "incremental"]},
+	   "sync_mode": "incremental", "cursor_field": ["updated_at"], "destination_sync_mode": "append"}]}`))
+	first := runAirbyte(t, dir, "read", "--config", "config.json", "--catalog", "ns.json")
+	if first.code != 0 {
+		t.Fatalf("read: exit %d: %v", first.code, first.errorTrace())
+	}
+	var states []any
+	records := 0
+	for _, m := range first.msgs {
+		var ns any
+		switch m["type"] {
+		case "RECORD":
+			records++
+			ns = abGet(m, "record", "namespace")
+		case "STATE":
+			states = append(states, m)
+			ns = abGet(m, "state", "stream", "stream_descriptor", "namespace")
+		case "TRACE":
+			if abGet(m, "trace", "type") != "STREAM_STATUS" {
+				continue
+			}
+			ns = abGet(m, "trace", "stream_status", "stream_descriptor", "namespace")
+		default:
+			continue
+		}
+		if ns != "shop" {
+			t.Fatalf("%v message without the stream's namespace: %v", m["type"], m)
+		}
+	}
+	if records == 0 || len(states) == 0 {
+		t.Fatalf("%d records and %d states in the first read", records, len(states))
+	}
+	b, err := json.Marshal(states)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, "state.json"), b)
+	second := runAirbyte(t, dir, "read", "--config", "config.json", "--catalog", "ns.json", "--state", "state.json")
+	if second.code != 0 {
+		t.Fatalf("second read: exit %d: %v", second.code, second.errorTrace())
+	}
+	again := 0
+	for _, m := range second.msgs {
+		if msg, _ := abGet(m, "log", "message").(string); strings.Contains(msg, "it is ignored") {
+			t.Errorf("the second read ignored the first's state: %s", msg)
+		}
+		if m["type"] == "RECORD" {
+			again++
+		}
+	}
+	if again >= records {
+		t.Errorf("the second read wrote %d records, the first %d: its state was not applied", again, records)
+	}
+}

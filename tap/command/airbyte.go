@@ -136,5 +136,6 @@ func airbyteRead(ctx context.Context, f inputs.Files, aw *output.Airbyte) error 
 	if err != nil {
 		return err
 	}
+	aw.SetNamespaces(sel.Namespace)
 	return tap.Sync(ctx, tap.Options{Config: cfg, Selection: sel, State: st, Writer: aw, Log: aw.Logger(f.Level(cfg)), Shard: f.Shard})
 }

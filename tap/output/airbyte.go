@@ -36,9 +36,14 @@ type Airbyte struct {
 	states  map[string]*abState
 
 	redact *settings.Redactor // masks secrets in LOG and error messages; set before the writer is shared
+	// namespace gives a stream's namespace in the configured catalog ("":
+	// none); set before the writer is shared. nil: no stream has one.
+	namespace func(stream string) string
 }
 
-// abStream caches a stream's quoted name for the RECORD hot path.
+// abStream caches a stream's quoted name for the RECORD hot path: the
+// name, then its "namespace" member when it has one, as RECORD's stream
+// and a stream_descriptor's name are both followed by it.
 type abStream struct {
 	quoted  []byte
 	running bool // RUNNING was written
@@ -70,9 +75,25 @@ func (a *Airbyte) stream(name string) *abStream {
 	s := a.streams[name]
 	if s == nil {
 		s = &abStream{quoted: codec.AppendString(nil, name)}
+		if ns := a.namespaceOf(name); ns != "" {
+			s.quoted = codec.AppendString(append(s.quoted, `,"namespace":`...), ns)
+		}
 		a.streams[name] = s
 	}
 	return s
+}
+
+// SetNamespaces makes each stream's messages carry its namespace of the
+// configured catalog, as Airbyte matches a state (and records) to the
+// stream by name and namespace: a state written without it would not be
+// the stream's next run. Call it before the writer is shared.
+func (a *Airbyte) SetNamespaces(ns func(stream string) string) { a.namespace = ns }
+
+func (a *Airbyte) namespaceOf(stream string) string {
+	if a.namespace == nil {
+		return ""
+	}
+	return a.namespace(stream)
 }
 
 // Schema writes nothing: the catalog carries the schema in Airbyte.
@@ -276,7 +297,11 @@ func (a *Airbyte) Error(err error, failure, stream string) error {
 		"stack_trace":      "",
 	}
 	if stream != "" {
-		e["stream_descriptor"] = map[string]any{"name": stream}
+		d := map[string]any{"name": stream}
+		if ns := a.namespaceOf(stream); ns != "" {
+			d["namespace"] = ns
+		}
+		e["stream_descriptor"] = d
 	}
 	return a.writeJSON(true, airbyteMessage{
 		Type:  "TRACE",
