@@ -386,3 +386,26 @@ func TestDeletionRecordsFollowStreamMaps(t *testing.T) {
 		}
 	}
 }
+
+// TestFailedRunKeepsItsKeys: a run that fails in the middle of a stream
+// keeps, in the keys file, the keys of the records it wrote before.
+func TestFailedRunKeepsItsKeys(t *testing.T) {
+	dir := t.TempDir()
+	cfg := deletesConfig(t, 1, 0)
+	cfg["demo"].(map[string]any)["unauthorized_after"] = 2 // two pages of 50, then 401
+	b, _ := json.Marshal(cfg)
+	writeFile(t, filepath.Join(dir, "config.json"), b)
+	r := runTap(t, dir, time.Minute, nil, "--config", "config.json")
+	if r.code == 0 || bytes.Count(r.stdout, []byte(`"type":"RECORD"`)) != 100 {
+		t.Fatalf("the run should fail after 100 records: exit %d, %d records:\n%s", r.code, bytes.Count(r.stdout, []byte(`"type":"RECORD"`)), r.stderr)
+	}
+	keys, err := os.ReadFile(filepath.Join(dir, "accounts.keys"))
+	if err != nil {
+		t.Fatalf("no keys file after the failed run: %v", err)
+	}
+	header, body, _ := bytes.Cut(keys, []byte("\n"))
+	// Ids 1..100: the first as a varint, then 99 deltas of 1, a byte each.
+	if string(header) != "tap-keys 1 int runs=1" || len(body) != 100 || body[0] != 2 || bytes.Count(body, []byte{1}) != 99 {
+		t.Errorf("keys file %q with %d bytes of keys; want ids 1..100", header, len(body))
+	}
+}

@@ -3,6 +3,7 @@ package tap
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -51,13 +52,19 @@ func (e *engine) syncWithDeletes(ctx context.Context, n *node) error {
 			defer k.Close()
 		}
 	}
-	if err := e.syncTree(ctx, n); err != nil {
-		return err
+	err := e.syncTree(ctx, n)
+	if err == nil && d.Deletes != nil {
+		err = e.walkDeletes(ctx, n)
 	}
-	if d.Deletes != nil {
-		if err := e.walkDeletes(ctx, n); err != nil {
-			return err
+	if err != nil {
+		if k := n.deletions.keys; k != nil {
+			// What was written before the failure stays written: its
+			// keys are kept, or a reconcile would fetch them again.
+			if serr := k.Save(); serr != nil {
+				err = errors.Join(err, fmt.Errorf("stream %q: %w", d.Name, serr))
+			}
 		}
+		return err
 	}
 	if k := n.deletions.keys; k != nil {
 		due := k.Due(d.Reconcile.EveryRuns, e.reconcileNow)
