@@ -143,7 +143,12 @@ func servePages(n int) int {
 // startPages starts the page server on the bench's CPUs: off the tap's
 // one CPU and, with three or more, off the two the parallel runs use too.
 func (b *bench) startPages(self string, n int) (url string, stop func(), err error) {
-	args := []string{self, "-servepages", "-records", strconv.Itoa(n)}
+	return b.startServer([]string{self, "-servepages", "-records", strconv.Itoa(n)})
+}
+
+// startServer starts args, a page server that prints its URL, as
+// startPages does.
+func (b *bench) startServer(args []string) (url string, stop func(), err error) {
 	if cpus := b.pin.cpus; b.pin.taskset != "" && len(cpus) > 1 {
 		args = append([]string{b.pin.taskset, "-c", formatCPUList(cpus[min(2, len(cpus)-1):])}, args...)
 	}

@@ -135,9 +135,10 @@ import (
 func main() {
 	records := flag.Int("records", 0, "records in the throughput and memory scenarios [1,000,000; 20,000 with -quick]")
 	quick := flag.Bool("quick", false, "tiny sizes, for a CI smoke run")
-	only := flag.String("only", "", "comma-separated scenarios to run: throughput (with memory and stream maps), limit, quota, scale-out, pause, cost, formats, feeds, reconcile [all]")
+	only := flag.String("only", "", "comma-separated scenarios to run: throughput (with memory and stream maps), limit, models, quota, scale-out, pause, cost, formats, feeds, reconcile [all]")
 	raw := flag.String("rawcopy", "", "internal: run as the limit scenario's raw copy of the pages at this URL")
 	serve := flag.Bool("servepages", false, "internal: run as the limit scenario's page server of -records events")
+	serveM := flag.Bool("servemodels", false, "internal: run as the models scenario's page server of -records events")
 	keys := flag.Int("reconcilekeys", 0, "internal: run as the reconcile scenario's process, with this many keys")
 	keysDir := flag.String("reconciledir", "", "internal: the reconcile scenario's folder")
 	flag.Parse()
@@ -146,6 +147,9 @@ func main() {
 	}
 	if *serve {
 		os.Exit(servePages(*records))
+	}
+	if *serveM {
+		os.Exit(serveModels(*records))
 	}
 	if *raw != "" {
 		os.Exit(rawCopy(*raw, *records))
@@ -214,6 +218,11 @@ func run(records int, quick bool, only string) int {
 	if want("limit") {
 		if err := b.limit(ctx, rep, n); err != nil {
 			fail("limit", err)
+		}
+	}
+	if want("models") {
+		if err := b.models(ctx, rep, n); err != nil {
+			fail("models", err)
 		}
 	}
 	if want("quota") {
