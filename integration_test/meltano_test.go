@@ -97,6 +97,9 @@ func TestMeltanoPluginDefinition(t *testing.T) {
 		if got["description"] != want.Description {
 			t.Errorf("%s: description %q, --about's %q", want.Name, got["description"], want.Description)
 		}
+		if got["label"] != want.Title || want.Title == "" {
+			t.Errorf("%s: label %q, --about's title %q", want.Name, got["label"], want.Title)
+		}
 		var options []string
 		for _, o := range asSlice(got["options"]) {
 			o := o.(map[string]any)
@@ -118,10 +121,10 @@ func asSlice(v any) []any { s, _ := v.([]any); return s }
 
 // aboutSetting is one setting as --about's JSON Schema describes it.
 type aboutSetting struct {
-	Name, Type, Format, Description string
-	Default                         any
-	Enum                            []string
-	Secret, Required                bool
+	Name, Type, Format, Description, Title string
+	Default                                any
+	Enum                                   []string
+	Secret, Required                       bool
 }
 
 // aboutSettings reads the settings out of --about's JSON Schema in their
@@ -155,6 +158,7 @@ func aboutSettings(t *testing.T, schema map[string]any) []aboutSetting {
 			s.Type, _ = p["type"].(string)
 			s.Format, _ = p["format"].(string)
 			s.Description, _ = p["description"].(string)
+			s.Title, _ = p["title"].(string)
 			for _, e := range asSlice(p["enum"]) {
 				s.Enum = append(s.Enum, e.(string))
 			}

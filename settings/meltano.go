@@ -70,6 +70,7 @@ func (a About) Meltano() string {
 	b.WriteString("settings:\n")
 	for _, s := range a.Settings {
 		fmt.Fprintf(&b, "- name: %s\n", s.Name)
+		fmt.Fprintf(&b, "  label: %s\n", yamlString(s.Title))
 		fmt.Fprintf(&b, "  kind: %s\n", s.MeltanoKind())
 		if s.Secret {
 			b.WriteString("  sensitive: true\n")
