@@ -222,6 +222,8 @@ func TestImportArrows(t *testing.T) {
 		{"tap/inputs", "tap/connect", "reading the inputs sends nothing: the run connects once they are checked"},
 		{"tap/state", "client", "the state is data: the run, not its state, talks to the API"},
 		{"tap/splice", "tap", "the run reads its pages through splice; splice knows pages, not the run"},
+		{"tap/resume", "tap", "the run keeps its resume position in the tracker; the tracker knows pages, not the run"},
+		{"tap/resume", "client", "the tracker keeps positions; the run sends the requests"},
 		{"tap/splice", "client", "splice reads the bodies the run fetches"},
 		{"tap/feed", "tap", "the run drives a feed through its Sink; the feed knows its protocol and its sequence, not the run"},
 		{"client", "streams", "paginators plan requests, the run sends them"},

@@ -10,6 +10,7 @@ import (
 	"github.com/tap-dev/tap/streams"
 	"github.com/tap-dev/tap/streams/pages"
 	"github.com/tap-dev/tap/tap/catalog"
+	"github.com/tap-dev/tap/tap/resume"
 )
 
 // commit copies the plan's bookmark into the state when it changed and
@@ -109,15 +110,9 @@ func (e *engine) trackingParent(c *node) *node {
 }
 
 // resumeTree is the resume object of a top-level stream's walk in
-// progress: the page to fetch next, or, while a page's children are
-// walked, that page with how far into it the run has come.
+// progress (package resume).
 func (e *engine) resumeTree(n *node) map[string]any {
-	r := pages.Resume{Next: e.relative(n.pageReq), Filter: n.walkFilter, High: n.plan.High(), Version: n.write.Version(), Pages: n.walkPages,
-		Done: n.pageDone, Child: n.childAt}
-	if r.Done > 0 {
-		r.Digest = n.pageDigest.String()
-	}
-	return r.Tree()
+	return n.track.Tree(e.relative, n.plan.High(), n.write.Version())
 }
 
 // relative keeps a resume URL under the base URL relative, so that it
@@ -132,7 +127,7 @@ func (e *engine) relative(req streams.Request) streams.Request {
 // endWalk removes the resume object of a walk that has ended.
 func (e *engine) endWalk(n *node) {
 	e.state.SetResume(n.def.Name, nil)
-	n.pageDone, n.pageDigest, n.childAt, n.pending = 0, pages.Digest{}, nil, nil
+	n.track.EndWalk()
 }
 
 // handleTracked is handlePage for a stream whose children's walks are
@@ -141,22 +136,22 @@ func (e *engine) endWalk(n *node) {
 // walk, the records the last run had finished have their children
 // skipped, and the child walk it was in goes on at its page.
 func (e *engine) handleTracked(ctx context.Context, n *node, resp *streams.Page, extracted time.Time) error {
-	if r := n.pending; r != nil {
-		n.pending = nil
-		n.skip, n.childWalk = e.checkResumedPage(n, r, resp.Records)
+	switch n.track.BeginPage(resp.Records, func(rec any) string { return recordID(n, rec) },
+		func(rec any, c *pages.Resume) bool { return childOf(n, rec, c) }) {
+	case resume.Shorter:
+		e.log.Info("the page the walk resumes on is shorter than it was; its children are walked again", "stream", n.def.Name)
+	case resume.Changed:
+		e.log.Info("the page the walk resumes on changed; its children are walked again", "stream", n.def.Name)
 	}
-	defer func() { n.skip, n.skipKids, n.childWalk = 0, false, nil }()
+	defer n.track.EndPage()
 	for i, rec := range resp.Records {
-		n.skipKids = int64(i) < n.skip
+		n.track.Record(i)
 		if err := e.handle(ctx, n, rec, extracted, streams.Partition{}); err != nil {
 			return err
 		}
-		n.pageDone++
-		n.pageDigest.Add(recordID(n, rec))
-		if n.skipKids {
+		if !n.track.Handled(recordID(n, rec)) {
 			continue // the state already says so
 		}
-		n.childWalk, n.childAt = nil, nil
 		e.state.SetResume(n.def.Name, e.resumeTree(n))
 		if err := e.checkpoint(n); err != nil {
 			return err
@@ -165,38 +160,19 @@ func (e *engine) handleTracked(ctx context.Context, n *node, resp *streams.Page,
 	return nil
 }
 
-// checkResumedPage returns how many records at the top of the page a
-// walk resumes on need no children walked, and the child walk to go on
-// with: none when the page does not start with the records r names.
-func (e *engine) checkResumedPage(n *node, r *pages.Resume, recs []any) (int64, *pages.Resume) {
-	if r.Done > int64(len(recs)) {
-		e.log.Info("the page the walk resumes on is shorter than it was; its children are walked again", "stream", n.def.Name)
-		return 0, nil
-	}
-	if r.Done > 0 {
-		var d pages.Digest
-		for _, rec := range recs[:r.Done] {
-			d.Add(recordID(n, rec))
-		}
-		if d.String() != r.Digest {
-			e.log.Info("the page the walk resumes on changed; its children are walked again", "stream", n.def.Name)
-			return 0, nil
-		}
-	}
-	c := r.Child
-	if c == nil || r.Done >= int64(len(recs)) {
-		return r.Done, nil
-	}
-	m, _ := recs[r.Done].(map[string]any)
+// childOf reports whether rec's walk of the child stream c names is the
+// partition c names.
+func childOf(n *node, rec any, c *pages.Resume) bool {
+	m, _ := rec.(map[string]any)
 	for _, child := range n.children {
 		if child.def.Name != c.Stream || m == nil {
 			continue
 		}
 		if part, err := child.plan.Partition(m); err == nil && part.ID() == c.Partition {
-			return r.Done, c
+			return true
 		}
 	}
-	return r.Done, nil
+	return false
 }
 
 // recordID names a parent record by what its children's walks are made
@@ -209,21 +185,6 @@ func recordID(n *node, rec any) string {
 		b.WriteByte(0)
 	}
 	return b.String()
-}
-
-// childFrom says whether record's walk of child c is to be made, and from
-// where: a child listed before the walk the last run was in had ended its
-// own; that walk goes on at its page.
-func (n *node) childFrom(c *node) (from *pages.Resume, walk bool) {
-	w := n.childWalk
-	if w == nil {
-		return nil, true
-	}
-	if w.Stream != c.def.Name {
-		return nil, false
-	}
-	n.childWalk = nil
-	return w, true
 }
 
 // startJob returns, for each top-level stream this run reads, a count of

@@ -71,7 +71,7 @@ func (e *engine) plan(n *node) error {
 			if err != nil {
 				return &InputError{File: "state", Err: fmt.Errorf("bookmarks.%s.resume.%v", d.Name, err)}
 			}
-			n.resume = &r
+			n.track.Resume(&r)
 		}
 	}
 	return nil
@@ -90,16 +90,14 @@ func (continued) First(req streams.Request) streams.Request { return req }
 // object is removed when the walk ends.
 func (e *engine) walkTop(ctx context.Context, n *node, first streams.Request) error {
 	name := n.def.Name
-	n.walkPages = 0
-	if r := n.resume; r != nil {
-		n.resume = nil
+	n.track.StartWalk(0)
+	if n.track.From() != nil {
+		r := n.track.TakeUp()
 		n.plan.ResumeHigh(r.High)
-		n.walkPages = r.Pages
 		e.log.Info("resuming the stream inside its walk", "stream", name, "pages_already_written", r.Pages)
-		n.pending = r
-		n.continuing = true
+		n.track.Continue(true)
 		err := e.walk(ctx, n, r.Next, streams.Partition{})
-		n.continuing = false
+		n.track.Continue(false)
 		if !rejected(err) {
 			if err == nil {
 				e.endWalk(n)
@@ -109,7 +107,7 @@ func (e *engine) walkTop(ctx context.Context, n *node, first streams.Request) er
 		e.log.Warn("the API rejected the resume position; restarting the stream from its bookmark",
 			"stream", name, "status", statusOf(err))
 		e.endWalk(n)
-		n.walkPages = 0
+		n.track.StartWalk(0)
 	}
 	if err := e.walk(ctx, n, first, streams.Partition{}); err != nil {
 		return err
@@ -145,7 +143,7 @@ func (e *engine) walk(ctx context.Context, n *node, first streams.Request, part 
 	if err != nil {
 		return err
 	}
-	if n.continuing {
+	if n.track.Continuing() {
 		p = continued{p}
 	}
 	// A selected top-level stream checkpoints where its walk goes on; a
@@ -155,8 +153,7 @@ func (e *engine) walk(ctx context.Context, n *node, first streams.Request, part 
 	parent := e.trackingParent(n)
 	kids := e.tracksChildren(n)
 	if track {
-		n.walkFilter = n.plan.Filter(first)
-		n.pageReq = p.First(first)
+		n.track.Track(n.plan.Filter(first), p.First(first))
 	}
 	walkPages := e.walkPages
 	if kids {
@@ -188,9 +185,7 @@ func (e *engine) walk(ctx context.Context, n *node, first streams.Request, part 
 		moved := e.commit(n)
 		if resp.Next != nil && parent != nil {
 			// The next run goes on with this partition's next page.
-			n.walkPages++
-			parent.childAt = &pages.Resume{Stream: n.def.Name, Partition: part.ID(), Next: e.relative(*resp.Next),
-				Pages: n.walkPages, High: n.plan.PartitionHigh(part)}
+			parent.track.InChild(n.track.ChildPage(n.def.Name, part.ID(), e.relative(*resp.Next), n.plan.PartitionHigh(part)))
 			e.state.SetResume(parent.def.Name, e.resumeTree(parent))
 			if err := e.checkpoint(parent); err != nil {
 				return err
@@ -198,8 +193,7 @@ func (e *engine) walk(ctx context.Context, n *node, first streams.Request, part 
 		}
 		if track && resp.Next != nil {
 			// The next run starts on the page after this one.
-			n.walkPages++
-			n.pageReq, n.pageDone, n.pageDigest, n.childAt = *resp.Next, 0, pages.Digest{}, nil
+			n.track.NextPage(*resp.Next)
 			e.state.SetResume(n.def.Name, e.resumeTree(n))
 			moved = true
 		}
@@ -235,7 +229,7 @@ func (e *engine) walkEnd(n *node, first streams.Request, part streams.Partition,
 func (e *engine) deadLetter(n *node, first streams.Request, part streams.Partition, err error) error {
 	d := n.def
 	w := failure.Walk{
-		Stream: d.Name, First: first, Context: part.Context, Window: n.windows.At(), Resumed: n.continuing,
+		Stream: d.Name, First: first, Context: part.Context, Window: n.windows.At(), Resumed: n.track.Continuing(),
 		DeadLetter: e.replaying || d.OnRequestFailure == streams.RequestFailureDeadLetter,
 		OnStatus:   streams.StatusRules(e.cfg.OnStatus, d), Relative: e.relative,
 	}
@@ -373,17 +367,17 @@ func (e *engine) walkChild(ctx context.Context, c *node, parent map[string]any, 
 	if err != nil {
 		return err
 	}
-	c.walkPages = 0
+	c.track.StartWalk(0)
 	if from != nil && from.Partition == part.ID() {
-		c.walkPages = from.Pages
+		c.track.StartWalk(from.Pages)
 		c.plan.ResumePartitionHigh(part, from.High)
-		c.continuing = true
+		c.track.Continue(true)
 		err = e.walk(ctx, c, from.Next, part)
-		c.continuing = false
+		c.track.Continue(false)
 		if rejected(err) {
 			e.log.Warn("the API rejected the resume position; restarting the walk for this parent record",
 				"stream", c.def.Name, "partition", part.ID(), "status", statusOf(err))
-			c.walkPages = 0
+			c.track.StartWalk(0)
 			err = e.walk(ctx, c, req, part)
 		}
 	} else {

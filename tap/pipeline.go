@@ -39,11 +39,11 @@ func (e *engine) handle(ctx context.Context, n *node, rec any, extracted time.Ti
 	}
 	// A parent that failed its schema still exists upstream: its
 	// children are walked all the same.
-	if n.skipKids {
+	if n.track.SkipChildren() {
 		return nil // walked before the last run stopped
 	}
 	for _, c := range n.children {
-		from, walk := n.childFrom(c)
+		from, walk := n.track.ChildFrom(c.def.Name)
 		if !walk {
 			continue
 		}

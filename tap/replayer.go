@@ -132,10 +132,11 @@ func (r *Replayer) Request(ctx context.Context, w Walk) error {
 		return err
 	}
 	if w.Resume != nil {
-		req, n.continuing = w.Resume.Next, true
+		req = w.Resume.Next
+		n.track.Continue(true)
 	}
 	n.windows.Walking(w.Window, false)
-	defer func() { n.windows.Walked(); n.continuing = false }()
+	defer func() { n.windows.Walked(); n.track.Continue(false) }()
 	return e.walk(ctx, n, req, part)
 }
 

@@ -12,7 +12,6 @@ import (
 	"github.com/tap-dev/tap/settings"
 	"github.com/tap-dev/tap/streams"
 	"github.com/tap-dev/tap/streams/keys"
-	"github.com/tap-dev/tap/streams/pages"
 	"github.com/tap-dev/tap/tap/backfill"
 	"github.com/tap-dev/tap/tap/catalog"
 	"github.com/tap-dev/tap/tap/clientside"
@@ -21,6 +20,7 @@ import (
 	"github.com/tap-dev/tap/tap/inputs"
 	"github.com/tap-dev/tap/tap/metrics"
 	"github.com/tap-dev/tap/tap/output"
+	"github.com/tap-dev/tap/tap/resume"
 	"github.com/tap-dev/tap/tap/state"
 )
 
@@ -39,28 +39,9 @@ type node struct {
 	check     *records.Validator
 	plan      *streams.Plan // this run's plan, made when the stream starts
 
-	// resume is where the last run stopped inside this stream's walk
-	// (nil: start afresh); walkPages counts the pages of the walk in
-	// progress written over every run.
-	resume     *pages.Resume
-	walkPages  int64
-	continuing bool // the walk in progress started at a resume position
-
-	// A parent whose children's walks are tracked (tracksChildren) keeps
-	// its page in progress: its request, its filter, how many of its
-	// records are handled with their children, their digest, and the
-	// child walk under way. From the last run's resume, skip counts the
-	// records of the first page whose children need no walk, and
-	// childWalk is the child walk to go on with.
-	pageReq    streams.Request
-	walkFilter map[string]string
-	pageDone   int64
-	pageDigest pages.Digest
-	childAt    *pages.Resume
-	pending    *pages.Resume // the last run's resume, until the first page checks it
-	skip       int64
-	skipKids   bool
-	childWalk  *pages.Resume
+	// track is where the last run stopped inside this stream's walk, and
+	// where this run's walk has come (package resume).
+	track resume.Tracker
 
 	// outs are, with stream maps, the streams the node is written as
 	// (nil: itself).
@@ -297,9 +278,9 @@ func (e *engine) syncStream(ctx context.Context, n *node) error {
 		return e.syncFeed(ctx, n) // tap/feed
 	}
 	if n.selected && d.FullTableVersioning && p.FullTable() && e.recordLimit == 0 {
-		if n.resume != nil && n.resume.Version != 0 {
+		if r := n.track.From(); r != nil && r.Version != 0 {
 			// A resumed walk goes on filling the version it began.
-			n.write.SetVersion(n.resume.Version)
+			n.write.SetVersion(r.Version)
 		} else {
 			n.write.SetVersion(e.now().UnixMilli())
 			if err := e.activateVersion(n); err != nil {
