@@ -173,7 +173,7 @@ func (e *engine) writeDeletion(n *node, key any, at string) error {
 // subNode is a walk of n's that is not n's records (its deletion events,
 // its key listing), fetched through the client as a stream of its own.
 func subNode(d *streams.Definition) *node {
-	return &node{def: d, counts: metrics.Stream{Name: d.Name}}
+	return &node{def: d, model: &model{}, counts: metrics.Stream{Name: d.Name}}
 }
 
 // walkDeletes walks n's deletion events from their bookmark, writes a

@@ -57,7 +57,7 @@ func (e *engine) syncFeed(ctx context.Context, n *node) error {
 	}
 	sink := &feedSink{e: e, n: n}
 	if b := f.Backfill; b != nil {
-		sink.back = &node{def: e.byName[b.Stream].def, counts: metrics.Stream{Name: b.Stream}}
+		sink.back = &node{def: e.byName[b.Stream].def, model: &model{}, counts: metrics.Stream{Name: b.Stream}}
 	}
 	c := &n.counts
 	r := feed.New(feed.Config{

@@ -4,20 +4,32 @@ import (
 	"sync/atomic"
 
 	"github.com/tap-dev/tap/client"
+	"github.com/tap-dev/tap/records"
 	"github.com/tap-dev/tap/streams"
 	"github.com/tap-dev/tap/streams/decoder"
 	"github.com/tap-dev/tap/streams/pages"
 	"github.com/tap-dev/tap/tap/failure"
 )
 
-// model is what a stream's definition compiles to for a run: its status
-// rules, its paginator (the definition checked once), its page fetcher
-// (with its decoder and splice reader) and the decoders of its streamed
-// bodies. Each is built on its first use and serves every walk and every
+// model is what a stream's definition and the catalog compile to for a
+// run: its selection and validator, made at load, then its status rules,
+// its paginator (the definition checked once), its page fetcher (with its
+// decoder and splice reader) and the decoders of its streamed bodies,
+// each built on its first use and serves every walk and every
 // request of the stream after it: a child walked for 1,000 parent records
 // builds them once, not 1,000 times. A node is walked by one goroutine at
 // a time, so the model needs no lock.
 type model struct {
+	// From the catalog: whether the stream is written, the properties it
+	// drops and whether it is read as a full table. With stream maps, the
+	// stream is selected when one of the streams its maps write is.
+	selected  bool
+	dropped   map[string]bool
+	fullTable bool
+
+	numeric bool               // the replication key is a number, not a time
+	check   *records.Validator // the record's schema, with its policy and dead letters
+
 	statusDone bool
 	onStatus   map[int]client.StatusRule // nil: no rules
 
@@ -39,17 +51,10 @@ type builds struct {
 	statusRules, paginators, fetchers, decoders atomic.Int64
 }
 
-func (n *node) model() *model {
-	if n.compiled == nil {
-		n.compiled = &model{}
-	}
-	return n.compiled
-}
-
 // statusRules are n's on_status rules for the client, merged once: the
 // config's on_status, the stream's ignore_statuses and its on_status.
 func (e *engine) statusRules(n *node) map[int]client.StatusRule {
-	m := n.model()
+	m := n.model
 	if !m.statusDone {
 		m.statusDone = true
 		e.built.statusRules.Add(1)
@@ -66,7 +71,7 @@ func (e *engine) statusRules(n *node) map[int]client.StatusRule {
 // pager is n's paginator, its definition checked once. Every paginator is
 // an immutable value that serves any number of walks.
 func (e *engine) pager(n *node) (streams.Paginator, error) {
-	m := n.model()
+	m := n.model
 	if m.pager == nil && m.pagerErr == nil {
 		e.built.paginators.Add(1)
 		m.pager, m.pagerErr = pages.New(n.def)
@@ -77,7 +82,7 @@ func (e *engine) pager(n *node) (streams.Paginator, error) {
 // fetchOf is n's page fetcher (e.fetch: the client's, or a test's), built
 // once: its decoder and its splice reader serve every walk.
 func (e *engine) fetchOf(n *node) streams.Fetch {
-	m := n.model()
+	m := n.model
 	if m.fetch == nil {
 		e.built.fetchers.Add(1)
 		m.fetch = e.fetch(n)
@@ -87,7 +92,7 @@ func (e *engine) fetchOf(n *node) streams.Fetch {
 
 // decoder returns the decoder of n's bodies in format, built once.
 func (e *engine) decoder(n *node, format string) (*decoder.Decoder, error) {
-	m := n.model()
+	m := n.model
 	d, ok := m.decoders[format]
 	if !ok {
 		e.built.decoders.Add(1)

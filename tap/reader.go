@@ -36,7 +36,7 @@ func NewReader(cfg *Config, log *slog.Logger) (*Reader, error) {
 func (r *Reader) Walk(ctx context.Context, d *streams.Definition, first streams.Request, page func(*streams.Page) error) error {
 	// A node of its own, not selected: its pages are never spliced, so
 	// every record is a decoded value.
-	n := &node{def: d}
+	n := &node{def: d, model: &model{}}
 	p, err := r.e.pager(n)
 	if err != nil {
 		return err

@@ -29,15 +29,13 @@ import (
 // children run on the same goroutine), so its fields need no lock; the
 // counters are atomic because the progress reporter reads them.
 type node struct {
-	def       *streams.Definition
-	selected  bool
-	dropped   map[string]bool
-	children  []*node
-	numeric   bool               // the replication key is a number, not a time
-	below     *clientside.Filter // drops what earlier runs wrote, without an incremental block
-	fullTable bool               // the catalog asks for FULL_TABLE replication
-	check     *records.Validator
-	plan      *streams.Plan // this run's plan, made when the stream starts
+	def *streams.Definition
+	// model is what the definition and the catalog compile to for this
+	// run, once (model.go): selection, validator, paginator, fetcher.
+	*model
+	children []*node
+	below    *clientside.Filter // drops what earlier runs wrote, without an incremental block
+	plan     *streams.Plan      // this run's plan, made when the stream starts
 
 	// track is where the last run stopped inside this stream's walk, and
 	// where this run's walk has come (package resume).
@@ -56,8 +54,6 @@ type node struct {
 	hold failure.Hold // a request was dead-lettered: the bookmark stays
 
 	windows backfill.Windows // the chunk window walked, and what became of each
-
-	compiled *model // what the definition compiles to for this run (model.go)
 
 	deletions *deletions // deletion events and reconcile (deletes.go); nil without
 
@@ -113,7 +109,8 @@ func newEngine(cfg *Config, sel *catalog.Selection, st *state.State, out output.
 	e.byName = byName
 	for i := range cfg.Streams {
 		d := &cfg.Streams[i]
-		n := &node{counts: metrics.Stream{Name: d.Name, Feed: d.Feed != nil}, def: d, selected: sel.Selected(d.Name), dropped: sel.Dropped(d.Name), fullTable: sel.FullTable(d.Name)}
+		n := &node{counts: metrics.Stream{Name: d.Name, Feed: d.Feed != nil}, def: d,
+			model: &model{selected: sel.Selected(d.Name), dropped: sel.Dropped(d.Name), fullTable: sel.FullTable(d.Name)}}
 		n.numeric = settings.KeyKind(cfg.Schemas[d.Name], d.ReplicationKey) == "number"
 		if size, ok := d.Pagination.RepeatsRows(); ok && len(d.PrimaryKey) > 0 {
 			n.dedupe = dedupe.New(d.PrimaryKey, size)

@@ -81,7 +81,7 @@ func TestCatalogSelectsMappedStreams(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := &node{def: &cfg.Streams[0], selected: sel.Selected("orders")}
+	n := &node{def: &cfg.Streams[0], model: &model{selected: sel.Selected("orders")}}
 	attachMaps(n, m, sel)
 	if !n.selected || !slices.Equal(n.selectedOutputs(), []string{"orders_copy"}) {
 		t.Errorf("selected %v, outputs %v; want the source walked for orders_copy only", n.selected, n.selectedOutputs())
