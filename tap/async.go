@@ -40,18 +40,18 @@ func (e *engine) runAsync(ctx context.Context, n *node, first streams.Request, p
 		return err
 	}
 	saved := ""
-	if !e.replaying {
+	if !e.policy.replay() {
 		saved = e.state.AsyncJob(d.Name)
 	}
 	job := &report.Job{
 		Def:    d,
 		Get:    func(ctx context.Context, req streams.Request) (any, *url.URL, error) { return e.getJSON(ctx, n, req) },
 		Now:    e.now,
-		Redact: e.redact,
+		Redact: e.cfg.Redactor,
 		Log:    e.log,
 		SetID:  func(id string) { e.setAsyncJob(n, id) },
 		Checkpoint: func() error {
-			if n.selected && !e.replaying {
+			if n.selected && !e.policy.replay() {
 				return e.checkpoint(n)
 			}
 			return nil
@@ -69,7 +69,7 @@ func (e *engine) runAsync(ctx context.Context, n *node, first streams.Request, p
 
 // setAsyncJob records the job in progress in the state, unless replaying.
 func (e *engine) setAsyncJob(n *node, id string) {
-	if !e.replaying {
+	if !e.policy.replay() {
 		e.state.SetAsyncJob(n.def.Name, id, e.now())
 	}
 }

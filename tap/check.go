@@ -40,17 +40,12 @@ func checkConnection(ctx context.Context, cfg *Config, log *slog.Logger, keep co
 			err = &InputError{File: cfg.Path, Err: te}
 		}
 	}()
-	e, err := newEngine(cfg, nil, state.New(), output.Discard, log)
+	e, err := newEngine(cfg, run{policy: policy{mode: modeCheck}, state: state.New(), out: output.Discard, log: log,
+		connect: &connect.Options{Log: log, Keep: keep}})
 	if err != nil {
 		return err
 	}
-	defer e.dead.Close()
-	conn, err := connect.Open(cfg, connect.Options{Log: log, Keep: keep})
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-	e.client = conn.Client
+	defer e.close()
 	for _, n := range e.nodes {
 		if n.def.Parent == nil {
 			if err := e.plan(n); err != nil {

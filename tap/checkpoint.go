@@ -37,7 +37,7 @@ func (e *engine) commit(n *node) bool {
 // happen (unbuffered), so none can be lost behind a bookmark that moved
 // past it.
 func (e *engine) checkpoint(n *node) error {
-	if err := e.schema(n); err != nil || e.recordLimit > 0 || e.replaying {
+	if err := e.schema(n); err != nil || !e.policy.writesState() {
 		return err // a replay writes one STATE, at its end
 	}
 	return e.out.State(n.def.Name, e.state, n.counts.Records.Load())
@@ -87,7 +87,7 @@ func (e *engine) endStream(n *node) {
 // walks are checkpointed: its resume then points at the page in progress
 // and says how far into it the run has come.
 func (e *engine) tracksChildren(n *node) bool {
-	if n.def.Parent != nil || !n.selected || e.recordLimit > 0 || n.windows.Again() {
+	if n.def.Parent != nil || !n.selected || e.policy.testRun() || n.windows.Again() {
 		return false
 	}
 	for _, c := range n.children {
@@ -261,4 +261,4 @@ func (e *engine) endJob() error {
 // leaves their names in the state (job_done), for the next run to go on
 // with the others only: not in a test run or a replay, and not in
 // Airbyte's per-stream state, which does not carry it.
-func (e *engine) jobs() bool { return e.recordLimit == 0 && !e.replaying }
+func (e *engine) jobs() bool { return e.policy.writesState() }

@@ -36,12 +36,12 @@ type deletions struct {
 // deletion events and its reconcile.
 func (e *engine) syncWithDeletes(ctx context.Context, n *node) error {
 	d := n.def
-	if !n.selected || (d.Deletes == nil && d.Reconcile == nil) || e.recordLimit > 0 || e.replaying {
+	if !n.selected || (d.Deletes == nil && d.Reconcile == nil) || !e.policy.writesState() {
 		return e.syncTree(ctx, n)
 	}
 	n.deletions = &deletions{resumed: e.state.Value(d.Name) != nil}
 	if d.Reconcile != nil {
-		if e.shard.On() {
+		if e.policy.shard.On() {
 			e.log.Warn("reconcile is skipped under --shard: shards would race on one keys file", "stream", d.Name)
 		} else {
 			k, err := reconcile.Open(d.Name, d.Reconcile.KeysFile, keyKind(e.cfg.Schemas[d.Name], d.PrimaryKey[0]), 0)
@@ -67,7 +67,7 @@ func (e *engine) syncWithDeletes(ctx context.Context, n *node) error {
 		return err
 	}
 	if k := n.deletions.keys; k != nil {
-		due := k.Due(d.Reconcile.EveryRuns, e.reconcileNow)
+		due := k.Due(d.Reconcile.EveryRuns, e.policy.reconcile)
 		// Saved before the listing: a run killed in it keeps the keys
 		// it emitted, and its rerun is still due.
 		if err := k.Save(); err != nil {

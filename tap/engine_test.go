@@ -268,8 +268,11 @@ func runEngineCase(t *testing.T, c engineCase) {
 	var logs bytes.Buffer
 	log := output.NewStderrLogger(&logs, slog.LevelInfo, nil)
 	rec := &recorder{}
-	e := testEngine(t, cfg, sel, st, rec, log)
-	e.recordLimit = c.recordLimit
+	p := policy{mode: modeSync}
+	if c.recordLimit > 0 {
+		p = policy{mode: modeTest, recordLimit: c.recordLimit}
+	}
+	e := testEngine(t, cfg, run{policy: p, sel: sel, state: st, out: rec, log: log})
 	now := time.Date(2026, 1, 11, 0, 0, 0, 0, time.UTC)
 	if !c.now.IsZero() {
 		now = c.now
@@ -856,20 +859,15 @@ func TestEngineJobDone(t *testing.T) {
 	}
 }
 
-// testEngine is a run's engine on cfg with the client connect.Open makes
-// of it, both closed when the test ends; tests replace its fetch.
-func testEngine(t *testing.T, cfg *Config, sel *catalog.Selection, st *state.State, out output.Writer, log *slog.Logger) *engine {
+// testEngine is r's engine on cfg, connected as connect.Open connects it
+// (with r.log), closed when the test ends; tests replace its fetch.
+func testEngine(t *testing.T, cfg *Config, r run) *engine {
 	t.Helper()
-	e, err := newEngine(cfg, sel, st, out, log)
+	r.connect = &connect.Options{Log: r.log}
+	e, err := newEngine(cfg, r)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { e.dead.Close() })
-	conn, err := connect.Open(cfg, connect.Options{Log: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(conn.Close)
-	e.client = conn.Client
+	t.Cleanup(func() { e.close() })
 	return e
 }

@@ -21,8 +21,8 @@ import (
 func (e *engine) syncFeed(ctx context.Context, n *node) error {
 	d := n.def
 	f := *d.Feed
-	if e.recordLimit > 0 {
-		f.Stop.MaxRecords = e.recordLimit // a test run
+	if e.policy.testRun() {
+		f.Stop.MaxRecords = e.policy.recordLimit // a test run
 	}
 	raw := f.URL
 	if raw != "" {
@@ -52,7 +52,7 @@ func (e *engine) syncFeed(ctx context.Context, n *node) error {
 		maxReconnects = *f.MaxReconnects
 	}
 	last := f.FirstSeq() - 1
-	if seq, ok := e.state.Seq(d.Name); ok && !e.replaying {
+	if seq, ok := e.state.Seq(d.Name); ok && !e.policy.replay() {
 		last = seq
 	}
 	sink := &feedSink{e: e, n: n}

@@ -31,7 +31,7 @@ func (e *engine) plan(n *node) error {
 	if !e.cfg.End.IsZero() {
 		end = e.cfg.End // exclusive: nothing at or after it is requested
 	}
-	b := streams.Bounds{StartDate: e.cfg.Start, Now: end, Numeric: n.numeric, FullTable: !n.selected || n.fullTable, Shard: e.shard}
+	b := streams.Bounds{StartDate: e.cfg.Start, Now: end, Numeric: n.numeric, FullTable: !n.selected || n.fullTable, Shard: e.policy.shard}
 	if !b.FullTable && e.state != nil {
 		b.Bookmark = e.state.Value(d.Name)
 		b.Partitions, b.Floor = e.state.Partitions(d.Name)
@@ -230,7 +230,7 @@ func (e *engine) deadLetter(n *node, first streams.Request, part streams.Partiti
 	d := n.def
 	w := failure.Walk{
 		Stream: d.Name, First: first, Context: part.Context, Window: n.windows.At(), Resumed: n.track.Continuing(),
-		DeadLetter: e.replaying || d.OnRequestFailure == streams.RequestFailureDeadLetter,
+		DeadLetter: e.policy.replay() || d.OnRequestFailure == streams.RequestFailureDeadLetter,
 		OnStatus:   streams.StatusRules(e.cfg.OnStatus, d), Relative: e.relative,
 	}
 	var bookmark any
@@ -252,7 +252,7 @@ func (e *engine) deadLetter(n *node, first streams.Request, part streams.Partiti
 		e.setAsyncJob(n, "")
 	}
 	e.log.Warn("request dead-lettered; the run goes on", "stream", d.Name, "status", l.Status,
-		"attempts", l.Attempts, "error", e.redact.Redact(l.Error))
+		"attempts", l.Attempts, "error", e.cfg.Redactor.Redact(l.Error))
 	return nil
 }
 

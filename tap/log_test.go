@@ -26,7 +26,7 @@ func TestMetricsLogLevel(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.logLevel.String()+"/"+tt.metricsLevel, func(t *testing.T) {
 			var out bytes.Buffer
-			e, err := newEngine(&Config{MetricsLogLevel: tt.metricsLevel}, nil, nil, nil, output.NewStderrLogger(&out, tt.logLevel, nil))
+			e, err := newEngine(&Config{MetricsLogLevel: tt.metricsLevel}, run{log: output.NewStderrLogger(&out, tt.logLevel, nil)})
 			if err != nil {
 				t.Fatal(err)
 			}

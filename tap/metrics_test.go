@@ -177,7 +177,7 @@ func TestProgressWhileStreamRuns(t *testing.T) {
 	var logs bytes.Buffer
 	sig := &signal{Handler: output.NewStderrLogger(&logs, slog.LevelInfo, nil).Handler(), msg: "progress", seen: make(chan struct{})}
 	log := slog.New(sig)
-	e := testEngine(t, cfg, nil, state.New(), &recorder{}, log)
+	e := testEngine(t, cfg, run{state: state.New(), out: &recorder{}, log: log})
 	src := &source{rows: map[string][]map[string]any{"s": {row(1, 1), row(2, 1), row(3, 1), row(4, 1), row(5, 1)}}, pageSize: 2}
 	e.fetch = func(n *node) streams.Fetch {
 		fetch := src.fetch(n)

@@ -61,7 +61,7 @@ func TestStreamCompiledOncePerRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec := &recorder{}
-	e := testEngine(t, cfg, nil, state.New(), rec, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	e := testEngine(t, cfg, run{state: state.New(), out: rec, log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // a bound, not a wait
 	defer cancel()
 	if err := e.sync(ctx, time.Hour); err != nil {
@@ -97,7 +97,7 @@ func TestStreamMapsCompiledOnce(t *testing.T) {
 	if err != nil || again != m {
 		t.Fatalf("the second read of the maps compiled them again (%p, then %p; %v)", m, again, err)
 	}
-	e, err := newEngine(cfg, nil, state.New(), &recorder{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	e, err := newEngine(cfg, run{state: state.New(), out: &recorder{}, log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}

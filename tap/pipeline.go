@@ -15,7 +15,7 @@ var errRecordLimit = errors.New("record limit reached")
 
 // full reports whether a stream has all the records a test run wants.
 func (e *engine) full(n *node) bool {
-	return e.recordLimit > 0 && n.selected && n.counts.Records.Load() >= e.recordLimit
+	return e.policy.testRun() && n.selected && n.counts.Records.Load() >= e.policy.recordLimit
 }
 
 // handle takes one record through dedupe, validation, the bookmark, the
@@ -99,7 +99,7 @@ func (e *engine) emit(n *node, m map[string]any, extracted time.Time, part strea
 func (e *engine) record(n *node, stream string, rec []byte, extracted time.Time) error {
 	// An API may echo a credential into a record (a field the schema
 	// does not declare, say): it never reaches stdout.
-	if masked, fields := e.redact.Record(rec); fields != nil {
+	if masked, fields := e.cfg.Redactor.Record(rec); fields != nil {
 		rec = masked
 		for _, f := range fields {
 			if n.counts.Secret(stream, f) {
@@ -125,7 +125,7 @@ func (e *engine) observe(n *node, part streams.Partition, v any) error {
 		// but never becomes the bookmark.
 		if n.counts.BadKeys.Add(1) == 1 {
 			e.log.Warn("replication key value cannot be compared; the record is emitted but does not move the bookmark",
-				"stream", n.def.Name, "replication_key", n.def.ReplicationKey, "error", e.redact.Redact(err.Error()))
+				"stream", n.def.Name, "replication_key", n.def.ReplicationKey, "error", e.cfg.Redactor.Redact(err.Error()))
 		}
 	case streams.Demoted:
 		e.log.Warn(err.Error(), "stream", n.def.Name)

@@ -3,8 +3,8 @@ package tap
 import (
 	"context"
 	"errors"
+	"github.com/tap-dev/tap/tap/output"
 	"log/slog"
-	"time"
 
 	"github.com/tap-dev/tap/streams"
 	"github.com/tap-dev/tap/streams/pages"
@@ -16,19 +16,16 @@ import (
 // same fetch (body formats, records extraction, ignored statuses) — with
 // every record decoded whole and nothing written: what --infer-schema
 // reads.
-type Reader struct {
-	e    *engine
-	conn *connect.Conn
-}
+type Reader struct{ e *engine }
 
 // NewReader starts the demo API when the config names it and makes the
 // client. Close the Reader when done.
 func NewReader(cfg *Config, log *slog.Logger) (*Reader, error) {
-	conn, err := connect.Open(cfg, connect.Options{Log: log})
+	e, err := newEngine(cfg, run{policy: policy{mode: modeInfer}, out: output.Discard, log: log, connect: &connect.Options{Log: log}})
 	if err != nil {
 		return nil, err
 	}
-	return &Reader{e: &engine{cfg: cfg, log: log, client: conn.Client, now: time.Now}, conn: conn}, nil
+	return &Reader{e: e}, nil
 }
 
 // Walk follows d's pages from first, handing each to page; a status the
@@ -52,4 +49,4 @@ func (r *Reader) Walk(ctx context.Context, d *streams.Definition, first streams.
 func (r *Reader) Requests() int { return r.e.client.Stats().Requests }
 
 // Close closes the client and stops the demo API, if it was started.
-func (r *Reader) Close() { r.conn.Close() }
+func (r *Reader) Close() { r.e.close() }

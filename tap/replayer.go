@@ -19,24 +19,16 @@ import (
 // checks and writes one record letter, or walks a stream again for one
 // request letter. It moves no bookmark and writes no STATE, and every
 // request that fails becomes a new dead letter, in cfg.DeadLetterPath.
-type Replayer struct {
-	e    *engine
-	conn *connect.Conn
-}
+type Replayer struct{ e *engine }
 
 // NewReplayer starts the engine for a replay: its API client, and each
 // stream's plan from st, held so that no bookmark moves. Close it.
 func NewReplayer(cfg *Config, st *state.State, out output.Writer, log *slog.Logger) (*Replayer, error) {
-	e, err := newEngine(cfg, nil, st, out, log)
+	e, err := newEngine(cfg, run{policy: policy{mode: modeReplay}, state: st, out: out, log: log, connect: &connect.Options{Log: log}})
 	if err != nil {
 		return nil, err
 	}
 	r := &Replayer{e: e}
-	e.replaying = true
-	if r.conn, err = connect.Open(cfg, connect.Options{Log: log, OnAttempt: e.report.Attempt}); err != nil {
-		return nil, errors.Join(err, r.Close())
-	}
-	e.client, e.base = r.conn.Client, r.conn.Base
 	for _, n := range e.nodes {
 		if err := e.plan(n); err != nil {
 			return nil, errors.Join(err, r.Close())
@@ -48,13 +40,7 @@ func NewReplayer(cfg *Config, st *state.State, out output.Writer, log *slog.Logg
 
 // Close closes the dead letters file and the connection (the client and
 // the demo API); the error is the file's.
-func (r *Replayer) Close() error {
-	if r.conn != nil {
-		r.conn.Close()
-		r.conn = nil
-	}
-	return r.e.dead.Close()
-}
+func (r *Replayer) Close() error { return r.e.close() }
 
 // Has reports whether the config defines stream.
 func (r *Replayer) Has(stream string) bool { return r.e.byName[stream] != nil }

@@ -52,25 +52,19 @@ func Sync(ctx context.Context, o Options) error {
 			o.Log.Warn(line)
 		}
 	}
-	e, err := newEngine(o.Config, o.Selection, o.State, o.Writer, o.Log)
-	if err != nil {
-		return err
+	p := policy{mode: modeSync, tree: o.Tree, shard: o.Shard, reconcile: o.Reconcile}
+	if o.RecordLimit > 0 {
+		p.mode, p.recordLimit = modeTest, o.RecordLimit
 	}
-	e.recordLimit = o.RecordLimit
-	e.tree = o.Tree
-	e.reconcileNow = o.Reconcile
-	e.shard = o.Shard
-	co := connect.Options{Log: o.Log, Quota: o.State, OnAttempt: e.report.Attempt, OnBreaker: e.breakerMetric}
+	co := connect.Options{Log: o.Log, Quota: o.State}
 	if aw, ok := o.Writer.(*output.Airbyte); ok {
 		co.Keep = connect.InControl(o.Config, aw, o.Log)
 	}
-	conn, err := connect.Open(o.Config, co)
+	e, err := newEngine(o.Config, run{policy: p, sel: o.Selection, state: o.State, out: o.Writer, log: o.Log, connect: &co})
 	if err != nil {
 		return err
 	}
-	defer conn.Close()
-	e.client, e.base = conn.Client, conn.Base
-	defer e.dead.Close()
+	defer e.close()
 	every := o.ProgressEvery
 	if every == 0 {
 		every = 10 * time.Second

@@ -15,6 +15,7 @@ import (
 	"github.com/tap-dev/tap/tap/backfill"
 	"github.com/tap-dev/tap/tap/catalog"
 	"github.com/tap-dev/tap/tap/clientside"
+	"github.com/tap-dev/tap/tap/connect"
 	"github.com/tap-dev/tap/tap/dedupe"
 	"github.com/tap-dev/tap/tap/failure"
 	"github.com/tap-dev/tap/tap/inputs"
@@ -60,50 +61,88 @@ type node struct {
 	write output.PageWriter // SCHEMA once, the version, the record encoded, the page's lines
 }
 
-// engine runs one sync: the same engine serves Singer and Airbyte; only
-// the Writer differs.
+// engine runs one sync, replay, test run, check or read of pages, as its
+// policy says: the same engine serves Singer and Airbyte; only the Writer
+// differs.
 type engine struct {
 	cfg    *Config
+	policy policy // what the run is for, given at construction (policy.go)
 	state  *state.State
 	out    output.Writer
 	log    *slog.Logger
-	client *client.Client
 	report *metrics.Run // what the run counts, the lines it writes
 	dead   *records.DeadLetters
-	redact *settings.Redactor
 	now    func() time.Time
 	nodes  []*node // in config order
+	byName map[string]*node
 	// fetch gives a stream's page fetcher: the client's (fetcher), or a
 	// fake in tests.
-	fetch  func(*node) streams.Fetch
-	byName map[string]*node
+	fetch func(*node) streams.Fetch
 
-	recordLimit  int64      // Options.RecordLimit
-	reconcileNow bool       // Options.Reconcile
-	tree         bool       // Options.Tree
-	shard        keys.Shard // Options.Shard
-
-	// base is the API's base URL, without a final slash: a resume URL
-	// under it is kept relative, so that it outlives a demo API's port.
-	base      string
-	replaying bool // tap replay: every failed request becomes a dead letter
+	// conn is the connection to the API (nil: the run sends nothing);
+	// client is its client, and base its base URL without a final slash:
+	// a resume URL under it is kept relative, so that it outlives a demo
+	// API's port.
+	conn   *connect.Conn
+	client *client.Client
+	base   string
 
 	built builds // what the run compiled, per stream (model.go)
 }
 
-func newEngine(cfg *Config, sel *catalog.Selection, st *state.State, out output.Writer, log *slog.Logger) (*engine, error) {
+// newEngine is the one constructor of the engine: the streams of cfg as
+// r selects them, each compiled once, and the connection r asks for.
+// Close the engine when done.
+func newEngine(cfg *Config, r run) (*engine, error) {
 	level, _ := settings.Level(cfg.MetricsLogLevel) // checked by the registry
-	e := &engine{cfg: cfg, state: st, out: out, log: log, now: time.Now, redact: cfg.Redactor,
-		report: metrics.NewRun(metrics.Reporter{Log: log, Level: level})}
+	e := &engine{cfg: cfg, policy: r.policy, state: r.state, out: r.out, log: r.log, now: time.Now,
+		report: metrics.NewRun(metrics.Reporter{Log: r.log, Level: level})}
 	e.fetch = e.fetcher
-	run, err := records.NewRun(e.now())
+	id, err := records.NewRun(e.now())
 	if err != nil {
 		return nil, err
 	}
-	e.dead = records.NewDeadLetters(cfg.DeadLetterPath, run, e.redact)
+	e.dead = records.NewDeadLetters(cfg.DeadLetterPath, id, cfg.Redactor)
+	if r.mode != modeInfer { // a read of pages makes a node per walk
+		if err := e.addStreams(r.sel); err != nil {
+			return nil, errors.Join(err, e.dead.Close())
+		}
+	}
+	if r.connect != nil {
+		co := *r.connect
+		switch r.mode {
+		case modeSync, modeTest:
+			co.OnAttempt, co.OnBreaker = e.report.Attempt, e.breakerMetric
+		case modeReplay:
+			co.OnAttempt = e.report.Attempt
+		}
+		conn, err := connect.Open(cfg, co)
+		if err != nil {
+			return nil, errors.Join(err, e.dead.Close())
+		}
+		e.conn, e.client, e.base = conn, conn.Client, conn.Base
+	}
+	return e, nil
+}
+
+// close closes the dead letters file and the connection (the client and
+// the demo API); the error is the file's.
+func (e *engine) close() error {
+	err := e.dead.Close()
+	if e.conn != nil {
+		e.conn.Close()
+		e.conn = nil
+	}
+	return err
+}
+
+// addStreams makes the node of each stream of the config, as sel selects
+// it, and hangs the children below their parents.
+func (e *engine) addStreams(sel *catalog.Selection) error {
+	cfg, log := e.cfg, e.log
 	maps, err := inputs.Maps(cfg)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	byName := map[string]*node{}
 	e.byName = byName
@@ -116,9 +155,9 @@ func newEngine(cfg *Config, sel *catalog.Selection, st *state.State, out output.
 			n.dedupe = dedupe.New(d.PrimaryKey, size)
 		}
 		v, err := records.New(records.Options{Stream: d.Name, PrimaryKey: d.PrimaryKey, Schema: cfg.Schemas[d.Name],
-			Policy: records.Policy(cfg.OnSchemaViolation), Redactor: e.redact, DeadLetters: e.dead, Log: log})
+			Policy: records.Policy(cfg.OnSchemaViolation), Redactor: cfg.Redactor, DeadLetters: e.dead, Log: log})
 		if err != nil {
-			return nil, err
+			return err
 		}
 		n.check = v
 		attachMaps(n, maps, sel)
@@ -132,7 +171,7 @@ func newEngine(cfg *Config, sel *catalog.Selection, st *state.State, out output.
 			parent.children = append(parent.children, n)
 		}
 	}
-	return e, nil
+	return nil
 }
 
 // needed reports whether a stream must be walked: it is selected, or a
@@ -268,13 +307,13 @@ func (e *engine) status(n *node, s string) {
 // syncStream walks a top-level stream once, in chunk windows when asked.
 func (e *engine) syncStream(ctx context.Context, n *node) error {
 	d, p := n.def, n.plan
-	if e.shard.I != 0 && p.Windows() == nil {
+	if e.policy.shard.I != 0 && p.Windows() == nil {
 		return nil // shard 0 reads the streams that are not chunked
 	}
 	if d.Feed != nil {
 		return e.syncFeed(ctx, n) // tap/feed
 	}
-	if n.selected && d.FullTableVersioning && p.FullTable() && e.recordLimit == 0 {
+	if n.selected && d.FullTableVersioning && p.FullTable() && !e.policy.testRun() {
 		if r := n.track.From(); r != nil && r.Version != 0 {
 			// A resumed walk goes on filling the version it began.
 			n.write.SetVersion(r.Version)
@@ -425,7 +464,7 @@ func (e *engine) windowEnd(n *node, w keys.Window, err error, lettered, at bool)
 		if o = backfill.OutcomeOf(err); o.Kind == "" {
 			return err // not the window's failure: the stream stops here, as before
 		}
-		why = backfill.OneLine(e.redact.Redact(err.Error()))
+		why = backfill.OneLine(e.cfg.Redactor.Redact(err.Error()))
 	}
 	p.Fail(w, why)
 	n.windows.Book().Record(w, o)

@@ -22,7 +22,7 @@ func (e *engine) splicer(n *node) *splice.Reader {
 			maps = append(maps, mo.tr)
 		}
 	}
-	tree := e.tree || !n.selected || len(n.children) > 0 || len(n.dropped) > 0 && n.outs == nil
+	tree := e.policy.tree || !n.selected || len(n.children) > 0 || len(n.dropped) > 0 && n.outs == nil
 	return splice.New(splice.Stream{Def: n.def, Schema: e.cfg.Schemas[n.def.Name], Tree: tree, Maps: maps})
 }
 

@@ -92,7 +92,7 @@ func (e *engine) emitMapped(n *node, m map[string]any, extracted time.Time) erro
 // mapError is a map's error for a record of n, scrubbed of secrets like
 // any other (config values are compiled into the expressions).
 func (e *engine) mapError(n *node, err error) error {
-	return fmt.Errorf("stream %q: %s", n.def.Name, e.redact.Redact(err.Error()))
+	return fmt.Errorf("stream %q: %s", n.def.Name, e.cfg.Redactor.Redact(err.Error()))
 }
 
 // writeMapped writes a record as each selected output's map made it: a

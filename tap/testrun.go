@@ -14,11 +14,11 @@ import (
 // SCHEMA path, so that `--test=schema` shows what a sync would send, and
 // flushes.
 func Schemas(cfg *Config, st *state.State, w output.Writer, log *slog.Logger) error {
-	e, err := newEngine(cfg, nil, st, w, log)
+	e, err := newEngine(cfg, run{policy: policy{mode: modeSchemas}, state: st, out: w, log: log})
 	if err != nil {
 		return err
 	}
-	defer e.dead.Close()
+	defer e.close()
 	for _, n := range e.nodes {
 		if err := e.schema(n); err != nil {
 			return err
@@ -31,7 +31,7 @@ func Schemas(cfg *Config, st *state.State, w output.Writer, log *slog.Logger) er
 // after RecordLimit records would mostly send a look-ahead request only to
 // cancel it, and a test's requests would depend on timing.
 func (e *engine) walkPages(ctx context.Context, d *streams.Definition, p streams.Paginator, first streams.Request, fetch streams.Fetch, page func(*streams.Page) error) error {
-	if e.recordLimit > 0 {
+	if e.policy.testRun() {
 		return pages.WalkInOrder(ctx, d, p, first, fetch, page)
 	}
 	return pages.Walk(ctx, d, p, first, fetch, page)
