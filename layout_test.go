@@ -246,3 +246,47 @@ func TestImportArrows(t *testing.T) {
 		t.Fatal("no package matched a rule: the walk found no packages")
 	}
 }
+
+// TestEngineStructsStaySmall: the engine is made of owned parts (resume
+// tracker, backfill windows, dead-letter hold, page writer, mapped
+// outputs, metrics), each in its package behind the methods the engine
+// calls, so that no struct of package tap gathers every concern again.
+// A field more than maxFields is a part to carve out.
+func TestEngineStructsStaySmall(t *testing.T) {
+	const maxFields = 15
+	fset := token.NewFileSet()
+	pkgs := modulePackages(t)
+	p := pkgs["tap"]
+	if p == nil || len(p.GoFiles) == 0 {
+		t.Fatal("package tap not found")
+	}
+	structs := 0
+	for _, name := range p.GoFiles {
+		f, err := parser.ParseFile(fset, filepath.Join("tap", name), nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			ts, ok := n.(*ast.TypeSpec)
+			if !ok {
+				return true
+			}
+			st, ok := ts.Type.(*ast.StructType)
+			if !ok {
+				return true
+			}
+			structs++
+			fields := 0
+			for _, fl := range st.Fields.List {
+				fields += max(len(fl.Names), 1) // an embedded field is one
+			}
+			if fields > maxFields {
+				t.Errorf("%s: struct %s has %d fields, more than %d: carve a part out of it", fset.Position(ts.Pos()), ts.Name.Name, fields, maxFields)
+			}
+			return true
+		})
+	}
+	if structs == 0 {
+		t.Fatal("no struct found in package tap: the parse found nothing")
+	}
+}
