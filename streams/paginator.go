@@ -37,7 +37,7 @@ type Page struct {
 	// them (the tap's splice path); nil on a page of trees.
 	Spliced Spliced
 	// Values are the values of the body outside its records that the
-	// paginator reads (Pagination.EnvelopePaths); nil when the body was
+	// paginator reads (Definition.PageReads); nil when the body was
 	// not JSON.
 	Values Envelope
 	// Next is, while Walk hands the page over, the request of the page
@@ -59,7 +59,7 @@ func (p *Page) Value(path string) (any, bool) {
 // GraphQL connection's pageInfo.
 type Envelope interface {
 	// Lookup is LookupNullable of the body at path, for a path of
-	// Pagination.EnvelopePaths. A path the records lie under is found,
+	// Definition.PageReads. A path the records lie under is found,
 	// as an object that is not to be read into (Enclosing).
 	Lookup(path string) (any, bool)
 }
