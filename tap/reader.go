@@ -3,12 +3,12 @@ package tap
 import (
 	"context"
 	"errors"
-	"github.com/tap-dev/tap/tap/output"
 	"log/slog"
 
 	"github.com/tap-dev/tap/streams"
 	"github.com/tap-dev/tap/streams/pages"
 	"github.com/tap-dev/tap/tap/connect"
+	"github.com/tap-dev/tap/tap/output"
 )
 
 // Reader reads pages of the configured streams outside a sync, as a sync
