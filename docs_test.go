@@ -271,12 +271,15 @@ func TestDocsOutputs(t *testing.T) {
 			case strings.HasPrefix(command, "tap "):
 				args := strings.Fields(strings.TrimPrefix(command, "tap "))
 				dir := t.TempDir()
-				copyFiles(t, repo, dir, blk.files)
 				for _, a := range args {
 					if b, err := os.ReadFile(filepath.Join(repo, a)); err == nil {
 						writeFile(t, filepath.Join(dir, a), b)
 					}
 				}
+				// The directive's files come last: a file the README's
+				// sample run left in the clone (dead_letter.jsonl) must
+				// not replace the one the docs show.
+				copyFiles(t, repo, dir, blk.files)
 				t.Chdir(dir)
 				ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 				defer cancel()
