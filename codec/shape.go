@@ -2,8 +2,10 @@ package codec
 
 import (
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"sort"
+	"strconv"
 )
 
 // kind is a set of JSON types.
@@ -22,7 +24,9 @@ const (
 
 // A Shape is a record schema compiled for the Walker: the subset of JSON
 // Schema most record schemas use (type, properties, required, items,
-// additionalProperties, format date-time). The Walker answers from it
+// additionalProperties, format date-time, enum and const of strings,
+// minLength, maxLength). A string the walker cannot compare as it lies
+// (one with an escape) is the library's to judge. The Walker answers from it
 // only "certainly valid" or "not sure"; a schema library stays the judge
 // of every record it is not sure of.
 type Shape struct {
@@ -50,8 +54,15 @@ type shapeNode struct {
 	noExtra  bool
 	items    *shapeNode
 	dateTime bool
-	capture  int // >= 0: the Captures slot of this top-level value
-	id       int // a node with properties: its number in the Shape
+	// enum holds the strings of enum or const (nil: neither); a value
+	// the walker cannot compare as is is the library's to judge.
+	enum           map[string]bool
+	minLen, maxLen int // in code points; -1: unset
+	// strChecks: a string value is checked beyond its type (format,
+	// enum, length), so it takes value's path.
+	strChecks bool
+	capture   int // >= 0: the Captures slot of this top-level value
+	id        int // a node with properties: its number in the Shape
 }
 
 type shapeProp struct {
@@ -139,7 +150,7 @@ func compileShape(v any) (*shapeNode, error) {
 	if !ok {
 		return nil, fmt.Errorf("a schema is a JSON %T, not an object", v)
 	}
-	n := &shapeNode{types: kAny, capture: -1}
+	n := &shapeNode{types: kAny, capture: -1, minLen: -1, maxLen: -1}
 	for k, val := range m {
 		switch {
 		case annotations[k]:
@@ -210,6 +221,36 @@ func compileShape(v any) (*shapeNode, error) {
 				return nil, fmt.Errorf("additionalProperties is not a boolean")
 			}
 			n.noExtra = !b
+		case k == "enum" || k == "const":
+			list, ok := val.([]any)
+			if k == "const" {
+				list, ok = []any{val}, true
+			}
+			if !ok {
+				return nil, fmt.Errorf("enum is not a list")
+			}
+			if n.enum == nil {
+				n.enum = map[string]bool{}
+			} else {
+				return nil, fmt.Errorf("enum and const together") // their intersection: the library's
+			}
+			for _, e := range list {
+				s, ok := e.(string)
+				if !ok {
+					return nil, fmt.Errorf("%s holds a non-string", k)
+				}
+				n.enum[s] = true
+			}
+		case k == "minLength" || k == "maxLength":
+			l, ok := schemaCount(val)
+			if !ok {
+				return nil, fmt.Errorf("%s is not a count", k)
+			}
+			if k == "minLength" {
+				n.minLen = l
+			} else {
+				n.maxLen = l
+			}
 		case k == "format":
 			if val != "date-time" {
 				return nil, fmt.Errorf("format %v", val)
@@ -219,6 +260,10 @@ func compileShape(v any) (*shapeNode, error) {
 			return nil, fmt.Errorf("keyword %q", k)
 		}
 	}
+	if n.enum != nil {
+		n.types &= kStr // a value of another type is not in the enum
+	}
+	n.strChecks = n.dateTime || n.enum != nil || n.minLen >= 0 || n.maxLen >= 0
 	for _, r := range n.required {
 		if !n.has(r) {
 			n.props = append(n.props, shapeProp{name: r, node: anyShape})
@@ -308,4 +353,16 @@ func (n *shapeNode) find(key []byte) (*shapeProp, bool) {
 			return p, true
 		}
 	}
+}
+
+// schemaCount reads a schema's non-negative whole number (minLength).
+func schemaCount(v any) (int, bool) {
+	switch x := v.(type) {
+	case json.Number:
+		n, err := strconv.Atoi(string(x))
+		return n, err == nil && n >= 0
+	case float64:
+		return int(x), x >= 0 && x == float64(int(x)) && x < 1<<31
+	}
+	return 0, false
 }

@@ -137,8 +137,20 @@ func (w *Walker) value(n *shapeNode, top bool) error {
 		if err != nil {
 			return err
 		}
+		if !n.strChecks {
+			return nil
+		}
 		if n.dateTime && (escaped || !dateTime(b[start:w.pos-1])) {
 			w.unsure = true // the library decides
+		}
+		if n.enum != nil && (escaped || !n.enum[string(b[start:w.pos-1])]) {
+			w.unsure = true
+		}
+		if n.minLen >= 0 || n.maxLen >= 0 {
+			l := utf8.RuneCount(b[start : w.pos-1])
+			if escaped || l < n.minLen || n.maxLen >= 0 && l > n.maxLen {
+				w.unsure = true
+			}
 		}
 		return nil
 	case 't':
@@ -274,7 +286,7 @@ func (w *Walker) members(n *shapeNode, top bool, from int) error {
 		switch {
 		case pos >= len(b):
 			err = w.value(child, false)
-		case b[pos] == '"' && !child.dateTime:
+		case b[pos] == '"' && !child.strChecks:
 			w.want(child, kStr)
 			_, err = w.str()
 		case b[pos]-'1' <= 8:
