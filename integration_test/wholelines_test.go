@@ -3,9 +3,11 @@ package integration_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
@@ -76,11 +78,13 @@ func TestKillLeavesWholeLines(t *testing.T) {
 // its own fails the test.
 func killAfterRequest(t *testing.T, dir string, args []string, trigger <-chan struct{}) []byte {
 	t.Helper()
-	// stdout is a regular file, not a pipe. A write to a full pipe waits
-	// for its reader, and a kill during that wait leaves the part already
-	// copied: the kernel's doing, which no writer can prevent, and under
-	// load the test's own reader falling behind made that happen. A file
-	// takes each write whole, so a cut line here is the tap's.
+	// A SIGKILL that lands while the kernel copies a large write, to a
+	// pipe or a file, can leave part of it (at a page boundary): the
+	// kernel's doing, which no writer can prevent, and under load the
+	// test saw it often. What the tap controls is that each write ends
+	// at a line's end, so the tap is first stopped (SIGSTOP lets a write
+	// under way finish) and then killed: a cut line left is the tap's.
+	// stdout is a regular file, so no reader can fall behind.
 	outPath := filepath.Join(t.TempDir(), "stdout")
 	w, err := os.Create(outPath)
 	if err != nil {
@@ -97,6 +101,10 @@ func killAfterRequest(t *testing.T, dir string, args []string, trigger <-chan st
 	go func() { exited <- cmd.Wait() }()
 	select {
 	case <-trigger:
+		if err := cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+			t.Fatal(err)
+		}
+		waitStopped(t, cmd.Process.Pid)
 		if err := cmd.Process.Kill(); err != nil {
 			t.Fatal(err)
 		}
@@ -113,4 +121,31 @@ func killAfterRequest(t *testing.T, dir string, args []string, trigger <-chan st
 		t.Fatal(err)
 	}
 	return out
+}
+
+// waitStopped waits until every thread of process pid is stopped (state
+// T in /proc), for at most 30 seconds.
+func waitStopped(t *testing.T, pid int) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		stats, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/stat", pid))
+		stopped := len(stats) > 0
+		for _, f := range stats {
+			b, err := os.ReadFile(f)
+			// The state follows the command's closing parenthesis.
+			i := bytes.LastIndexByte(b, ')')
+			if err != nil || i < 0 || i+2 >= len(b) || (b[i+2] != 'T' && b[i+2] != 't') {
+				stopped = false
+				break
+			}
+		}
+		if stopped {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the tap (pid %d) did not stop within 30 s of SIGSTOP", pid)
+		}
+		time.Sleep(time.Millisecond)
+	}
 }
