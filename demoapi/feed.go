@@ -157,50 +157,40 @@ func fromParam(r *http.Request) (int64, error) {
 
 // feedNDJSON serves /v1/feed/ndjson: a JSON line per message.
 func (s *Server) feedNDJSON(w http.ResponseWriter, r *http.Request, _ []byte) ([]byte, error) {
-	from, err := fromParam(r)
-	if err != nil {
-		return nil, err
-	}
-	w.Header().Set("Content-Type", "application/x-ndjson")
-	s.record("feed_ndjson", http.StatusOK)
-	w.WriteHeader(http.StatusOK)
-	fl, _ := w.(http.Flusher)
-	fl.Flush()
-	err = s.runFeed(r.Context(), from, func(_ string, _ int64, msg []byte, flush bool) error {
-		if _, err := w.Write(append(msg, '\n')); err != nil {
-			return err
-		}
-		if flush {
-			fl.Flush()
-		}
-		return nil
+	return s.feedHTTP(w, r, "feed_ndjson", map[string]string{"Content-Type": "application/x-ndjson"}, func(b []byte, _ string, _ int64, msg []byte) []byte {
+		return append(append(b, msg...), '\n')
 	})
-	if errors.Is(err, errCut) {
-		abort(w)
-	}
-	return nil, errWritten
 }
 
 // feedSSE serves /v1/feed/sse: an event per message, a trade's id its seq.
 func (s *Server) feedSSE(w http.ResponseWriter, r *http.Request, _ []byte) ([]byte, error) {
+	return s.feedHTTP(w, r, "feed_sse", map[string]string{"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}, func(b []byte, kind string, seq int64, msg []byte) []byte {
+		if seq > 0 {
+			b = append(strconv.AppendInt(append(b, "id: "...), seq, 10), '\n')
+		}
+		b = append(append(append(b, "event: "...), kind...), '\n')
+		return append(append(append(b, "data: "...), msg...), "\n\n"...)
+	})
+}
+
+// feedHTTP serves a feed as one long HTTP response from the request's
+// from, with header, each message framed by frame; a cut fault aborts the
+// response.
+func (s *Server) feedHTTP(w http.ResponseWriter, r *http.Request, route string, header map[string]string, frame func(b []byte, kind string, seq int64, msg []byte) []byte) ([]byte, error) {
 	from, err := fromParam(r)
 	if err != nil {
 		return nil, err
 	}
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	s.record("feed_sse", http.StatusOK)
+	for k, v := range header {
+		w.Header().Set(k, v)
+	}
+	s.record(route, http.StatusOK)
 	w.WriteHeader(http.StatusOK)
 	fl, _ := w.(http.Flusher)
 	fl.Flush()
 	var b []byte
 	err = s.runFeed(r.Context(), from, func(kind string, seq int64, msg []byte, flush bool) error {
-		b = b[:0]
-		if seq > 0 {
-			b = append(strconv.AppendInt(append(b, "id: "...), seq, 10), '\n')
-		}
-		b = append(append(append(b, "event: "...), kind...), '\n')
-		b = append(append(append(b, "data: "...), msg...), "\n\n"...)
+		b = frame(b[:0], kind, seq, msg)
 		if _, err := w.Write(b); err != nil {
 			return err
 		}
