@@ -135,7 +135,13 @@ type Error struct {
 	Err    error
 }
 
-func (e *Error) Error() string { return fmt.Sprintf("stream %q: feed: %v", e.Stream, e.Err) }
+func (e *Error) Error() string {
+	named := fmt.Sprintf("stream %q: ", e.Stream)
+	if msg := e.Err.Error(); strings.HasPrefix(msg, named) {
+		return msg // the record pipeline's own error names the stream
+	}
+	return named + "feed: " + e.Err.Error()
+}
 func (e *Error) Unwrap() error { return e.Err }
 
 // outcome is how one connection ended.

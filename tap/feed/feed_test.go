@@ -2,6 +2,7 @@ package feed
 
 import (
 	"encoding/json"
+	"errors"
 	"testing"
 	"time"
 )
@@ -135,4 +136,19 @@ func sameJSON(t *testing.T, a []byte, b string) bool {
 	xa, _ := json.Marshal(x)
 	ya, _ := json.Marshal(y)
 	return string(xa) == string(ya)
+}
+
+func TestErrorNamesTheStreamOnce(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want string
+	}{
+		{errors.New("a gap"), `stream "trades": feed: a gap`},
+		{errors.New(`stream "trades": record {"seq":4} fails its schema`), `stream "trades": record {"seq":4} fails its schema`},
+		{errors.New(`stream "trades_history": no page`), `stream "trades": feed: stream "trades_history": no page`},
+	} {
+		if got := (&Error{Stream: "trades", Err: c.err}).Error(); got != c.want {
+			t.Errorf("Error() = %q, want %q", got, c.want)
+		}
+	}
 }
