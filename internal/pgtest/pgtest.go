@@ -18,6 +18,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/tap-dev/tap/internal/taptest"
 )
 
 // ErrNotInstalled is returned by Start when PostgreSQL's programs are
@@ -172,10 +174,7 @@ func ForTest(t testing.TB) *Server {
 	t.Helper()
 	s, err := Start()
 	if errors.Is(err, ErrNotInstalled) {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("CI=true but %v: .ci/run installs it", err)
-		}
-		t.Skipf("SKIPPED, NOT TESTED: %v", err)
+		taptest.MissingProgram(t, err)
 	}
 	if err != nil {
 		t.Fatal(err)

@@ -8,11 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"os/exec"
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/tap-dev/tap/internal/taptest"
 )
 
 // ErrNotInstalled is returned by Start when redis-server is not on PATH.
@@ -128,10 +129,7 @@ func ForTest(t testing.TB) *Server {
 	t.Helper()
 	s, err := Start(t.TempDir())
 	if errors.Is(err, ErrNotInstalled) {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("CI=true but %v: .ci/run installs it", err)
-		}
-		t.Skipf("SKIPPED, NOT TESTED: %v", err)
+		taptest.MissingProgram(t, err)
 	}
 	if err != nil {
 		t.Fatal(err)

@@ -177,3 +177,14 @@ const ABAllStreams = `{"streams": [
   {"stream": {"name": "tickets"}, "sync_mode": "full_refresh", "destination_sync_mode": "overwrite"},
   {"stream": {"name": "orders"}, "sync_mode": "incremental", "cursor_field": ["updated_at"], "destination_sync_mode": "append_dedup"},
   {"stream": {"name": "items"}, "sync_mode": "full_refresh", "destination_sync_mode": "overwrite"}]}`
+
+// MissingProgram ends a test that needs a program not installed here
+// (err says which, and how to install it): a failure under CI=true,
+// since .ci/run installs it, and a loud skip elsewhere.
+func MissingProgram(t testing.TB, err error) {
+	t.Helper()
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("CI=true but %v: .ci/run installs it", err)
+	}
+	t.Skipf("SKIPPED, NOT TESTED: %v", err)
+}
