@@ -11,6 +11,7 @@ import (
 	"github.com/tap-dev/tap/client"
 	"github.com/tap-dev/tap/records"
 	"github.com/tap-dev/tap/settings"
+	"github.com/tap-dev/tap/streammap"
 	"github.com/tap-dev/tap/streams"
 	"github.com/tap-dev/tap/streams/decoder"
 	"github.com/tap-dev/tap/streams/pages"
@@ -319,6 +320,19 @@ func (e *engine) fetcher(n *node) streams.Fetch {
 		page.URL, page.Header = resp.URL, resp.Header
 		return page, nil
 	}
+}
+
+// splicer is the reader of n's pages as spliced records (package splice
+// says when a stream splices); nil when the run reads every record's tree.
+func (e *engine) splicer(n *node) *splice.Reader {
+	var maps []*streammap.Transformer
+	for _, mo := range n.outs {
+		if mo.selected {
+			maps = append(maps, mo.tr)
+		}
+	}
+	return splice.New(splice.Stream{Def: n.def, Schema: e.cfg.Schemas[n.def.Name], Tree: e.policy.tree, Written: n.selected,
+		Children: len(n.children) > 0, Drops: len(n.dropped) > 0, Maps: maps})
 }
 
 // noParentKey settles a parent record whose key is null or missing, so no

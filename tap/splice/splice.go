@@ -11,8 +11,9 @@
 // (streammap.NewSplicer), a primary key (the walk's stale-page guard
 // and offset dedupe read only it), and a paginator that reads only
 // record fields and values of the body outside the records
-// (streams.Definition.PageReads); the run says when it needs the trees
-// itself (Stream.Tree). The primary key, the replication key and the
+// (streams.Definition.PageReads); the run says what it does with the
+// records (Stream: tap --tree, a stream not written, children, deselected
+// properties), which may need the trees. The primary key, the replication key and the
 // record fields the paginator reads are captured from the record's bytes
 // as the walker passes them, and the body's values the paginator reads
 // from the page scan's one pass (codec.PageSpec.Envelope).
@@ -34,17 +35,29 @@ import (
 	"github.com/tap-dev/tap/streams"
 )
 
-// A Stream is what decides whether a stream's pages splice.
+// A Stream is what decides whether a stream's pages splice: its
+// definition and schema, and what the run does with its records.
 type Stream struct {
 	Def    *streams.Definition
 	Schema map[string]any
-	// Tree: the run reads every record's tree (tap --tree, the children
-	// walked from the stream's records, deselected properties to drop
-	// without maps that drop them, a stream not written).
+	// Tree: the run reads every record's tree (tap --tree).
 	Tree bool
+	// Written: the run writes the stream's records (it is selected).
+	Written bool
+	// Children: the run walks the stream's children from its records.
+	Children bool
+	// Drops: the catalog deselected properties of the stream.
+	Drops bool
 	// Maps are the transformers of the stream maps the records are
 	// written through, one per selected output; nil: no maps.
 	Maps []*streammap.Transformer
+}
+
+// trees reports whether the run needs every record's tree: tap --tree,
+// the children walked from the stream's records, deselected properties to
+// drop without maps that drop them, a stream not written.
+func (s Stream) trees() bool {
+	return s.Tree || !s.Written || s.Children || s.Drops && s.Maps == nil
 }
 
 // A Reader reads the pages of one walk of a stream.
@@ -66,7 +79,7 @@ func New(s Stream) *Reader {
 	d := s.Def
 	// A soft-deleted record gains a property, and a reconciled stream's
 	// keys are noted record by record: both are read as trees.
-	if s.Tree || d.Parent != nil || d.BodyFormat() != streams.FormatJSON || len(d.PrimaryKey) == 0 ||
+	if s.trees() || d.Parent != nil || d.BodyFormat() != streams.FormatJSON || len(d.PrimaryKey) == 0 ||
 		d.SoftDelete != nil || d.Reconcile != nil {
 		return nil
 	}

@@ -56,6 +56,12 @@ func TestNew(t *testing.T) {
 		}, true},
 		{"no replication key", func(d *streams.Definition, _ *Stream) { d.ReplicationKey = "" }, true},
 		{"the run reads the trees", func(_ *streams.Definition, s *Stream) { s.Tree = true }, false},
+		{"a stream not written", func(_ *streams.Definition, s *Stream) { s.Written = false }, false},
+		{"children walked from its records", func(_ *streams.Definition, s *Stream) { s.Children = true }, false},
+		{"properties to drop", func(_ *streams.Definition, s *Stream) { s.Drops = true }, false},
+		{"properties to drop by the maps", func(_ *streams.Definition, s *Stream) {
+			s.Drops, s.Maps = true, []*streammap.Transformer{transformer(t, map[string]any{"type": nil})}
+		}, true},
 		{"no primary key", func(d *streams.Definition, _ *Stream) { d.PrimaryKey = nil }, false},
 		{"a parent key to inject", func(d *streams.Definition, _ *Stream) { d.Parent = &streams.Parent{Stream: "users"} }, false},
 		{"a GraphQL connection", func(d *streams.Definition, _ *Stream) {
@@ -105,7 +111,7 @@ func TestNew(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			d := events()
-			s := Stream{Def: d, Schema: eventsSchema}
+			s := Stream{Def: d, Schema: eventsSchema, Written: true}
 			tt.change(d, &s)
 			if got := New(s) != nil; got != tt.splice {
 				t.Errorf("splices: %v, want %v", got, tt.splice)
@@ -151,7 +157,7 @@ func TestScan(t *testing.T) {
 		{"not JSON", `{"events":[{"id":1}`, false, nil},
 		{"a repeated records key", `{"events":[],"events":[{"id":1}]}`, false, nil},
 	}
-	r := New(Stream{Def: events(), Schema: eventsSchema})
+	r := New(Stream{Def: events(), Schema: eventsSchema, Written: true})
 	p := r.Take()
 	defer p.Release()
 	for _, tt := range tests {
@@ -190,7 +196,7 @@ func TestScan(t *testing.T) {
 
 // TestPages: a page is reused once released, with its buffer.
 func TestPages(t *testing.T) {
-	r := New(Stream{Def: events(), Schema: eventsSchema})
+	r := New(Stream{Def: events(), Schema: eventsSchema, Written: true})
 	a, b := r.Take(), r.Take()
 	if a == b {
 		t.Fatal("two pages in use are one")
@@ -214,7 +220,7 @@ func TestPages(t *testing.T) {
 // and its outputs are the maps'; one they are not sure of takes the tree.
 func TestSplicedMaps(t *testing.T) {
 	tr := transformer(t, map[string]any{"type": nil, "kind": "type.upper() if type else None"})
-	r := New(Stream{Def: events(), Schema: eventsSchema, Maps: []*streammap.Transformer{tr}})
+	r := New(Stream{Def: events(), Schema: eventsSchema, Written: true, Maps: []*streammap.Transformer{tr}})
 	if r == nil {
 		t.Fatal("the map does not splice")
 	}
@@ -259,7 +265,7 @@ func TestValue(t *testing.T) {
 // TestFields: the walk reads a spliced record's keys as their text, and a
 // page of them allocates nothing per record once its Page is warm.
 func TestFields(t *testing.T) {
-	r := New(Stream{Def: events(), Schema: eventsSchema})
+	r := New(Stream{Def: events(), Schema: eventsSchema, Written: true})
 	p := r.Take()
 	defer p.Release()
 	body := []byte(`{"events":[{"id":12,"occurred_at":"2026-01-01T00:00:00Z"},{"id":13,"type":"x"}]}`)
