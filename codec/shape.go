@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"regexp"
 	"sort"
 	"strconv"
 )
@@ -23,12 +25,15 @@ const (
 )
 
 // A Shape is a record schema compiled for the Walker: the subset of JSON
-// Schema most record schemas use (type, properties, required, items,
-// additionalProperties, format date-time, enum and const of strings,
-// minLength, maxLength). A string the walker cannot compare as it lies
-// (one with an escape) is the library's to judge. The Walker answers from it
-// only "certainly valid" or "not sure"; a schema library stays the judge
-// of every record it is not sure of.
+// Schema most record schemas use (type, properties of any number,
+// required, items, additionalProperties, enum and const of strings and
+// null, minLength, maxLength, pattern, minimum, maximum and their
+// exclusive forms, format date-time, date, email, uuid and ipv4). A
+// keyword outside it is left to the schema library for that keyword
+// only (a Library): the value at its node is decoded and checked against
+// a schema of just those keywords. The Walker answers from it only
+// "certainly valid" or "not sure"; a schema library stays the judge of
+// every record it is not sure of.
 type Shape struct {
 	root *shapeNode
 	// captures are the top-level properties whose raw values a walk
@@ -41,35 +46,67 @@ type Shape struct {
 // and the replication key's, which the tap needs without a tree.
 const MaxCaptures = 4
 
+// maxProps bounds the properties of one object: its keys' hints and
+// lookup table hold index+1 in 16 bits.
+const maxProps = 1<<16 - 1
+
+// A Library compiles, in one call, the sub-schemas a Shape leaves to the
+// schema library. Each holds keywords of one node of the schema that the
+// walker does not check itself, and is compiled where that node lies in
+// the schema (so that a $ref resolves as it does there): pointer is the
+// node's JSON pointer. The check returned for it is given the node's
+// value as Decode reads it and reports whether the keywords hold; a nil
+// check means they assert nothing.
+type Library func(subs []Sub) ([]func(v any) bool, error)
+
+// Sub is one sub-schema for the Library.
+type Sub struct {
+	Pointer  string
+	Keywords map[string]any
+}
+
 type shapeNode struct {
 	types kind
 	props []shapeProp // sorted by name
 	index map[string]int
 	// table is an open-addressing table of props' index+1 by keyHash:
 	// a lookup per key of every record, where a map's hashing showed.
-	table    []uint8
+	table    []uint16
 	mask     uint32
-	reqMask  uint64 // bits of the required properties
+	reqMask  uint64   // bits of the required properties among the first 64
+	reqWide  []uint64 // required properties beyond the first 64: bit i-64
 	required []string
 	noExtra  bool
+	extra    *shapeNode // additionalProperties as a schema: a key not listed; nil: any value
 	items    *shapeNode
-	dateTime bool
+	format   format
 	// enum holds the strings of enum or const (nil: neither); a value
 	// the walker cannot compare as is is the library's to judge.
 	enum           map[string]bool
 	minLen, maxLen int // in code points; -1: unset
-	// strChecks: a string value is checked beyond its type (format,
-	// enum, length), so it takes value's path.
-	strChecks bool
-	capture   int // >= 0: the Captures slot of this top-level value
-	id        int // a node with properties: its number in the Shape
+	pattern        *regexp.Regexp
+	bounds         []bound
+	// strChecks: a string value is checked beyond its type, so it takes
+	// value's path; numChecks: a number value is.
+	strChecks, numChecks bool
+	// lib checks the node's keywords outside the subset on every value
+	// (nil: none); fallback checks its string keywords with the library
+	// when the walker is not sure of a string (nil: the record is not
+	// sure then).
+	lib, fallback func(any) bool
+	capture       int // >= 0: the Captures slot of this top-level value
+	id            int // a node with properties: its number in the Shape
+	// rest and strRest are the sub-schemas lib and fallback come from,
+	// until the Library compiles them.
+	rest, strRest map[string]any
+	pointer       string
 }
 
 type shapeProp struct {
 	name string
 	node *shapeNode
-	bit  uint64
-	i    uint8 // its index in props
+	bit  uint64 // 0 beyond the first 64: see shapeNode.reqWide
+	i    uint16 // its index in props
 	// plain: the name holds no quote, backslash or control character,
 	// so bytes equal to it between quotes are the key, unescaped.
 	plain bool
@@ -92,23 +129,60 @@ func (p *shapeProp) at(b []byte, pos int) bool {
 	return e <= len(b) && string(b[pos:e]) == p.member
 }
 
-var anyShape = &shapeNode{types: kAny, capture: -1}
+var anyShape = &shapeNode{types: kAny, capture: -1, minLen: -1, maxLen: -1}
 
-// annotations never affect validity.
-var annotations = map[string]bool{
-	"title": true, "description": true, "default": true, "examples": true, "$comment": true,
-	"$schema": true, "readOnly": true, "writeOnly": true, "deprecated": true,
+// libraryKeywords are the keywords the schema library evaluates
+// (santhosh-tekuri/jsonschema/v5's compiler reads no others, and the tap
+// registers no extension): a keyword outside the walker's subset and
+// this list asserts nothing, as an annotation.
+var libraryKeywords = map[string]bool{
+	"type": true, "enum": true, "const": true, "minimum": true, "maximum": true,
+	"exclusiveMinimum": true, "exclusiveMaximum": true, "multipleOf": true,
+	"minProperties": true, "maxProperties": true, "required": true, "minItems": true,
+	"maxItems": true, "uniqueItems": true, "minLength": true, "maxLength": true,
+	"pattern": true, "minContains": true, "maxContains": true, "dependentRequired": true,
+	"not": true, "allOf": true, "anyOf": true, "oneOf": true, "properties": true,
+	"regexProperties": true, "patternProperties": true, "additionalProperties": true,
+	"dependencies": true, "propertyNames": true, "contains": true, "if": true, "then": true,
+	"else": true, "dependentSchemas": true, "prefixItems": true, "items": true,
+	"additionalItems": true, "unevaluatedProperties": true, "unevaluatedItems": true,
+	"format": true, "contentEncoding": true, "contentMediaType": true, "contentSchema": true,
+	"$ref": true,
 }
 
-// CompileShape compiles a decoded schema. It fails for any keyword
-// outside the subset (such a stream keeps the tree path) and for objects
-// of more than 64 properties. capture names up to MaxCaptures top-level
-// properties whose raw values each walk reports.
+// unplaceable keywords change what a sub-schema means where it is
+// compiled alone (a base URI, an anchor, a dynamic scope): a schema
+// using one below its root does not compile to a Shape.
+var unplaceable = map[string]bool{
+	"$id": true, "id": true, "$anchor": true, "$dynamicAnchor": true, "$dynamicRef": true,
+	"$recursiveAnchor": true, "$recursiveRef": true, "$vocabulary": true,
+}
+
+// groups are keywords the library reads together: one of them left to
+// it takes the others of the node along.
+var groups = [][]string{
+	{"if", "then", "else"},
+	{"contains", "minContains", "maxContains"},
+	{"contentEncoding", "contentMediaType", "contentSchema"},
+	{"items", "additionalItems", "prefixItems"},
+	{"properties", "patternProperties", "additionalProperties", "regexProperties"},
+}
+
+// CompileShape compiles a decoded schema without a Library: it fails for
+// any keyword outside the subset (such a stream keeps the tree path).
+// capture names up to MaxCaptures top-level properties whose raw values
+// each walk reports.
 func CompileShape(schema map[string]any, capture ...string) (*Shape, error) {
+	return CompileShapeWith(schema, nil, capture...)
+}
+
+// CompileShapeWith compiles a decoded schema, leaving the keywords
+// outside the subset to lib (nil: they fail the compile).
+func CompileShapeWith(schema map[string]any, lib Library, capture ...string) (*Shape, error) {
 	if len(capture) > MaxCaptures {
 		return nil, fmt.Errorf("%d properties to capture, at most %d", len(capture), MaxCaptures)
 	}
-	root, err := compileShape(schema)
+	root, err := compileNode(schema, "", true)
 	if err != nil {
 		return nil, err
 	}
@@ -127,7 +201,73 @@ func CompileShape(schema map[string]any, capture ...string) (*Shape, error) {
 	}
 	sh := &Shape{root: root, captures: capture}
 	sh.number(root)
+	if err := sh.library(lib); err != nil {
+		return nil, err
+	}
 	return sh, nil
+}
+
+// walk calls f on every node of n's tree once (a capture's copy too).
+func walkNodes(n *shapeNode, f func(*shapeNode)) {
+	if n == nil || n == anyShape {
+		return
+	}
+	f(n)
+	for _, p := range n.props {
+		walkNodes(p.node, f)
+	}
+	walkNodes(n.extra, f)
+	walkNodes(n.items, f)
+}
+
+// library compiles the sub-schemas left to the library, in one call.
+func (s *Shape) library(lib Library) error {
+	var subs []Sub
+	var dest []*func(any) bool
+	walkNodes(s.root, func(n *shapeNode) {
+		if n.rest != nil {
+			subs = append(subs, Sub{n.pointer, n.rest})
+			dest = append(dest, &n.lib)
+		}
+		if n.strRest != nil && lib != nil { // without, a string it refuses is not sure
+			subs = append(subs, Sub{n.pointer, n.strRest})
+			dest = append(dest, &n.fallback)
+		}
+	})
+	if len(subs) == 0 {
+		return nil
+	}
+	if lib == nil {
+		return fmt.Errorf("keyword %s at %q outside the subset", firstKey(subs[0].Keywords), subs[0].Pointer)
+	}
+	checks, err := lib(subs)
+	if err != nil {
+		return err
+	}
+	if len(checks) != len(subs) {
+		return fmt.Errorf("the library compiled %d of %d sub-schemas", len(checks), len(subs))
+	}
+	for i, c := range checks {
+		*dest[i] = c
+	}
+	walkNodes(s.root, func(n *shapeNode) {
+		if n.lib != nil {
+			n.strChecks, n.numChecks = true, true
+		}
+	})
+	return nil
+}
+
+func firstKey(m map[string]any) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	if len(keys) == 0 {
+		return ""
+	}
+	return strconv.Quote(keys[0])
 }
 
 // number gives each node with properties its id.
@@ -142,134 +282,277 @@ func (s *Shape) number(n *shapeNode) {
 	for _, p := range n.props {
 		s.number(p.node)
 	}
+	s.number(n.extra)
 	s.number(n.items)
 }
 
-func compileShape(v any) (*shapeNode, error) {
-	m, ok := v.(map[string]any)
-	if !ok {
-		return nil, fmt.Errorf("a schema is a JSON %T, not an object", v)
+// pointerTo extends a JSON pointer by one token.
+func pointerTo(at string, tokens ...string) string {
+	for _, t := range tokens {
+		at += "/" + escapeToken(t)
 	}
-	n := &shapeNode{types: kAny, capture: -1, minLen: -1, maxLen: -1}
-	for k, val := range m {
+	return at
+}
+
+func escapeToken(t string) string {
+	out := make([]byte, 0, len(t))
+	for i := 0; i < len(t); i++ {
+		switch t[i] {
+		case '~':
+			out = append(out, '~', '0')
+		case '/':
+			out = append(out, '~', '1')
+		default:
+			out = append(out, t[i])
+		}
+	}
+	return string(out)
+}
+
+// compileNode compiles the schema at pointer; root: the document's.
+func compileNode(v any, pointer string, root bool) (*shapeNode, error) {
+	n := &shapeNode{types: kAny, capture: -1, minLen: -1, maxLen: -1, pointer: pointer}
+	switch v := v.(type) {
+	case bool:
+		if !v {
+			n.types = 0 // false: no value is valid
+		}
+		return n, n.finish()
+	case map[string]any:
+		return n, n.compile(v, root)
+	}
+	return nil, fmt.Errorf("a schema is a JSON %T, not an object", v)
+}
+
+func (n *shapeNode) compile(m map[string]any, root bool) error {
+	rest := map[string]any{}
+	left := func(k string) { rest[k] = m[k] }
+	for k := range m {
 		switch {
-		case annotations[k]:
-		case k == "type":
-			var list []any
-			switch t := val.(type) {
-			case string:
-				list = []any{t}
-			case []any:
-				list = t
-			default:
-				return nil, fmt.Errorf("type is not a string or a list")
+		case unplaceable[k] && !(root && (k == "$id" || k == "id")):
+			return fmt.Errorf("keyword %q below the schema's root", k)
+		case !libraryKeywords[k]:
+			// an annotation: the library reads it not
+		case k == "unevaluatedProperties" || k == "unevaluatedItems":
+			// It reads every other keyword of the node: they all go,
+			// and the walker checks what it knows besides.
+			rest = maps.Clone(m)
+		}
+	}
+	// A group the walker does not know whole goes to the library whole.
+	for _, g := range groups {
+		if g[0] == "properties" {
+			continue
+		}
+		if _, isTuple := m["items"].([]any); g[0] == "items" && m["prefixItems"] == nil && !isTuple {
+			continue // items as one schema: the walker's
+		}
+		for _, k := range g {
+			if _, ok := m[k]; ok {
+				left(k)
 			}
-			n.types = 0
-			for _, e := range list {
-				switch e {
-				case "null":
-					n.types |= kNull
-				case "boolean":
-					n.types |= kBool
-				case "integer":
-					n.types |= kInt
-				case "number":
-					n.types |= kNum | kInt
-				case "string":
-					n.types |= kStr
-				case "array":
-					n.types |= kArr
-				case "object":
-					n.types |= kObj
-				default:
-					return nil, fmt.Errorf("type %v", e)
-				}
+		}
+	}
+	if m["patternProperties"] != nil || m["regexProperties"] != nil {
+		// additionalProperties depends on which keys the patterns
+		// match: the library has the object's keys, the property
+		// schemas stay the walker's.
+		names := map[string]any{}
+		if props, ok := m["properties"].(map[string]any); ok {
+			for name := range props {
+				names[name] = true
 			}
-		case k == "properties":
+		}
+		rest["properties"] = names
+		for _, k := range []string{"patternProperties", "additionalProperties", "regexProperties"} {
+			if _, ok := m[k]; ok {
+				left(k)
+			}
+		}
+	}
+	var strRest map[string]any
+	enumTypes := kAny
+	str := func(k string) {
+		if strRest == nil {
+			strRest = map[string]any{}
+		}
+		strRest[k] = m[k]
+	}
+	for k, val := range m {
+		if !libraryKeywords[k] {
+			continue
+		}
+		if _, gone := rest[k]; gone {
+			if k != "properties" {
+				continue
+			}
+		}
+		switch k {
+		case "type":
+			types, ok := typeSet(val)
+			if !ok {
+				return fmt.Errorf("type %v", val)
+			}
+			n.types = types
+		case "properties":
 			props, ok := val.(map[string]any)
 			if !ok {
-				return nil, fmt.Errorf("properties is not an object")
+				return fmt.Errorf("properties is not an object")
 			}
 			for name, p := range props {
-				sub, err := compileShape(p)
+				sub, err := compileNode(p, pointerTo(n.pointer, "properties", name), false)
 				if err != nil {
-					return nil, fmt.Errorf("%s: %w", name, err)
+					return fmt.Errorf("%s: %w", name, err)
 				}
 				n.props = append(n.props, shapeProp{name: name, node: sub})
 			}
-		case k == "required":
+		case "required":
 			list, ok := val.([]any)
 			if !ok {
-				return nil, fmt.Errorf("required is not a list")
+				return fmt.Errorf("required is not a list")
 			}
 			for _, e := range list {
 				s, ok := e.(string)
 				if !ok {
-					return nil, fmt.Errorf("required holds a non-string")
+					return fmt.Errorf("required holds a non-string")
 				}
 				n.required = append(n.required, s)
 			}
-		case k == "items":
-			sub, err := compileShape(val)
+		case "items":
+			sub, err := compileNode(val, pointerTo(n.pointer, "items"), false)
 			if err != nil {
-				return nil, fmt.Errorf("items: %w", err)
+				return fmt.Errorf("items: %w", err)
 			}
 			n.items = sub
-		case k == "additionalProperties":
-			b, ok := val.(bool)
-			if !ok {
-				return nil, fmt.Errorf("additionalProperties is not a boolean")
+		case "additionalProperties":
+			if b, ok := val.(bool); ok {
+				n.noExtra = !b
+				break
 			}
-			n.noExtra = !b
-		case k == "enum" || k == "const":
+			sub, err := compileNode(val, pointerTo(n.pointer, "additionalProperties"), false)
+			if err != nil {
+				return fmt.Errorf("additionalProperties: %w", err)
+			}
+			n.extra = sub
+		case "enum", "const":
 			list, ok := val.([]any)
 			if k == "const" {
 				list, ok = []any{val}, true
 			}
-			if !ok {
-				return nil, fmt.Errorf("enum is not a list")
+			set, types, known := enumSet(list)
+			if !ok || !known || n.enum != nil {
+				left(k) // and with both, their intersection: the library's
+				break
 			}
-			if n.enum == nil {
-				n.enum = map[string]bool{}
-			} else {
-				return nil, fmt.Errorf("enum and const together") // their intersection: the library's
-			}
-			for _, e := range list {
-				s, ok := e.(string)
-				if !ok {
-					return nil, fmt.Errorf("%s holds a non-string", k)
-				}
-				n.enum[s] = true
-			}
-		case k == "minLength" || k == "maxLength":
+			n.enum, enumTypes = set, types
+			str(k)
+		case "minLength", "maxLength":
 			l, ok := schemaCount(val)
 			if !ok {
-				return nil, fmt.Errorf("%s is not a count", k)
+				left(k)
+				break
 			}
 			if k == "minLength" {
 				n.minLen = l
 			} else {
 				n.maxLen = l
 			}
-		case k == "format":
-			if val != "date-time" {
-				return nil, fmt.Errorf("format %v", val)
+			str(k)
+		case "pattern":
+			p, ok := val.(string)
+			re, err := regexp.Compile(p)
+			if !ok || err != nil {
+				left(k)
+				break
 			}
-			n.dateTime = true
+			n.pattern = re
+			str(k)
+		case "format":
+			name, _ := val.(string)
+			f, ok := formats[name]
+			if !ok {
+				left(k)
+				break
+			}
+			n.format = f
+			str(k)
+		case "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum":
+			// below: the boolean exclusives of draft 4 modify the others
 		default:
-			return nil, fmt.Errorf("keyword %q", k)
+			left(k)
 		}
 	}
-	if n.enum != nil {
-		n.types &= kStr // a value of another type is not in the enum
+	for _, k := range n.compileBounds(m) {
+		left(k)
 	}
-	n.strChecks = n.dateTime || n.enum != nil || n.minLen >= 0 || n.maxLen >= 0
+	if n.enum != nil {
+		n.types &= enumTypes // a value of another type is not in the enum
+	}
+	if len(rest) > 0 {
+		n.rest = rest
+	}
+	n.strRest = strRest
+	n.strChecks = n.format != 0 || n.enum != nil || n.minLen >= 0 || n.maxLen >= 0 || n.pattern != nil
+	n.numChecks = len(n.bounds) > 0
 	for _, r := range n.required {
 		if !n.has(r) {
 			n.props = append(n.props, shapeProp{name: r, node: anyShape})
 		}
 	}
-	return n, n.finish()
+	return n.finish()
+}
+
+// typeSet reads type: a name or a list of names.
+func typeSet(val any) (kind, bool) {
+	var list []any
+	switch t := val.(type) {
+	case string:
+		list = []any{t}
+	case []any:
+		list = t
+	default:
+		return 0, false
+	}
+	var types kind
+	for _, e := range list {
+		switch e {
+		case "null":
+			types |= kNull
+		case "boolean":
+			types |= kBool
+		case "integer":
+			types |= kInt
+		case "number":
+			types |= kNum | kInt
+		case "string":
+			types |= kStr
+		case "array":
+			types |= kArr
+		case "object":
+			types |= kObj
+		default:
+			return 0, false
+		}
+	}
+	return types, true
+}
+
+// enumSet reads an enum of strings and null; known is false for any
+// other value.
+func enumSet(list []any) (set map[string]bool, types kind, known bool) {
+	set = map[string]bool{}
+	for _, e := range list {
+		switch e := e.(type) {
+		case string:
+			set[e] = true
+			types |= kStr
+		case nil:
+			types |= kNull
+		default:
+			return nil, 0, false
+		}
+	}
+	return set, types, true
 }
 
 func (n *shapeNode) has(name string) bool {
@@ -284,14 +567,17 @@ func (n *shapeNode) has(name string) bool {
 // finish numbers the properties; a bit per property lets a walk check
 // required and duplicate keys without a map.
 func (n *shapeNode) finish() error {
-	if len(n.props) > 64 {
-		return fmt.Errorf("an object of %d properties (at most 64)", len(n.props))
+	if len(n.props) > maxProps {
+		return fmt.Errorf("an object of %d properties (at most %d)", len(n.props), maxProps)
 	}
 	sort.Slice(n.props, func(i, j int) bool { return n.props[i].name < n.props[j].name })
 	n.index = make(map[string]int, len(n.props))
 	for i := range n.props {
 		p := &n.props[i]
-		p.bit, p.i = 1<<uint(i), uint8(i)
+		p.bit, p.i = 0, uint16(i)
+		if i < 64 {
+			p.bit = 1 << uint(i)
+		}
 		n.index[p.name] = i
 		p.plain = true
 		for j := 0; j < len(p.name); j++ {
@@ -310,22 +596,33 @@ func (n *shapeNode) finish() error {
 	for size < 4*len(n.props) {
 		size *= 2
 	}
-	n.table, n.mask = make([]uint8, size), uint32(size-1)
+	n.table, n.mask = make([]uint16, size), uint32(size-1)
 	for i := range n.props {
 		if name := n.props[i].name; name != "" { // "" is found through the map
 			h := keyHash(name) & n.mask
 			for n.table[h] != 0 {
 				h = (h + 1) & n.mask
 			}
-			n.table[h] = uint8(i + 1)
+			n.table[h] = uint16(i + 1)
 		}
 	}
-	n.reqMask = 0
+	n.reqMask, n.reqWide = 0, nil
+	if len(n.props) > 64 {
+		n.reqWide = make([]uint64, wideWords(len(n.props)))
+	}
 	for _, r := range n.required {
-		n.reqMask |= n.props[n.index[r]].bit
+		i := n.index[r]
+		if i < 64 {
+			n.reqMask |= n.props[i].bit
+		} else {
+			n.reqWide[(i-64)/64] |= 1 << uint((i-64)%64)
+		}
 	}
 	return nil
 }
+
+// wideWords is how many words hold a bit per property beyond the 64th.
+func wideWords(props int) int { return (props - 64 + 63) / 64 }
 
 // keyHash is cheap: the length, the first and the last byte.
 func keyHash[S string | []byte](k S) uint32 {

@@ -34,7 +34,10 @@ type Walker struct {
 	// key), as records of a page mostly repeat one key order. A key that
 	// is its guess, byte for byte, needs no scan and no lookup.
 	shape *Shape
-	hints [][]uint8
+	hints [][]uint16
+	// wide holds, per object being walked of more than 64 properties,
+	// the bits of the keys seen beyond the 64th.
+	wide []uint64
 }
 
 // Walk checks the value that starts at b[pos] (no leading space) and
@@ -46,8 +49,9 @@ func (w *Walker) Walk(b []byte, pos int, s *Shape) (end int, splicable bool, cap
 	w.b, w.pos, w.depth, w.unsure = b, pos, 0, false
 	w.caps = [MaxCaptures][]byte{}
 	w.keys = w.keys[:0]
+	w.wide = w.wide[:0]
 	if w.shape != s {
-		w.shape, w.hints = s, make([][]uint8, s.objects)
+		w.shape, w.hints = s, make([][]uint16, s.objects)
 	}
 	if pos >= len(b) || b[pos] != '{' {
 		w.unsure = true // the tap reports a record that is not an object
@@ -114,7 +118,28 @@ func (w *Walker) want(n *shapeNode, k kind) {
 	}
 }
 
+// value walks the value at w.pos against n.
 func (w *Walker) value(n *shapeNode, top bool) error {
+	if n.lib == nil {
+		return w.walkValue(n, top)
+	}
+	start := w.pos
+	if err := w.walkValue(n, top); err != nil {
+		return err
+	}
+	if !w.unsure && !library(n.lib, w.b[start:w.pos]) {
+		w.unsure = true
+	}
+	return nil
+}
+
+// library decodes a value's bytes and asks check of it.
+func library(check func(any) bool, b []byte) bool {
+	v, err := Decode(b)
+	return err == nil && check(v)
+}
+
+func (w *Walker) walkValue(n *shapeNode, top bool) error {
 	b := w.b
 	if w.pos >= len(b) {
 		return w.unexpected("value")
@@ -137,20 +162,9 @@ func (w *Walker) value(n *shapeNode, top bool) error {
 		if err != nil {
 			return err
 		}
-		if !n.strChecks {
-			return nil
-		}
-		if n.dateTime && (escaped || !dateTime(b[start:w.pos-1])) {
+		if n.strChecks && !w.unsure && !n.stringOK(b[start:w.pos-1], escaped) &&
+			(n.fallback == nil || !library(n.fallback, b[start-1:w.pos])) {
 			w.unsure = true // the library decides
-		}
-		if n.enum != nil && (escaped || !n.enum[string(b[start:w.pos-1])]) {
-			w.unsure = true
-		}
-		if n.minLen >= 0 || n.maxLen >= 0 {
-			l := utf8.RuneCount(b[start : w.pos-1])
-			if escaped || l < n.minLen || n.maxLen >= 0 && l > n.maxLen {
-				w.unsure = true
-			}
 		}
 		return nil
 	case 't':
@@ -163,6 +177,7 @@ func (w *Walker) value(n *shapeNode, top bool) error {
 		w.want(n, kNull)
 		return w.literal("null")
 	}
+	start := w.pos
 	isInt, err := w.number()
 	if err != nil {
 		return err
@@ -172,7 +187,33 @@ func (w *Walker) value(n *shapeNode, top bool) error {
 	} else {
 		w.want(n, kNum) // 1.0 is an integer too: the library's call
 	}
+	if n.numChecks && !n.inBounds(b[start:w.pos]) {
+		w.unsure = true
+	}
 	return nil
+}
+
+// stringOK reports whether the string s (its bytes between the quotes)
+// certainly meets n's string keywords; an escaped one is the library's.
+func (n *shapeNode) stringOK(s []byte, escaped bool) bool {
+	if escaped {
+		return n.format == fNone && n.enum == nil && n.minLen < 0 && n.maxLen < 0 && n.pattern == nil
+	}
+	if n.format != fNone && !n.format.valid(s) {
+		return false
+	}
+	if n.enum != nil && !n.enum[string(s)] {
+		return false
+	}
+	if n.minLen >= 0 || n.maxLen >= 0 {
+		l := utf8.RuneCount(s)
+		if l < n.minLen || n.maxLen >= 0 && l > n.maxLen {
+			return false
+		}
+	}
+	// The library's pattern is Go's regexp too: on the same string, the
+	// same answer.
+	return n.pattern == nil || n.pattern.Match(s)
 }
 
 func (w *Walker) literal(word string) error {
@@ -187,29 +228,38 @@ func (w *Walker) object(n *shapeNode, top bool) error {
 	if w.depth++; w.depth > MaxDepth {
 		return &SyntaxError{Offset: w.pos, Msg: "nested too deep"}
 	}
-	from := len(w.keys)
-	err := w.members(n, top, from)
-	w.keys = w.keys[:from]
+	from, wfrom := len(w.keys), len(w.wide)
+	var wide []uint64
+	if n.reqWide != nil {
+		for range n.reqWide {
+			w.wide = append(w.wide, 0)
+		}
+		wide = w.wide[wfrom:]
+	}
+	err := w.members(n, top, from, wide)
+	w.keys, w.wide = w.keys[:from], w.wide[:wfrom]
 	w.depth--
 	return err
 }
 
-func (w *Walker) members(n *shapeNode, top bool, from int) error {
+// members walks an object's members; wide holds the bits of its
+// properties beyond the 64th.
+func (w *Walker) members(n *shapeNode, top bool, from int, wide []uint64) error {
 	b := w.b
 	w.pos++ // {
 	w.space()
 	var seen uint64
 	if w.pos < len(b) && b[w.pos] == '}' {
 		w.pos++
-		if n.reqMask != 0 {
+		if len(n.required) > 0 {
 			w.unsure = true
 		}
 		return nil
 	}
-	var hints []uint8
+	var hints []uint16
 	if s := w.shape; len(n.props) > 0 && n.id < len(w.hints) && s != nil {
 		if hints = w.hints[n.id]; hints == nil {
-			hints = make([]uint8, len(n.props)+1)
+			hints = make([]uint16, len(n.props)+1)
 			w.hints[n.id] = hints
 		}
 	}
@@ -258,15 +308,27 @@ func (w *Walker) members(n *shapeNode, top bool, from int) error {
 		case escaped:
 			w.unsure = true // the tree compares it unescaped
 		case known:
-			if seen&p.bit != 0 {
-				w.unsure = true // a duplicate: the tree keeps the last
+			if p.bit != 0 {
+				if seen&p.bit != 0 {
+					w.unsure = true // a duplicate: the tree keeps the last
+				}
+				seen |= p.bit
+			} else {
+				j := int(p.i) - 64
+				bit := uint64(1) << uint(j%64)
+				if wide[j/64]&bit != 0 {
+					w.unsure = true
+				}
+				wide[j/64] |= bit
 			}
-			seen |= p.bit
 			child = p.node
 			last = int(p.i) + 1
 		default:
 			if n.noExtra || top {
 				w.unsure = true
+			}
+			if n.extra != nil {
+				child = n.extra
 			}
 			if len(w.keys)-from >= maxUnknownKeys {
 				w.unsure = true // too many to compare cheaply
@@ -289,6 +351,8 @@ func (w *Walker) members(n *shapeNode, top bool, from int) error {
 		case b[pos] == '"' && !child.strChecks:
 			w.want(child, kStr)
 			_, err = w.str()
+		case child.numChecks:
+			err = w.value(child, false)
 		case b[pos]-'1' <= 8:
 			// Most numbers are positive integers: their digits, here.
 			q := pos + 1
@@ -324,6 +388,11 @@ func (w *Walker) members(n *shapeNode, top bool, from int) error {
 			w.pos = pos + 1
 			if seen&n.reqMask != n.reqMask {
 				w.unsure = true
+			}
+			for i, req := range n.reqWide {
+				if wide[i]&req != req {
+					w.unsure = true
+				}
 			}
 			return nil
 		default:
@@ -519,52 +588,4 @@ func (w *Walker) number() (isInt bool, err error) {
 	}
 	w.pos = p
 	return isInt, nil
-}
-
-// dateTime accepts a strict subset of the library's date-time:
-// YYYY-MM-DDTHH:MM:SS[.frac](Z|±HH:MM), seconds 00-59. false means
-// "ask the library".
-func dateTime(s []byte) bool {
-	if len(s) < 20 || s[4] != '-' || s[7] != '-' || (s[10] != 'T' && s[10] != 't') || s[13] != ':' || s[16] != ':' {
-		return false
-	}
-	two := func(i int) int {
-		a, c := s[i]-'0', s[i+1]-'0'
-		if a > 9 || c > 9 {
-			return -1
-		}
-		return int(a)*10 + int(c)
-	}
-	y1, y2, mo, d, h, mi, sec := two(0), two(2), two(5), two(8), two(11), two(14), two(17)
-	if y1 < 0 || y2 < 0 || mo < 1 || mo > 12 || d < 1 || h < 0 || h > 23 || mi < 0 || mi > 59 || sec < 0 || sec > 59 {
-		return false
-	}
-	y := y1*100 + y2
-	days := [13]int{0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31}[mo]
-	if mo == 2 && y%4 == 0 && (y%100 != 0 || y%400 == 0) {
-		days = 29
-	}
-	if d > days {
-		return false
-	}
-	r := s[19:]
-	if r[0] == '.' {
-		i := 1
-		for i < len(r) && r[i] >= '0' && r[i] <= '9' {
-			i++
-		}
-		if i == 1 {
-			return false
-		}
-		r = r[i:]
-	}
-	switch {
-	case len(r) == 1:
-		return r[0] == 'Z' || r[0] == 'z'
-	case len(r) == 6 && (r[0] == '+' || r[0] == '-') && r[3] == ':':
-		s = r
-		zh, zm := two(1), two(4)
-		return zh >= 0 && zh <= 23 && zm >= 0 && zm <= 59
-	}
-	return false
 }

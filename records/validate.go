@@ -35,16 +35,8 @@ const (
 // Compile compiles a stream's schema; format "date-time" is asserted,
 // not just annotated, whatever the draft.
 func Compile(stream string, schema map[string]any) (*jsonschema.Schema, error) {
-	b, err := json.Marshal(schema)
+	c, url, err := newCompiler(stream, schema)
 	if err != nil {
-		return nil, err
-	}
-	c := jsonschema.NewCompiler()
-	c.AssertFormat = true
-	// The stream's name is a path segment of the schema's URL: escaped,
-	// so that a name with a space, # or ? names the resource added.
-	url := "tap:///" + neturl.PathEscape(stream) + ".json"
-	if err := c.AddResource(url, bytes.NewReader(b)); err != nil {
 		return nil, err
 	}
 	s, err := c.Compile(url)
@@ -52,6 +44,23 @@ func Compile(stream string, schema map[string]any) (*jsonschema.Schema, error) {
 		return nil, errors.New(strings.TrimPrefix(err.Error(), "jsonschema: "))
 	}
 	return s, nil
+}
+
+// newCompiler holds a stream's schema at the returned URL.
+func newCompiler(stream string, schema map[string]any) (*jsonschema.Compiler, string, error) {
+	b, err := json.Marshal(schema)
+	if err != nil {
+		return nil, "", err
+	}
+	c := jsonschema.NewCompiler()
+	c.AssertFormat = true
+	// The stream's name is a path segment of the schema's URL: escaped,
+	// so that a name with a space, # or ? names the resource added.
+	url := "tap:///" + neturl.PathEscape(stream) + ".json"
+	if err := c.AddResource(url, bytes.NewReader(b)); err != nil {
+		return nil, "", err
+	}
+	return c, url, nil
 }
 
 // Redactor removes secrets from text and from every string of a decoded

@@ -1,0 +1,182 @@
+package codec
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+	"strings"
+)
+
+// A bound is one of minimum, maximum, exclusiveMinimum and
+// exclusiveMaximum, as an exact decimal: the library compares a number
+// with it exactly (math/big), and so does the walker, on the number's
+// text.
+type bound struct {
+	d     decimal
+	upper bool // a maximum: the value is at most d
+	excl  bool // and not d itself
+}
+
+// A decimal is a number's exact value: its digits before and after the
+// point, without leading or trailing zeros (zero: both empty, not neg).
+type decimal struct {
+	neg       bool
+	int, frac []byte
+}
+
+// maxExponent bounds the exponent of a schema's bound the walker reads:
+// beyond it the library compares.
+const maxExponent = 400
+
+// compileBounds reads the node's bounds from m and returns the keywords
+// it cannot read exactly, for the library. A draft 4 exclusiveMinimum of
+// true makes minimum exclusive, as the library reads it whatever the
+// draft; a keyword left to the library takes that flag along.
+func (n *shapeNode) compileBounds(m map[string]any) (left []string) {
+	for _, side := range [2][2]string{{"minimum", "exclusiveMinimum"}, {"maximum", "exclusiveMaximum"}} {
+		upper := side[0] == "maximum"
+		plain, hasPlain := m[side[0]]
+		excl, hasExcl := m[side[1]]
+		flag, isFlag := excl.(bool)
+		if hasPlain {
+			if d, ok := schemaDecimal(plain); ok {
+				n.bounds = append(n.bounds, bound{d: d, upper: upper, excl: isFlag && flag})
+			} else {
+				left = append(left, side[0])
+				if isFlag {
+					left = append(left, side[1])
+				}
+			}
+		}
+		if hasExcl && !isFlag {
+			if d, ok := schemaDecimal(excl); ok {
+				n.bounds = append(n.bounds, bound{d: d, upper: upper, excl: true})
+			} else {
+				left = append(left, side[1])
+			}
+		}
+	}
+	return left
+}
+
+// schemaDecimal reads a schema's number: json.Number's text, or a
+// float64 as encoding/json writes it (the text the library reads).
+func schemaDecimal(v any) (decimal, bool) {
+	switch x := v.(type) {
+	case json.Number:
+		return parseDecimal(string(x))
+	case float64:
+		return parseDecimal(strconv.FormatFloat(x, 'g', -1, 64))
+	}
+	return decimal{}, false
+}
+
+// parseDecimal reads a JSON number, exponent included.
+func parseDecimal(s string) (decimal, bool) {
+	var d decimal
+	mant, exp := s, 0
+	if i := strings.IndexAny(s, "eE"); i >= 0 {
+		mant = s[:i]
+		e, err := strconv.Atoi(strings.TrimPrefix(s[i+1:], "+"))
+		if err != nil || e > maxExponent || e < -maxExponent || !isJSONNumber(s) {
+			return d, false
+		}
+		exp = e
+	}
+	if !isJSONNumber(mant) {
+		return d, false
+	}
+	if mant[0] == '-' {
+		d.neg, mant = true, mant[1:]
+	}
+	ip, fp, _ := strings.Cut(mant, ".")
+	digits := ip + fp
+	point := len(ip) + exp
+	switch {
+	case point <= 0:
+		d.frac = []byte(strings.Repeat("0", -point) + digits)
+	case point >= len(digits):
+		d.int = []byte(digits + strings.Repeat("0", point-len(digits)))
+	default:
+		d.int, d.frac = []byte(digits[:point]), []byte(digits[point:])
+	}
+	d.int = bytes.TrimLeft(d.int, "0")
+	d.frac = bytes.TrimRight(d.frac, "0")
+	if len(d.int) == 0 && len(d.frac) == 0 {
+		d.neg = false
+	}
+	return d, true
+}
+
+// isJSONNumber reports whether s is a number in JSON's syntax.
+func isJSONNumber(s string) bool {
+	var w Walker
+	w.b = []byte(s)
+	_, err := w.number()
+	return err == nil && w.pos == len(s)
+}
+
+// splitNumber is the exact value of a number's text without exponent.
+func splitNumber(b []byte) (neg bool, ip, fp []byte) {
+	if len(b) > 0 && b[0] == '-' {
+		neg, b = true, b[1:]
+	}
+	ip = b
+	if dot := bytes.IndexByte(b, '.'); dot >= 0 {
+		ip, fp = b[:dot], b[dot+1:]
+	}
+	for len(ip) > 0 && ip[0] == '0' {
+		ip = ip[1:]
+	}
+	for len(fp) > 0 && fp[len(fp)-1] == '0' {
+		fp = fp[:len(fp)-1]
+	}
+	if len(ip) == 0 && len(fp) == 0 {
+		neg = false
+	}
+	return neg, ip, fp
+}
+
+// compare orders the number neg, ip, fp (splitNumber's) and d.
+func (d *decimal) compare(neg bool, ip, fp []byte) int {
+	if neg != d.neg {
+		if neg {
+			return -1
+		}
+		return 1
+	}
+	c := len(ip) - len(d.int)
+	if c == 0 {
+		c = bytes.Compare(ip, d.int)
+	}
+	if c == 0 {
+		c = bytes.Compare(fp, d.frac) // no trailing zeros: digit by digit
+	}
+	switch {
+	case c > 0 && neg, c < 0 && !neg:
+		return -1
+	case c == 0:
+		return 0
+	}
+	return 1
+}
+
+// inBounds reports whether the number b (as the walker passed it) is
+// certainly within n's bounds; a number with an exponent is not.
+func (n *shapeNode) inBounds(b []byte) bool {
+	if bytes.IndexAny(b, "eE") >= 0 {
+		return false
+	}
+	neg, ip, fp := splitNumber(b)
+	for i := range n.bounds {
+		bd := &n.bounds[i]
+		c := bd.d.compare(neg, ip, fp)
+		if bd.upper {
+			c = -c
+		}
+		if c < 0 || c == 0 && bd.excl {
+			return false
+		}
+	}
+	return true
+}

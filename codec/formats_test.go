@@ -1,0 +1,165 @@
+package codec
+
+import (
+	"math/big"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v5"
+)
+
+// formatSamples are strings of each format, valid and not.
+var formatSamples = map[string][]string{
+	"date-time": {"2026-10-02T00:00:00Z", "2024-02-29T23:59:59.123+05:30", "2023-02-29T00:00:00Z",
+		"2026-10-02t00:00:00z", "2026-10-02T24:00:00Z", "2026-10-02T00:00:00+24:00", "2026-10-02 00:00:00Z",
+		"2016-12-31T23:59:60Z", "2026-10-02T00:00:00.Z", "0000-01-01T00:00:00Z"},
+	"date": {"2024-02-29", "2023-02-29", "2000-02-29", "1900-02-29", "2024-04-31", "2024-00-10",
+		"2024-1-01", "20240101", "0000-02-29", "9999-12-31", "2024-12-32", "+024-01-01", "2024-01-0a"},
+	"email": {"a@b", "a.b@c.d", "a+b@example.com", "x@-a.com", "x@a-.com", "x@a..com", ".a@b.c", "a.@b.c",
+		"a..b@c.d", `"a b"@c.d`, "a@b.c.", "a@[1.2.3.4]", "a@b_c.d", "é@b.c", "a@é.c", "@b.c", "a@",
+		strings.Repeat("a", 64) + "@b.c", strings.Repeat("a", 65) + "@b.c", "a@" + strings.Repeat("b", 63) + ".c",
+		"a@" + strings.Repeat("b", 64) + ".c", "!#$%&'*+-/=?^_`{|}~@x.y", "a@b@c.d", "a b@c.d", "a@1.2.3.4"},
+	"uuid": {"123e4567-e89b-12d3-a456-426614174000", "123E4567-E89B-12D3-A456-426614174000",
+		"123e4567e89b12d3a456426614174000", "123e4567-e89b-12d3-a456-42661417400g",
+		"123e4567-e89b-12d3-a456-4266141740000", "{123e4567-e89b-12d3-a456-426614174000}"},
+	"ipv4": {"0.0.0.0", "255.255.255.255", "256.0.0.0", "1.2.3", "1.2.3.4.5", "01.2.3.4", "00.2.3.4",
+		"+1.2.3.4", "1.2.3.-0", "1..3.4", "1.2.3.4 ", "١.2.3.4", "1000.2.3.4", "1.2.3.0004"},
+}
+
+// TestFormatsAgree holds each format check of the walker to the
+// library's: every string it accepts, the library accepts; and it
+// accepts the common spellings the library does.
+func TestFormatsAgree(t *testing.T) {
+	for name, samples := range formatSamples {
+		f, lib := formats[name], jsonschema.Formats[name]
+		own, libOK := 0, 0
+		for _, s := range samples {
+			mine, theirs := f.valid([]byte(s)), lib(s)
+			if mine && !theirs {
+				t.Errorf("%s %q: the walker accepts, the library does not", name, s)
+			}
+			if mine {
+				own++
+			}
+			if theirs {
+				libOK++
+			}
+		}
+		if own == 0 || own == len(samples) {
+			t.Errorf("%s: the walker accepts %d of %d samples (the library %d)", name, own, len(samples), libOK)
+		}
+	}
+	// The strings of the common spelling, all of them.
+	for name, s := range map[string]string{"date-time": "2026-10-02T00:00:00Z", "date": "2026-10-02",
+		"email": "first.last+tag@mail.example.co.uk", "uuid": "123e4567-e89b-12d3-a456-426614174000", "ipv4": "192.168.0.1"} {
+		if !formats[name].valid([]byte(s)) {
+			t.Errorf("%s %q: the walker is not sure", name, s)
+		}
+	}
+}
+
+// TestFormatsMutated mutates the samples at random: the walker never
+// accepts what the library refuses.
+func TestFormatsMutated(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	alphabet := []byte("0123456789abcdefABCDEF-.:@+TZtz _\"é\x00[]")
+	for name, samples := range formatSamples {
+		f, lib := formats[name], jsonschema.Formats[name]
+		agree, n := 0, 20000
+		for i := 0; i < n; i++ {
+			b := []byte(samples[r.IntN(len(samples))])
+			for k := 0; k < 1+r.IntN(2) && len(b) > 0; k++ {
+				p := r.IntN(len(b))
+				switch r.IntN(3) {
+				case 0:
+					b[p] = alphabet[r.IntN(len(alphabet))]
+				case 1:
+					b = append(b[:p], b[p+1:]...)
+				default:
+					b = append(b[:p], append([]byte{alphabet[r.IntN(len(alphabet))]}, b[p:]...)...)
+				}
+			}
+			mine, theirs := f.valid(b), lib(string(b))
+			if mine && !theirs {
+				t.Fatalf("%s %q: the walker accepts, the library does not", name, b)
+			}
+			if mine == theirs {
+				agree++
+			}
+		}
+		if agree < n/2 {
+			t.Errorf("%s: the walker agrees with the library on %d of %d mutated strings", name, agree, n)
+		}
+	}
+}
+
+func FuzzFormats(f *testing.F) {
+	for _, samples := range formatSamples {
+		for _, s := range samples {
+			f.Add(s)
+		}
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		for name, fm := range formats {
+			if fm.valid([]byte(s)) && !jsonschema.Formats[name](s) {
+				t.Errorf("%s %q: the walker accepts, the library does not", name, s)
+			}
+		}
+	})
+}
+
+// TestBoundsExact compares numbers with bounds as math/big does, the
+// library's arithmetic.
+func TestBoundsExact(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	num := func(exp bool) string {
+		var b strings.Builder
+		if r.IntN(2) == 0 {
+			b.WriteByte('-')
+		}
+		if r.IntN(4) == 0 {
+			b.WriteByte('0')
+		} else {
+			b.WriteByte(byte('1' + r.IntN(9)))
+			for k := r.IntN(25); k > 0; k-- {
+				b.WriteByte(byte('0' + r.IntN(10)))
+			}
+		}
+		if r.IntN(2) == 0 {
+			b.WriteByte('.')
+			for k := 1 + r.IntN(25); k > 0; k-- {
+				b.WriteByte("0009"[r.IntN(4)])
+			}
+		}
+		if exp && r.IntN(2) == 0 {
+			b.WriteString([]string{"e", "E-", "e+"}[r.IntN(3)])
+			b.WriteString([]string{"0", "1", "17", "30"}[r.IntN(4)])
+		}
+		return b.String()
+	}
+	for i := 0; i < 200000; i++ {
+		bs, vs := num(true), num(false)
+		if i%3 == 0 {
+			vs = strings.TrimPrefix(bs, "-") // equal values, spelt alike or not
+			if e := strings.IndexAny(vs, "eE"); e >= 0 {
+				vs = vs[:e]
+			}
+		}
+		d, ok := parseDecimal(bs)
+		if !ok {
+			t.Fatalf("%s: not read", bs)
+		}
+		br, _ := new(big.Rat).SetString(bs)
+		vr, _ := new(big.Rat).SetString(vs)
+		neg, ip, fp := splitNumber([]byte(vs))
+		if got, want := -d.compare(neg, ip, fp), br.Cmp(vr); got != want {
+			t.Fatalf("bound %s against %s: %d, math/big %d", bs, vs, got, want)
+		}
+	}
+	for _, bad := range []string{"1e401", "1e-401", "01", "1.", ".5", "--1", "1e", ""} {
+		if _, ok := parseDecimal(bad); ok {
+			t.Errorf("%q read as a decimal", bad)
+		}
+	}
+}
