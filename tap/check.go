@@ -117,7 +117,7 @@ func (e *engine) checkStream(ctx context.Context, n *node, part streams.Partitio
 		return nil, 0, err
 	}
 	for _, r := range resp.Records {
-		if m, ok := r.(map[string]any); ok {
+		if m, ok := parentKeys(n, r); ok {
 			return m, len(resp.Records), nil
 		}
 	}

@@ -144,12 +144,15 @@ func (e *engine) handleTracked(ctx context.Context, n *node, resp *streams.Page,
 		e.log.Info("the page the walk resumes on changed; its children are walked again", "stream", n.def.Name)
 	}
 	defer n.track.EndPage()
-	for i, rec := range resp.Records {
+	if p := resp.Spliced; p != nil {
+		defer p.Release()
+	}
+	for i := range resp.Records {
 		n.track.Record(i)
-		if err := e.handle(ctx, n, rec, extracted, streams.Partition{}); err != nil {
+		if err := e.handleAt(ctx, n, resp, i, extracted, streams.Partition{}); err != nil {
 			return err
 		}
-		if !n.track.Handled(recordID(n, rec)) {
+		if !n.track.Handled(recordID(n, resp.Records[i])) {
 			continue // the state already says so
 		}
 		e.state.SetResume(n.def.Name, e.resumeTree(n))
@@ -163,9 +166,9 @@ func (e *engine) handleTracked(ctx context.Context, n *node, resp *streams.Page,
 // childOf reports whether rec's walk of the child stream c names is the
 // partition c names.
 func childOf(n *node, rec any, c *pages.Resume) bool {
-	m, _ := rec.(map[string]any)
+	m, ok := parentKeys(n, rec)
 	for _, child := range n.children {
-		if child.def.Name != c.Stream || m == nil {
+		if child.def.Name != c.Stream || !ok {
 			continue
 		}
 		if part, err := child.plan.Partition(m); err == nil && part.ID() == c.Partition {
@@ -178,7 +181,7 @@ func childOf(n *node, rec any, c *pages.Resume) bool {
 // recordID names a parent record by what its children's walks are made
 // of: the values of their parent keys.
 func recordID(n *node, rec any) string {
-	m, _ := rec.(map[string]any)
+	m, _ := parentKeys(n, rec)
 	var b strings.Builder
 	for _, c := range n.children {
 		fmt.Fprint(&b, m[c.def.Parent.Key])

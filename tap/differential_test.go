@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -18,7 +21,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/tap-dev/tap/internal/taptest"
 	"github.com/tap-dev/tap/settings"
+	"github.com/tap-dev/tap/tap/catalog"
 	"github.com/tap-dev/tap/tap/output"
+	"github.com/tap-dev/tap/tap/state"
 )
 
 // rawRecorder keeps each RECORD's bytes as the engine wrote them.
@@ -74,7 +79,7 @@ func TestSpliceAgainstTree(t *testing.T) {
 		t.Fatalf("messages differ (-tree +spliced):\n%s", d)
 	}
 	// A spliced record keeps the API's key order; the tree path sorts.
-	for _, stream := range []string{"events", "customers", "tickets", "bars"} {
+	for _, stream := range []string{"events", "customers", "tickets", "bars", "orders"} {
 		n := 0
 		for i, b := range spliced.raw[stream] {
 			if !bytes.Equal(b, tree.raw[stream][i]) {
@@ -336,4 +341,243 @@ func withoutClock(m map[string]any) map[string]any {
 	}
 	drop(m)
 	return m
+}
+
+// familyAPI serves orders (cursor pages of 4) and, per order, its items
+// (cursor pages of 2, filtered by updated_since) and its notes (one
+// page; 404 for order 9), each record's keys out of sorted order so that
+// a spliced record's bytes differ from the tree's. Order 5 breaks its
+// schema and order 7 has no id; item 2 of order 3 breaks its schema.
+type familyAPI struct {
+	mu  sync.Mutex
+	log []string
+}
+
+func (a *familyAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	a.mu.Lock()
+	a.log = append(a.log, r.URL.RequestURI())
+	a.mu.Unlock()
+	q := r.URL.Query()
+	num := func(k string) int { n, _ := strconv.Atoi(q.Get(k)); return n }
+	parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/") // v1 orders [id items|notes]
+	w.Header().Set("Content-Type", "application/json")
+	var recs []string
+	switch {
+	case len(parts) == 2:
+		end := min(num("cursor")+4, 10)
+		for id := num("cursor") + 1; id <= end; id++ {
+			switch id {
+			case 5:
+				recs = append(recs, `{"status":7,"id":5,"updated_at":"2026-01-05T00:00:00Z"}`)
+			case 7:
+				recs = append(recs, `{"status":"open","id":null,"updated_at":"2026-01-07T00:00:00Z"}`)
+			default:
+				recs = append(recs, fmt.Sprintf(`{"status":"open","id":%d,"updated_at":"2026-01-%02dT00:00:00Z"}`, id, id))
+			}
+		}
+		next := "null"
+		if end < 10 {
+			next = strconv.Quote(strconv.Itoa(end))
+		}
+		fmt.Fprintf(w, `{"orders":[%s],"next":%s}`, strings.Join(recs, ","), next)
+	case len(parts) == 4 && parts[3] == "items":
+		order, _ := strconv.Atoi(parts[2])
+		since, _ := time.Parse(time.RFC3339, q.Get("updated_since"))
+		from := num("cursor")
+		n := from
+		for i := from + 1; i <= 3 && len(recs) < 2; i++ {
+			n = i
+			at := time.Date(2026, 2, order, i, 0, 0, 0, time.UTC)
+			if at.Before(since) {
+				continue
+			}
+			sku := fmt.Sprintf("%q", fmt.Sprintf("s%d", i))
+			if order == 3 && i == 2 {
+				sku = "5"
+			}
+			recs = append(recs, fmt.Sprintf(`{"sku":%s,"id":"%d-%d","updated_at":%q}`, sku, order, i, at.Format(time.RFC3339)))
+		}
+		next := "null"
+		if n < 3 {
+			next = strconv.Quote(strconv.Itoa(n))
+		}
+		fmt.Fprintf(w, `{"items":[%s],"next":%s}`, strings.Join(recs, ","), next)
+	case len(parts) == 4 && parts[3] == "notes":
+		if parts[2] == "9" {
+			http.NotFound(w, r)
+			return
+		}
+		fmt.Fprintf(w, `[{"text":"note of %s","id":%s}]`, parts[2], parts[2])
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+// familyStreams are the streams of familyAPI: orders, its items (the
+// order's id injected as order_id, a bookmark per order) and its notes
+// (the id only in the path).
+func familyStreams() []any {
+	str, integer := map[string]any{"type": "string"}, map[string]any{"type": "integer"}
+	at := map[string]any{"type": "string", "format": "date-time"}
+	object := func(required []any, props map[string]any) map[string]any {
+		return map[string]any{"type": "object", "required": required, "properties": props}
+	}
+	return []any{
+		map[string]any{"name": "orders", "path": "/v1/orders", "records_path": "orders", "primary_key": []any{"id"},
+			"pagination": map[string]any{"type": "cursor", "cursor_param": "cursor", "next_cursor_path": "next"},
+			"schema":     object([]any{"id"}, map[string]any{"id": integer, "status": str, "updated_at": at})},
+		map[string]any{"name": "items", "path": "/v1/orders/{id}/items", "records_path": "items", "primary_key": []any{"order_id", "id"},
+			"parent":          map[string]any{"stream": "orders", "key": "id", "as": "order_id"},
+			"replication_key": "updated_at", "incremental": map[string]any{"param": "updated_since", "format": "rfc3339"},
+			"pagination": map[string]any{"type": "cursor", "cursor_param": "cursor", "next_cursor_path": "next"},
+			"schema":     object([]any{"id", "order_id"}, map[string]any{"id": str, "order_id": integer, "sku": str, "updated_at": at})},
+		map[string]any{"name": "notes", "path": "/v1/orders/{id}/notes", "primary_key": []any{"id"},
+			"parent": map[string]any{"stream": "orders", "key": "id"}, "ignore_statuses": []any{404},
+			"pagination": map[string]any{"type": "none"},
+			"schema":     object([]any{"id"}, map[string]any{"id": integer, "text": str})},
+	}
+}
+
+// syncFamily syncs familyAPI's streams as selected (nil: all), from
+// state (nil: none), spliced or on the tree path only: what it wrote,
+// its dead letters, and the requests the API saw, sorted (a parent's
+// next page may be fetched while its children are walked).
+func syncFamily(t *testing.T, selected []string, st map[string]any, tree bool) (pageRun, map[string][][]byte, []string) {
+	t.Helper()
+	api := &familyAPI{}
+	srv := httptest.NewServer(api)
+	defer srv.Close()
+	dir := t.TempDir()
+	config := map[string]any{"base_url": srv.URL, "rate_limit": map[string]any{"requests_per_second": 0},
+		"retry": map[string]any{"max_attempts": 1}, "start_date": "2026-01-01T00:00:00Z", "max_parallel_streams": 1,
+		"on_schema_violation": "dead_letter", "dead_letter_path": filepath.Join(dir, "dead.jsonl"), "streams": familyStreams()}
+	cfg, err := settings.Load(writeConfig(t, dir, "config.json", config))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sel *catalog.Selection
+	if selected != nil {
+		var cat []any
+		for _, s := range selected {
+			cat = append(cat, map[string]any{"tap_stream_id": s, "metadata": []any{map[string]any{"breadcrumb": []any{}, "metadata": map[string]any{"selected": true}}}})
+		}
+		b, _ := json.Marshal(map[string]any{"streams": cat})
+		if sel, err = catalog.Parse(b, cfg, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := state.New()
+	if st != nil {
+		b, _ := json.Marshal(st)
+		if s, err = state.Parse(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w := &rawRecorder{raw: map[string][][]byte{}}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	var res pageRun
+	if err := Sync(context.Background(), Options{Config: cfg, Selection: sel, State: s, Writer: w, Log: log, Tree: tree}); err != nil {
+		res.err = err.Error()
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "dead.jsonl"))
+	for _, line := range bytes.Split(bytes.TrimSpace(b), []byte("\n")) {
+		if len(line) == 0 {
+			continue
+		}
+		var m map[string]any
+		if err := json.Unmarshal(line, &m); err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range []string{"run_id", "run_started_at", "time_extracted", "time"} {
+			delete(m, k)
+		}
+		if u, ok := m["url"].(string); ok {
+			m["url"] = strings.TrimPrefix(u, srv.URL)
+		}
+		res.dead = append(res.dead, m)
+	}
+	for i, m := range w.msgs {
+		w.msgs[i].Version = 0
+		bm, _ := m.State["bookmarks"].(map[string]any)
+		for _, b := range bm {
+			delete(b.(map[string]any), "version")
+			if r, ok := b.(map[string]any)["resume"].(map[string]any); ok {
+				delete(r, "version")
+			}
+		}
+	}
+	res.msgs = w.msgs
+	slices.Sort(api.log)
+	return res, w.raw, api.log
+}
+
+// TestSpliceFamilyAgainstTree syncs a parent and its two children
+// spliced and on the tree path only: the same records (values), in the
+// same order, the same states (a bookmark per parent record, the
+// parent's resume), the same dead letters (a parent record that breaks
+// its schema still has its children walked; one without a key has
+// none), the same requests; and the parent records the walker is sure
+// of are spliced whether the parent is written or read only for its
+// children.
+func TestSpliceFamilyAgainstTree(t *testing.T) {
+	tests := []struct {
+		name     string
+		selected []string // nil: all
+		state    map[string]any
+		spliced  []string // streams with records written from their bytes
+	}{
+		{"parent and children", nil, nil, []string{"orders"}},
+		{"children only", []string{"items", "notes"}, nil, nil},
+		{"one child", []string{"orders", "items"}, nil, []string{"orders"}},
+		{"from per-parent bookmarks", nil, map[string]any{"bookmarks": map[string]any{
+			"items": map[string]any{"partitions": []any{
+				map[string]any{"context": map[string]any{"order_id": 2}, "replication_key_value": "2026-02-02T02:00:00Z"},
+				map[string]any{"context": map[string]any{"order_id": 4}, "replication_key_value": "2026-02-04T03:00:00Z"},
+			}},
+		}}, []string{"orders"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tree, treeRaw, treeReqs := syncFamily(t, tt.selected, tt.state, true)
+			spliced, splicedRaw, splicedReqs := syncFamily(t, tt.selected, tt.state, false)
+			if d := cmp.Diff(tree, spliced, cmp.AllowUnexported(message{}, pageRun{})); d != "" {
+				t.Fatalf("(-tree +spliced):\n%s", d)
+			}
+			if d := cmp.Diff(treeReqs, splicedReqs); d != "" {
+				t.Fatalf("requests differ (-tree +spliced):\n%s", d)
+			}
+			if tree.err != "" {
+				t.Fatalf("sync: %s", tree.err)
+			}
+			if len(tree.dead) == 0 {
+				t.Error("no dead letters: the API's bad records were not met")
+			}
+			counts := map[string]int{}
+			for _, m := range tree.msgs {
+				if m.Type == "RECORD" {
+					counts[m.Stream]++
+				}
+			}
+			want := tt.selected
+			if want == nil {
+				want = []string{"orders", "items", "notes"}
+			}
+			for _, s := range want {
+				if counts[s] == 0 {
+					t.Errorf("%s: no records", s)
+				}
+			}
+			for stream, raw := range splicedRaw {
+				n := 0
+				for i, b := range raw {
+					if !bytes.Equal(b, treeRaw[stream][i]) {
+						n++
+					}
+				}
+				if want := slices.Contains(tt.spliced, stream); (n > 0) != want {
+					t.Errorf("%s: %d of %d records spliced, want spliced: %v", stream, n, len(raw), want)
+				}
+			}
+		})
+	}
 }

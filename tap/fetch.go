@@ -332,7 +332,7 @@ func (e *engine) splicer(n *node) *splice.Reader {
 		}
 	}
 	return splice.New(splice.Stream{Def: n.def, Schema: e.cfg.Schemas[n.def.Name], Tree: e.policy.tree, Written: n.selected,
-		Children: len(n.children) > 0, Drops: len(n.dropped) > 0, Maps: maps})
+		Children: n.childKeys(), Drops: len(n.dropped) > 0, Maps: maps})
 }
 
 // noParentKey settles a parent record whose key is null or missing, so no

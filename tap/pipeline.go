@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"time"
 
 	"github.com/tap-dev/tap/codec"
 	"github.com/tap-dev/tap/streams"
+	"github.com/tap-dev/tap/tap/splice"
 )
 
 // errRecordLimit ends the walk of a stream that has its Options.RecordLimit.
@@ -40,6 +42,12 @@ func (e *engine) handle(ctx context.Context, n *node, rec any, extracted time.Ti
 	}
 	// A parent that failed its schema still exists upstream: its
 	// children are walked all the same.
+	return e.walkChildren(ctx, n, m)
+}
+
+// walkChildren walks n's children for one of its records: parent holds
+// the record's values of the children's parent keys, or all of it.
+func (e *engine) walkChildren(ctx context.Context, n *node, parent map[string]any) error {
 	if n.track.SkipChildren() {
 		return nil // walked before the last run stopped
 	}
@@ -48,11 +56,31 @@ func (e *engine) handle(ctx context.Context, n *node, rec any, extracted time.Ti
 		if !walk {
 			continue
 		}
-		if err := e.walkChild(ctx, c, m, from); err != nil {
+		if err := e.walkChild(ctx, c, parent, from); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// parentKeys are the keys of n's record rec (a tree, or a spliced
+// record's captured keys) that its children's walks read.
+func parentKeys(n *node, rec any) (map[string]any, bool) {
+	if m, ok := rec.(map[string]any); ok {
+		return m, true // no copy for a tree
+	}
+	return splice.Keys(rec, n.childKeys())
+}
+
+// childKeys are the properties of n's records its children's walks read.
+func (n *node) childKeys() []string {
+	var names []string
+	for _, c := range n.children {
+		if !slices.Contains(names, c.def.Parent.Key) {
+			names = append(names, c.def.Parent.Key)
+		}
+	}
+	return names
 }
 
 // emit validates a record and writes it, showing its replication key to
@@ -159,9 +187,7 @@ func RecordObject(d *streams.Definition, rec any, part streams.Partition) (map[s
 	return m, nil
 }
 
-// handlePage takes a page's records in order: on a spliced page the
-// splicable ones are written from their bytes; the others go through
-// handle.
+// handlePage takes a page's records in order (handleAt).
 func (e *engine) handlePage(ctx context.Context, n *node, resp *streams.Page, extracted time.Time, part streams.Partition) (err error) {
 	// The walk has just started fetching the next page. On one CPU that
 	// fetch would wait for this page to be written (nothing blocks until
@@ -178,63 +204,77 @@ func (e *engine) handlePage(ctx context.Context, n *node, resp *streams.Page, ex
 			}
 		}()
 	}
+	if p := resp.Spliced; p != nil {
+		defer p.Release()
+	}
+	for i := range resp.Records {
+		if err := e.handleAt(ctx, n, resp, i, extracted, part); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// handleAt takes record i of a page: on a spliced page a splicable
+// record is written from its bytes, its children walked from its captured
+// keys; any other record goes through handle.
+func (e *engine) handleAt(ctx context.Context, n *node, resp *streams.Page, i int, extracted time.Time, part streams.Partition) error {
 	p := resp.Spliced
 	if p == nil {
-		for _, rec := range resp.Records {
-			if err := e.handle(ctx, n, rec, extracted, part); err != nil {
-				return err
-			}
+		return e.handle(ctx, n, resp.Records[i], extracted, part)
+	}
+	raw, ok, err := p.Raw(i)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return e.handle(ctx, n, resp.Records[i], extracted, part)
+	}
+	rec := resp.Records[i]
+	if dup, err := e.repeated(n, rec); dup || err != nil {
+		return err
+	}
+	if e.full(n) {
+		return errRecordLimit
+	}
+	if n.selected {
+		if err := e.emitSpliced(n, p, i, raw, extracted, part); err != nil {
+			return err
 		}
+	}
+	if len(n.children) == 0 {
 		return nil
 	}
-	defer p.Release()
+	keys, _ := parentKeys(n, rec)
+	return e.walkChildren(ctx, n, keys)
+}
+
+// emitSpliced is emit for spliced record i of page p, raw its bytes:
+// certainly valid, it is written as it came (or as the maps make it).
+func (e *engine) emitSpliced(n *node, p streams.Spliced, i int, raw []byte, extracted time.Time, part streams.Partition) error {
 	d := n.def
-	for i := range resp.Records {
-		raw, ok, err := p.Raw(i)
+	if rk := d.ReplicationKey; rk != "" {
+		v, err := p.Value(i, rk)
 		if err != nil {
 			return err
 		}
-		if !ok {
-			if err := e.handle(ctx, n, resp.Records[i], extracted, part); err != nil {
-				return err
-			}
-			continue
+		if n.below.Below(part, v) {
+			return nil // client-side incremental: an earlier run wrote it
 		}
-		if dup, err := e.repeated(n, resp.Records[i]); dup || err != nil {
-			if err != nil {
-				return err
-			}
-			continue
-		}
-		if e.full(n) {
-			return errRecordLimit
-		}
-		if rk := d.ReplicationKey; rk != "" {
-			v, err := p.Value(i, rk)
-			if err != nil {
-				return err
-			}
-			if n.below.Below(part, v) {
-				continue // client-side incremental: an earlier run wrote it
-			}
-			if err := e.observe(n, part, v); err != nil {
-				return err
-			}
-		}
-		if err := e.schema(n); err != nil {
+		if err := e.observe(n, part, v); err != nil {
 			return err
 		}
-		if s := p.Mapped(); s != nil {
-			if err := e.writeMapped(n, s, extracted); err != nil {
-				return err
-			}
-			continue
-		}
-		if err := e.record(n, d.Name, raw, extracted); err != nil {
-			return err
-		}
-		n.counts.Records.Add(1)
 	}
+	if err := e.schema(n); err != nil {
+		return err
+	}
+	if s := p.Mapped(); s != nil {
+		return e.writeMapped(n, s, extracted)
+	}
+	if err := e.record(n, d.Name, raw, extracted); err != nil {
+		return err
+	}
+	n.counts.Records.Add(1)
 	return nil
 }
 

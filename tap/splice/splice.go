@@ -12,11 +12,12 @@
 // and offset dedupe read only it), and a paginator that reads only
 // record fields and values of the body outside the records
 // (streams.Definition.PageReads); the run says what it does with the
-// records (Stream: tap --tree, a stream not written, children, deselected
-// properties), which may need the trees. The primary key, the replication key and the
-// record fields the paginator reads are captured from the record's bytes
-// as the walker passes them, and the body's values the paginator reads
-// from the page scan's one pass (codec.PageSpec.Envelope).
+// records (Stream: tap --tree, a stream written or read only for its
+// children, deselected properties). The primary key, the replication
+// key, the record fields the paginator reads and the keys the stream's
+// children read are captured from the record's bytes as the walker
+// passes them, and the body's values the paginator reads from the page
+// scan's one pass (codec.PageSpec.Envelope).
 //
 // A Reader serves one walk of a stream; each page fetched takes a Page
 // from it, which holds the body buffer, the records found in it and their
@@ -44,8 +45,10 @@ type Stream struct {
 	Tree bool
 	// Written: the run writes the stream's records (it is selected).
 	Written bool
-	// Children: the run walks the stream's children from its records.
-	Children bool
+	// Children are the top-level properties of the stream's records its
+	// children's walks read (each child's parent.key); they are captured
+	// as the primary key is, and a stream not written splices for them.
+	Children []string
 	// Drops: the catalog deselected properties of the stream.
 	Drops bool
 	// Maps are the transformers of the stream maps the records are
@@ -54,10 +57,13 @@ type Stream struct {
 }
 
 // trees reports whether the run needs every record's tree: tap --tree,
-// the children walked from the stream's records, deselected properties to
-// drop without maps that drop them, a stream not written.
+// deselected properties to drop without maps that drop them, a stream
+// neither written nor read for its children.
 func (s Stream) trees() bool {
-	return s.Tree || !s.Written || s.Children || s.Drops && s.Maps == nil
+	if !s.Written {
+		return s.Tree || len(s.Children) == 0
+	}
+	return s.Tree || s.Drops && s.Maps == nil
 }
 
 // A Reader reads the pages of one walk of a stream.
@@ -98,6 +104,9 @@ func New(s Stream) *Reader {
 		capture = appendNew(capture, f)
 	}
 	capture = appendNew(capture, d.ReplicationKey)
+	for _, k := range s.Children {
+		capture = appendNew(capture, k)
+	}
 	for _, c := range capture {
 		if c == "" || strings.IndexByte(c, '.') >= 0 {
 			return nil // a path into the record: the tree's
@@ -285,6 +294,33 @@ func value(raw string) (any, error) {
 		return s, nil
 	}
 	return codec.Decode([]byte(raw))
+}
+
+// Keys are the values of the top-level properties names of rec, a
+// record of a page as the walk reads it (Page.Records: a tree, or a
+// spliced record's captured keys), as codec.Decode gives them; a name
+// the record does not have is not in the map. A tree is its own map.
+// ok is false when rec is not an object.
+func Keys(rec any, names []string) (m map[string]any, ok bool) {
+	switch r := rec.(type) {
+	case map[string]any:
+		return r, true
+	case *keys:
+		m = make(map[string]any, len(names))
+		for _, name := range names {
+			text, ok := r.Field(name)
+			if !ok {
+				continue
+			}
+			v, err := value(text)
+			if err != nil {
+				continue // not met: the walker checked its syntax
+			}
+			m[name] = v
+		}
+		return m, true
+	}
+	return nil, false
 }
 
 // Records are the page's records as the walk reads them (the paginator,

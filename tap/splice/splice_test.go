@@ -57,7 +57,15 @@ func TestNew(t *testing.T) {
 		{"no replication key", func(d *streams.Definition, _ *Stream) { d.ReplicationKey = "" }, true},
 		{"the run reads the trees", func(_ *streams.Definition, s *Stream) { s.Tree = true }, false},
 		{"a stream not written", func(_ *streams.Definition, s *Stream) { s.Written = false }, false},
-		{"children walked from its records", func(_ *streams.Definition, s *Stream) { s.Children = true }, false},
+		{"children walked from its keys", func(_ *streams.Definition, s *Stream) { s.Children = []string{"id", "name"} }, true},
+		{"read only for its children", func(_ *streams.Definition, s *Stream) { s.Written, s.Children = false, []string{"id"} }, true},
+		{"read only for its children, with --tree", func(_ *streams.Definition, s *Stream) {
+			s.Written, s.Children, s.Tree = false, []string{"id"}, true
+		}, false},
+		{"children reading a dotted key", func(_ *streams.Definition, s *Stream) { s.Children = []string{"payload.id"} }, false},
+		{"more keys to capture than the walker keeps", func(_ *streams.Definition, s *Stream) {
+			s.Children = []string{"type", "name", "payload"}
+		}, false},
 		{"properties to drop", func(_ *streams.Definition, s *Stream) { s.Drops = true }, false},
 		{"properties to drop by the maps", func(_ *streams.Definition, s *Stream) {
 			s.Drops, s.Maps = true, []*streammap.Transformer{transformer(t, map[string]any{"type": nil})}
@@ -191,6 +199,39 @@ func TestScan(t *testing.T) {
 				t.Errorf("(-want +got):\n%s", d)
 			}
 		})
+	}
+}
+
+// TestKeys: the keys a parent's children read, from a spliced record's
+// captured text as from its tree (a tree is its own map).
+func TestKeys(t *testing.T) {
+	r := New(Stream{Def: events(), Schema: eventsSchema, Written: true, Children: []string{"id", "name"}})
+	if r == nil {
+		t.Fatal("a parent of captured keys does not splice")
+	}
+	p := r.Take()
+	defer p.Release()
+	body := `{"events":[{"name":"a\"b","id":1},{"id":2},{"id":3,"name":null},{"id":"4"}]}`
+	if !p.Scan(append(p.Buffer(len(body)), body...)) {
+		t.Fatal("Scan refused the page")
+	}
+	want := []map[string]any{
+		{"id": json.Number("1"), "name": `a"b`},
+		{"id": json.Number("2")}, // no name: not in the map
+		{"id": json.Number("3"), "name": nil},
+		{"id": "4"}, // the tree: all of it
+	}
+	for i, rec := range p.Records() {
+		got, ok := Keys(rec, []string{"id", "name"})
+		if !ok {
+			t.Fatalf("record %d: not an object", i)
+		}
+		if d := cmp.Diff(want[i], got); d != "" {
+			t.Errorf("record %d (-want +got):\n%s", i, d)
+		}
+	}
+	if _, ok := Keys([]any{1}, []string{"id"}); ok {
+		t.Error("an array has keys")
 	}
 }
 
