@@ -3,7 +3,9 @@ package dedupe
 import (
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"runtime"
+	"slices"
 	"testing"
 )
 
@@ -80,7 +82,82 @@ func TestWindowMemoryIsFlat(t *testing.T) {
 	if after > before+1<<20 {
 		t.Errorf("heap grew from %d to %d bytes over 290,000 rows", before, after)
 	}
-	if len(w.set) != Pages*100 || len(w.ring) != Pages*100 {
-		t.Errorf("window holds %d keys (%d in the ring), want %d", len(w.set), len(w.ring), Pages*100)
+	if n := w.held(); n != Pages*100 || len(w.ring) != Pages*100 {
+		t.Errorf("window holds %d keys (%d in the ring), want %d", n, len(w.ring), Pages*100)
+	}
+}
+
+// held counts the table's occupied slots.
+func (w *Window) held() int {
+	n := 0
+	for _, s := range w.table {
+		if s.idx != 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// TestWindowAgainstModel: random keys from a small set, through windows
+// so small that probe runs wrap around the table and removals shift
+// entries back, answer as a plain ring of the last keys does.
+func TestWindowAgainstModel(t *testing.T) {
+	tests := []struct {
+		pageSize, keys, rows int
+	}{
+		{1, 6, 2_000},
+		{2, 10, 5_000},
+		{3, 20, 5_000},
+		{5, 40, 20_000},
+		{50, 300, 50_000},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("page %d, %d keys", tt.pageSize, tt.keys), func(t *testing.T) {
+			w := New([]string{"id"}, tt.pageSize)
+			var last []string // the model: the last keys the window took
+			rnd := rand.New(rand.NewPCG(uint64(tt.pageSize), uint64(tt.keys)))
+			repeats := 0
+			for i := range tt.rows {
+				k := fmt.Sprint(rnd.IntN(tt.keys))
+				want := slices.Contains(last, k)
+				got, err := w.Repeated(fields{"id": k})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got != want {
+					t.Fatalf("row %d (key %s): repeated %v, want %v", i, k, got, want)
+				}
+				if want {
+					repeats++
+					continue
+				}
+				if last = append(last, k); len(last) > Pages*tt.pageSize {
+					last = last[1:]
+				}
+				if n := w.held(); n != len(last) {
+					t.Fatalf("row %d: table holds %d keys, want %d", i, n, len(last))
+				}
+			}
+			if repeats == 0 || repeats == tt.rows {
+				t.Errorf("%d repeats of %d rows: the test does not test both answers", repeats, tt.rows)
+			}
+		})
+	}
+}
+
+// BenchmarkWindow is an offset walk's rows through the window: spliced
+// rows keyed by an integer id, none repeated, pages of 1,000.
+func BenchmarkWindow(b *testing.B) {
+	rows := make([]fields, 10_000)
+	for i := range rows {
+		rows[i] = fields{"id": fmt.Sprint(i + 1)}
+	}
+	w := New([]string{"id"}, 1000)
+	i := 0
+	for b.Loop() {
+		if _, err := w.Repeated(rows[i%len(rows)]); err != nil {
+			b.Fatal(err)
+		}
+		i++
 	}
 }
