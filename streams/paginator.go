@@ -43,6 +43,22 @@ type Page struct {
 	// Next is, while Walk hands the page over, the request of the page
 	// after it; nil when the walk ends with this page.
 	Next *Request
+	// More, when not nil, says the page is one part of a body read as it
+	// arrives (a jsonl, csv or xml export, a report's file), its records
+	// handed over in pages of bounded size: More reads the page after
+	// this one from the same response. It is nil on the body's last
+	// page, which alone the paginator reads.
+	More Parts
+}
+
+// Parts are the pages of one response read as it arrives, after the
+// first.
+type Parts interface {
+	// Next reads the next page of the body; an error ends the body.
+	Next() (*Page, error)
+	// Close stops reading the body before its last page, and waits
+	// until the body is let go.
+	Close()
 }
 
 // Value is LookupNullable of the page's body at path, one of the paths

@@ -102,9 +102,6 @@ func (e *engine) checkStream(ctx context.Context, n *node, part streams.Partitio
 	if err != nil {
 		return nil, 0, err
 	}
-	if n.def.Streamed() {
-		return e.checkFormat(ctx, n, req)
-	}
 	p, err := e.pager(n)
 	if err != nil {
 		return nil, 0, err
@@ -115,6 +112,9 @@ func (e *engine) checkStream(ctx context.Context, n *node, part streams.Partitio
 	}
 	if err != nil {
 		return nil, 0, err
+	}
+	if resp.More != nil {
+		resp.More.Close() // a body read as it arrives: its first page will do
 	}
 	for _, r := range resp.Records {
 		if m, ok := parentKeys(n, r); ok {

@@ -5,6 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"iter"
+	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -16,6 +20,7 @@ import (
 	"github.com/tap-dev/tap/streams/decoder"
 	"github.com/tap-dev/tap/streams/pages"
 	"github.com/tap-dev/tap/tap/failure"
+	"github.com/tap-dev/tap/tap/report"
 	"github.com/tap-dev/tap/tap/splice"
 )
 
@@ -132,14 +137,69 @@ func statusOf(err error) int {
 	return 0
 }
 
-// walk follows one stream's pages from first, handling every record.
+// walk follows one stream's pages from first, handling every record: a
+// report stream's through its job, whose files are walked as pages too.
 func (e *engine) walk(ctx context.Context, n *node, first streams.Request, part streams.Partition) error {
 	if e.full(n) {
 		return nil
 	}
-	if err := e.walkFormat(ctx, n, first, part); err != errNotStreamed {
-		return e.walkEnd(n, first, part, err)
+	var err error
+	if n.def.Async != nil {
+		err = e.walkReport(ctx, n, first, part)
+	} else {
+		err = e.follow(ctx, n, first, part, failure.Pages(e.fetchOf(n)), true)
 	}
+	return e.walkEnd(n, first, part, err)
+}
+
+// walkReport drives a report stream through its job (tap/report), each of
+// the job's files walked by follow. Replay runs a new job and leaves the
+// state alone: its one STATE is the one it was given. A job that fails for
+// good is a *report.Error, for deadLetter to judge.
+func (e *engine) walkReport(ctx context.Context, n *node, first streams.Request, part streams.Partition) error {
+	saved := ""
+	if !e.policy.replay() {
+		saved = e.state.AsyncJob(n.def.Name)
+	}
+	job := &report.Job{
+		Def:    n.def,
+		Get:    func(ctx context.Context, req streams.Request) (any, *url.URL, error) { return e.getJSON(ctx, n, req) },
+		Now:    e.now,
+		Redact: e.cfg.Redactor,
+		Log:    e.log,
+		SetID:  func(id string) { e.setAsyncJob(n, id) },
+		Checkpoint: func() error {
+			if n.selected && !e.policy.replay() {
+				return e.checkpoint(n)
+			}
+			return nil
+		},
+		// A file's failure is the job's (report.Error), never a page of
+		// the stream to resume at: its URL may be pre-signed.
+		Read: func(ctx context.Context, file streams.Request) error {
+			return e.follow(ctx, n, file, part, e.fetchOf(n), false)
+		},
+	}
+	if err := job.Run(ctx, first, saved); err != nil {
+		return err
+	}
+	// Read whole: the next run starts a new job. The bookmark that moves
+	// with the records goes out in the stream's final STATE.
+	e.setAsyncJob(n, "")
+	return nil
+}
+
+// setAsyncJob records the job in progress in the state, unless replaying.
+func (e *engine) setAsyncJob(n *node, id string) {
+	if !e.policy.replay() {
+		e.state.SetAsyncJob(n.def.Name, id, e.now())
+	}
+}
+
+// follow walks n's pages from first, fetched by fetch, handling every
+// record; resumable says whether the walk may be where the next run
+// resumes.
+func (e *engine) follow(ctx context.Context, n *node, first streams.Request, part streams.Partition, fetch streams.Fetch, resumable bool) error {
 	p, err := e.pager(n)
 	if err != nil {
 		return err
@@ -150,7 +210,7 @@ func (e *engine) walk(ctx context.Context, n *node, first streams.Request, part 
 	// A selected top-level stream checkpoints where its walk goes on; a
 	// child of one, where its walk for the parent record goes on. A failed
 	// window read again leaves the resume object to the walk's own window.
-	track := n.selected && n.def.Parent == nil && !n.windows.Again()
+	track := resumable && n.selected && n.def.Parent == nil && !n.windows.Again()
 	parent := e.trackingParent(n)
 	kids := e.tracksChildren(n)
 	if track {
@@ -165,8 +225,10 @@ func (e *engine) walk(ctx context.Context, n *node, first streams.Request, part 
 			return pages.WalkInOrder(ctx, d, p, first, fetch, page)
 		}
 	}
-	err = walkPages(ctx, n.def, p, first, failure.Pages(e.fetchOf(n)), func(resp *streams.Page) error {
-		n.counts.Pages.Add(1)
+	return walkPages(ctx, n.def, p, first, fetch, func(resp *streams.Page) error {
+		if resp.More == nil {
+			n.counts.Pages.Add(1) // a body read in pages counts once
+		}
 		n.counts.Received.Add(int64(len(resp.Records)))
 		extracted := e.now()
 		var err error
@@ -203,7 +265,6 @@ func (e *engine) walk(ctx context.Context, n *node, first streams.Request, part 
 		}
 		return nil
 	})
-	return e.walkEnd(n, first, part, err)
 }
 
 // walkEnd is what the error that ended a walk means for the run: a status
@@ -264,6 +325,12 @@ func (e *engine) deadLetter(n *node, first streams.Request, part streams.Partiti
 // back the same on every attempt: it fails the request at once.
 func (e *engine) fetcher(n *node) streams.Fetch {
 	d := n.def
+	if d.Async != nil {
+		return e.bodyFetcher(n, d.Async.DownloadFormat(d))
+	}
+	if d.Streamed() {
+		return e.bodyFetcher(n, d.BodyFormat())
+	}
 	dec, derr := e.decoder(n, d.BodyFormat())
 	spliced := e.splicer(n)
 	return func(ctx context.Context, req streams.Request) (*streams.Page, error) {
@@ -334,6 +401,83 @@ func (e *engine) splicer(n *node) *splice.Reader {
 	return splice.New(splice.Stream{Def: n.def, Schema: e.cfg.Schemas[n.def.Name], Tree: e.policy.tree, Written: n.selected,
 		Children: n.childKeys(), Drops: len(n.dropped) > 0, Maps: maps})
 }
+
+// errStopped ends the reading of a body the walk let go before its end.
+var errStopped = errors.New("the walk stopped reading the body")
+
+// bodyFetcher sends a request whose body is read as it arrives, in format
+// (a jsonl, csv or xml export; a report's file, in its download format):
+// its records come in pages of decoder.PageRecords, each handed to the
+// walk while the rest of the body is unread (streams.Page.More), so that
+// a body of any size takes the memory of a few pages, and a sorted stream
+// checkpoints after each. The last page carries the response's URL and
+// header. An error reading the body retries the request (client.Request's
+// Consume): the records already handed on are handed on again.
+func (e *engine) bodyFetcher(n *node, format string) streams.Fetch {
+	dec, derr := e.decoder(n, format)
+	return func(ctx context.Context, req streams.Request) (*streams.Page, error) {
+		if derr != nil {
+			return nil, derr
+		}
+		b := &body{}
+		b.next, b.stop = iter.Pull2(func(yield func(*streams.Page, error) bool) {
+			var last *streams.Page
+			stopped := false
+			creq := e.clientRequest(n, req, dec.Format())
+			creq.Consume = func(r io.Reader, h http.Header) error {
+				last = nil
+				return dec.Pages(r, h, 0, func(recs []any, end bool) error {
+					p := &streams.Page{Records: recs, Header: h}
+					if end {
+						last = p // handed on with the response's URL
+						return nil
+					}
+					p.More = b
+					if !yield(p, nil) {
+						stopped = true
+						return errStopped
+					}
+					return nil
+				})
+			}
+			resp, err := e.client.Do(ctx, creq)
+			switch {
+			case stopped:
+			case err != nil:
+				yield(nil, err)
+			case resp.Ignored:
+				yield(nil, errIgnored)
+			default:
+				if last == nil {
+					last = &streams.Page{} // a 204: no body to read
+				}
+				last.URL, last.Header = resp.URL, resp.Header
+				yield(last, nil)
+			}
+		})
+		return b.Next()
+	}
+}
+
+// body is the pages of one response read as it arrives (streams.Parts):
+// the client reads it on the coroutine of next, which stops at each page
+// until the walk asks for the next.
+type body struct {
+	next func() (*streams.Page, error, bool)
+	stop func()
+}
+
+// Next reads the next page; the body is let go after its last.
+func (b *body) Next() (*streams.Page, error) {
+	p, err, ok := b.next()
+	if !ok || err != nil || p.More == nil {
+		b.stop()
+	}
+	return p, err
+}
+
+// Close stops reading the body, and returns once the client has let it go.
+func (b *body) Close() { b.stop() }
 
 // noParentKey settles a parent record whose key is null or missing, so no
 // request of child stream c can be made for it: a fault of the record, as

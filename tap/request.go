@@ -2,10 +2,12 @@ package tap
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 
 	"github.com/tap-dev/tap/client"
 	"github.com/tap-dev/tap/codec"
@@ -86,4 +88,23 @@ func cutShort(b []byte) bool {
 	var v any
 	err := json.NewDecoder(bytes.NewReader(b)).Decode(&v)
 	return errors.Is(err, io.ErrUnexpectedEOF)
+}
+
+// getJSON sends req, one of a report job's own requests, and decodes its
+// JSON answer.
+func (e *engine) getJSON(ctx context.Context, n *node, req streams.Request) (any, *url.URL, error) {
+	var body any
+	creq := e.clientRequest(n, req, streams.FormatJSON)
+	// The job's own requests are not the stream's pages: the stream's
+	// status rules and weight are for its pages.
+	creq.IgnoreStatuses, creq.OnStatus, creq.Weight, creq.Cost = nil, nil, 0, 0
+	creq.Check = func(b []byte) (err error) {
+		body, err = decodeJSON(b)
+		return err
+	}
+	resp, err := e.client.Do(ctx, creq)
+	if err != nil {
+		return nil, nil, err
+	}
+	return body, resp.URL, nil
 }

@@ -15,9 +15,14 @@ import (
 // bounds a plain one.
 const maxGzipJSON = 256 << 20
 
+// PageRecords is how many records of a body read as it arrives make one
+// of its pages (Pages): the memory a body of any size takes, and how
+// often a sorted stream checkpoints while it is read.
+const PageRecords = 1000
+
 // PageConsumer reads one page of a jsonl, csv or xml stream into *recs:
 // the records of a page are held, so the page is bounded (maxPageBody
-// once inflated); a body read by Each is not.
+// once inflated); a body read by Pages is not.
 func (dec *Decoder) PageConsumer(recs *[]any) func(io.Reader, http.Header) error {
 	return func(body io.Reader, h http.Header) error {
 		*recs = (*recs)[:0]
@@ -28,14 +33,37 @@ func (dec *Decoder) PageConsumer(recs *[]any) func(io.Reader, http.Header) error
 	}
 }
 
-// Each decodes body (gunzipped when it is gzip) record by record, after
-// checking its Content-Type, and hands each record to f.
-func (dec *Decoder) Each(body io.Reader, h http.Header, f func(any) error) error {
-	return dec.each(body, h, 0, f)
+// Pages decodes body (gunzipped when it is gzip) as it arrives, after
+// checking its Content-Type, and hands its records to page in pages of
+// at most size records (PageRecords when size <= 0), each a new slice:
+// a body of any size takes the memory of the pages page holds. A full
+// page goes to page as soon as the record after it is read, with last
+// false; the page that ends with the body's last record (empty for an
+// empty body) goes with last true. Pages stops at page's error.
+func (dec *Decoder) Pages(body io.Reader, h http.Header, size int, page func(recs []any, last bool) error) error {
+	if size <= 0 {
+		size = PageRecords
+	}
+	recs := make([]any, 0, size)
+	err := dec.each(body, h, 0, func(rec any) error {
+		if len(recs) == size {
+			if err := page(recs, false); err != nil {
+				return err
+			}
+			recs = make([]any, 0, size)
+		}
+		recs = append(recs, rec)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return page(recs, true)
 }
 
-// each is Each reading at most max bytes of the inflated body (0: no
-// bound).
+// each decodes body (gunzipped when it is gzip) record by record, after
+// checking its Content-Type, reading at most max bytes of the inflated
+// body (0: no bound), and hands each record to f.
 func (dec *Decoder) each(body io.Reader, h http.Header, max int64, f func(any) error) error {
 	if err := dec.CheckContentType(h.Get("Content-Type")); err != nil {
 		return err
@@ -65,24 +93,6 @@ func (dec *Decoder) each(body io.Reader, h http.Header, max int64, f func(any) e
 			return err
 		}
 	}
-}
-
-// errEnough stops a body once First has its record.
-var errEnough = errors.New("first record read")
-
-// First decodes the first record of body, or nil when it has none, and
-// reads no further: checking a stream needs one record, not the whole
-// export.
-func (dec *Decoder) First(body io.Reader, h http.Header) (any, error) {
-	var first any
-	err := dec.Each(body, h, func(rec any) error {
-		first = rec
-		return errEnough
-	})
-	if err != nil && !errors.Is(err, errEnough) {
-		return nil, err
-	}
-	return first, nil
 }
 
 // bom is the UTF-8 byte order mark some exports start with. JSON has no

@@ -3,9 +3,9 @@ package decoder
 import (
 	"bytes"
 	"compress/gzip"
-	"encoding/json"
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -72,29 +72,13 @@ func TestWithAccept(t *testing.T) {
 	}
 }
 
-// Each reads a gzipped body record by record and stops at f's error; a
-// page consumer holds the page's records, from empty each time.
-func TestEachAndPageConsumer(t *testing.T) {
+// A page consumer holds the page's records, from empty each time.
+func TestPageConsumer(t *testing.T) {
 	dec, err := New(&streams.Definition{Name: "s"}, "jsonl", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	h := http.Header{"Content-Type": {"application/x-ndjson"}}
-	var ids []any
-	stop := errors.New("stop")
-	err = dec.Each(bytes.NewReader(gzipped(t, "{\"id\":1}\n{\"id\":2}\n{\"id\":3}\n")), h, func(rec any) error {
-		ids = append(ids, rec.(map[string]any)["id"])
-		if len(ids) == 2 {
-			return stop
-		}
-		return nil
-	})
-	if !errors.Is(err, stop) || len(ids) != 2 {
-		t.Fatalf("Each: %v, records %v", err, ids)
-	}
-	if err := dec.Each(strings.NewReader("<html>"), http.Header{"Content-Type": {"text/html"}}, func(any) error { return nil }); err == nil {
-		t.Error("Each read an HTML body as jsonl")
-	}
 	recs := []any{"left from the last page"}
 	consume := dec.PageConsumer(&recs)
 	if err := consume(strings.NewReader("{\"id\":1}\n{\"id\":2}\n"), h); err != nil || len(recs) != 2 {
@@ -102,29 +86,40 @@ func TestEachAndPageConsumer(t *testing.T) {
 	}
 }
 
-// First reads the first record and no more of the body.
-func TestFirst(t *testing.T) {
+// Pages hands a body's records in pages of the size asked, the last
+// marked (short, or empty), gunzipped; it stops at the handler's error
+// with the rest of the body unread, and refuses a body of another format.
+func TestPages(t *testing.T) {
+	lines := func(n int) string {
+		var b strings.Builder
+		for i := 1; i <= n; i++ {
+			b.WriteString(`{"id":` + strconv.Itoa(i) + "}\n")
+		}
+		return b.String()
+	}
+	stop := errors.New("stop")
 	tests := map[string]struct {
-		format, body string
-		h            http.Header
-		want         any
-		wantErr      string
-		rest         int // bytes of the body left unread, at least
+		format string
+		body   []byte
+		h      http.Header
+		size   int
+		stopAt int   // the page whose handler fails (1-based); 0: none
+		want   []int // the pages' sizes
+		last   []bool
+		rest   int // bytes of the body left unread, at least
+		err    string
 	}{
-		"jsonl: the first line": {
-			format: "jsonl", body: `{"id":1}` + "\n" + strings.Repeat(`{"id":2}`+"\n", 20000),
-			want: map[string]any{"id": json.Number("1")}, rest: 100000,
-		},
-		"csv: the first row": {
-			format: "csv", body: "id,name\n1,a\n2,b\n",
-			want: map[string]any{"id": "1", "name": "a"},
-		},
-		"an empty body: none": {format: "jsonl", body: ""},
+		"a short last page":         {format: "jsonl", body: []byte(lines(7)), size: 3, want: []int{3, 3, 1}, last: []bool{false, false, true}},
+		"a body of whole pages":     {format: "jsonl", body: []byte(lines(6)), size: 3, want: []int{3, 3}, last: []bool{false, true}},
+		"an empty body":             {format: "jsonl", body: nil, size: 3, want: []int{0}, last: []bool{true}},
+		"gzip":                      {format: "jsonl", body: gzipped(t, lines(4)), size: 2, want: []int{2, 2}, last: []bool{false, true}},
+		"csv, the default size":     {format: "csv", body: []byte("id\n" + strings.Repeat("1\n", PageRecords+1)), want: []int{PageRecords, 1}, last: []bool{false, true}},
+		"stopped at the first page": {format: "jsonl", body: []byte(lines(20000)), size: 2, stopAt: 1, want: []int{2}, last: []bool{false}, rest: 100000, err: "stop"},
 		"a body of another format": {
-			format: "csv", body: "<html></html>", h: http.Header{"Content-Type": {"text/html"}},
-			wantErr: `stream "s": the response is an HTML page (Content-Type "text/html"), but the stream's format is csv`,
+			format: "csv", body: []byte("<html></html>"), h: http.Header{"Content-Type": {"text/html"}},
+			err: `stream "s": the response is an HTML page (Content-Type "text/html"), but the stream's format is csv`,
 		},
-		"a first record that is not JSON": {format: "jsonl", body: "{nope\n", wantErr: "jsonl"},
+		"a record that is not JSON": {format: "jsonl", body: []byte("{\"id\":1}\n{nope\n"), size: 1, err: "line 2 of the jsonl body is not JSON"},
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -132,19 +127,28 @@ func TestFirst(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			body := strings.NewReader(tt.body)
-			got, err := dec.First(body, tt.h)
-			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("err %v, want one with %q", err, tt.wantErr)
+			body := bytes.NewReader(tt.body)
+			var sizes []int
+			var lasts []bool
+			err = dec.Pages(body, tt.h, tt.size, func(recs []any, last bool) error {
+				sizes, lasts = append(sizes, len(recs)), append(lasts, last)
+				if len(sizes) == tt.stopAt {
+					return stop
 				}
-				return
-			}
-			if err != nil {
+				return nil
+			})
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("err %v, want one with %q", err, tt.err)
+				}
+			} else if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("(-want +got):\n%s", diff)
+			if diff := cmp.Diff(tt.want, sizes); diff != "" {
+				t.Errorf("page sizes (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.last, lasts); diff != "" {
+				t.Errorf("last (-want +got):\n%s", diff)
 			}
 			if body.Len() < tt.rest {
 				t.Errorf("%d bytes left unread, want at least %d", body.Len(), tt.rest)

@@ -1,5 +1,6 @@
 // Package decoder reads the records of a page body in a stream's format
-// (json, jsonl, csv, xml), one record at a time, and undoes gzip.
+// (json, jsonl, csv, xml), one record at a time, and undoes gzip; a body
+// read as it arrives is handed on in pages of PageRecords (Pages).
 package decoder
 
 import (

@@ -17,7 +17,7 @@ const (
 	maxRecordText = 64 << 20
 	// maxPageBody bounds a csv, jsonl or xml page once inflated when its
 	// records are held (a paginated stream, PageConsumer): as a json
-	// body. A body read record by record (Each) has no bound as a whole.
+	// body. A body read as it arrives (Pages) has no bound as a whole.
 	maxPageBody = 256 << 20
 )
 

@@ -50,7 +50,7 @@ func TestCaps(t *testing.T) {
 	tests := map[string]struct {
 		format, path string
 		body         func() io.Reader
-		page         bool // read as a page (PageConsumer), not by Each
+		page         bool // read as a page (PageConsumer), not by Pages
 		want         int  // records, when wantErr is ""
 		wantErr      string
 	}{
@@ -101,7 +101,7 @@ func TestCaps(t *testing.T) {
 				err = dec.PageConsumer(&recs)(tt.body(), http.Header{})
 				n = len(recs)
 			} else {
-				err = dec.Each(tt.body(), http.Header{}, func(any) error { n++; return nil })
+				err = dec.Pages(tt.body(), http.Header{}, 0, func(recs []any, _ bool) error { n += len(recs); return nil })
 			}
 			if tt.wantErr != "" {
 				if err == nil || err.Error() != tt.wantErr {

@@ -45,6 +45,11 @@ const recentPages = maxStalePages + 1
 // the wait for the network with the work on records is most of a fast
 // walk. Pages are still handed to page one at a time, in order.
 //
+// A body read as it arrives (a jsonl, csv or xml export, a report's
+// file) comes as several pages of one response (Page.More): each is
+// handed to page in order, and the paginator reads the last. The memory
+// such a body takes is that of the pages being read and handled.
+//
 // Walk guards every pagination type against the ways an API can make a
 // walk go on forever, with no setting needed:
 //
@@ -59,7 +64,8 @@ const recentPages = maxStalePages + 1
 //     most maxEmptyFollows (3) times in a row; the next such page is an
 //     error;
 //   - more than d.Pagination.MaxPages pages (when > 0) is an error;
-//   - ctx is checked before every request.
+//   - ctx is checked before every request, and before every page of a
+//     body read as it arrives.
 //
 // The memory this takes is two hashes per page and one per row of the last
 // recentPages pages, and it lives as long as the walk: a walk per parent
@@ -90,7 +96,9 @@ func walk(ctx context.Context, d *streams.Definition, p streams.Paginator, first
 		// this walk runs after Walk returns.
 		cancel()
 		if pending != nil {
-			<-pending
+			if r := <-pending; r.resp != nil && r.resp.More != nil {
+				r.resp.More.Close() // a body never handed over
+			}
 		}
 	}()
 	for {
@@ -103,7 +111,10 @@ func walk(ctx context.Context, d *streams.Definition, p streams.Paginator, first
 		if r.err != nil {
 			return r.err
 		}
-		resp := r.resp
+		resp, err := parts(ctx, d, g, r.resp, page)
+		if err != nil {
+			return err
+		}
 		g.pages++
 		next, more, stop := p.Next(req, resp)
 		if stop == nil && more {
@@ -126,6 +137,31 @@ func walk(ctx context.Context, d *streams.Definition, p streams.Paginator, first
 			pending = prefetch(ctx, d, fetch, next)
 		}
 	}
+}
+
+// parts hands page the pages of a body read as it arrives (Page.More)
+// but its last, which it returns for the paginator to read: a body of any
+// size is walked in the memory of its pages. ctx is checked before every
+// page read; a walk that ends inside the body closes it.
+func parts(ctx context.Context, d *streams.Definition, g *guard, resp *streams.Page, page func(*streams.Page) error) (*streams.Page, error) {
+	for resp.More != nil {
+		more := resp.More
+		err := page(resp)
+		if err == nil && ctx.Err() != nil {
+			err = fmt.Errorf("stream %q: stopped inside the body of page %d: %w", d.Name, g.pages+1, ctx.Err())
+		}
+		if err != nil {
+			more.Close()
+			return nil, err
+		}
+		if resp, err = more.Next(); err != nil {
+			return nil, err
+		}
+		if resp == nil {
+			return nil, streamErr(d.Name, "the body of page %d ended without its last page", g.pages+1)
+		}
+	}
+	return resp, nil
 }
 
 type fetched struct {

@@ -8,8 +8,8 @@
 // it runs again and never creates a second one; a job of an earlier run
 // that the API no longer knows is replaced by a new one. The engine owns
 // the rest through the function values of Job: it sends the requests,
-// keeps the id in its state, and reads each file through its record
-// pipeline. The job's shape is the stream's async block (streams.Async).
+// keeps the id in its state, and walks each file as the pages of a body
+// read as it arrives (streams/pages), through its record pipeline. The job's shape is the stream's async block (streams.Async).
 package report
 
 import (
