@@ -22,6 +22,9 @@ const residualKey = "x-tap-library"
 // a record whose value fails such a check takes the tree path, where
 // the library judges the whole record and writes the errors.
 func (v *Validator) Library() codec.Library {
+	if v == nil {
+		return nil
+	}
 	return func(subs []codec.Sub) ([]func(any) bool, error) {
 		return compileSubs(v.stream, v.raw, subs)
 	}

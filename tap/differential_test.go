@@ -161,15 +161,21 @@ type pageRun struct {
 // tree path or not, with the stream maps given (nil: none).
 func syncEventsPage(t *testing.T, page string, tree bool, maps map[string]any) pageRun {
 	t.Helper()
+	schema, err := os.ReadFile("../schemas/events.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return syncPage(t, page, schema, tree, maps)
+}
+
+// syncPage is syncEventsPage with the stream's schema given.
+func syncPage(t *testing.T, page string, schema []byte, tree bool, maps map[string]any) pageRun {
+	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, page)
 	}))
 	defer srv.Close()
-	schema, err := os.ReadFile("../schemas/events.json")
-	if err != nil {
-		t.Fatal(err)
-	}
 	dir := t.TempDir()
 	def := map[string]any{"name": "events", "path": "/events", "primary_key": []any{"id"}, "replication_key": "id",
 		"records_path": "events", "schema": json.RawMessage(schema), "pagination": map[string]any{"type": "none"}}

@@ -399,7 +399,7 @@ func (e *engine) splicer(n *node) *splice.Reader {
 		}
 	}
 	return splice.New(splice.Stream{Def: n.def, Schema: e.cfg.Schemas[n.def.Name], Tree: e.policy.tree, Written: n.selected,
-		Children: n.childKeys(), Drops: len(n.dropped) > 0, Maps: maps})
+		Children: n.childKeys(), Drops: len(n.dropped) > 0, Maps: maps, Library: n.check.Library()})
 }
 
 // errStopped ends the reading of a body the walk let go before its end.

@@ -54,6 +54,10 @@ type Stream struct {
 	// Maps are the transformers of the stream maps the records are
 	// written through, one per selected output; nil: no maps.
 	Maps []*streammap.Transformer
+	// Library checks the schema's keywords outside the walker's subset,
+	// value by value (records.Validator.Library); nil: a schema with
+	// such a keyword does not splice.
+	Library codec.Library
 }
 
 // trees reports whether the run needs every record's tree: tap --tree,
@@ -120,7 +124,7 @@ func New(s Stream) *Reader {
 			return nil
 		}
 	}
-	shape, err := codec.CompileShape(s.Schema, all...)
+	shape, err := codec.CompileShapeWith(s.Schema, s.Library, all...)
 	if err != nil {
 		return nil // a schema outside the subset, or too much to capture
 	}
