@@ -103,6 +103,11 @@ type Spliced interface {
 	// Mapped is, on a stream with maps, what they made of the last
 	// record Raw returned; nil without maps.
 	Mapped() Mapped
+	// Inject gives a child stream's page the key of the parent record
+	// its walk is for (Partition.Key), which Raw writes into each record
+	// under parent.as; until then such a page's records take the tree
+	// path.
+	Inject(key any)
 	// Release hands the page's buffers back once its records are
 	// written.
 	Release()

@@ -79,7 +79,7 @@ func TestSpliceAgainstTree(t *testing.T) {
 		t.Fatalf("messages differ (-tree +spliced):\n%s", d)
 	}
 	// A spliced record keeps the API's key order; the tree path sorts.
-	for _, stream := range []string{"events", "customers", "tickets", "bars", "orders"} {
+	for _, stream := range []string{"events", "customers", "tickets", "bars", "orders", "order_items"} {
 		n := 0
 		for i, b := range spliced.raw[stream] {
 			if !bytes.Equal(b, tree.raw[stream][i]) {
@@ -350,10 +350,12 @@ func withoutClock(m map[string]any) map[string]any {
 }
 
 // familyAPI serves orders (cursor pages of 4) and, per order, its items
-// (cursor pages of 2, filtered by updated_since) and its notes (one
-// page; 404 for order 9), each record's keys out of sorted order so that
-// a spliced record's bytes differ from the tree's. Order 5 breaks its
-// schema and order 7 has no id; item 2 of order 3 breaks its schema.
+// (cursor pages of 2, filtered by updated_since), its notes (one page;
+// 404 for order 9) and, per item, its parts, each record's keys out of
+// sorted order so that a spliced record's bytes differ from the tree's.
+// Orders 5 and 6 break their schema (6 with an id its items' order_id
+// does not accept) and order 7 has no id; item 2 of order 3 breaks its
+// schema, and item 1 of order 4 has an order_id of its own.
 type familyAPI struct {
 	mu  sync.Mutex
 	log []string
@@ -375,6 +377,8 @@ func (a *familyAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			switch id {
 			case 5:
 				recs = append(recs, `{"status":7,"id":5,"updated_at":"2026-01-05T00:00:00Z"}`)
+			case 6:
+				recs = append(recs, `{"status":"open","id":"6","updated_at":"2026-01-06T00:00:00Z"}`)
 			case 7:
 				recs = append(recs, `{"status":"open","id":null,"updated_at":"2026-01-07T00:00:00Z"}`)
 			default:
@@ -398,8 +402,11 @@ func (a *familyAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				continue
 			}
 			sku := fmt.Sprintf("%q", fmt.Sprintf("s%d", i))
-			if order == 3 && i == 2 {
+			switch {
+			case order == 3 && i == 2:
 				sku = "5"
+			case order == 4 && i == 1:
+				sku += `,"order_id":999` // the tree path overwrites it
 			}
 			recs = append(recs, fmt.Sprintf(`{"sku":%s,"id":"%d-%d","updated_at":%q}`, sku, order, i, at.Format(time.RFC3339)))
 		}
@@ -408,6 +415,8 @@ func (a *familyAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			next = strconv.Quote(strconv.Itoa(n))
 		}
 		fmt.Fprintf(w, `{"items":[%s],"next":%s}`, strings.Join(recs, ","), next)
+	case len(parts) == 4 && parts[3] == "parts":
+		fmt.Fprintf(w, `{"parts":[{"n":1,"id":"%s-p"}]}`, parts[2])
 	case len(parts) == 4 && parts[3] == "notes":
 		if parts[2] == "9" {
 			http.NotFound(w, r)
@@ -420,8 +429,9 @@ func (a *familyAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // familyStreams are the streams of familyAPI: orders, its items (the
-// order's id injected as order_id, a bookmark per order) and its notes
-// (the id only in the path).
+// order's id injected as order_id, a bookmark per order), the items'
+// parts (their injected order_id in the path, injected as item_order)
+// and the orders' notes (the id only in the path).
 func familyStreams() []any {
 	str, integer := map[string]any{"type": "string"}, map[string]any{"type": "integer"}
 	at := map[string]any{"type": "string", "format": "date-time"}
@@ -437,6 +447,10 @@ func familyStreams() []any {
 			"replication_key": "updated_at", "incremental": map[string]any{"param": "updated_since", "format": "rfc3339"},
 			"pagination": map[string]any{"type": "cursor", "cursor_param": "cursor", "next_cursor_path": "next"},
 			"schema":     object([]any{"id", "order_id"}, map[string]any{"id": str, "order_id": integer, "sku": str, "updated_at": at})},
+		map[string]any{"name": "parts", "path": "/v1/orders/{order_id}/parts", "records_path": "parts", "primary_key": []any{"id"},
+			"parent":     map[string]any{"stream": "items", "key": "order_id", "as": "item_order"},
+			"pagination": map[string]any{"type": "none"},
+			"schema":     object([]any{"id"}, map[string]any{"id": str, "n": integer, "item_order": integer})},
 		map[string]any{"name": "notes", "path": "/v1/orders/{id}/notes", "primary_key": []any{"id"},
 			"parent": map[string]any{"stream": "orders", "key": "id"}, "ignore_statuses": []any{404},
 			"pagination": map[string]any{"type": "none"},
@@ -445,10 +459,11 @@ func familyStreams() []any {
 }
 
 // syncFamily syncs familyAPI's streams as selected (nil: all), from
-// state (nil: none), spliced or on the tree path only: what it wrote,
+// state (nil: none), as a test run of limit records a stream (0: a sync),
+// spliced or on the tree path only: what it wrote,
 // its dead letters, and the requests the API saw, sorted (a parent's
 // next page may be fetched while its children are walked).
-func syncFamily(t *testing.T, selected []string, st map[string]any, tree bool) (pageRun, map[string][][]byte, []string) {
+func syncFamily(t *testing.T, selected []string, st map[string]any, limit int64, tree bool) (pageRun, map[string][][]byte, []string) {
 	t.Helper()
 	api := &familyAPI{}
 	srv := httptest.NewServer(api)
@@ -482,7 +497,7 @@ func syncFamily(t *testing.T, selected []string, st map[string]any, tree bool) (
 	w := &rawRecorder{raw: map[string][][]byte{}}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	var res pageRun
-	if err := Sync(context.Background(), Options{Config: cfg, Selection: sel, State: s, Writer: w, Log: log, Tree: tree}); err != nil {
+	if err := Sync(context.Background(), Options{Config: cfg, Selection: sel, State: s, Writer: w, Log: log, Tree: tree, RecordLimit: limit}); err != nil {
 		res.err = err.Error()
 	}
 	b, _ := os.ReadFile(filepath.Join(dir, "dead.jsonl"))
@@ -531,21 +546,24 @@ func TestSpliceFamilyAgainstTree(t *testing.T) {
 		selected []string // nil: all
 		state    map[string]any
 		spliced  []string // streams with records written from their bytes
+		limit    int64    // a test run's records a stream (0: a sync)
 	}{
-		{"parent and children", nil, nil, []string{"orders"}},
-		{"children only", []string{"items", "notes"}, nil, nil},
-		{"one child", []string{"orders", "items"}, nil, []string{"orders"}},
+		{"parent and children", nil, nil, []string{"orders", "items", "parts", "notes"}, 0},
+		{"children only", []string{"items", "notes"}, nil, []string{"items", "notes"}, 0},
+		{"grandchildren only", []string{"parts"}, nil, []string{"parts"}, 0},
+		{"one child", []string{"orders", "items"}, nil, []string{"orders", "items"}, 0},
 		{"from per-parent bookmarks", nil, map[string]any{"bookmarks": map[string]any{
 			"items": map[string]any{"partitions": []any{
 				map[string]any{"context": map[string]any{"order_id": 2}, "replication_key_value": "2026-02-02T02:00:00Z"},
 				map[string]any{"context": map[string]any{"order_id": 4}, "replication_key_value": "2026-02-04T03:00:00Z"},
 			}},
-		}}, []string{"orders"}},
+		}}, []string{"orders", "items", "parts", "notes"}, 0},
+		{"a test run", nil, nil, []string{"orders", "items", "parts", "notes"}, 6},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tree, treeRaw, treeReqs := syncFamily(t, tt.selected, tt.state, true)
-			spliced, splicedRaw, splicedReqs := syncFamily(t, tt.selected, tt.state, false)
+			tree, treeRaw, treeReqs := syncFamily(t, tt.selected, tt.state, tt.limit, true)
+			spliced, splicedRaw, splicedReqs := syncFamily(t, tt.selected, tt.state, tt.limit, false)
 			if d := cmp.Diff(tree, spliced, cmp.AllowUnexported(message{}, pageRun{})); d != "" {
 				t.Fatalf("(-tree +spliced):\n%s", d)
 			}
@@ -566,7 +584,7 @@ func TestSpliceFamilyAgainstTree(t *testing.T) {
 			}
 			want := tt.selected
 			if want == nil {
-				want = []string{"orders", "items", "notes"}
+				want = []string{"orders", "items", "parts", "notes"}
 			}
 			for _, s := range want {
 				if counts[s] == 0 {

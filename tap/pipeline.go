@@ -206,6 +206,9 @@ func (e *engine) handlePage(ctx context.Context, n *node, resp *streams.Page, ex
 	}
 	if p := resp.Spliced; p != nil {
 		defer p.Release()
+		if n.def.Parent != nil {
+			p.Inject(part.Key) // the parent key, copied into the records
+		}
 	}
 	for i := range resp.Records {
 		if err := e.handleAt(ctx, n, resp, i, extracted, part); err != nil {

@@ -7,11 +7,11 @@
 // same records, with their keys in the API's order.
 //
 // A stream splices only when nothing needs a record's tree: JSON pages,
-// no parent key to inject, stream maps of named properties only
-// (streammap.NewSplicer), a primary key (the walk's stale-page guard
-// and offset dedupe read only it), and a paginator that reads only
-// record fields and values of the body outside the records
-// (streams.Definition.PageReads); the run says what it does with the
+// a parent key to inject only without maps (inject.go), stream maps of
+// named properties only (streammap.NewSplicer), a primary key (the
+// walk's stale-page guard and offset dedupe read only it), and a
+// paginator that reads only record fields and values of the body outside
+// the records (streams.Definition.PageReads); the run says what it does with the
 // records (Stream: tap --tree, a stream written or read only for its
 // children, deselected properties). The primary key, the replication
 // key, the record fields the paginator reads and the keys the stream's
@@ -78,6 +78,7 @@ type Reader struct {
 	// codec.PageSpec.Envelope's order.
 	envelope []string
 	maps     *streammap.Splicer // nil: no stream maps
+	inject   *injection         // a child's parent.as (inject.go); nil: none
 
 	mu   sync.Mutex // the fetch takes pages, the run releases them
 	free []*Page
@@ -89,11 +90,20 @@ func New(s Stream) *Reader {
 	d := s.Def
 	// A soft-deleted record gains a property, and a reconciled stream's
 	// keys are noted record by record: both are read as trees.
-	if s.trees() || d.Parent != nil || d.BodyFormat() != streams.FormatJSON || len(d.PrimaryKey) == 0 ||
+	if s.trees() || d.BodyFormat() != streams.FormatJSON || len(d.PrimaryKey) == 0 ||
 		d.SoftDelete != nil || d.Reconcile != nil {
 		return nil
 	}
-	capture := append([]string{}, d.PrimaryKey...)
+	schema, inj, ok := injected(s)
+	if !ok {
+		return nil
+	}
+	var capture []string
+	for _, k := range d.PrimaryKey {
+		if inj == nil || k != inj.name { // the injected key is the page's
+			capture = appendNew(capture, k)
+		}
+	}
 	reads, ok := d.PageReads()
 	if !ok || d.Pagination.Type == "" {
 		// A stream that names no pagination has always been read through
@@ -108,8 +118,15 @@ func New(s Stream) *Reader {
 		capture = appendNew(capture, f)
 	}
 	capture = appendNew(capture, d.ReplicationKey)
+	if inj != nil && slices.Contains(capture, inj.name) {
+		// The paginator or the bookmark would read the record before
+		// the tree path injects the key: the tree's.
+		return nil
+	}
 	for _, k := range s.Children {
-		capture = appendNew(capture, k)
+		if inj == nil || k != inj.name {
+			capture = appendNew(capture, k)
+		}
 	}
 	for _, c := range capture {
 		if c == "" || strings.IndexByte(c, '.') >= 0 {
@@ -124,7 +141,7 @@ func New(s Stream) *Reader {
 			return nil
 		}
 	}
-	shape, err := codec.CompileShapeWith(s.Schema, s.Library, all...)
+	shape, err := codec.CompileShapeWith(schema, s.Library, all...)
 	if err != nil {
 		return nil // a schema outside the subset, or too much to capture
 	}
@@ -139,7 +156,7 @@ func New(s Stream) *Reader {
 	if err != nil {
 		return nil // the paginator reads the records' own array
 	}
-	return &Reader{page: page, capture: capture, envelope: reads.Envelope, maps: maps}
+	return &Reader{page: page, capture: capture, envelope: reads.Envelope, maps: maps, inject: inj}
 }
 
 func appendNew(list []string, s string) []string {
@@ -169,6 +186,7 @@ type Page struct {
 	buf     []byte   // the captured values' text
 	text    string   // buf, one string per page
 	ends    []int    // where each captured value ends in text
+	parent  parentKey
 }
 
 // keys is a spliced record's captured values, as the walk reads them.
@@ -177,8 +195,12 @@ type keys struct {
 	i int // the record
 }
 
-// Field returns the JSON text of a captured property of the record.
+// Field returns the JSON text of a captured property of the record, or
+// of the parent key a child's record gains (once the page is given it).
 func (k *keys) Field(name string) (string, bool) {
+	if inj := k.p.of.inject; inj != nil && name == inj.name {
+		return k.p.parent.text, k.p.parent.text != ""
+	}
 	c := k.p.of.capture
 	for slot, n := range c {
 		if n == name {
@@ -236,6 +258,7 @@ func (p *Page) Buffer(size int) []byte {
 func (p *Page) Scan(body []byte) (ok bool) {
 	s := p.of
 	p.recs, p.env, ok = s.page.Scan(p.recs, p.env, body)
+	p.parent.clear()
 	if !ok {
 		return false
 	}
@@ -276,6 +299,9 @@ func (p *Page) Scan(body []byte) (ok bool) {
 func (p *Page) complete(i int) bool {
 	n := len(p.of.capture)
 	from := 0
+	if n == 0 {
+		return true // a child keyed by its parent's key alone
+	}
 	if i > 0 {
 		from = p.ends[i*n-1]
 	}
@@ -336,14 +362,31 @@ func (p *Page) Records() []any { return p.records }
 // false, Records()[i] is the record's tree, for the tree path.
 func (p *Page) Raw(i int) (raw []byte, ok bool, err error) {
 	r := &p.recs[i]
-	if s := p.of.maps; s != nil && r.Splicable && !s.Map(r) {
-		v, err := codec.DecodeRecords(r.Raw) // the map is not sure of its bytes: the tree's
+	if !r.Splicable {
+		return r.Raw, false, nil
+	}
+	inj := p.of.inject != nil
+	if _, isTree := p.records[i].(map[string]any); inj && isTree {
+		// A child's record without a captured key: the walk read its
+		// tree, which the tree path gives the parent key.
+		r.Splicable = false
+		return r.Raw, false, nil
+	}
+	// The map is not sure of its bytes, or the parent key to inject is
+	// not known to be valid: the tree's.
+	s := p.of.maps
+	if s != nil && !s.Map(r) || inj && p.parent.text == "" {
+		v, err := codec.DecodeRecords(r.Raw)
 		if err != nil {
 			return nil, false, err
 		}
 		r.Splicable, p.records[i] = false, v
+		return r.Raw, false, nil
 	}
-	return r.Raw, r.Splicable, nil
+	if inj {
+		return p.parent.append(r.Raw), true, nil
+	}
+	return r.Raw, true, nil
 }
 
 // Value is the captured property name of spliced record i, as

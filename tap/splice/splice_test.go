@@ -71,7 +71,26 @@ func TestNew(t *testing.T) {
 			s.Drops, s.Maps = true, []*streammap.Transformer{transformer(t, map[string]any{"type": nil})}
 		}, true},
 		{"no primary key", func(d *streams.Definition, _ *Stream) { d.PrimaryKey = nil }, false},
-		{"a parent key to inject", func(d *streams.Definition, _ *Stream) { d.Parent = &streams.Parent{Stream: "users"} }, false},
+		{"a child", func(d *streams.Definition, _ *Stream) { d.Parent = &streams.Parent{Stream: "users", Key: "id"} }, true},
+		{"a parent key to inject", func(d *streams.Definition, _ *Stream) {
+			d.Parent = &streams.Parent{Stream: "users", Key: "id", As: "name"}
+		}, true},
+		{"a parent key to inject in the primary key", func(d *streams.Definition, _ *Stream) {
+			d.Parent, d.PrimaryKey = &streams.Parent{Stream: "users", Key: "id", As: "name"}, []string{"name", "id"}
+		}, true},
+		{"a parent key to inject, read by the paginator", func(d *streams.Definition, _ *Stream) {
+			d.Parent = &streams.Parent{Stream: "users", Key: "uid", As: "id"}
+		}, false},
+		{"a parent key to inject as the replication key", func(d *streams.Definition, _ *Stream) {
+			d.Parent = &streams.Parent{Stream: "users", Key: "id", As: "occurred_at"}
+		}, false},
+		{"a parent key to inject the schema does not declare", func(d *streams.Definition, _ *Stream) {
+			d.Parent = &streams.Parent{Stream: "users", Key: "id", As: "user_id"}
+		}, false},
+		{"a parent key to inject, with maps", func(d *streams.Definition, s *Stream) {
+			d.Parent = &streams.Parent{Stream: "users", Key: "id", As: "name"}
+			s.Maps = []*streammap.Transformer{transformer(t, map[string]any{"type": nil})}
+		}, false},
 		{"a GraphQL connection", func(d *streams.Definition, _ *Stream) {
 			d.GraphQL = &streams.GraphQL{ConnectionPath: "data.events"}
 			d.Pagination = streams.Pagination{Type: streams.PageGraphQL}
@@ -232,6 +251,92 @@ func TestKeys(t *testing.T) {
 	}
 	if _, ok := Keys([]any{1}, []string{"id"}); ok {
 		t.Error("an array has keys")
+	}
+}
+
+// TestInject: a child's spliced records gain the parent key before their
+// closing brace once the page is given it, a valid one; any other record,
+// and every record of a page without a valid key, is the tree's.
+func TestInject(t *testing.T) {
+	schema := map[string]any{"type": "object", "required": []any{"order_id"}, "properties": map[string]any{
+		"id": map[string]any{"type": "integer"}, "order_id": map[string]any{"type": "integer"}, "note": map[string]any{"type": "string"}}}
+	d := &streams.Definition{Name: "items", RecordsPath: "items", PrimaryKey: []string{"order_id", "id"},
+		Parent: &streams.Parent{Stream: "orders", Key: "id", As: "order_id"}, Pagination: streams.Pagination{Type: streams.PageNone}}
+	r := New(Stream{Def: d, Schema: schema, Written: true})
+	if r == nil {
+		t.Fatal("a child with parent.as does not splice")
+	}
+	body := `{"items":[{"id":1,"note":"a"},{ "id":2},{"id":3,"order_id":9},{"note":7},{}]}`
+	tests := []struct {
+		name string
+		key  any // nil: not injected
+		want []string
+	}{
+		{"not given", nil, []string{"", "", "", "", ""}},
+		{"a number", json.Number("7"), []string{`{"id":1,"note":"a","order_id":7}`, `{ "id":2,"order_id":7}`, "", "", ""}},
+		{"not valid against the schema", "7", []string{"", "", "", "", ""}},
+		{"not sure (an exponent)", json.Number("7e0"), []string{"", "", "", "", ""}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := r.Take()
+			defer p.Release()
+			if !p.Scan(append(p.Buffer(len(body)), body...)) {
+				t.Fatal("Scan refused the page")
+			}
+			// The walk reads the keys before the page is given the parent key.
+			if text, ok := p.Records()[0].(streams.Fields).Field("order_id"); ok {
+				t.Errorf("order_id before Inject: %s", text)
+			}
+			if tt.key != nil {
+				p.Inject(tt.key)
+			}
+			for i := range p.Records() {
+				raw, ok, err := p.Raw(i)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := ""
+				if ok {
+					got = string(raw)
+					var m map[string]any
+					if err := json.Unmarshal(raw, &m); err != nil {
+						t.Fatalf("record %d: %v: %s", i, err, raw)
+					}
+					if text, _ := p.Records()[i].(streams.Fields).Field("order_id"); text != "7" {
+						t.Errorf("record %d: order_id's text %q, want 7", i, text)
+					}
+				} else if _, isTree := p.Records()[i].(map[string]any); !isTree {
+					t.Errorf("record %d: not spliced, and not a tree: %T", i, p.Records()[i])
+				}
+				if got != tt.want[i] {
+					t.Errorf("record %d: %q, want %q", i, got, tt.want[i])
+				}
+			}
+		})
+	}
+	// An empty record: no comma. (Its key is the parent's alone, so
+	// nothing of it is captured.)
+	d.PrimaryKey = []string{"order_id"}
+	one := New(Stream{Def: d, Schema: schema, Written: true}).Take()
+	empty := `{"items":[{},{ }]}`
+	if !one.Scan(append(one.Buffer(len(empty)), empty...)) {
+		t.Fatal("Scan refused the page")
+	}
+	one.Inject(json.Number("7"))
+	for i, want := range []string{`{"order_id":7}`, `{ "order_id":7}`} {
+		if raw, ok, err := one.Raw(i); err != nil || !ok || string(raw) != want {
+			t.Errorf("empty record %d: %q, %v, %v; want %q spliced", i, raw, ok, err, want)
+		}
+	}
+	// A page scanned again forgets the last page's key.
+	p := r.Take()
+	p.Inject(json.Number("7"))
+	if !p.Scan(append(p.Buffer(len(body)), body...)) {
+		t.Fatal("Scan refused the page")
+	}
+	if _, ok, _ := p.Raw(0); ok {
+		t.Error("a page scanned again keeps the last page's parent key")
 	}
 }
 
