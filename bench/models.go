@@ -78,6 +78,9 @@ func modelPage(r *http.Request, n int) ([]byte, map[string]string) {
 	q := r.URL.Query()
 	num := func(k string) int { v, _ := strconv.Atoi(q.Get(k)); return v }
 	model := strings.TrimPrefix(r.URL.Path, "/v1/")
+	if shape, ok := strings.CutPrefix(model, "shape_"); ok {
+		return shapePage(shape, num("since_id"), n), nil
+	}
 	start := 0
 	switch model {
 	case "keyset":
@@ -176,6 +179,7 @@ func (b *bench) models(ctx context.Context, rep *report, n int) error {
 	defer stop()
 	timeout := 2*time.Minute + time.Duration(n/10_000)*time.Second
 	var keyset float64
+	var keysetRun *tapRun
 	for _, m := range benchModels {
 		progress(fmt.Sprintf("models: %s, %s events", m.name, thousands(int64(n))))
 		cfg, err := b.modelsConfig(m.name, m.pagination, url, n)
@@ -191,11 +195,11 @@ func (b *bench) models(ctx context.Context, rep *report, n int) error {
 		}
 		perCPU := float64(n) / (t.user + t.sys).Seconds()
 		if m.name == "keyset" {
-			keyset = perCPU
+			keyset, keysetRun = perCPU, t
 		}
 		ratio := perCPU / keyset
 		rep.check(sc, m.name+" records per CPU-second", fmt.Sprintf("%s (%.2f× keyset)", thousands(int64(perCPU)), ratio), ">= 0.80× keyset", ratio >= 0.8)
 		rep.check(sc, m.name+" peak RSS, "+thousands(int64(n))+" records", fmt.Sprintf("%.1f MiB", mib(t.maxRSSKiB)), "<= 20 MiB", mib(t.maxRSSKiB) <= 20)
 	}
-	return nil
+	return b.modelShapes(ctx, rep, url, n, keysetRun, timeout)
 }

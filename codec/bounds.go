@@ -15,6 +15,24 @@ type bound struct {
 	d     decimal
 	upper bool // a maximum: the value is at most d
 	excl  bool // and not d itself
+	// small: d is a whole number of at most 18 digits, i.
+	small bool
+	i     int64
+}
+
+// newBound is a bound of value d.
+func newBound(d decimal, upper, excl bool) bound {
+	b := bound{d: d, upper: upper, excl: excl}
+	if len(d.frac) == 0 && len(d.int) <= 18 {
+		b.small = true
+		for _, c := range d.int {
+			b.i = b.i*10 + int64(c-'0')
+		}
+		if d.neg {
+			b.i = -b.i
+		}
+	}
+	return b
 }
 
 // A decimal is a number's exact value: its digits before and after the
@@ -40,7 +58,7 @@ func (n *shapeNode) compileBounds(m map[string]any) (left []string) {
 		flag, isFlag := excl.(bool)
 		if hasPlain {
 			if d, ok := schemaDecimal(plain); ok {
-				n.bounds = append(n.bounds, bound{d: d, upper: upper, excl: isFlag && flag})
+				n.bounds = append(n.bounds, newBound(d, upper, isFlag && flag))
 			} else {
 				left = append(left, side[0])
 				if isFlag {
@@ -50,7 +68,7 @@ func (n *shapeNode) compileBounds(m map[string]any) (left []string) {
 		}
 		if hasExcl && !isFlag {
 			if d, ok := schemaDecimal(excl); ok {
-				n.bounds = append(n.bounds, bound{d: d, upper: upper, excl: true})
+				n.bounds = append(n.bounds, newBound(d, upper, true))
 			} else {
 				left = append(left, side[1])
 			}
@@ -164,8 +182,42 @@ func (d *decimal) compare(neg bool, ip, fp []byte) int {
 // inBounds reports whether the number b (as the walker passed it) is
 // certainly within n's bounds; a number with an exponent is not.
 func (n *shapeNode) inBounds(b []byte) bool {
-	if bytes.IndexAny(b, "eE") >= 0 {
-		return false
+	// Most numbers are whole and short: compared as int64.
+	whole, v := len(b) > 0 && len(b) <= 18, int64(0)
+	for i, c := range b {
+		switch {
+		case c-'0' <= 9:
+			v = v*10 + int64(c-'0')
+		case c == '-' && i == 0:
+		default:
+			whole = false
+		}
+	}
+	if whole && b[0] == '-' {
+		v = -v
+	}
+	for i := range n.bounds {
+		bd := &n.bounds[i]
+		if !whole || !bd.small {
+			return n.inBoundsExact(b)
+		}
+		c := v - bd.i
+		if bd.upper {
+			c = -c
+		}
+		if c < 0 || c == 0 && bd.excl {
+			return false
+		}
+	}
+	return true
+}
+
+// inBoundsExact is inBounds on the number's digits.
+func (n *shapeNode) inBoundsExact(b []byte) bool {
+	for _, c := range b {
+		if c == 'e' || c == 'E' {
+			return false
+		}
 	}
 	neg, ip, fp := splitNumber(b)
 	for i := range n.bounds {

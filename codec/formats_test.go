@@ -1,6 +1,7 @@
 package codec
 
 import (
+	"encoding/json"
 	"math/big"
 	"math/rand/v2"
 	"strings"
@@ -160,6 +161,37 @@ func TestBoundsExact(t *testing.T) {
 	for _, bad := range []string{"1e401", "1e-401", "01", "1.", ".5", "--1", "1e", ""} {
 		if _, ok := parseDecimal(bad); ok {
 			t.Errorf("%q read as a decimal", bad)
+		}
+	}
+}
+
+// TestInBounds holds the walker's bound check, short whole numbers
+// included, to math/big.
+func TestInBounds(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	nums := []string{"0", "-0", "1", "-1", "5", "17", "-17", "999999999999999999", "-999999999999999999",
+		"1000000000000000000", "12.5", "-12.5", "0.001", "123456789012345678901234567890", "4.0", "-4.00"}
+	for i := 0; i < 50000; i++ {
+		lo, hi, v := nums[r.IntN(len(nums))], nums[r.IntN(len(nums))], nums[r.IntN(len(nums))]
+		m := map[string]any{"minimum": json.Number(lo), "maximum": json.Number(hi)}
+		loEx, hiEx := r.IntN(2) == 0, r.IntN(2) == 0
+		if loEx {
+			m["exclusiveMinimum"] = true
+		}
+		if hiEx {
+			m["exclusiveMaximum"] = json.Number(hi)
+		}
+		var n shapeNode
+		if left := n.compileBounds(m); len(left) > 0 {
+			t.Fatalf("%v: left %v", m, left)
+		}
+		rl, _ := new(big.Rat).SetString(lo)
+		rh, _ := new(big.Rat).SetString(hi)
+		rv, _ := new(big.Rat).SetString(v)
+		want := rv.Cmp(rl) > 0 || !loEx && rv.Cmp(rl) == 0
+		want = want && (rv.Cmp(rh) < 0 || !hiEx && rv.Cmp(rh) == 0)
+		if got := n.inBounds([]byte(v)); got != want {
+			t.Fatalf("%s against %v: %v, math/big says %v", v, m, got, want)
 		}
 	}
 }

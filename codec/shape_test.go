@@ -325,3 +325,41 @@ func FuzzWalkKeywords(f *testing.F) {
 		j.check(t, rec)
 	})
 }
+
+// BenchmarkWalkShapes walks one event against the demo's events schema
+// (plain) and against the same schema with enum, maxLength, minimum,
+// pattern and format keywords (keywords): their ratio is the keywords'
+// cost.
+func BenchmarkWalkShapes(b *testing.B) {
+	const keywords = `{"type":"object","required":["id"],"properties":{
+	"id":{"type":"integer","minimum":1},
+	"type":{"type":["null","string"],"enum":["logout","login",null]},
+	"actor_id":{"type":["null","integer"],"minimum":0,"maximum":1000},
+	"occurred_at":{"type":["null","string"],"format":"date-time"},
+	"source":{"type":["null","string"],"enum":["web","api","mobile"]},
+	"ip":{"type":["null","string"],"format":"ipv4"},
+	"user_agent":{"type":["null","string"],"minLength":1,"maxLength":512},
+	"payload":{"type":["null","object"],"properties":{
+		"path":{"type":["null","string"],"pattern":"^/app/billing/[0-9]+/"},
+		"duration_ms":{"type":["null","integer"],"minimum":0,"exclusiveMaximum":100000},
+		"bytes":{"type":["null","integer"],"minimum":0},
+		"ok":{"type":["null","boolean"]}}}}}`
+	for _, tt := range []struct {
+		name string
+		j    judge
+	}{
+		{"plain", newJudge(b, "events", "id")},
+		{"keywords", judgeOf(b, keywords, true, "id")},
+	} {
+		b.Run(tt.name, func(b *testing.B) {
+			rec := []byte(event)
+			var w codec.Walker
+			b.SetBytes(int64(len(rec)))
+			for b.Loop() {
+				if _, ok, _, err := w.Walk(rec, 0, tt.j.shape); err != nil || !ok {
+					b.Fatal(ok, err)
+				}
+			}
+		})
+	}
+}
