@@ -90,6 +90,17 @@
 //     records/s and CPU time (user + system) per record of each, and the
 //     ratio feed/pages. A figure, not a target.
 //
+//   - models (bench/models.go): the same N events through every
+//     pagination model, as one JSON Lines and one CSV body, as the child
+//     stream of N/1,000 parents, and a 7-property stream paged by a cursor
+//     in the body (N/10 records, pages of 100), the tap pinned to one CPU,
+//     the rows interleaved in -reps rounds (3), medians: records per
+//     CPU-second and the ratio to keyset's (targets: models >= 0.8,
+//     bodies >= 0.5, the child stream >= 0.7), CPU-seconds per 100k
+//     records of the 7-property stream (<= 0.55), peak RSS (<= 20 MiB at
+//     1M; with -records of 10M or more each row runs once on 1M too, and
+//     its RSS at N must be <= 1.1 times that).
+//
 //   - reconcile: a stream's keys file of 10,000,000 integer keys (100,000
 //     with -quick) saved, listed again without 1% of them, compared as
 //     sorted streams (bench/reconcile.go), in a process of its own: the
@@ -135,6 +146,7 @@ import (
 func main() {
 	records := flag.Int("records", 0, "records in the throughput and memory scenarios [1,000,000; 20,000 with -quick]")
 	quick := flag.Bool("quick", false, "tiny sizes, for a CI smoke run")
+	reps := flag.Int("reps", 0, "rounds of the models scenario, interleaved [3; 1 with -quick]")
 	only := flag.String("only", "", "comma-separated scenarios to run: throughput (with memory and stream maps), limit, models, quota, scale-out, pause, cost, formats, feeds, reconcile [all]")
 	raw := flag.String("rawcopy", "", "internal: run as the limit scenario's raw copy of the pages at this URL")
 	serve := flag.Bool("servepages", false, "internal: run as the limit scenario's page server of -records events")
@@ -154,10 +166,10 @@ func main() {
 	if *raw != "" {
 		os.Exit(rawCopy(*raw, *records))
 	}
-	os.Exit(run(*records, *quick, *only))
+	os.Exit(run(*records, *reps, *quick, *only))
 }
 
-func run(records int, quick bool, only string) int {
+func run(records, reps int, quick bool, only string) int {
 	want := func(scenario string) bool {
 		return only == "" || slices.Contains(strings.Split(only, ","), scenario)
 	}
@@ -167,6 +179,12 @@ func run(records int, quick bool, only string) int {
 	}
 	if records > 0 {
 		n = records
+	}
+	if reps <= 0 {
+		reps = 3
+		if quick {
+			reps = 1
+		}
 	}
 	if n < 10 {
 		fmt.Fprintln(os.Stderr, "bench: -records must be at least 10")
@@ -221,7 +239,7 @@ func run(records int, quick bool, only string) int {
 		}
 	}
 	if want("models") {
-		if err := b.models(ctx, rep, n); err != nil {
+		if err := b.models(ctx, rep, n, reps); err != nil {
 			fail("models", err)
 		}
 	}

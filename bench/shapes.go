@@ -1,16 +1,14 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
-	"time"
 )
 
 // The schema shapes of the models scenario (issue 28): keyset pages of
 // the same n records through one schema shape each, spliced. A shape's
-// twin is the plain keyset run of the scenario, in the same run: the
+// twin is the plain keyset row of the scenario, in the same rounds: the
 // figure is output bytes per CPU-second (a wide record is four times an
 // event's bytes), and its ratio to keyset's. Target ≥ 0.7× keyset (issue
 // 28), but for the keywords the walker leaves to the library, a figure
@@ -118,44 +116,26 @@ func shapePage(shape string, start, n int) []byte {
 	return nil
 }
 
-// modelShapes runs each shape on keyset pages from the page server at
-// url; keyset is the plain keyset run of the same scenario.
-func (b *bench) modelShapes(ctx context.Context, rep *report, url string, n int, keyset *tapRun, timeout time.Duration) error {
-	const sc = "models"
-	perCPU := func(t *tapRun) float64 { return float64(t.out.bytes) / (t.user + t.sys).Seconds() }
+// shapeRows are the shapes as rows of the models scenario.
+func shapeRows() []modelRow {
+	var rows []modelRow
 	for _, s := range benchShapes {
-		progress(fmt.Sprintf("models: shape %s, %s records", s.name, thousands(int64(n))))
-		var schema map[string]any
-		if err := json.Unmarshal([]byte(s.schema), &schema); err != nil {
-			return fmt.Errorf("shape %s: %v", s.name, err)
+		target := 0.0
+		if s.target {
+			target = 0.7
 		}
-		d := b.stream("events", pageSize)
-		d["path"], d["records_path"], d["schema"] = "/v1/shape_"+s.name, "data", schema
-		d["pagination"] = benchModels[0].pagination
-		delete(d, "params")
-		cfg, err := b.writeConfig(fmt.Sprintf("models_shape_%s_%d.json", s.name, n), map[string]any{
-			"base_url": url, "rate_limit": map[string]any{"requests_per_second": 0, "max_in_flight": 1},
-			"max_parallel_streams": 1, "request_timeout_s": 60, "on_schema_violation": "fail",
-			"streams": []any{d},
-		})
-		if err != nil {
-			return err
-		}
-		t, err := b.runPinned(ctx, []string{b.bin, "--config", cfg}, timeout)
-		if err != nil {
-			return err
-		}
-		if t.out.records != int64(n) {
-			return fmt.Errorf("shape %s: the tap emitted %d RECORD messages, want %d", s.name, t.out.records, n)
-		}
-		ratio := perCPU(t) / perCPU(keyset)
-		figure := "shape " + s.name + " (" + s.what + ") output MB per CPU-second"
-		value := fmt.Sprintf("%.1f, %s records/CPU-s (%.2f× keyset)", perCPU(t)/1e6, thousands(int64(float64(n)/(t.user+t.sys).Seconds())), ratio)
-		if !s.target {
-			rep.add(sc, figure, value, "", "")
-			continue
-		}
-		rep.check(sc, figure, value, ">= 0.70× keyset", ratio >= 0.7)
+		rows = append(rows, modelRow{name: "shape " + s.name, what: s.what, unit: unitBytes, target: target,
+			records: allOf, measured: allOf, streams: func(b *bench) []any {
+				var schema map[string]any
+				if err := json.Unmarshal([]byte(s.schema), &schema); err != nil {
+					panic(fmt.Sprintf("shape %s: %v", s.name, err)) // a constant above
+				}
+				d := b.stream("events", pageSize)
+				d["path"], d["records_path"], d["schema"] = "/v1/shape_"+s.name, "data", schema
+				d["pagination"] = keysetPagination
+				delete(d, "params")
+				return []any{d}
+			}})
 	}
-	return nil
+	return rows
 }
