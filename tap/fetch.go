@@ -415,6 +415,10 @@ var errStopped = errors.New("the walk stopped reading the body")
 // Consume): the records already handed on are handed on again.
 func (e *engine) bodyFetcher(n *node, format string) streams.Fetch {
 	dec, derr := e.decoder(n, format)
+	var spliced *splice.Reader
+	if derr == nil && dec.SplitsLines() {
+		spliced = e.splicer(n)
+	}
 	return func(ctx context.Context, req streams.Request) (*streams.Page, error) {
 		if derr != nil {
 			return nil, derr
@@ -423,21 +427,38 @@ func (e *engine) bodyFetcher(n *node, format string) streams.Fetch {
 		b.next, b.stop = iter.Pull2(func(yield func(*streams.Page, error) bool) {
 			var last *streams.Page
 			stopped := false
+			hand := func(p *streams.Page, end bool) error {
+				if end {
+					last = p // handed on with the response's URL
+					return nil
+				}
+				p.More = b
+				if !yield(p, nil) {
+					stopped = true
+					return errStopped
+				}
+				return nil
+			}
 			creq := e.clientRequest(n, req, dec.Format())
 			creq.Consume = func(r io.Reader, h http.Header) error {
 				last = nil
+				if spliced != nil {
+					return dec.LinePages(r, h, 0, func(lines *decoder.Lines, end bool) error {
+						p, err := splicedLines(spliced, lines)
+						p.Header = h
+						if err != nil {
+							if len(p.Records) > 0 {
+								if herr := hand(p, false); herr != nil {
+									return herr
+								}
+							}
+							return err
+						}
+						return hand(p, end)
+					})
+				}
 				return dec.Pages(r, h, 0, func(recs []any, end bool) error {
-					p := &streams.Page{Records: recs, Header: h}
-					if end {
-						last = p // handed on with the response's URL
-						return nil
-					}
-					p.More = b
-					if !yield(p, nil) {
-						stopped = true
-						return errStopped
-					}
-					return nil
+					return hand(&streams.Page{Records: recs, Header: h}, end)
 				})
 			}
 			resp, err := e.client.Do(ctx, creq)
@@ -457,6 +478,19 @@ func (e *engine) bodyFetcher(n *node, format string) streams.Fetch {
 		})
 		return b.Next()
 	}
+}
+
+// splicedLines is the page of a jsonl body's lines: spliced when the
+// stream's Shape reads every line, else their trees (with the error of
+// the first line that is not JSON, and the records before it).
+func splicedLines(r *splice.Reader, lines *decoder.Lines) (*streams.Page, error) {
+	slot := r.Take()
+	if slot.ScanLines(lines.Len(), lines.Line) {
+		return &streams.Page{Records: slot.Records(), Spliced: slot, Values: slot}, nil
+	}
+	slot.Release()
+	recs, err := lines.Records()
+	return &streams.Page{Records: recs}, err
 }
 
 // body is the pages of one response read as it arrives (streams.Parts):

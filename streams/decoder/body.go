@@ -39,16 +39,19 @@ func (dec *Decoder) PageConsumer(recs *[]any) func(io.Reader, http.Header) error
 // a body of any size takes the memory of the pages page holds. A full
 // page goes to page as soon as the record after it is read, with last
 // false; the page that ends with the body's last record (empty for an
-// empty body) goes with last true. Pages stops at page's error.
+// empty body) goes with last true. Pages stops at page's error; at an
+// error of the body, the records read before it go to page (last false)
+// before Pages returns the error.
 func (dec *Decoder) Pages(body io.Reader, h http.Header, size int, page func(recs []any, last bool) error) error {
 	if size <= 0 {
 		size = PageRecords
 	}
 	recs := make([]any, 0, size)
+	var pageErr error
 	err := dec.each(body, h, 0, func(rec any) error {
 		if len(recs) == size {
-			if err := page(recs, false); err != nil {
-				return err
+			if pageErr = page(recs, false); pageErr != nil {
+				return pageErr
 			}
 			recs = make([]any, 0, size)
 		}
@@ -56,6 +59,13 @@ func (dec *Decoder) Pages(body io.Reader, h http.Header, size int, page func(rec
 		return nil
 	})
 	if err != nil {
+		if pageErr == nil && len(recs) > 0 {
+			// The records before the error are handed on, as a body
+			// read record by record would have.
+			if perr := page(recs, false); perr != nil {
+				return perr
+			}
+		}
 		return err
 	}
 	return page(recs, true)

@@ -119,7 +119,7 @@ func TestPages(t *testing.T) {
 			format: "csv", body: []byte("<html></html>"), h: http.Header{"Content-Type": {"text/html"}},
 			err: `stream "s": the response is an HTML page (Content-Type "text/html"), but the stream's format is csv`,
 		},
-		"a record that is not JSON": {format: "jsonl", body: []byte("{\"id\":1}\n{nope\n"), size: 1, err: "line 2 of the jsonl body is not JSON"},
+		"a record that is not JSON": {format: "jsonl", body: []byte("{\"id\":1}\n{nope\n"), size: 1, want: []int{1}, last: []bool{false}, err: "line 2 of the jsonl body is not JSON"},
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {

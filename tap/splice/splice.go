@@ -1,4 +1,5 @@
-// Package splice reads a stream's JSON pages as spliced records.
+// Package splice reads a stream's JSON pages, and the lines of a jsonl
+// body read as it arrives, as spliced records.
 //
 // A record the stream's compiled codec.Shape is certain of is written from
 // the page's bytes as they came, into the RECORD line, without a tree, a
@@ -6,12 +7,13 @@
 // takes the tree path (decode, validate, encode), so the output holds the
 // same records, with their keys in the API's order.
 //
-// A stream splices only when nothing needs a record's tree: JSON pages,
-// a parent key to inject only without maps (inject.go), stream maps of
-// named properties only (streammap.NewSplicer), a primary key (the
-// walk's stale-page guard and offset dedupe read only it), and a
-// paginator that reads only record fields and values of the body outside
-// the records (streams.Definition.PageReads); the run says what it does with the
+// A stream splices only when nothing needs a record's tree: JSON pages
+// (or a jsonl body read as it arrives, a record a line), a parent key to
+// inject only without maps (inject.go), stream maps of named properties
+// only (streammap.NewSplicer), a primary key (the walk's stale-page guard
+// and offset dedupe read only it), and a paginator that reads only
+// record fields and values of the body outside the records
+// (streams.Definition.PageReads); the run says what it does with the
 // records (Stream: tap --tree, a stream written or read only for its
 // children, deselected properties). The primary key, the replication
 // key, the record fields the paginator reads and the keys the stream's
@@ -73,6 +75,7 @@ func (s Stream) trees() bool {
 // A Reader reads the pages of one walk of a stream.
 type Reader struct {
 	page    *codec.Page
+	shape   *codec.Shape
 	capture []string // the captured keys, the Shape's first slots
 	// envelope lists the paths of the body the paginator reads, in
 	// codec.PageSpec.Envelope's order.
@@ -90,7 +93,11 @@ func New(s Stream) *Reader {
 	d := s.Def
 	// A soft-deleted record gains a property, and a reconciled stream's
 	// keys are noted record by record: both are read as trees.
-	if s.trees() || d.BodyFormat() != streams.FormatJSON || len(d.PrimaryKey) == 0 ||
+	// A jsonl body read as it arrives (an export, a report's files), a
+	// record a line, splices line by line (Page.ScanLines).
+	lines := d.RecordsPath == "" && (d.Streamed() && d.BodyFormat() == streams.FormatJSONL ||
+		d.Async != nil && d.Async.DownloadFormat(d) == streams.FormatJSONL)
+	if s.trees() || d.BodyFormat() != streams.FormatJSON && !lines || len(d.PrimaryKey) == 0 ||
 		d.SoftDelete != nil || d.Reconcile != nil {
 		return nil
 	}
@@ -105,7 +112,7 @@ func New(s Stream) *Reader {
 		}
 	}
 	reads, ok := d.PageReads()
-	if !ok || d.Pagination.Type == "" {
+	if !ok || d.Pagination.Type == "" && !lines {
 		// A stream that names no pagination has always been read through
 		// the tree: splicing it would change the bytes of its records.
 		// Otherwise the paginator reads the body's tree.
@@ -156,7 +163,7 @@ func New(s Stream) *Reader {
 	if err != nil {
 		return nil // the paginator reads the records' own array
 	}
-	return &Reader{page: page, capture: capture, envelope: reads.Envelope, maps: maps, inject: inj}
+	return &Reader{page: page, shape: shape, capture: capture, envelope: reads.Envelope, maps: maps, inject: inj}
 }
 
 func appendNew(list []string, s string) []string {
@@ -187,6 +194,7 @@ type Page struct {
 	text    string   // buf, one string per page
 	ends    []int    // where each captured value ends in text
 	parent  parentKey
+	walker  codec.Walker
 }
 
 // keys is a spliced record's captured values, as the walk reads them.
@@ -262,6 +270,34 @@ func (p *Page) Scan(body []byte) (ok bool) {
 	if !ok {
 		return false
 	}
+	return p.found()
+}
+
+// ScanLines reads a page of n records given as their bytes, each one JSON
+// text (the lines of a jsonl body, line(i) the i-th), into p: each is
+// walked against the stream's Shape. ok is false when one is not one JSON
+// text, and the caller decodes them (decoder.Lines.Records), which then
+// answers as ever: their records, or the error naming the line.
+func (p *Page) ScanLines(n int, line func(i int) []byte) (ok bool) {
+	s := p.of
+	p.recs = slices.Grow(p.recs[:0], n)[:n]
+	p.env = p.env[:0]
+	p.parent.clear()
+	for i := range n {
+		b := line(i)
+		end, splicable, captures, err := p.walker.Walk(b, 0, s.shape)
+		if err != nil || end != len(b) {
+			return false
+		}
+		p.recs[i] = codec.Record{Raw: b, Splicable: splicable, Captures: captures}
+	}
+	return p.found()
+}
+
+// found makes the captured keys and the walk's view of the records found
+// by a scan.
+func (p *Page) found() bool {
+	s := p.of
 	// The captured values' text, one string for the page.
 	p.buf, p.ends = p.buf[:0], p.ends[:0]
 	for i := range p.recs {

@@ -1,0 +1,148 @@
+package tap
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/tap-dev/tap/settings"
+)
+
+// syncExport syncs an events stream read as it arrives (format jsonl or
+// csv, body as the API sends it), on the tree path or not, as a sorted
+// stream when sorted.
+func syncExport(t *testing.T, format, body string, tree, sorted bool) pageRun {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, body)
+	}))
+	defer srv.Close()
+	schema, err := os.ReadFile("../schemas/events.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	def := map[string]any{"name": "events", "path": "/events", "format": format, "primary_key": []any{"id"},
+		"schema": json.RawMessage(schema), "pagination": map[string]any{"type": "none"}}
+	if sorted {
+		def["replication_key"], def["is_sorted"] = "id", true
+	}
+	config := map[string]any{"base_url": srv.URL, "rate_limit": map[string]any{"requests_per_second": 0},
+		"retry": map[string]any{"max_attempts": 1}, "dead_letter_path": filepath.Join(dir, "dead.jsonl"), "streams": []any{def}}
+	cfg, err := settings.Load(writeConfig(t, dir, "config.json", config))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &rawRecorder{raw: map[string][][]byte{}}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	var res pageRun
+	if err := Sync(context.Background(), Options{Config: cfg, Writer: w, Log: log, Tree: tree}); err != nil {
+		res.err = err.Error()
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "dead.jsonl"))
+	for _, line := range bytes.Split(bytes.TrimSpace(b), []byte("\n")) {
+		if len(line) == 0 {
+			continue
+		}
+		var m map[string]any
+		if err := json.Unmarshal(line, &m); err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range []string{"run_id", "run_started_at", "time_extracted"} {
+			delete(m, k)
+		}
+		res.dead = append(res.dead, m)
+	}
+	res.msgs, res.raw = w.msgs, w.raw["events"]
+	return res
+}
+
+// A jsonl body's lines the walker is sure of are spliced, the others go
+// to the tree path: spliced and tree runs write the same records in the
+// same order, the same dead letters, the same states, and fail alike at
+// a line that is not JSON, after the same records; over several pages.
+func TestSpliceLinesAgainstTree(t *testing.T) {
+	mixed := []string{
+		`{"id":1,"type":"login","occurred_at":"2026-01-01T00:00:00Z"}`,
+		`{"id":2,"type":"x","type":"last wins"}`,        // duplicate key
+		`{"id":3,"type":"caf` + "\xff" + `"}`,           // invalid UTF-8
+		`{"id":4,"type":"a","surprise":{"b":[1,2]}}`,    // drift
+		`{"id":"6","type":"wrong type"}`,                // a dead letter
+		`{"id":7,"occurred_at":"2026-02-30T00:00:00Z"}`, // not a date: a dead letter
+		`{"id":8,"actor_id":1e2}`,                       // an exponent
+		`{"\u0069d":9}`,                                 // an escaped key
+		`  {"id":10,"payload":{"ok":true,"path":"\ud83d\ude00/\u00e9"}}  `,
+		``, // a blank line
+		`{"id": 11, "type" : "spaced"}`,
+	}
+	many := func(n int) []string {
+		lines := make([]string, n)
+		for i := range lines {
+			lines[i] = fmt.Sprintf(`{"id":%d,"type":"t%d","occurred_at":"2026-01-01T00:00:00Z","payload":{"bytes":%d}}`, 100+i, i%7, i)
+		}
+		return lines
+	}
+	tests := map[string]struct {
+		lines   []string
+		sorted  bool
+		records int // written
+		dead    int
+		spliced int // at least
+		err     string
+	}{
+		"mixed":                 {lines: append([]string{"\uFEFF" + mixed[0]}, mixed[1:]...), records: 8, dead: 2, spliced: 2},
+		"several pages, sorted": {lines: many(2500), sorted: true, records: 2500, spliced: 2500},
+		"mixed pages":           {lines: append(many(1500), mixed...), records: 1508, dead: 2, spliced: 1500},
+		"not JSON on the second page": {lines: append(many(1200), `{"id":1},{"id":2}`, `{"id":3}`),
+			records: 1200, spliced: 1000, err: "line 1201 of the jsonl body is not JSON"},
+		"not an object": {lines: append(many(3), "5"), records: 3, spliced: 3, err: "a record is not a JSON object"},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			body := strings.Join(tt.lines, "\n") + "\n"
+			tree, spliced := syncExport(t, "jsonl", body, true, tt.sorted), syncExport(t, "jsonl", body, false, tt.sorted)
+			if tt.err == "" && (tree.err != "" || spliced.err != "") || tt.err != "" && (!strings.Contains(tree.err, tt.err) || !strings.Contains(spliced.err, tt.err)) {
+				t.Fatalf("sync: tree %q, spliced %q; want %q", tree.err, spliced.err, tt.err)
+			}
+			n := 0
+			for i, b := range spliced.raw {
+				if !bytes.Equal(b, tree.raw[i]) {
+					n++ // the API's key order: spliced
+				}
+			}
+			if n < tt.spliced {
+				t.Errorf("%d records spliced, want at least %d", n, tt.spliced)
+			}
+			tree.raw, spliced.raw = nil, nil
+			if d := cmp.Diff(tree, spliced, cmp.AllowUnexported(message{}, pageRun{})); d != "" {
+				t.Errorf("(-tree +spliced):\n%s", d)
+			}
+			records, states := 0, 0
+			for _, m := range tree.msgs {
+				switch m.Type {
+				case "RECORD":
+					records++
+				case "STATE":
+					states++
+				}
+			}
+			if records != tt.records || len(tree.dead) != tt.dead {
+				t.Errorf("%d records, %d dead letters; want %d, %d", records, len(tree.dead), tt.records, tt.dead)
+			}
+			if tt.sorted && states < 3 {
+				t.Errorf("%d STATE messages, want one a page at least", states)
+			}
+		})
+	}
+}
