@@ -232,3 +232,69 @@ func (n *shapeNode) inBoundsExact(b []byte) bool {
 	}
 	return true
 }
+
+// multiple is a multipleOf the walker checks: a power of ten, 10^e (a
+// number of at most -e decimals, or a whole one ending in e zeros), or
+// a whole number of at most 18 digits that a short whole value is
+// divided by.
+type multiple struct {
+	pow bool
+	e   int
+	i   int64 // !pow
+}
+
+// schemaMultiple reads multipleOf; false: the library's.
+func schemaMultiple(v any) (*multiple, bool) {
+	d, ok := schemaDecimal(v)
+	if !ok || d.neg {
+		return nil, false
+	}
+	digits := string(d.int) + string(d.frac)
+	e := -len(d.frac)
+	for len(digits) > 0 && digits[0] == '0' {
+		digits = digits[1:]
+	}
+	for len(digits) > 1 && digits[len(digits)-1] == '0' {
+		digits, e = digits[:len(digits)-1], e+1
+	}
+	switch {
+	case digits == "1":
+		return &multiple{pow: true, e: e}, true
+	case e >= 0 && len(digits)+e <= 18:
+		b := newBound(d, false, false)
+		return &multiple{i: b.i}, b.small && b.i > 0
+	}
+	return nil, false
+}
+
+// of reports whether the number b (no exponent) is certainly a multiple.
+func (m *multiple) of(b []byte) bool {
+	_, ip, fp := splitNumber(b)
+	if m.pow {
+		if m.e <= 0 {
+			return len(fp) <= -m.e
+		}
+		if len(fp) > 0 {
+			return false
+		}
+		z := 0
+		for z < len(ip) && ip[len(ip)-1-z] == '0' {
+			z++
+		}
+		return len(ip) == 0 || z >= m.e
+	}
+	if len(fp) > 0 || len(ip) > 18 {
+		return false
+	}
+	var v int64
+	for _, c := range ip {
+		v = v*10 + int64(c-'0')
+	}
+	return v%m.i == 0
+}
+
+// numberOK reports whether the number b certainly meets n's number
+// keywords.
+func (n *shapeNode) numberOK(b []byte) bool {
+	return (len(n.bounds) == 0 || n.inBounds(b)) && (n.multiple == nil || n.multiple.of(b))
+}

@@ -195,3 +195,87 @@ func TestInBounds(t *testing.T) {
 		}
 	}
 }
+
+// TestMultipleExact holds multipleOf to math/big: what the walker calls
+// a multiple is one, and of whole values and decimals it is exact.
+func TestMultipleExact(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	ms := []string{"1", "0.01", "1e-38", "100", "1e2", "5", "7", "0.1", "10", "250", "1000000000000000000"}
+	vs := []string{"0", "-0", "1", "5", "7", "35", "100", "-1200", "1250", "12.34", "12.345", "0.1", "2.50",
+		"999999999999999999", "1000000000000000000", "123456789012345678901234567890", "0.00000000000000000000000000000000000001"}
+	for i := 0; i < 20000; i++ {
+		ms, vs := ms[r.IntN(len(ms))], vs[r.IntN(len(vs))]
+		m, ok := schemaMultiple(json.Number(ms))
+		if !ok {
+			t.Fatalf("multipleOf %s not read", ms)
+		}
+		rm, _ := new(big.Rat).SetString(ms)
+		rv, _ := new(big.Rat).SetString(vs)
+		want := new(big.Rat).Quo(rv, rm).IsInt()
+		got := m.of([]byte(vs))
+		if got && !want {
+			t.Fatalf("%s a multiple of %s: the walker says so, math/big not", vs, ms)
+		}
+		if exact := m.pow || len(vs) <= 18 && !strings.Contains(vs, "."); exact && got != want {
+			t.Fatalf("%s a multiple of %s: %v, math/big %v", vs, ms, got, want)
+		}
+	}
+	if _, ok := schemaMultiple(json.Number("2.5")); ok {
+		t.Error("multipleOf 2.5 read: it is the library's")
+	}
+}
+
+// patterns are schema patterns, simple and not.
+var patterns = []string{`^/app/billing/[0-9]+/`, `^[A-Z]{2}-[0-9]+$`, `^[A-Z]{3}$`, `[0-9]+`, `^\d{4}-\d{2}-\d{2}$`,
+	`^[a-z]+[0-9]*$`, `^[a-z]+a$`, `x?y`, `^.+@.+$`, `^(?i)abc$`, `^[^@\s]+@[^@\s]+\.[a-z]{2,}$`, `é+\w`, `^$`, `a|b`,
+	`^[a-f0-9]{8}-[a-f0-9]{4}$`, `^\S+$`, `^a{2,3}b?c*$`, `.`, `^[[:alpha:]]+$`, `^\p{L}+$`, `(ab)+`, `^a*?b$`}
+
+// TestPatternsAgree holds the walker's pattern matcher to Go's regexp
+// on mutated strings.
+func TestPatternsAgree(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	samples := []string{"/app/billing/3727/activity", "AB-12", "EUR", "2024-02-29", "abc123", "aba", "xy", "a@b.co",
+		"ABC", "éé_", "", "a", "aab", "deadbeef-0a1b", "no spaces", "aaabcc", "ab", "日本語"}
+	alphabet := []rune("aAbcxyz09-/@._ é\n日\xff")
+	simpleCount := 0
+	for _, p := range patterns {
+		pt, err := compilePattern(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pt.simple != nil {
+			simpleCount++
+		}
+		for i := 0; i < 5000; i++ {
+			s := []rune(samples[r.IntN(len(samples))])
+			for k := r.IntN(3); k > 0; k-- {
+				at := r.IntN(len(s) + 1)
+				s = append(s[:at], append([]rune{alphabet[r.IntN(len(alphabet))]}, s[at:]...)...)
+			}
+			b := []byte(string(s))
+			if got, want := pt.match(b), pt.re.Match(b); got != want {
+				t.Fatalf("%s on %q: %v, regexp %v", p, b, got, want)
+			}
+		}
+	}
+	if simpleCount < 8 {
+		t.Errorf("%d of %d patterns simple", simpleCount, len(patterns))
+	}
+}
+
+func FuzzPatterns(f *testing.F) {
+	f.Add("/app/billing/3727/activity")
+	f.Add("AB-12")
+	var compiled []*pattern
+	for _, p := range patterns {
+		pt, _ := compilePattern(p)
+		compiled = append(compiled, pt)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		for i, pt := range compiled {
+			if got, want := pt.match([]byte(s)), pt.re.MatchString(s); got != want {
+				t.Errorf("%s on %q: %v, regexp %v", patterns[i], s, got, want)
+			}
+		}
+	})
+}

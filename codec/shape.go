@@ -5,9 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"regexp"
+	"net/url"
 	"sort"
 	"strconv"
+	"strings"
 )
 
 // kind is a set of JSON types.
@@ -84,7 +85,7 @@ type shapeNode struct {
 	// the walker cannot compare as is is the library's to judge.
 	enum           map[string]bool
 	minLen, maxLen int // in code points; -1: unset
-	pattern        *regexp.Regexp
+	pattern        *pattern
 	bounds         []bound
 	// strChecks: a string value is checked beyond its type, so it takes
 	// value's path; numChecks: a number value is.
@@ -96,10 +97,15 @@ type shapeNode struct {
 	lib, fallback func(any) bool
 	capture       int // >= 0: the Captures slot of this top-level value
 	id            int // a node with properties: its number in the Shape
-	// rest and strRest are the sub-schemas lib and fallback come from,
-	// until the Library compiles them.
-	rest, strRest map[string]any
-	pointer       string
+	// multiple is multipleOf (nil: none); numFallback checks the
+	// number keywords with the library when the walker is not sure of a
+	// number.
+	multiple    *multiple
+	numFallback func(any) bool
+	// rest, strRest and numRest are the sub-schemas lib, fallback and
+	// numFallback come from, until the Library compiles them.
+	rest, strRest, numRest map[string]any
+	pointer                string
 }
 
 type shapeProp struct {
@@ -182,7 +188,8 @@ func CompileShapeWith(schema map[string]any, lib Library, capture ...string) (*S
 	if len(capture) > MaxCaptures {
 		return nil, fmt.Errorf("%d properties to capture, at most %d", len(capture), MaxCaptures)
 	}
-	root, err := compileNode(schema, "", true)
+	c := &shapeCompiler{root: schema, refs: map[string]*shapeNode{}, active: map[string]bool{}}
+	root, err := c.node(schema, "", true)
 	if err != nil {
 		return nil, err
 	}
@@ -207,17 +214,24 @@ func CompileShapeWith(schema map[string]any, lib Library, capture ...string) (*S
 	return sh, nil
 }
 
-// walk calls f on every node of n's tree once (a capture's copy too).
+// walkNodes calls f on every node of n's tree once (a capture's copy
+// too, a $ref's target once however often it is referred to).
 func walkNodes(n *shapeNode, f func(*shapeNode)) {
-	if n == nil || n == anyShape {
-		return
+	seen := map[*shapeNode]bool{}
+	var walk func(n *shapeNode)
+	walk = func(n *shapeNode) {
+		if n == nil || n == anyShape || seen[n] {
+			return
+		}
+		seen[n] = true
+		f(n)
+		for _, p := range n.props {
+			walk(p.node)
+		}
+		walk(n.extra)
+		walk(n.items)
 	}
-	f(n)
-	for _, p := range n.props {
-		walkNodes(p.node, f)
-	}
-	walkNodes(n.extra, f)
-	walkNodes(n.items, f)
+	walk(n)
 }
 
 // library compiles the sub-schemas left to the library, in one call.
@@ -232,6 +246,10 @@ func (s *Shape) library(lib Library) error {
 		if n.strRest != nil && lib != nil { // without, a string it refuses is not sure
 			subs = append(subs, Sub{n.pointer, n.strRest})
 			dest = append(dest, &n.fallback)
+		}
+		if n.numRest != nil && lib != nil {
+			subs = append(subs, Sub{n.pointer, n.numRest})
+			dest = append(dest, &n.numFallback)
 		}
 	})
 	if len(subs) == 0 {
@@ -309,8 +327,17 @@ func escapeToken(t string) string {
 	return string(out)
 }
 
-// compileNode compiles the schema at pointer; root: the document's.
-func compileNode(v any, pointer string, root bool) (*shapeNode, error) {
+// A shapeCompiler compiles one schema document.
+type shapeCompiler struct {
+	root map[string]any
+	// refs are the nodes compiled for a $ref, by the pointer it names;
+	// active, those being compiled (a $ref to one is a cycle).
+	refs   map[string]*shapeNode
+	active map[string]bool
+}
+
+// node compiles the schema at pointer; root: the document's.
+func (c *shapeCompiler) node(v any, pointer string, root bool) (*shapeNode, error) {
 	n := &shapeNode{types: kAny, capture: -1, minLen: -1, maxLen: -1, pointer: pointer}
 	switch v := v.(type) {
 	case bool:
@@ -319,12 +346,80 @@ func compileNode(v any, pointer string, root bool) (*shapeNode, error) {
 		}
 		return n, n.finish()
 	case map[string]any:
-		return n, n.compile(v, root)
+		if target, ok := c.inline(v); ok {
+			return target, nil
+		}
+		return n, n.compile(c, v, root)
 	}
 	return nil, fmt.Errorf("a schema is a JSON %T, not an object", v)
 }
 
-func (n *shapeNode) compile(m map[string]any, root bool) error {
+// inline is the node of the schema a {"$ref": "#/…"} names, when m has
+// no other keyword the library reads and the reference is no cycle:
+// the walker checks its target where it refers to it. Any other $ref
+// is the library's.
+func (c *shapeCompiler) inline(m map[string]any) (*shapeNode, bool) {
+	ref, ok := m["$ref"].(string)
+	if !ok || !strings.HasPrefix(ref, "#") {
+		return nil, false
+	}
+	for k := range m {
+		if k != "$ref" && (libraryKeywords[k] || unplaceable[k]) {
+			return nil, false
+		}
+	}
+	pointer, err := url.PathUnescape(ref[1:])
+	if err != nil || c.active[pointer] {
+		return nil, false
+	}
+	if n, ok := c.refs[pointer]; ok {
+		return n, true
+	}
+	target, ok := resolve(c.root, pointer)
+	if !ok {
+		return nil, false
+	}
+	c.active[pointer] = true
+	n, err := c.node(target, pointer, false)
+	delete(c.active, pointer)
+	if err != nil {
+		return nil, false
+	}
+	c.refs[pointer] = n
+	return n, true
+}
+
+// resolve follows a JSON pointer from the document's root.
+func resolve(doc any, pointer string) (any, bool) {
+	if pointer == "" {
+		return nil, false // the root itself: a cycle, the library's
+	}
+	if pointer[0] != '/' {
+		return nil, false // an anchor
+	}
+	for _, tok := range strings.Split(pointer[1:], "/") {
+		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+		switch d := doc.(type) {
+		case map[string]any:
+			v, ok := d[tok]
+			if !ok {
+				return nil, false
+			}
+			doc = v
+		case []any:
+			i, err := strconv.Atoi(tok)
+			if err != nil || i < 0 || i >= len(d) {
+				return nil, false
+			}
+			doc = d[i]
+		default:
+			return nil, false
+		}
+	}
+	return doc, true
+}
+
+func (n *shapeNode) compile(c *shapeCompiler, m map[string]any, root bool) error {
 	rest := map[string]any{}
 	left := func(k string) { rest[k] = m[k] }
 	for k := range m {
@@ -400,7 +495,7 @@ func (n *shapeNode) compile(m map[string]any, root bool) error {
 				return fmt.Errorf("properties is not an object")
 			}
 			for name, p := range props {
-				sub, err := compileNode(p, pointerTo(n.pointer, "properties", name), false)
+				sub, err := c.node(p, pointerTo(n.pointer, "properties", name), false)
 				if err != nil {
 					return fmt.Errorf("%s: %w", name, err)
 				}
@@ -419,7 +514,7 @@ func (n *shapeNode) compile(m map[string]any, root bool) error {
 				n.required = append(n.required, s)
 			}
 		case "items":
-			sub, err := compileNode(val, pointerTo(n.pointer, "items"), false)
+			sub, err := c.node(val, pointerTo(n.pointer, "items"), false)
 			if err != nil {
 				return fmt.Errorf("items: %w", err)
 			}
@@ -429,7 +524,7 @@ func (n *shapeNode) compile(m map[string]any, root bool) error {
 				n.noExtra = !b
 				break
 			}
-			sub, err := compileNode(val, pointerTo(n.pointer, "additionalProperties"), false)
+			sub, err := c.node(val, pointerTo(n.pointer, "additionalProperties"), false)
 			if err != nil {
 				return fmt.Errorf("additionalProperties: %w", err)
 			}
@@ -460,7 +555,7 @@ func (n *shapeNode) compile(m map[string]any, root bool) error {
 			str(k)
 		case "pattern":
 			p, ok := val.(string)
-			re, err := regexp.Compile(p)
+			re, err := compilePattern(p)
 			if !ok || err != nil {
 				left(k)
 				break
@@ -478,12 +573,29 @@ func (n *shapeNode) compile(m map[string]any, root bool) error {
 			str(k)
 		case "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum":
 			// below: the boolean exclusives of draft 4 modify the others
+		case "multipleOf":
+			mu, ok := schemaMultiple(val)
+			if !ok {
+				left(k)
+				break
+			}
+			n.multiple = mu
 		default:
 			left(k)
 		}
 	}
 	for _, k := range n.compileBounds(m) {
 		left(k)
+	}
+	// The number keywords the walker checks, for the library to judge a
+	// number the walker is not sure of.
+	for _, k := range []string{"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"} {
+		if _, gone := rest[k]; !gone && m[k] != nil {
+			if n.numRest == nil {
+				n.numRest = map[string]any{}
+			}
+			n.numRest[k] = m[k]
+		}
 	}
 	if n.enum != nil {
 		n.types &= enumTypes // a value of another type is not in the enum
@@ -493,7 +605,7 @@ func (n *shapeNode) compile(m map[string]any, root bool) error {
 	}
 	n.strRest = strRest
 	n.strChecks = n.format != 0 || n.enum != nil || n.minLen >= 0 || n.maxLen >= 0 || n.pattern != nil
-	n.numChecks = len(n.bounds) > 0
+	n.numChecks = len(n.bounds) > 0 || n.multiple != nil
 	for _, r := range n.required {
 		if !n.has(r) {
 			n.props = append(n.props, shapeProp{name: r, node: anyShape})

@@ -52,6 +52,13 @@ const keywordSchema = `{"type":"object","required":["id"],"properties":{
 	"qty":{"type":"integer","multipleOf":5},
 	"either":{"anyOf":[{"type":"string"},{"type":"integer","minimum":0}]},
 	"ref":{"$ref":"#/definitions/pos"},
+	"ref2":{"$ref":"#/definitions/pos","description":"the same"},
+	"refMin":{"$ref":"#/definitions/pos","maximum":5},
+	"tree":{"$ref":"#/definitions/node"},
+	"cents":{"type":"number","multipleOf":0.01},
+	"hundreds":{"type":"integer","multipleOf":100},
+	"fine":{"type":"number","multipleOf":1e-38},
+	"halves":{"type":"number","multipleOf":2.5},
 	"meta":{"type":"object","additionalProperties":{"type":"integer"}},
 	"pp":{"type":"object","properties":{"a":{"type":"string"}},"patternProperties":{"^x-":{"type":"integer"}},"additionalProperties":false},
 	"pair":{"type":"array","prefixItems":[{"type":"integer"},{"type":"string"}],"items":false},
@@ -59,7 +66,8 @@ const keywordSchema = `{"type":"object","required":["id"],"properties":{
 	"never":false,
 	"level":{"enum":[1,2,"three"]},
 	"nested":{"type":"object","required":["n"],"minProperties":2,"properties":{"n":{"type":"integer","maximum":9}}}},
-	"definitions":{"pos":{"type":"integer","minimum":0}}}`
+	"definitions":{"pos":{"type":"integer","minimum":0},
+		"node":{"type":"object","required":["v"],"properties":{"v":{"type":"integer"},"kids":{"type":"array","items":{"$ref":"#/definitions/node"}}}}}}`
 
 // TestWalkerKeywords holds the walker to the library on every keyword it
 // checks and every kind it leaves to the library: a record it is sure of
@@ -124,6 +132,22 @@ func TestWalkerKeywords(t *testing.T) {
 		{`{"id":1,"either":true}`, false},
 		{`{"id":1,"ref":3}`, true},
 		{`{"id":1,"ref":-3}`, false},
+		{`{"id":1,"ref2":0,"refMin":5}`, true},
+		{`{"id":1,"ref2":-1}`, false},
+		{`{"id":1,"refMin":6}`, false},
+		{`{"id":1,"refMin":-1}`, false},
+		{`{"id":1,"tree":{"v":1,"kids":[{"v":2,"kids":[{"v":3}]}]}}`, true},
+		{`{"id":1,"tree":{"v":1,"kids":[{"v":2,"kids":[{"w":3}]}]}}`, false},
+		{`{"id":1,"tree":{"kids":[]}}`, false},
+		{`{"id":1,"cents":12.34,"hundreds":-1200,"fine":0.00000000000000000000000000000000000001}`, true},
+		{`{"id":1,"cents":12.345}`, false},
+		{`{"id":1,"cents":12.3400000}`, true},
+		{`{"id":1,"cents":-0}`, true},
+		{`{"id":1,"hundreds":1250}`, false},
+		{`{"id":1,"hundreds":0}`, true},
+		{`{"id":1,"fine":0.000000000000000000000000000000000000001}`, false},
+		{`{"id":1,"halves":7.5}`, true},
+		{`{"id":1,"halves":7.25}`, false},
 		{`{"id":1,"meta":{"a":1,"b":2}}`, true},
 		{`{"id":1,"meta":{"a":"1"}}`, false},
 		{`{"id":1,"pp":{"a":"s","x-b":2}}`, true},
@@ -154,9 +178,9 @@ func TestWalkerKeywords(t *testing.T) {
 // stream keeps the tree path), and the walker's own checks stand alone.
 func TestWalkerWithoutLibrary(t *testing.T) {
 	for _, schema := range []string{
-		`{"properties":{"a":{"multipleOf":2}}}`,
+		`{"properties":{"a":{"multipleOf":2.5}}}`,
 		`{"properties":{"a":{"format":"hostname"}}}`,
-		`{"properties":{"a":{"$ref":"#/definitions/b"}},"definitions":{"b":{}}}`,
+		`{"properties":{"a":{"$ref":"#/definitions/b","minimum":1}},"definitions":{"b":{}}}`,
 		`{"anyOf":[{"required":["a"]}]}`,
 	} {
 		d, _ := codec.Decode([]byte(schema))

@@ -187,7 +187,8 @@ func (w *Walker) walkValue(n *shapeNode, top bool) error {
 	} else {
 		w.want(n, kNum) // 1.0 is an integer too: the library's call
 	}
-	if n.numChecks && !n.inBounds(b[start:w.pos]) {
+	if n.numChecks && !w.unsure && !n.numberOK(b[start:w.pos]) &&
+		(n.numFallback == nil || !library(n.numFallback, b[start:w.pos])) {
 		w.unsure = true
 	}
 	return nil
@@ -213,7 +214,7 @@ func (n *shapeNode) stringOK(s []byte, escaped bool) bool {
 	}
 	// The library's pattern is Go's regexp too: on the same string, the
 	// same answer.
-	return n.pattern == nil || n.pattern.Match(s)
+	return n.pattern == nil || n.pattern.match(s)
 }
 
 func (w *Walker) literal(word string) error {
