@@ -99,7 +99,7 @@ func TestStreamedBodyInPages(t *testing.T) {
 			}
 			var logs bytes.Buffer
 			g := &gate{seen: seen}
-			e := testEngine(t, cfg, run{policy: policy{mode: modeSync}, state: state.New(), out: g, log: output.NewStderrLogger(&logs, slog.LevelInfo, nil)})
+			e := testEngine(t, cfg, run{policy: policy{mode: ModeSync}, state: state.New(), out: g, log: output.NewStderrLogger(&logs, slog.LevelInfo, nil)})
 			if err := e.sync(context.Background(), time.Hour); err != nil {
 				t.Fatalf("sync: %v\n%s", err, logs.String())
 			}
@@ -169,7 +169,7 @@ func TestStreamedBodyStopsInside(t *testing.T) {
 	}
 	var logs bytes.Buffer
 	rec := &recorder{}
-	e := testEngine(t, cfg, run{policy: policy{mode: modeTest, recordLimit: 5}, state: state.New(), out: rec, log: output.NewStderrLogger(&logs, slog.LevelInfo, nil)})
+	e := testEngine(t, cfg, run{policy: policy{mode: ModeTest, recordLimit: 5}, state: state.New(), out: rec, log: output.NewStderrLogger(&logs, slog.LevelInfo, nil)})
 	if err := e.sync(context.Background(), time.Hour); err != nil {
 		t.Fatalf("sync: %v\n%s", err, logs.String())
 	}

@@ -40,7 +40,7 @@ func checkConnection(ctx context.Context, cfg *Config, log *slog.Logger, keep co
 			err = &InputError{File: cfg.Path, Err: te}
 		}
 	}()
-	e, err := newEngine(cfg, run{policy: policy{mode: modeCheck}, state: state.New(), out: output.Discard, log: log,
+	e, err := newEngine(cfg, run{policy: policy{mode: ModeCheck}, state: state.New(), out: output.Discard, log: log,
 		connect: &connect.Options{Log: log, Keep: keep}})
 	if err != nil {
 		return err

@@ -268,9 +268,9 @@ func runEngineCase(t *testing.T, c engineCase) {
 	var logs bytes.Buffer
 	log := output.NewStderrLogger(&logs, slog.LevelInfo, nil)
 	rec := &recorder{}
-	p := policy{mode: modeSync}
+	p := policy{mode: ModeSync}
 	if c.recordLimit > 0 {
-		p = policy{mode: modeTest, recordLimit: c.recordLimit}
+		p = policy{mode: ModeTest, recordLimit: c.recordLimit}
 	}
 	e := testEngine(t, cfg, run{policy: p, sel: sel, state: st, out: rec, log: log})
 	now := time.Date(2026, 1, 11, 0, 0, 0, 0, time.UTC)

@@ -267,6 +267,16 @@ func (e *engine) follow(ctx context.Context, n *node, first streams.Request, par
 	})
 }
 
+// walkPages is pages.Walk, but in order in a test run: a run that stops
+// after RecordLimit records would mostly send a look-ahead request only to
+// cancel it, and a test's requests would depend on timing.
+func (e *engine) walkPages(ctx context.Context, d *streams.Definition, p streams.Paginator, first streams.Request, fetch streams.Fetch, page func(*streams.Page) error) error {
+	if e.policy.testRun() {
+		return pages.WalkInOrder(ctx, d, p, first, fetch, page)
+	}
+	return pages.Walk(ctx, d, p, first, fetch, page)
+}
+
 // walkEnd is what the error that ended a walk means for the run: a status
 // the stream ignores and the record limit end it quietly; anything else
 // fails the stream, or becomes a dead letter when the stream says so.

@@ -10,35 +10,35 @@ import (
 	"github.com/tap-dev/tap/tap/state"
 )
 
-// mode is what a run of the engine is for.
-type mode int
+// Mode is what a run of the engine is for: given to Open, never changed.
+type Mode int
 
 // The engine's modes.
 const (
-	modeSync    mode = iota // a sync: records, then STATE
-	modeTest                // --test: a sync stopped at recordLimit records a stream, no STATE
-	modeReplay              // tap replay: no bookmark moves, one STATE at the end, every failure a letter
-	modeCheck               // check: the first page of each stream, nothing written
-	modeInfer               // --infer-schema: pages read whole, nothing written
-	modeSchemas             // --test=schema: the SCHEMA messages only, nothing sent
+	ModeSync    Mode = iota // a sync: records, then STATE
+	ModeTest                // --test: a sync stopped at recordLimit records a stream, no STATE
+	ModeReplay              // tap replay: no bookmark moves, one STATE at the end, every failure a letter
+	ModeCheck               // check: the first page of each stream, nothing written
+	ModeInfer               // --infer-schema: pages read whole, nothing written
+	ModeSchemas             // --test=schema: the SCHEMA messages only, nothing sent
 )
 
 // policy is how a run's mode shapes the engine: given at construction,
 // read by the steps it changes, never set afterwards.
 type policy struct {
-	mode        mode
-	recordLimit int64      // modeTest: the records a stream writes at most
+	mode        Mode
+	recordLimit int64      // ModeTest: the records a stream writes at most
 	tree        bool       // every record through the tree path (tap --tree)
 	shard       keys.Shard // --shard I/N
 	reconcile   bool       // --reconcile: a reconcile now, whatever its every_runs
 }
 
 // testRun reports whether streams stop at recordLimit records.
-func (p policy) testRun() bool { return p.mode == modeTest }
+func (p policy) testRun() bool { return p.mode == ModeTest }
 
 // replay reports whether the run is tap replay: every failed request
 // becomes a dead letter, and the state is the one it was given.
-func (p policy) replay() bool { return p.mode == modeReplay }
+func (p policy) replay() bool { return p.mode == ModeReplay }
 
 // writesState reports whether the run checkpoints as it goes: not a test
 // run (it must not move a bookmark) nor a replay (one STATE, at its end).

@@ -21,7 +21,7 @@ type Reader struct{ e *engine }
 // NewReader starts the demo API when the config names it and makes the
 // client. Close the Reader when done.
 func NewReader(cfg *Config, log *slog.Logger) (*Reader, error) {
-	e, err := newEngine(cfg, run{policy: policy{mode: modeInfer}, out: output.Discard, log: log, connect: &connect.Options{Log: log}})
+	e, err := newEngine(cfg, run{policy: policy{mode: ModeInfer}, out: output.Discard, log: log, connect: &connect.Options{Log: log}})
 	if err != nil {
 		return nil, err
 	}

@@ -24,7 +24,7 @@ type Replayer struct{ e *engine }
 // NewReplayer starts the engine for a replay: its API client, and each
 // stream's plan from st, held so that no bookmark moves. Close it.
 func NewReplayer(cfg *Config, st *state.State, out output.Writer, log *slog.Logger) (*Replayer, error) {
-	e, err := newEngine(cfg, run{policy: policy{mode: modeReplay}, state: st, out: out, log: log, connect: &connect.Options{Log: log}})
+	e, err := newEngine(cfg, run{policy: policy{mode: ModeReplay}, state: st, out: out, log: log, connect: &connect.Options{Log: log}})
 	if err != nil {
 		return nil, err
 	}

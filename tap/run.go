@@ -10,7 +10,6 @@ import (
 	"github.com/tap-dev/tap/records"
 	"github.com/tap-dev/tap/streams/keys"
 	"github.com/tap-dev/tap/tap/catalog"
-	"github.com/tap-dev/tap/tap/connect"
 	"github.com/tap-dev/tap/tap/failure"
 	"github.com/tap-dev/tap/tap/output"
 	"github.com/tap-dev/tap/tap/state"
@@ -52,18 +51,15 @@ func Sync(ctx context.Context, o Options) error {
 			o.Log.Warn(line)
 		}
 	}
-	p := policy{mode: modeSync, tree: o.Tree, shard: o.Shard, reconcile: o.Reconcile}
+	mode := ModeSync
 	if o.RecordLimit > 0 {
-		p.mode, p.recordLimit = modeTest, o.RecordLimit
+		mode = ModeTest
 	}
-	co := connect.Options{Log: o.Log, Quota: o.State}
-	if aw, ok := o.Writer.(*output.Airbyte); ok {
-		co.Keep = connect.InControl(o.Config, aw, o.Log)
-	}
-	e, err := newEngine(o.Config, run{policy: p, sel: o.Selection, state: o.State, out: o.Writer, log: o.Log, connect: &co})
+	en, err := Open(mode, o)
 	if err != nil {
 		return err
 	}
+	e := en.e
 	defer e.close()
 	every := o.ProgressEvery
 	if every == 0 {

@@ -103,7 +103,7 @@ func newEngine(cfg *Config, r run) (*engine, error) {
 		return nil, err
 	}
 	e.dead = records.NewDeadLetters(cfg.DeadLetterPath, id, cfg.Redactor)
-	if r.mode != modeInfer { // a read of pages makes a node per walk
+	if r.mode != ModeInfer { // a read of pages makes a node per walk
 		if err := e.addStreams(r.sel); err != nil {
 			return nil, errors.Join(err, e.dead.Close())
 		}
@@ -111,9 +111,9 @@ func newEngine(cfg *Config, r run) (*engine, error) {
 	if r.connect != nil {
 		co := *r.connect
 		switch r.mode {
-		case modeSync, modeTest:
+		case ModeSync, ModeTest:
 			co.OnAttempt, co.OnBreaker = e.report.Attempt, e.breakerMetric
-		case modeReplay:
+		case ModeReplay:
 			co.OnAttempt = e.report.Attempt
 		}
 		conn, err := connect.Open(cfg, co)

@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 
 	"github.com/tap-dev/tap/tap"
 	"github.com/tap-dev/tap/tap/inputs"
 	"github.com/tap-dev/tap/tap/output"
+	"github.com/tap-dev/tap/tap/state"
 )
 
 // Test modes of `tap --test`, as the Meltano SDK names them.
@@ -30,9 +32,26 @@ func SingerTest(ctx context.Context, f inputs.Files, mode string, stdout, stderr
 	log := output.NewStderrLogger(stderr, f.Level(cfg), cfg.Redactor)
 	switch mode {
 	case TestSchema:
-		return tap.Schemas(cfg, st, w, log)
+		return writeSchemas(cfg, st, w, log)
 	case TestAll:
 		return tap.Sync(ctx, tap.Options{Config: cfg, State: st, Writer: w, Log: log, RecordLimit: 1})
 	}
 	return &tap.UsageError{Msg: fmt.Sprintf("--test: expected all or schema, got %q", mode)}
+}
+
+// writeSchemas writes the SCHEMA message of every stream, in the config's
+// order, by the engine's own SCHEMA path, so that --test=schema shows
+// what a sync would send, and flushes. Nothing is sent to the API.
+func writeSchemas(cfg *tap.Config, st *state.State, w output.Writer, log *slog.Logger) error {
+	e, err := tap.Open(tap.ModeSchemas, tap.Options{Config: cfg, State: st, Writer: w, Log: log})
+	if err != nil {
+		return err
+	}
+	defer e.Close()
+	for _, d := range cfg.Streams {
+		if err := e.Schema(d.Name); err != nil {
+			return err
+		}
+	}
+	return w.Flush()
 }
