@@ -1,8 +1,12 @@
 package tap
 
 import (
+	"context"
+	"errors"
 	"fmt"
 
+	"github.com/tap-dev/tap/streams"
+	"github.com/tap-dev/tap/streams/keys"
 	"github.com/tap-dev/tap/tap/connect"
 	"github.com/tap-dev/tap/tap/output"
 )
@@ -72,4 +76,62 @@ func (e *engine) node(stream string) (*node, error) {
 		return nil, fmt.Errorf("stream %q is not in the config", stream)
 	}
 	return n, nil
+}
+
+// ErrReportJob is FirstPage's answer for an async stream: its first page
+// would cost a report job, and often quota.
+var ErrReportJob = errors.New("async stream not read: it would create a report job")
+
+// FirstPage plans stream and reads its first page (of its first chunk
+// window, when chunked; of a body read as it arrives, its first page) as a
+// sync sends and reads it: the same client, request building and status
+// rules. For a child stream, parent is the parent's record whose key
+// fills its path. It returns the page's first record and how many it
+// holds: none when the status is one the stream ignores.
+func (en *Engine) FirstPage(ctx context.Context, stream string, parent map[string]any) (map[string]any, int, error) {
+	e := en.e
+	n, err := e.node(stream)
+	if err != nil {
+		return nil, 0, err
+	}
+	if err := e.plan(n); err != nil {
+		return nil, 0, err
+	}
+	var part streams.Partition
+	if n.def.Parent != nil {
+		if part, err = n.plan.Partition(parent); err != nil {
+			return nil, 0, err
+		}
+	}
+	if n.def.Async != nil {
+		return nil, 0, ErrReportJob
+	}
+	var w *keys.Window
+	if ws := n.plan.Windows(); len(ws) > 0 && n.def.Parent == nil {
+		w = &ws[0]
+	}
+	req, err := n.plan.Request(part, w)
+	if err != nil {
+		return nil, 0, err
+	}
+	p, err := e.pager(n)
+	if err != nil {
+		return nil, 0, err
+	}
+	resp, err := e.fetchOf(n)(ctx, p.First(req))
+	if errors.Is(err, errIgnored) {
+		return nil, 0, nil
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	if resp.More != nil {
+		resp.More.Close() // a body read as it arrives: its first page will do
+	}
+	for _, r := range resp.Records {
+		if m, ok := parentKeys(n, r); ok {
+			return m, len(resp.Records), nil
+		}
+	}
+	return nil, len(resp.Records), nil
 }

@@ -1,4 +1,4 @@
-package tap
+package command
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"github.com/tap-dev/tap/internal/taptest"
 	"github.com/tap-dev/tap/tap/inputs"
 )
 
@@ -32,7 +33,7 @@ func TestCheckStreamedBodyStatusRules(t *testing.T) {
 			if c.onStatus != nil {
 				stream["on_status"] = c.onStatus
 			}
-			p := writeConfig(t, t.TempDir(), "config.json", map[string]any{
+			p := taptest.WriteConfig(t, t.TempDir(), "config.json", map[string]any{
 				"base_url": srv.URL, "retry": map[string]any{"max_attempts": 1},
 				"streams": []any{stream},
 			})
@@ -40,7 +41,7 @@ func TestCheckStreamedBodyStatusRules(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			err = CheckConnection(context.Background(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
+			err = checkConnection(context.Background(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
 			if (err == nil) != c.ok {
 				t.Fatalf("check: %v, want ok=%v", err, c.ok)
 			}
