@@ -7,6 +7,7 @@ import (
 
 	"github.com/tap-dev/tap/streams"
 	"github.com/tap-dev/tap/streams/keys"
+	"github.com/tap-dev/tap/streams/pages"
 	"github.com/tap-dev/tap/tap/connect"
 	"github.com/tap-dev/tap/tap/output"
 )
@@ -135,3 +136,28 @@ func (en *Engine) FirstPage(ctx context.Context, stream string, parent map[strin
 	}
 	return nil, len(resp.Records), nil
 }
+
+// ReadPages follows d's pages from first as a sync sends and reads them —
+// the same client (limiter, retries, auth), the same fetch (body formats,
+// records extraction, ignored statuses) — with every record decoded whole
+// and nothing written, handing each page to page; a status the stream
+// ignores ends the walk quietly, as in a sync. It is what --infer-schema
+// reads.
+func (en *Engine) ReadPages(ctx context.Context, d *streams.Definition, first streams.Request, page func(*streams.Page) error) error {
+	e := en.e
+	// A node of its own, not selected: its pages are never spliced, so
+	// every record is a decoded value.
+	n := &node{def: d, model: &model{}}
+	p, err := e.pager(n)
+	if err != nil {
+		return err
+	}
+	err = pages.Walk(ctx, d, p, first, e.fetcher(n), page)
+	if errors.Is(err, errIgnored) {
+		return nil
+	}
+	return err
+}
+
+// Requests is the number of requests sent so far.
+func (en *Engine) Requests() int { return en.e.client.Stats().Requests }

@@ -57,7 +57,7 @@ func InferSchema(ctx context.Context, f inputs.Files, stream string, pages int, 
 	if err != nil {
 		return err
 	}
-	r, err := tap.NewReader(cfg, log)
+	r, err := tap.Open(tap.ModeInfer, tap.Options{Config: cfg, Log: log})
 	if err != nil {
 		return err
 	}
@@ -208,10 +208,17 @@ func definitionKeys(d *streams.Definition) []string {
 // errInferDone ends the walk once enough pages were read.
 var errInferDone = errors.New("infer-schema: enough pages read")
 
+// pageReader is the engine as --infer-schema drives it: pages read as a
+// sync reads them, nothing written.
+type pageReader interface {
+	ReadPages(ctx context.Context, d *streams.Definition, first streams.Request, page func(*streams.Page) error) error
+	Requests() int
+}
+
 // inferWalk walks a stream (under its ancestors) and accumulates the shape
 // of its records.
 type inferWalk struct {
-	r      *tap.Reader
+	r      pageReader
 	chain  []*streams.Definition
 	budget int // pages with records to read from the target
 
@@ -271,7 +278,7 @@ func (w *inferWalk) level(ctx context.Context, i int, part streams.Partition) er
 	}
 	stop := errors.New("stop")
 	walked := 0
-	err = w.r.Walk(ctx, d, req, func(resp *streams.Page) error {
+	err = w.r.ReadPages(ctx, d, req, func(resp *streams.Page) error {
 		walked++
 		w.ancestorPages[i]++
 		for _, rec := range resp.Records {
@@ -319,7 +326,7 @@ func (w *inferWalk) target(ctx context.Context, d *streams.Definition, plan *str
 	for _, req := range firsts {
 		stop := errors.New("stop")
 		walked := 0
-		err := w.r.Walk(ctx, d, req, func(resp *streams.Page) error {
+		err := w.r.ReadPages(ctx, d, req, func(resp *streams.Page) error {
 			walked++
 			w.pages++
 			if len(resp.Records) == 0 {
