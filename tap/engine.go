@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/tap-dev/tap/streams"
 	"github.com/tap-dev/tap/streams/keys"
@@ -51,6 +52,14 @@ func Open(mode Mode, o Options) (*Engine, error) {
 	e, err := newEngine(cfg, r)
 	if err != nil {
 		return nil, err
+	}
+	if mode == ModeReplay {
+		for _, n := range e.nodes {
+			if err := e.plan(n); err != nil {
+				return nil, errors.Join(err, e.close())
+			}
+			n.hold.HoldAll() // no bookmark moves
+		}
 	}
 	return &Engine{e: e}, nil
 }
@@ -161,3 +170,100 @@ func (en *Engine) ReadPages(ctx context.Context, d *streams.Definition, first st
 
 // Requests is the number of requests sent so far.
 func (en *Engine) Requests() int { return en.e.client.Stats().Requests }
+
+// WriteRecord checks a record letter's record against today's schema
+// (tap replay): it is written, as the stream or the streams its maps
+// make of it, or written to the dead letters again.
+func (en *Engine) WriteRecord(stream string, rec map[string]any, extracted time.Time) error {
+	e := en.e
+	n, err := e.node(stream)
+	if err != nil {
+		return err
+	}
+	ok, err := n.check.Check(rec, extracted)
+	if err != nil || !ok {
+		return err
+	}
+	if n.outs != nil {
+		return e.emitMapped(n, rec, extracted)
+	}
+	b, err := n.encode(rec)
+	if err != nil {
+		return fmt.Errorf("stream %q: %w", n.def.Name, err)
+	}
+	if err := e.schema(n); err != nil {
+		return err
+	}
+	if err := e.out.Record(n.def.Name, b, extracted, 0); err != nil {
+		return err
+	}
+	n.counts.Records.Add(1)
+	return nil
+}
+
+// Walk is what a request letter asks to read again (Engine.Rewalk).
+type Walk struct {
+	Stream   string
+	Context  map[string]any // a child stream's parent, as the letter names it
+	Bookmark any            // the bookmark the request was filtered from
+	Window   *keys.Window   // the chunk window, if any
+	Resume   *pages.Resume  // the page that failed, if the letter says
+}
+
+// Rewalk walks a request letter's stream again, for its parent and
+// window, from the bookmark it was filtered from, starting at the page
+// that failed when the letter says which: only what the failed request
+// would have read. A failure is written as a new letter, which settles
+// the old one; an error means the walk could not be made.
+func (en *Engine) Rewalk(ctx context.Context, w Walk) error {
+	e := en.e
+	n, err := e.node(w.Stream)
+	if err != nil {
+		return err
+	}
+	d := n.def
+	b := streams.Bounds{Bookmark: w.Bookmark, StartDate: e.cfg.Start, Now: e.now().UTC(), Numeric: n.numeric}
+	b.FullTable = b.Bookmark == nil && w.Window == nil
+	p, err := streams.NewPlan(d, b)
+	if err != nil {
+		return fmt.Errorf("stream %q: %w", d.Name, err)
+	}
+	n.plan = p
+	var part streams.Partition
+	if par := d.Parent; par != nil {
+		name := par.Key
+		if par.As != "" {
+			name = par.As
+		}
+		if part, err = p.Partition(map[string]any{par.Key: w.Context[name]}); err != nil {
+			return err
+		}
+	}
+	req, err := p.Request(part, w.Window)
+	if err != nil {
+		return err
+	}
+	if w.Resume != nil {
+		req = w.Resume.Next
+		n.track.Continue(true)
+	}
+	n.windows.Walking(w.Window, false)
+	defer func() { n.windows.Walked(); n.track.Continue(false) }()
+	return e.walk(ctx, n, req, part)
+}
+
+// DeadLetters is how many letters the run has written.
+func (en *Engine) DeadLetters() int { return en.e.dead.Count() }
+
+// Records calls f with each stream's count of records written, in the
+// config's order.
+func (en *Engine) Records(f func(stream string, records int64)) {
+	for _, n := range en.e.nodes {
+		f(n.def.Name, n.counts.Records.Load())
+	}
+}
+
+// Metric writes a counter METRIC line at the config's metrics level.
+func (en *Engine) Metric(name string, value any, tags map[string]any) {
+	en.e.report.Counter(name, value, tags)
+}

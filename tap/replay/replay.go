@@ -10,7 +10,8 @@
 // given, unchanged ({} without one). A dead-lettered request held its
 // stream's bookmark back, so the next sync reads those rows again too.
 //
-// It drives the engine through tap.Replayer, one letter at a time.
+// It drives the engine (tap.Engine, opened for a replay) one letter at a
+// time.
 package replay
 
 import (
@@ -73,7 +74,7 @@ func Run(ctx context.Context, f inputs.Files, lettersPath string, stdout, stderr
 	st.SetRedactor(cfg.Redactor)
 	work.SetRedactor(cfg.Redactor)
 	out := output.NewSinger(stdout)
-	r, err := tap.NewReplayer(cfg, work, out, log)
+	r, err := tap.Open(tap.ModeReplay, tap.Options{Config: cfg, State: work, Writer: out, Log: log})
 	if err != nil {
 		return err
 	}
@@ -102,7 +103,7 @@ func Run(ctx context.Context, f inputs.Files, lettersPath string, stdout, stderr
 			continue
 		}
 		before := r.DeadLetters()
-		done, err := replayLetter(ctx, r, l, base)
+		done, err := replayLetter(ctx, r, cfg, l, base)
 		if err != nil {
 			log.Warn("dead letter kept", "file", lettersPath, "line", i+1, "error", err)
 		}
@@ -140,6 +141,17 @@ func Run(ctx context.Context, f inputs.Files, lettersPath string, stdout, stderr
 	return nil
 }
 
+// replayer is the engine as a replay drives it: it writes a record
+// letter's record again, or walks again what a request letter asks, and
+// counts.
+type replayer interface {
+	WriteRecord(stream string, rec map[string]any, extracted time.Time) error
+	Rewalk(ctx context.Context, w tap.Walk) error
+	DeadLetters() int
+	Records(f func(stream string, records int64))
+	Metric(name string, value any, tags map[string]any)
+}
+
 // replaySummary counts what a replay did with its letters.
 type replaySummary struct {
 	letters int
@@ -161,7 +173,7 @@ func (s *replaySummary) add(l letterLine, result string) {
 
 // write logs one line for a person or a script, and a METRIC line per
 // stream, kind and result.
-func (s *replaySummary) write(r *tap.Replayer, log *slog.Logger, path string) {
+func (s *replaySummary) write(r replayer, log *slog.Logger, path string) {
 	emitted, failing := 0, 0
 	for _, k := range slices.SortedFunc(maps.Keys(s.by), func(a, b [3]string) int {
 		return strings.Compare(strings.Join(a[:], "\x00"), strings.Join(b[:], "\x00"))
@@ -230,12 +242,12 @@ func readLetters(path string) ([]letterLine, int64, error) {
 
 // replayLetter replays one letter; done says the letter is settled (its
 // records written, or a new letter written in its place).
-func replayLetter(ctx context.Context, r *tap.Replayer, l letterLine, base *url.URL) (done bool, err error) {
+func replayLetter(ctx context.Context, r replayer, cfg *tap.Config, l letterLine, base *url.URL) (done bool, err error) {
 	name, _ := l.m["stream"].(string)
 	switch {
 	case l.m == nil:
 		return false, errors.New("not a JSON object")
-	case !r.Has(name):
+	case cfg.Stream(name) == nil:
 		return false, fmt.Errorf("stream %q is not in the config", name)
 	case l.kind == records.KindRecord:
 		rec, ok := l.m["record"].(map[string]any)
@@ -243,13 +255,13 @@ func replayLetter(ctx context.Context, r *tap.Replayer, l letterLine, base *url.
 			return false, errors.New(`"record": expected an object`)
 		}
 		extracted, _ := time.Parse(time.RFC3339Nano, fmt.Sprint(l.m["time_extracted"]))
-		return true, r.Record(name, rec, extracted)
+		return true, r.WriteRecord(name, rec, extracted)
 	case l.kind == records.KindRequest:
 		w, err := walkOf(name, l.m, base)
 		if err != nil {
 			return false, err
 		}
-		if err := r.Request(ctx, w); err != nil {
+		if err := r.Rewalk(ctx, w); err != nil {
 			return false, err
 		}
 		return true, nil
