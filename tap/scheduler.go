@@ -311,7 +311,7 @@ func (e *engine) syncStream(ctx context.Context, n *node) error {
 		return nil // shard 0 reads the streams that are not chunked
 	}
 	if d.Feed != nil {
-		return e.syncFeed(ctx, n) // tap/feed
+		return e.listen(ctx, n) // tap/feed
 	}
 	if n.selected && d.FullTableVersioning && p.FullTable() && !e.policy.testRun() {
 		if r := n.track.From(); r != nil && r.Version != 0 {

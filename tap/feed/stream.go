@@ -1,0 +1,133 @@
+package feed
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tap-dev/tap/streams"
+)
+
+// Client is what a feed stream needs of the run's API client: its origin
+// rules and credentials (Resolve), the connection it streams through, and
+// its masks for what is logged.
+type Client interface {
+	Resolve(raw string, q url.Values) (*url.URL, error)
+	Streaming() *http.Client
+	Shown(u *url.URL) string
+	Scrub(s string) string
+}
+
+// Run is the run's side of a feed stream: its record pipeline, its STATE
+// and the walk of a REST stream's pages.
+type Run interface {
+	// Record takes one record through the pipeline.
+	Record(rec map[string]any) error
+	// Checkpoint writes STATE with seq as the feed's place.
+	Checkpoint(seq int64) error
+	// Walk reads d's pages from first, in order, handing each record to
+	// each.
+	Walk(ctx context.Context, d *streams.Definition, first streams.Request, each func(rec any) error) error
+}
+
+// Stream is one feed stream as a run reads it.
+type Stream struct {
+	Name string
+	Def  streams.Feed // its Stop as the run says (a test run's record limit)
+	// Last is the last seq written: the STATE's, or Def.FirstSeq()-1.
+	Last int64
+	// Back is the REST stream of Def.Backfill, nil without one.
+	Back *streams.Definition
+	// Idle and MaxReconnects are the config's feed defaults, which the
+	// stream's own idle_timeout_s and max_reconnects override; BaseDelay
+	// and MaxDelay, the retry's.
+	Idle                time.Duration
+	MaxReconnects       int
+	BaseDelay, MaxDelay time.Duration
+
+	Client Client
+	Run    Run
+	Counts Counts
+	Log    *slog.Logger
+	Now    func() time.Time
+	Rand   func() float64 // uniform in [0, 1), for the backoff's jitter
+}
+
+// URLError is a feed URL the client refuses: a fault of the config.
+type URLError struct{ Err error }
+
+func (e *URLError) Error() string { return e.Err.Error() }
+func (e *URLError) Unwrap() error { return e.Err }
+
+// Read reads the feed of s from the seq after s.Last until its stop
+// rules end it, each record through s.Run, its place checkpointed.
+func Read(ctx context.Context, s Stream) error {
+	f := &s.Def
+	raw := f.URL
+	if raw != "" {
+		// ws(s):// is http(s):// upgraded: the client's origin rules and
+		// credentials apply to it as to base_url.
+		raw = strings.Replace(strings.Replace(raw, "wss://", "https://", 1), "ws://", "http://", 1)
+	} else {
+		raw = f.Path
+	}
+	var q url.Values
+	for k, v := range f.Params {
+		if q == nil {
+			q = url.Values{}
+		}
+		q.Set(k, v)
+	}
+	u, err := s.Client.Resolve(raw, q)
+	if err != nil {
+		return &URLError{Err: err}
+	}
+	idle := s.Idle
+	if f.IdleTimeoutS != nil {
+		idle = time.Duration(*f.IdleTimeoutS * float64(time.Second))
+	}
+	maxReconnects := s.MaxReconnects
+	if f.MaxReconnects != nil {
+		maxReconnects = *f.MaxReconnects
+	}
+	r := New(Config{
+		Stream: s.Name, Def: f, URL: u, HTTP: s.Client.Streaming(),
+		Scrub: s.Client.Scrub,
+		Idle:  idle, MaxReconnects: maxReconnects,
+		BaseDelay: s.BaseDelay, MaxDelay: s.MaxDelay,
+		Sink: sink{s}, Log: s.Log, Rand: s.Rand, Counts: s.Counts,
+	})
+	shown := s.Client.Shown(u)
+	if f.Protocol == streams.FeedWebSocket {
+		shown = "ws" + strings.TrimPrefix(shown, "http") // as the user wrote it
+	}
+	s.Log.Info("reading the feed", "stream", s.Name, "protocol", f.Protocol, "url", shown, "from_seq", s.Last+1)
+	return r.Run(ctx, s.Last)
+}
+
+// sink is the Sink of a Stream: its Run, and the backfill stream's walk.
+type sink struct{ s Stream }
+
+func (k sink) Record(rec map[string]any, _ int64) error { return k.s.Run.Record(rec) }
+
+func (k sink) Checkpoint(seq int64) error { return k.s.Run.Checkpoint(seq) }
+
+// Backfill walks the backfill stream's pages for [from, to], in order.
+func (k sink) Backfill(ctx context.Context, from, to int64, each func(rec any) error) error {
+	b := k.s.Back
+	plan, err := streams.NewPlan(b, streams.Bounds{FullTable: true, Now: k.s.Now()})
+	if err != nil {
+		return err
+	}
+	req, err := plan.Request(streams.Partition{}, nil)
+	if err != nil {
+		return err
+	}
+	fb := k.s.Def.Backfill
+	req = req.WithParams(fb.FromParam, strconv.FormatInt(from, 10), fb.ToParam, strconv.FormatInt(to, 10))
+	return k.s.Run.Walk(ctx, b, req, each)
+}

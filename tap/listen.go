@@ -1,0 +1,84 @@
+package tap
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"time"
+
+	"github.com/tap-dev/tap/client"
+	"github.com/tap-dev/tap/streams"
+	"github.com/tap-dev/tap/streams/pages"
+	"github.com/tap-dev/tap/tap/feed"
+	"github.com/tap-dev/tap/tap/metrics"
+)
+
+// listen reads a feed stream (tap/feed) from the seq after its STATE's,
+// its records through the pipeline, its place checkpointed as
+// bookmarks.<stream>.seq.
+func (e *engine) listen(ctx context.Context, n *node) error {
+	d := n.def
+	s := feed.Stream{Name: d.Name, Def: *d.Feed, Last: d.Feed.FirstSeq() - 1,
+		Idle: time.Duration(e.cfg.Feed.IdleTimeoutS * float64(time.Second)), MaxReconnects: e.cfg.Feed.MaxReconnects,
+		BaseDelay: time.Duration(e.cfg.Retry.BaseDelayMS) * time.Millisecond,
+		MaxDelay:  time.Duration(e.cfg.Retry.MaxDelayMS) * time.Millisecond,
+		Client:    e.client, Run: &listener{e: e, n: n}, Log: e.log, Now: e.now, Rand: rand.Float64}
+	if e.policy.testRun() {
+		s.Def.Stop.MaxRecords = e.policy.recordLimit
+	}
+	if seq, ok := e.state.Seq(d.Name); ok && !e.policy.replay() {
+		s.Last = seq
+	}
+	if b := d.Feed.Backfill; b != nil {
+		s.Back = e.byName[b.Stream].def
+	}
+	c := &n.counts
+	s.Counts = feed.Counts{Received: &c.Received, Dupes: &c.Dupes, Gaps: &c.FeedGaps,
+		Silences: &c.FeedSilences, Reconnects: &c.FeedReconnects, Backfilled: &c.FeedBackfilled}
+	err := feed.Read(client.WithStream(ctx, d.Name), s)
+	if ue := (*feed.URLError)(nil); errors.As(err, &ue) {
+		return &InputError{File: e.cfg.Path, Err: ue.Err}
+	}
+	if err != nil {
+		return err
+	}
+	e.state.SetSyncing(d.Name, false)
+	return e.checkpoint(n)
+}
+
+// listener is the run's side of a feed (feed.Run).
+type listener struct {
+	e    *engine
+	n    *node
+	back *node // the backfill stream, read apart from its own sync
+}
+
+func (l *listener) Record(rec map[string]any) error {
+	return l.e.emit(l.n, rec, l.e.now(), streams.Partition{})
+}
+
+func (l *listener) Checkpoint(seq int64) error {
+	l.e.state.SetSeq(l.n.def.Name, seq)
+	if !l.n.selected {
+		return nil
+	}
+	return l.e.checkpoint(l.n)
+}
+
+func (l *listener) Walk(ctx context.Context, d *streams.Definition, first streams.Request, each func(rec any) error) error {
+	if l.back == nil {
+		l.back = &node{def: d, model: &model{}, counts: metrics.Stream{Name: d.Name}}
+	}
+	pager, err := l.e.pager(l.back)
+	if err != nil {
+		return err
+	}
+	return pages.WalkInOrder(ctx, d, pager, first, l.e.fetchOf(l.back), func(resp *streams.Page) error {
+		for _, rec := range resp.Records {
+			if err := each(rec); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
