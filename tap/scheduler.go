@@ -17,6 +17,7 @@ import (
 	"github.com/tap-dev/tap/tap/clientside"
 	"github.com/tap-dev/tap/tap/connect"
 	"github.com/tap-dev/tap/tap/dedupe"
+	"github.com/tap-dev/tap/tap/deletes"
 	"github.com/tap-dev/tap/tap/failure"
 	"github.com/tap-dev/tap/tap/inputs"
 	"github.com/tap-dev/tap/tap/metrics"
@@ -56,7 +57,7 @@ type node struct {
 
 	windows backfill.Windows // the chunk window walked, and what became of each
 
-	deletions *deletions // deletion events and reconcile (deletes.go); nil without
+	deletions *deletes.Stream // its deletes: events, keys file, reconcile (tombstone.go); nil without
 
 	write output.PageWriter // SCHEMA once, the version, the record encoded, the page's lines
 }

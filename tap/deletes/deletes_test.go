@@ -1,4 +1,4 @@
-package tap
+package deletes
 
 import (
 	"encoding/json"
@@ -40,8 +40,8 @@ func TestKeyKind(t *testing.T) {
 		"num":  map[string]any{"type": "number"},
 	}}
 	for pk, want := range map[string]reconcile.Kind{"id": reconcile.Int, "nid": reconcile.Int, "code": reconcile.Text, "num": reconcile.Text} {
-		if got := keyKind(schema, pk); got != want {
-			t.Errorf("keyKind(%s) = %v, want %v", pk, got, want)
+		if got := KeyKind(schema, pk); got != want {
+			t.Errorf("KeyKind(%s) = %v, want %v", pk, got, want)
 		}
 	}
 }

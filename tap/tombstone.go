@@ -1,0 +1,188 @@
+package tap
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/tap-dev/tap/codec"
+	"github.com/tap-dev/tap/streams"
+	"github.com/tap-dev/tap/streams/pages"
+	"github.com/tap-dev/tap/tap/deletes"
+	"github.com/tap-dev/tap/tap/metrics"
+	"github.com/tap-dev/tap/tap/reconcile"
+)
+
+// The engine's side of a stream's deletes (tap/deletes): the records
+// that come from no page of the stream — deletion records (tombstones)
+// and rows fetched by id — and the walks of its sub-definitions.
+
+// syncWithDeletes syncs a top-level stream and its children, then hands
+// what follows to its deletes: deletion events and reconcile.
+func (e *engine) syncWithDeletes(ctx context.Context, n *node) error {
+	d := n.def
+	if !n.selected || (d.Deletes == nil && d.Reconcile == nil) || !e.policy.writesState() {
+		return e.syncTree(ctx, n)
+	}
+	s, err := deletes.Open(deletes.Options{Def: d, Schema: e.cfg.Schemas[d.Name],
+		Resumed: e.state.Value(d.Name) != nil, Bookmark: e.state.Deletes(d.Name), Start: e.cfg.Start,
+		Shard: e.policy.shard.On(), Forced: e.policy.reconcile, Log: e.log, Now: e.now})
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	n.deletions = s
+	return s.End(ctx, &tombstones{e: e, n: n}, e.syncTree(ctx, n))
+}
+
+// marked is the engine's hook on a record about to be written as a
+// stream's own: a soft-deleted one gains _sdc_deleted_at, and the key of
+// every one is noted for the keys file.
+func (e *engine) marked(n *node, m map[string]any, extracted time.Time) error {
+	return n.deletions.Note(m, deletes.Mark(n.def, m, extracted))
+}
+
+// tombstones is a stream's deletes.Run.
+type tombstones struct {
+	e       *engine
+	n       *node
+	scratch []string
+}
+
+func (t *tombstones) Walk(ctx context.Context, sub *streams.Definition, first streams.Request, each func(map[string]any) error) error {
+	return t.e.walkSub(ctx, sub, first, each)
+}
+
+func (t *tombstones) FetchByID(ctx context.Context, k reconcile.Key) (bool, error) {
+	return t.e.fetchByID(ctx, t.n, k)
+}
+
+func (t *tombstones) SetBookmark(key string, v any) error {
+	t.e.state.SetDeletes(t.n.def.Name, key, v)
+	return t.e.checkpoint(t.n)
+}
+
+func (t *tombstones) Checkpoint() error { return t.e.checkpoint(t.n) }
+
+func (t *tombstones) Counter(name string, value any, tags map[string]any) {
+	t.e.report.Counter(name, value, tags)
+}
+
+// WriteDeletion writes the deletion record of key: the primary key and
+// _sdc_deleted_at only, as a log-based tap writes a delete. It is not
+// held to the schema: its required properties do not apply. With stream
+// maps it is written as each stream the maps make of it, so that a
+// renamed or aliased key stays the key the target has.
+func (t *tombstones) WriteDeletion(key any, at string) error {
+	e, n := t.e, t.n
+	m := map[string]any{n.def.PrimaryKey[0]: key, streams.DeletedAt: at}
+	if n.outs != nil {
+		return e.emitMapped(n, m, e.now())
+	}
+	b, err := codec.AppendObject(nil, m, &t.scratch)
+	if err != nil {
+		return fmt.Errorf("stream %q: deletion record: %w", n.def.Name, err)
+	}
+	if err := e.schema(n); err != nil {
+		return err
+	}
+	return e.record(n, n.def.Name, b, e.now())
+}
+
+// subNode is a walk of n's that is not n's records (its deletion events,
+// its key listing), fetched through the client as a stream of its own.
+func subNode(d *streams.Definition) *node {
+	return &node{def: d, model: &model{}, counts: metrics.Stream{Name: d.Name}}
+}
+
+// walkSub walks a sub-definition of a stream from first, handing each
+// record, as an object, to each.
+func (e *engine) walkSub(ctx context.Context, sub *streams.Definition, first streams.Request, each func(map[string]any) error) error {
+	p, err := pages.New(sub)
+	if err != nil {
+		return err
+	}
+	sn := subNode(sub)
+	return pages.Walk(ctx, sub, p, first, e.fetcher(sn), func(resp *streams.Page) error {
+		for _, rec := range resp.Records {
+			m, ok := rec.(map[string]any)
+			if !ok {
+				return fmt.Errorf("stream %q: a record is not a JSON object (got a JSON %s); check records_path", sub.Name, codec.TypeName(rec))
+			}
+			if err := each(m); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// fetchByID reads the row of key through reconcile.by_id and writes it as
+// a record of n; a 404 or 410 is a row gone since the listing. It reports
+// whether the row was written as a live one.
+func (e *engine) fetchByID(ctx context.Context, n *node, k reconcile.Key) (bool, error) {
+	d := n.def
+	req, err := d.ByIDRequest(k.String())
+	if err != nil {
+		return false, err
+	}
+	bd := *d
+	bd.IgnoreStatuses = append(slices.Clone(d.IgnoreStatuses), 404, 410)
+	bn := subNode(&bd)
+	creq := e.clientRequest(bn, req, streams.FormatJSON)
+	var body any
+	creq.Check = func(b []byte) error {
+		body, err = decodeRecords(b)
+		return err
+	}
+	resp, err := e.client.Do(ctx, creq)
+	if err != nil {
+		return false, err
+	}
+	if resp.Ignored {
+		return false, nil
+	}
+	rec, ok := streams.Lookup(body, d.Reconcile.ByID.RecordsPath)
+	if list, isList := rec.([]any); isList && len(list) == 1 {
+		rec = list[0]
+	}
+	m, isObj := rec.(map[string]any)
+	if !ok || !isObj {
+		return false, fmt.Errorf("stream %q: reconcile.by_id: the answer for key %s holds no record at records_path %q", d.Name, k, d.Reconcile.ByID.RecordsPath)
+	}
+	if v := m[d.PrimaryKey[0]]; v == nil {
+		return false, fmt.Errorf("stream %q: reconcile.by_id: the record for key %s has no %s", d.Name, k, d.PrimaryKey[0])
+	}
+	return e.emitFetched(n, m)
+}
+
+// emitFetched writes a row read by id as n's record: validated and
+// marked as any, but neither noted (the reconcile writes the new keys
+// file itself) nor shown to the plan, whose bookmark is written.
+func (e *engine) emitFetched(n *node, m map[string]any) (bool, error) {
+	extracted := e.now()
+	ok, err := n.check.Check(m, extracted)
+	if err != nil || !ok {
+		if err == nil {
+			n.counts.DeadLetters.Add(1)
+		}
+		return false, err
+	}
+	deletes.Mark(n.def, m, extracted)
+	if n.outs != nil {
+		err = e.emitMapped(n, m, extracted)
+	} else {
+		var b []byte
+		if b, err = n.encode(m); err == nil {
+			if err = e.schema(n); err == nil {
+				err = e.record(n, n.def.Name, b, extracted)
+			}
+		}
+	}
+	if err != nil {
+		return false, err
+	}
+	_, deleted := m[streams.DeletedAt]
+	return !deleted, nil
+}
