@@ -226,6 +226,8 @@ func TestImportArrows(t *testing.T) {
 		{"tap/resume", "client", "the tracker keeps positions; the run sends the requests"},
 		{"tap/splice", "client", "splice reads the bodies the run fetches"},
 		{"tap/feed", "tap", "the run drives a feed through its Sink; the feed knows its protocol and its sequence, not the run"},
+		{"tap/feed", "client", "a feed asks the run's client through feed.Client; it knows its protocol, not the client"},
+		{"tap/deletes", "client", "a stream's deletes know what its records mean; the run sends the requests (deletes.Run)"},
 		{"client", "streams", "paginators plan requests, the run sends them"},
 	}
 	checked := 0
