@@ -8,6 +8,7 @@ import (
 	"go/token"
 	"go/types"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -290,5 +291,64 @@ func TestEngineStructsStaySmall(t *testing.T) {
 	}
 	if structs == 0 {
 		t.Fatal("no struct found in package tap: the parse found nothing")
+	}
+}
+
+// TestTapFilesNotNamedForItsParts keeps each concern of the engine in its
+// owner: a file of tap/ (test or not) named for one of tap's packages —
+// tap/<part>.go, <part>s.go, <part>er.go, <part>_….go, their tests —
+// restates that part's concern, and a file named for a file of
+// tap/command (a run mode: check, infer, testrun, …) restates the
+// command's. What the engine does for a part is named for what it does
+// (listen.go for a feed, tombstone.go for deletes); the part's own code
+// lives in the part.
+func TestTapFilesNotNamedForItsParts(t *testing.T) {
+	// Files still to fold, and who folds them: each may stay while it
+	// exists, and leaves the list with its fold.
+	pending := map[string]string{
+		"splice.go":      "the splice step folds into tap/splice (helper children)",
+		"splice_test.go": "the splice step folds into tap/splice (helper children)",
+	}
+	entries, err := os.ReadDir("tap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts := map[string]string{} // a name a file must not have → the part it restates
+	var files []string
+	for _, e := range entries {
+		if !e.IsDir() {
+			if strings.HasSuffix(e.Name(), ".go") {
+				files = append(files, e.Name())
+			}
+			continue
+		}
+		if p, err := build.ImportDir(filepath.Join("tap", e.Name()), 0); err != nil || len(p.GoFiles) == 0 {
+			continue // not a package
+		}
+		parts[e.Name()] = "tap/" + e.Name()
+	}
+	cmds, err := filepath.Glob("tap/command/*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cmds {
+		if name := filepath.Base(c); !strings.HasSuffix(name, "_test.go") {
+			parts[strings.TrimSuffix(name, ".go")] = c
+		}
+	}
+	if len(parts) < 10 || len(files) < 10 {
+		t.Fatalf("found %d parts and %d files in tap/: the walk found nothing", len(parts), len(files))
+	}
+	for _, f := range files {
+		if pending[f] != "" {
+			continue
+		}
+		stem := strings.TrimSuffix(strings.TrimSuffix(f, ".go"), "_test")
+		for part, where := range parts {
+			rest, ok := strings.CutPrefix(stem, part)
+			if ok && (rest == "" || rest == "s" || rest == "er" || rest == "r" || strings.HasPrefix(rest, "_")) {
+				t.Errorf("tap/%s is named for %s: fold it into its owner, or name it for what the engine does", f, where)
+			}
+		}
 	}
 }
