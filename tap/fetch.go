@@ -15,7 +15,6 @@ import (
 	"github.com/tap-dev/tap/client"
 	"github.com/tap-dev/tap/records"
 	"github.com/tap-dev/tap/settings"
-	"github.com/tap-dev/tap/streammap"
 	"github.com/tap-dev/tap/streams"
 	"github.com/tap-dev/tap/streams/decoder"
 	"github.com/tap-dev/tap/streams/pages"
@@ -402,14 +401,8 @@ func (e *engine) fetcher(n *node) streams.Fetch {
 // splicer is the reader of n's pages as spliced records (package splice
 // says when a stream splices); nil when the run reads every record's tree.
 func (e *engine) splicer(n *node) *splice.Reader {
-	var maps []*streammap.Transformer
-	for _, mo := range n.outs {
-		if mo.selected {
-			maps = append(maps, mo.tr)
-		}
-	}
 	return splice.New(splice.Stream{Def: n.def, Schema: e.cfg.Schemas[n.def.Name], Tree: e.policy.tree, Written: n.selected,
-		Children: n.childKeys(), Drops: len(n.dropped) > 0, Maps: maps, Library: n.check.Library()})
+		Children: n.childKeys(), Drops: len(n.dropped) > 0, Maps: n.outs.Transformers(), Library: n.check.Library()})
 }
 
 // errStopped ends the reading of a body the walk let go before its end.

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/tap-dev/tap/settings"
-	"github.com/tap-dev/tap/tap/inputs"
 	"github.com/tap-dev/tap/tap/state"
 )
 
@@ -81,34 +80,6 @@ func TestStreamCompiledOncePerRun(t *testing.T) {
 	} {
 		if got != 2 {
 			t.Errorf("%s built %d times for 2 streams and %d child walks, want once per stream", what, got, parents)
-		}
-	}
-}
-
-// The stream maps compile once: the catalog that reads them and the
-// engine that writes through them use the ones loading the config made.
-func TestStreamMapsCompiledOnce(t *testing.T) {
-	cfg := mappedConfig()
-	m, err := inputs.Maps(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	again, err := inputs.Maps(cfg)
-	if err != nil || again != m {
-		t.Fatalf("the second read of the maps compiled them again (%p, then %p; %v)", m, again, err)
-	}
-	e, err := newEngine(cfg, run{state: state.New(), out: &recorder{}, log: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.dead.Close()
-	outs := e.byName["orders"].outs
-	if len(outs) == 0 {
-		t.Fatal("orders writes no mapped stream")
-	}
-	for i, mo := range outs {
-		if want := m.Outputs("orders")[i]; mo.o != want {
-			t.Errorf("the engine's output %q is not the one compiled at load: the maps were compiled again", mo.o.Name)
 		}
 	}
 }

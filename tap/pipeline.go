@@ -9,7 +9,10 @@ import (
 	"time"
 
 	"github.com/tap-dev/tap/codec"
+	"github.com/tap-dev/tap/streammap"
 	"github.com/tap-dev/tap/streams"
+	"github.com/tap-dev/tap/tap/catalog"
+	"github.com/tap-dev/tap/tap/mapped"
 	"github.com/tap-dev/tap/tap/splice"
 )
 
@@ -295,4 +298,47 @@ func (e *engine) repeated(n *node, rec any) (bool, error) {
 		n.counts.Dupes.Add(1)
 	}
 	return dup, nil
+}
+
+// attachMaps gives a node the streams its maps write (tap/mapped); the
+// node is selected when one of them is.
+func attachMaps(n *node, m *streammap.Mapper, sel *catalog.Selection, redact func(string) string) {
+	if outs := mapped.New(m, n.def.Name, n.def.ReplicationKey, sel, redact); outs != nil {
+		n.outs, n.selected, n.fullTable = outs, outs.Selected(), n.fullTable || outs.FullTable()
+	}
+}
+
+// emitMapped writes a validated record as each selected stream its maps
+// make of it.
+func (e *engine) emitMapped(n *node, m map[string]any, extracted time.Time) error {
+	if err := e.schema(n); err != nil {
+		return err
+	}
+	if err := n.outs.Map(m, len(n.children) > 0); err != nil {
+		return err
+	}
+	return e.writeMapped(n, nil, extracted)
+}
+
+// writeMapped writes a record as each selected output's map made it: a
+// spliced record as s did, else as emitMapped mapped it.
+func (e *engine) writeMapped(n *node, s streams.Mapped, extracted time.Time) error {
+	wrote, err := n.outs.Write(s, func(stream string, rec []byte) error { return e.record(n, stream, rec, extracted) })
+	if wrote && err == nil {
+		n.counts.Records.Add(1)
+	}
+	return err
+}
+
+// schemaMapped writes the SCHEMA of each selected stream a node's maps
+// write.
+func (e *engine) schemaMapped(n *node) error { return n.outs.Schemas(e.out.Schema) }
+
+// selectedOutputs lists the names of the streams a node writes: its own,
+// or with maps the selected streams they write.
+func (n *node) selectedOutputs() []string {
+	if n.outs == nil {
+		return []string{n.def.Name}
+	}
+	return n.outs.Names()
 }

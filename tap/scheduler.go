@@ -20,6 +20,7 @@ import (
 	"github.com/tap-dev/tap/tap/deletes"
 	"github.com/tap-dev/tap/tap/failure"
 	"github.com/tap-dev/tap/tap/inputs"
+	"github.com/tap-dev/tap/tap/mapped"
 	"github.com/tap-dev/tap/tap/metrics"
 	"github.com/tap-dev/tap/tap/output"
 	"github.com/tap-dev/tap/tap/resume"
@@ -45,7 +46,7 @@ type node struct {
 
 	// outs are, with stream maps, the streams the node is written as
 	// (nil: itself).
-	outs []*mappedOutput
+	outs *mapped.Outputs
 
 	// dedupe drops the rows an offset stream's pages repeat when the
 	// source shifts under them (nil: none).
@@ -161,7 +162,7 @@ func (e *engine) addStreams(sel *catalog.Selection) error {
 			return err
 		}
 		n.check = v
-		attachMaps(n, maps, sel)
+		attachMaps(n, maps, sel, cfg.Redactor.Redact)
 		byName[d.Name] = n
 		e.report.Add(&n.counts, n.selected)
 		e.nodes = append(e.nodes, n)

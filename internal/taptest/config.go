@@ -20,3 +20,15 @@ func OrdersConfig() *settings.Config {
 		},
 	}
 }
+
+// MappedConfig is OrdersConfig with orders aliased as sales, its note
+// removed and a hash added, and copied, its id only, as orders_copy.
+func MappedConfig() *settings.Config {
+	cfg := OrdersConfig()
+	cfg.Path = "config.json"
+	cfg.StreamMaps = map[string]any{
+		"orders":      map[string]any{"__alias__": "sales", "note": nil, "note_hash": "md5(str(note))"},
+		"orders_copy": map[string]any{"__source__": "orders", "id": "id", "__else__": nil},
+	}
+	return cfg
+}
