@@ -229,6 +229,8 @@ func TestImportArrows(t *testing.T) {
 		{"tap/feed", "tap", "the run drives a feed through its Sink; the feed knows its protocol and its sequence, not the run"},
 		{"tap/feed", "client", "a feed asks the run's client through feed.Client; it knows its protocol, not the client"},
 		{"tap/deletes", "client", "a stream's deletes know what its records mean; the run sends the requests (deletes.Run)"},
+		{"tap/mapped", "client", "the mapped outputs know records and maps; the run sends the requests"},
+		{"tap/mapped", "tap/output", "the mapped outputs hand their records to the run, which writes them"},
 		{"client", "streams", "paginators plan requests, the run sends them"},
 	}
 	checked := 0
