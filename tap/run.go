@@ -15,7 +15,7 @@ import (
 	"github.com/tap-dev/tap/tap/state"
 )
 
-// Options of one sync.
+// Options of one run of the engine: a sync (Sync), or any mode (Open).
 type Options struct {
 	Config    *Config
 	Selection *catalog.Selection // nil syncs every stream
