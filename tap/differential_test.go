@@ -194,19 +194,34 @@ func syncPage(t *testing.T, page string, schema []byte, tree bool, maps map[stri
 	if err := Sync(context.Background(), Options{Config: cfg, Writer: w, Log: log, Tree: tree}); err != nil {
 		res.err = err.Error()
 	}
-	b, _ := os.ReadFile(filepath.Join(dir, "dead.jsonl"))
+	res.dead = readDeadLetters(t, filepath.Join(dir, "dead.jsonl"), "")
+	res.msgs, res.raw = w.msgs, w.raw["events"]
+	return res
+}
+
+// readDeadLetters reads the dead letters at path without their clock
+// fields, a request's URL without base.
+func readDeadLetters(t *testing.T, path, base string) []map[string]any {
+	t.Helper()
+	b, _ := os.ReadFile(path)
+	var dead []map[string]any
 	for _, line := range bytes.Split(bytes.TrimSpace(b), []byte("\n")) {
+		if len(line) == 0 {
+			continue
+		}
 		var m map[string]any
 		if err := json.Unmarshal(line, &m); err != nil {
 			t.Fatal(err)
 		}
-		for _, k := range []string{"run_id", "run_started_at", "time_extracted"} {
+		for _, k := range []string{"run_id", "run_started_at", "time_extracted", "time"} {
 			delete(m, k)
 		}
-		res.dead = append(res.dead, m)
+		if u, ok := m["url"].(string); ok && base != "" {
+			m["url"] = strings.TrimPrefix(u, base)
+		}
+		dead = append(dead, m)
 	}
-	res.msgs, res.raw = w.msgs, w.raw["events"]
-	return res
+	return dead
 }
 
 // TestSpliceMixedPage holds a page of records the walker is sure of and
@@ -500,23 +515,7 @@ func syncFamily(t *testing.T, selected []string, st map[string]any, limit int64,
 	if err := Sync(context.Background(), Options{Config: cfg, Selection: sel, State: s, Writer: w, Log: log, Tree: tree, RecordLimit: limit}); err != nil {
 		res.err = err.Error()
 	}
-	b, _ := os.ReadFile(filepath.Join(dir, "dead.jsonl"))
-	for _, line := range bytes.Split(bytes.TrimSpace(b), []byte("\n")) {
-		if len(line) == 0 {
-			continue
-		}
-		var m map[string]any
-		if err := json.Unmarshal(line, &m); err != nil {
-			t.Fatal(err)
-		}
-		for _, k := range []string{"run_id", "run_started_at", "time_extracted", "time"} {
-			delete(m, k)
-		}
-		if u, ok := m["url"].(string); ok {
-			m["url"] = strings.TrimPrefix(u, srv.URL)
-		}
-		res.dead = append(res.dead, m)
-	}
+	res.dead = readDeadLetters(t, filepath.Join(dir, "dead.jsonl"), srv.URL)
 	for i, m := range w.msgs {
 		w.msgs[i].Version = 0
 		bm, _ := m.State["bookmarks"].(map[string]any)

@@ -50,20 +50,7 @@ func syncExport(t *testing.T, format, body string, tree, sorted bool) pageRun {
 	if err := Sync(context.Background(), Options{Config: cfg, Writer: w, Log: log, Tree: tree}); err != nil {
 		res.err = err.Error()
 	}
-	b, _ := os.ReadFile(filepath.Join(dir, "dead.jsonl"))
-	for _, line := range bytes.Split(bytes.TrimSpace(b), []byte("\n")) {
-		if len(line) == 0 {
-			continue
-		}
-		var m map[string]any
-		if err := json.Unmarshal(line, &m); err != nil {
-			t.Fatal(err)
-		}
-		for _, k := range []string{"run_id", "run_started_at", "time_extracted"} {
-			delete(m, k)
-		}
-		res.dead = append(res.dead, m)
-	}
+	res.dead = readDeadLetters(t, filepath.Join(dir, "dead.jsonl"), "")
 	res.msgs, res.raw = w.msgs, w.raw["events"]
 	return res
 }
