@@ -20,7 +20,7 @@ var benchShapes = []struct {
 	target     bool
 }{
 	{"keywords", "enum/maxLength/minimum/pattern/format", modelEvent, keywordsShape, true},
-	{"library", "multipleOf, $ref and a hostname format, left to the library", modelEvent, libraryShape, false},
+	{"library", "anyOf, hostname and uri-reference formats, left to the library", modelEvent, libraryShape, false},
 	{"wide", "100 properties", wideEvent, wideShape(), true},
 	{"nested", "objects 4 deep and an array of objects", nestedEvent, nestedShape, true},
 }
@@ -40,19 +40,18 @@ const keywordsShape = `{"type":"object","required":["id"],"properties":{
 		"ok":{"type":["null","boolean"]}}}}}`
 
 const libraryShape = `{"type":"object","required":["id"],"properties":{
-	"id":{"type":"integer","multipleOf":1},
+	"id":{"type":"integer"},
 	"type":{"type":["null","string"]},
-	"actor_id":{"$ref":"#/definitions/count"},
+	"actor_id":{"anyOf":[{"type":"null"},{"type":"integer","minimum":0}]},
 	"occurred_at":{"type":["null","string"],"format":"date-time"},
 	"source":{"type":["null","string"],"format":"hostname"},
 	"ip":{"type":["null","string"]},
 	"user_agent":{"type":["null","string"]},
 	"payload":{"type":["null","object"],"properties":{
-		"path":{"type":["null","string"]},
+		"path":{"type":["null","string"],"format":"uri-reference"},
 		"duration_ms":{"type":["null","integer"]},
 		"bytes":{"type":["null","integer"]},
-		"ok":{"type":["null","boolean"]}}}},
-	"definitions":{"count":{"type":["null","integer"],"minimum":0}}}`
+		"ok":{"type":["null","boolean"]}}}}}`
 
 // wideEvent is record i of 100 properties besides its id, ~1.2 KB.
 func wideEvent(b []byte, i int) []byte {
