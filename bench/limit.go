@@ -208,7 +208,7 @@ func (b *bench) runCounted(ctx context.Context, args, env []string, run func(fun
 	err := run(cmd.Run)
 	r.wall = time.Since(start)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v; stderr ends with:\n%s", filepath.Base(args[len(args)-1]), err, stderr.b)
+		return nil, fmt.Errorf("%s: %w; stderr ends with:\n%s", filepath.Base(args[len(args)-1]), err, stderr.b)
 	}
 	r.user, r.sys = cmd.ProcessState.UserTime(), cmd.ProcessState.SystemTime()
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok && runtime.GOOS == "linux" {

@@ -100,6 +100,10 @@
 //     records of the 7-property stream (<= 0.55), peak RSS (<= 20 MiB at
 //     1M; with -records of 10M or more each row runs once on 1M too, and
 //     its RSS at N must be <= 1.1 times that).
+//     With -against REV (a git revision, built in a temporary detached
+//     worktree, or a tap binary) every row runs with that build too, in
+//     the same rounds (bench/against.go): CPU new/old and the peak RSS
+//     of both, per row.
 //
 //   - reconcile: a stream's keys file of 10,000,000 integer keys (100,000
 //     with -quick) saved, listed again without 1% of them, compared as
@@ -147,6 +151,7 @@ func main() {
 	records := flag.Int("records", 0, "records in the throughput and memory scenarios [1,000,000; 20,000 with -quick]")
 	quick := flag.Bool("quick", false, "tiny sizes, for a CI smoke run")
 	reps := flag.Int("reps", 0, "rounds of the models scenario, interleaved [3; 1 with -quick]")
+	against := flag.String("against", "", "another tap to run beside this one in the models scenario, in the same rounds: a tap binary or a git revision (built in a temporary worktree)")
 	only := flag.String("only", "", "comma-separated scenarios to run: throughput (with memory and stream maps), limit, models, quota, scale-out, pause, cost, formats, feeds, reconcile [all]")
 	raw := flag.String("rawcopy", "", "internal: run as the limit scenario's raw copy of the pages at this URL")
 	serve := flag.Bool("servepages", false, "internal: run as the limit scenario's page server of -records events")
@@ -166,10 +171,10 @@ func main() {
 	if *raw != "" {
 		os.Exit(rawCopy(*raw, *records))
 	}
-	os.Exit(run(*records, *reps, *quick, *only))
+	os.Exit(run(*records, *reps, *quick, *only, *against))
 }
 
-func run(records, reps int, quick bool, only string) int {
+func run(records, reps int, quick bool, only, against string) int {
 	want := func(scenario string) bool {
 		return only == "" || slices.Contains(strings.Split(only, ","), scenario)
 	}
@@ -212,6 +217,13 @@ func run(records, reps int, quick bool, only string) int {
 		return 1
 	}
 	b := &bench{bin: bin, dir: dir, pin: setupPinning(), streams: defs}
+	if against != "" {
+		progress("building the tap of -against " + against)
+		if b.old, err = buildAgainst(ctx, root, dir, against); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			return 1
+		}
+	}
 	loadBefore := loadAvg()
 	rep := &report{}
 
@@ -286,6 +298,9 @@ func run(records, reps int, quick bool, only string) int {
 	fmt.Printf("tap benchmark  %s  %s/%s  %d CPUs  %s\n", runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), time.Now().UTC().Format(time.RFC3339))
 	fmt.Printf("throughput/memory: %s records; tap pinned by %s\n", thousands(int64(n)), b.pin.method())
 	fmt.Printf("load average (1 min): %s at start, %s at end (other processes make the throughput figures slower and noisier)\n", loadBefore, loadAvg())
+	if b.old != nil {
+		fmt.Printf("against: %s, beside this build in the models scenario's rounds (new/old: this build over that one)\n", b.old.desc)
+	}
 	if quick {
 		fmt.Println("quick mode: a smoke run; at these sizes start-up dominates, so PASS/FAIL below say nothing about the targets")
 	}
@@ -304,6 +319,7 @@ type bench struct {
 	dir     string // temporary directory for configs and dead letters
 	pin     *pinning
 	streams map[string]map[string]any // sample_config.json's definitions by name
+	old     *oldBuild                 // -against's build, or nil
 }
 
 // buildTap runs "go build -o DIR/tap ." in the module root, and returns
@@ -319,13 +335,18 @@ func buildTap(ctx context.Context, dir string) (bin, root string, err error) {
 	}
 	root = filepath.Dir(gomod)
 	bin = filepath.Join(dir, "tap")
-	// Built as the image ships it: no C library, no symbol table.
+	return bin, root, goBuild(ctx, root, bin)
+}
+
+// goBuild builds the tap of the module at root into bin as the image
+// ships it: no C library, no symbol table.
+func goBuild(ctx context.Context, root, bin string) error {
 	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags=-s -w", "-o", bin, ".")
 	cmd.Dir, cmd.Env = root, append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", "", fmt.Errorf("go build: %v\n%s", err, out)
+		return fmt.Errorf("go build in %s: %v\n%s", root, err, out)
 	}
-	return bin, root, nil
+	return nil
 }
 
 // sampleStreams reads the stream definitions of sample_config.json, so

@@ -204,6 +204,12 @@ type modelRuns struct {
 	bytes int64           // of the tap's stdout (the same in each round)
 }
 
+func (r *modelRuns) add(t *tapRun) {
+	r.cpu = append(r.cpu, t.user+t.sys)
+	r.rss = max(r.rss, t.maxRSSKiB)
+	r.bytes = t.out.bytes
+}
+
 func (r *modelRuns) median() time.Duration {
 	s := slices.Clone(r.cpu)
 	slices.Sort(s)
@@ -228,14 +234,14 @@ func (b *bench) startModels(n int) (*modelServer, error) {
 	return &modelServer{url: url, stop: stop}, nil
 }
 
-// runModel runs row once on srv's n events.
-func (b *bench) runModel(ctx context.Context, row modelRow, srv *modelServer, n int) (*tapRun, error) {
+// runModel runs row once on srv's n events with the tap bin.
+func (b *bench) runModel(ctx context.Context, bin string, row modelRow, srv *modelServer, n int) (*tapRun, error) {
 	cfg, err := b.modelsConfig(row, srv.url, n)
 	if err != nil {
 		return nil, err
 	}
 	timeout := 2*time.Minute + time.Duration(n/5_000)*time.Second
-	t, err := b.runPinned(ctx, []string{b.bin, "--config", cfg}, timeout)
+	t, err := b.runPinned(ctx, []string{bin, "--config", cfg}, timeout)
 	if err != nil {
 		return nil, err
 	}
@@ -262,20 +268,32 @@ func (b *bench) models(ctx context.Context, rep *report, n, reps int) error {
 	// after the build pays for the binary's pages coming into the page
 	// cache.
 	progress("models: a warm-up run")
-	if _, err := b.runModel(ctx, modelRows[len(modelRows)-1], srv, n); err != nil {
+	if _, err := b.runModel(ctx, b.bin, modelRows[len(modelRows)-1], srv, n); err != nil {
 		return err
 	}
+	if b.old != nil {
+		// Its failure, if any, is its row's, said below.
+		b.runModel(ctx, b.old.bin, modelRows[len(modelRows)-1], srv, n)
+	}
 	runs := make([]modelRuns, len(modelRows))
+	olds := make([]modelRuns, len(modelRows))
+	oldErr := make([]string, len(modelRows)) // why the old build has no figure for the row
 	for r := range reps {
 		for i, row := range modelRows {
 			progress(fmt.Sprintf("models: round %d of %d, %s, %s events", r+1, reps, row.name, thousands(int64(n))))
-			t, err := b.runModel(ctx, row, srv, n)
+			// With -against, the two builds take turns going first.
+			oldFirst := b.old != nil && r%2 == 1
+			if oldFirst && oldErr[i] == "" {
+				oldErr[i] = b.runOld(ctx, row, srv, n, &olds[i])
+			}
+			t, err := b.runModel(ctx, b.bin, row, srv, n)
 			if err != nil {
 				return err
 			}
-			runs[i].cpu = append(runs[i].cpu, t.user+t.sys)
-			runs[i].rss = max(runs[i].rss, t.maxRSSKiB)
-			runs[i].bytes = t.out.bytes
+			runs[i].add(t)
+			if b.old != nil && !oldFirst && oldErr[i] == "" {
+				oldErr[i] = b.runOld(ctx, row, srv, n, &olds[i])
+			}
 		}
 	}
 	var base []int64 // peak RSS at rssBase, KiB, by row
@@ -287,7 +305,7 @@ func (b *bench) models(ctx context.Context, rep *report, n, reps int) error {
 		defer small.stop()
 		for _, row := range modelRows {
 			progress(fmt.Sprintf("models: %s, %s events, for the peak RSS", row.name, thousands(rssBase)))
-			t, err := b.runModel(ctx, row, small, rssBase)
+			t, err := b.runModel(ctx, b.bin, row, small, rssBase)
 			if err != nil {
 				return err
 			}
@@ -324,6 +342,9 @@ func (b *bench) models(ctx context.Context, rep *report, n, reps int) error {
 			rep.add(sc, figure, value, "", "")
 		} else {
 			rep.check(sc, figure, value, target, met)
+		}
+		if b.old != nil {
+			addAgainst(rep, sc, row.name, &runs[i], &olds[i], oldErr[i])
 		}
 		rss, m := mib(runs[i].rss), thousands(int64(row.measured(n)))
 		if base == nil {
