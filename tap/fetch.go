@@ -483,12 +483,13 @@ func (e *engine) bodyFetcher(n *node, format string) streams.Fetch {
 	}
 }
 
-// splicedLines is the page of a jsonl body's lines: spliced when the
-// stream's Shape reads every line, else their trees (with the error of
-// the first line that is not JSON, and the records before it).
+// splicedLines is the page of a jsonl body's lines or a csv body's rows:
+// spliced when the stream's Shape reads every record's text, else their
+// trees (with the error of the first line that is not JSON, and the
+// records before it). lines is the decoder's, reused once this returns.
 func splicedLines(r *splice.Reader, lines *decoder.Lines) (*streams.Page, error) {
 	slot := r.Take()
-	if slot.ScanLines(lines.Len(), lines.Line) {
+	if slot.ScanLines(lines) {
 		return &streams.Page{Records: slot.Records(), Spliced: slot, Values: slot}, nil
 	}
 	slot.Release()

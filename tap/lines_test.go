@@ -21,20 +21,26 @@ import (
 
 // syncExport syncs an events stream read as it arrives (format jsonl or
 // csv, body as the API sends it), on the tree path or not, as a sorted
-// stream when sorted.
+// stream when sorted, against the events schema.
 func syncExport(t *testing.T, format, body string, tree, sorted bool) pageRun {
+	t.Helper()
+	schema, err := os.ReadFile("../schemas/events.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return syncExportOf(t, format, body, schema, tree, sorted)
+}
+
+// syncExportOf is syncExport against schema.
+func syncExportOf(t *testing.T, format, body string, schema json.RawMessage, tree, sorted bool) pageRun {
 	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, body)
 	}))
 	defer srv.Close()
-	schema, err := os.ReadFile("../schemas/events.json")
-	if err != nil {
-		t.Fatal(err)
-	}
 	dir := t.TempDir()
 	def := map[string]any{"name": "events", "path": "/events", "format": format, "primary_key": []any{"id"},
-		"schema": json.RawMessage(schema), "pagination": map[string]any{"type": "none"}}
+		"schema": schema, "pagination": map[string]any{"type": "none"}}
 	if sorted {
 		def["replication_key"], def["is_sorted"] = "id", true
 	}
@@ -132,4 +138,111 @@ func TestSpliceLinesAgainstTree(t *testing.T) {
 			}
 		})
 	}
+}
+
+// csvSchema types an events export's columns as a CSV body has them.
+const csvSchema = `{"type":"object","required":["id"],"properties":{
+	"id":{"type":"integer"},"type":{"type":["null","string"],"maxLength":20},"actor_id":{"type":["null","integer"],"minimum":0},
+	"occurred_at":{"type":["null","string"],"format":"date-time"},"amount":{"type":["null","number"]},"ok":{"type":["null","boolean"]},
+	"tags":{"type":["null","array"],"items":{"type":"string"}},"note":{"type":"string"}}}`
+
+// A csv body's rows the walker is sure of (as their records' JSON texts)
+// are spliced, the others go to the tree path: spliced and tree runs
+// write the same records in the same order, the same dead letters, the
+// same states, and fail alike at a row that is not CSV, after the same
+// records; over several pages.
+func TestSpliceCSVAgainstTree(t *testing.T) {
+	const header = "id,type,actor_id,occurred_at,amount,ok,tags,note\n"
+	const at = "2026-01-01T00:00:00Z"
+	mixed := []string{
+		`1,login,7,` + at + `,1.50,true,a,plain`,
+		`2,"quoted, with a comma",,` + at + `,,,,""`,                         // empty cells: null, or "" for a string
+		`3,"a ""quote""",+8,` + at + `,-0.5,FALSE,b,"line` + "\n" + `break"`, // an escaped quote, a newline in a cell
+		`4,caf` + "\xff" + `,1,` + at + `,,,,x`,                              // invalid UTF-8: the tree
+		`x5,wrong type,1,` + at + `,,,,x`,                                    // a dead letter
+		`6,t,-1,` + at + `,,,,x`,                                             // below the minimum: a dead letter
+		`7,t,1,2026-02-30T00:00:00Z,,,,x`,                                    // not a date: a dead letter
+		`8,t,1,` + at + `,1e2,,,x`,                                           // an exponent: the tree
+		`9,much too long a type for the schema,,` + at + `,,,,x`,             // maxLength: a dead letter
+		` 010 ,t,0007,` + at + `,,yes,,x`,                                    // spaces and zeros; a boolean that is none: a dead letter
+		`11,` + "\u2028<&>\t" + `,,` + at + `,,,,x`,                          // escaped as the tree escapes it
+		`12,t,,` + at + `,,,,`,                                               // "" for a string that is required? no: note is not
+	}
+	many := func(from, n int) []string {
+		rows := make([]string, n)
+		for i := range rows {
+			rows[i] = fmt.Sprintf(`%d,t%d,%d,2026-01-01T00:00:00Z,%d.25,true,tag,"n, %d"`, from+i, i%7, i%50, i, i)
+		}
+		return rows
+	}
+	tests := map[string]struct {
+		header  string
+		rows    []string
+		sorted  bool
+		records int // written
+		dead    int
+		spliced int // at least
+		err     string
+	}{
+		"mixed":                 {header: "\uFEFF" + header, rows: mixed, records: 7, dead: 5, spliced: 4},
+		"several pages, sorted": {rows: many(100, 2500), sorted: true, records: 2500, spliced: 2500},
+		"mixed pages":           {rows: append(many(100, 1500), mixed...), records: 1507, dead: 5, spliced: 1500},
+		"a whole page":          {rows: many(100, 1000), records: 1000, spliced: 1000},
+		"ragged on the second page": {rows: append(many(100, 1200), `1,2`, `3,t,1,,,,,x`),
+			records: 1200, spliced: 1000, err: "the csv body is not CSV"},
+		"a bare quote":   {rows: append(many(100, 3), `4,a"b,1,,,,,x`), records: 3, spliced: 3, err: "the csv body is not CSV"},
+		"a column twice": {header: "id,type,type\n", rows: []string{`1,a,b`, `2,c,d`}, records: 2},
+		"names collide":  {header: "id,type\xff,type\xfe\n", rows: []string{`1,a,b`}, dead: 1},
+		"drift":          {header: "id,surprise\n", rows: []string{`1,a`, `2,b`}, records: 2},
+		"no rows":        {rows: nil},
+		"a header alone": {header: "id\n", rows: nil},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			body := cmpOr(tt.header, header) + strings.Join(tt.rows, "\n")
+			if len(tt.rows) > 0 {
+				body += "\n"
+			}
+			tree := syncExportOf(t, "csv", body, json.RawMessage(csvSchema), true, tt.sorted)
+			spliced := syncExportOf(t, "csv", body, json.RawMessage(csvSchema), false, tt.sorted)
+			if tt.err == "" && (tree.err != "" || spliced.err != "") || tt.err != "" && (!strings.Contains(tree.err, tt.err) || !strings.Contains(spliced.err, tt.err)) {
+				t.Fatalf("sync: tree %q, spliced %q; want %q", tree.err, spliced.err, tt.err)
+			}
+			n := 0
+			for i, b := range spliced.raw {
+				if !bytes.Equal(b, tree.raw[i]) {
+					n++ // the header's order: spliced
+				}
+			}
+			if n < tt.spliced {
+				t.Errorf("%d records spliced, want at least %d", n, tt.spliced)
+			}
+			tree.raw, spliced.raw = nil, nil
+			if d := cmp.Diff(tree, spliced, cmp.AllowUnexported(message{}, pageRun{})); d != "" {
+				t.Errorf("(-tree +spliced):\n%s", d)
+			}
+			records, states := 0, 0
+			for _, m := range tree.msgs {
+				switch m.Type {
+				case "RECORD":
+					records++
+				case "STATE":
+					states++
+				}
+			}
+			if records != tt.records || len(tree.dead) != tt.dead {
+				t.Errorf("%d records, %d dead letters; want %d, %d", records, len(tree.dead), tt.records, tt.dead)
+			}
+			if tt.sorted && states < 3 {
+				t.Errorf("%d STATE messages, want one a page at least", states)
+			}
+		})
+	}
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }

@@ -28,7 +28,12 @@ type csvReader struct {
 	// one of the two values, so each is marked as a JSON record is
 	// (codec.CollisionKey) and refused by the stream's validator.
 	collided string
-	err      error
+	// keys are the names as JSON object keys, each with its colon
+	// (AppendText); plain is false when a row's text could not stand
+	// for its tree: a collision, or a name twice.
+	keys  [][]byte
+	plain bool
+	err   error
 }
 
 func newCSVReader(dec *Decoder, body io.Reader) *csvReader {
@@ -53,17 +58,27 @@ func (c *csvReader) Read() (any, error) {
 		}
 	}
 	if err != nil {
-		var pe *csv.ParseError
-		switch {
-		case errors.Is(err, errRecordTooLarge):
-			err = fmt.Errorf("stream %q: row %d of the csv body is larger than %d MiB", c.dec.stream, c.rows+1, c.dec.maxRecord>>20)
-		case errors.Is(err, io.EOF):
-		case errors.As(err, &pe):
-			err = fmt.Errorf("stream %q: the csv body is not CSV: %w", c.dec.stream, pe)
-		}
-		c.err = err
-		return nil, err
+		c.err = c.fail(err)
+		return nil, c.err
 	}
+	return c.tree(row), nil
+}
+
+// fail is err of reading a row as Read returns it.
+func (c *csvReader) fail(err error) error {
+	var pe *csv.ParseError
+	switch {
+	case errors.Is(err, errRecordTooLarge):
+		err = fmt.Errorf("stream %q: row %d of the csv body is larger than %d MiB", c.dec.stream, c.rows+1, c.dec.maxRecord>>20)
+	case errors.Is(err, io.EOF):
+	case errors.As(err, &pe):
+		err = fmt.Errorf("stream %q: the csv body is not CSV: %w", c.dec.stream, pe)
+	}
+	return err
+}
+
+// tree is the record of a row.
+func (c *csvReader) tree(row []string) map[string]any {
 	rec := make(map[string]any, len(c.names)+1)
 	for i, v := range row {
 		rec[c.names[i]] = c.shapes[i].coerceText(v)
@@ -71,7 +86,51 @@ func (c *csvReader) Read() (any, error) {
 	if c.collided != "" {
 		rec[codec.CollisionKey] = c.collided
 	}
-	return rec, nil
+	return rec
+}
+
+// next adds the next row to l: as its record's JSON text (what
+// codec.Append writes of the tree Read returns, its keys in the header's
+// order), or as the tree itself when no text decodes to it — a row with
+// invalid UTF-8 (the tree keeps the bytes, and the validator judges
+// them), a header with a collision or a name twice. It returns Read's
+// errors, io.EOF after the last row.
+func (c *csvReader) next(l *Lines) error {
+	if c.err != nil {
+		return c.err
+	}
+	row, err := c.row()
+	if err == nil && c.names == nil {
+		err = c.start(row)
+		if err == nil && (c.dec.csv.Header == nil || *c.dec.csv.Header) {
+			row, err = c.row()
+		}
+	}
+	if err != nil {
+		c.err = c.fail(err)
+		return c.err
+	}
+	if !c.plain {
+		l.addTree(c.tree(row), c.rows)
+		return nil
+	}
+	for _, v := range row {
+		if !utf8.ValidString(v) {
+			l.addTree(c.tree(row), c.rows)
+			return nil
+		}
+	}
+	b := append(l.buf, '{')
+	for i, v := range row {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, c.keys[i]...)
+		b = c.shapes[i].appendText(b, v)
+	}
+	l.buf = append(b, '}')
+	l.end(c.rows)
+	return nil
 }
 
 // row reads the next row, at most maxRecordText bytes of the body.
@@ -107,6 +166,11 @@ func (c *csvReader) start(first []string) error {
 		raw[repaired] = name
 		c.names[i] = repaired
 		c.shapes[i] = c.dec.shape.property(repaired)
+	}
+	c.plain = c.collided == "" && len(raw) == len(first)
+	c.keys = make([][]byte, len(first))
+	for i, name := range c.names {
+		c.keys[i] = append(codec.AppendString(nil, name), ':')
 	}
 	return nil
 }

@@ -96,21 +96,26 @@ func (r *jsonlReader) next() ([]byte, error) {
 	}
 }
 
-// Lines is a page of a jsonl body's records as the API sent them: one
-// JSON text a line, blank lines left out. A record's bytes are its line,
+// Lines is a page of a body's records as JSON texts, one a record: a
+// jsonl body's lines as the API sent them, blank lines left out, or a csv
+// body's rows, each as its record's JSON object. A record's bytes are
 // ready to be written as they came (the tap's splice path); Records
-// decodes them for the tree path.
+// decodes them for the tree path. A csv row whose text could not stand
+// for its tree (csvReader.next) is given as its tree (Tree), its text
+// empty.
 type Lines struct {
-	dec  *Decoder
-	buf  []byte
-	ends []int // where each line ends in buf
-	nums []int // the body's line number of each line
+	dec   *Decoder
+	buf   []byte
+	ends  []int // where each line ends in buf
+	nums  []int // the body's line (a csv body's row) number of each line
+	trees []any // by line, its tree when it has no text; nil when none has
 }
 
 // Len is the number of lines.
 func (l *Lines) Len() int { return len(l.ends) }
 
-// Line is line i of the page, without its line ending.
+// Line is line i of the page, without its line ending; empty when the
+// record is given as its tree.
 func (l *Lines) Line(i int) []byte {
 	from := 0
 	if i > 0 {
@@ -119,12 +124,25 @@ func (l *Lines) Line(i int) []byte {
 	return l.buf[from:l.ends[i]:l.ends[i]]
 }
 
-// Records decodes the page's lines as the jsonl reader does: its records
-// and, at the first line that is not JSON, the records before it with
-// the error naming the line.
+// Tree is record i's tree when it is given as one (a csv row whose text
+// could not stand for it), else nil: its text is Line(i).
+func (l *Lines) Tree(i int) any {
+	if l.trees == nil {
+		return nil
+	}
+	return l.trees[i]
+}
+
+// Records decodes the page's lines as the body's reader does: its
+// records and, at the first line that is not JSON, the records before it
+// with the error naming the line.
 func (l *Lines) Records() ([]any, error) {
 	recs := make([]any, 0, l.Len())
 	for i := range l.ends {
+		if t := l.Tree(i); t != nil {
+			recs = append(recs, t)
+			continue
+		}
 		v, err := codec.DecodeRecords(l.Line(i))
 		if err != nil {
 			return recs, fmt.Errorf("stream %q: line %d of the jsonl body is not JSON: %w", l.dec.stream, l.nums[i], err)
@@ -137,25 +155,53 @@ func (l *Lines) Records() ([]any, error) {
 // add appends a line to the page.
 func (l *Lines) add(line []byte, num int) {
 	l.buf = append(l.buf, line...)
+	l.end(num)
+}
+
+// end ends the line appended to buf.
+func (l *Lines) end(num int) {
 	l.ends = append(l.ends, len(l.buf))
 	l.nums = append(l.nums, num)
+	if l.trees != nil {
+		l.trees = append(l.trees, nil)
+	}
 }
 
-// SplitsLines reports whether the decoder's jsonl bodies are read by
-// LinePages: a line is one record (no records_path).
+// addTree appends a record given as its tree.
+func (l *Lines) addTree(tree any, num int) {
+	if l.trees == nil {
+		l.trees = make([]any, len(l.ends), cap(l.ends))
+	}
+	l.ends = append(l.ends, len(l.buf))
+	l.nums = append(l.nums, num)
+	l.trees = append(l.trees, tree)
+}
+
+// reset empties the page for the next, keeping its memory.
+func (l *Lines) reset() {
+	l.buf, l.ends, l.nums = l.buf[:0], l.ends[:0], l.nums[:0]
+	if l.trees != nil {
+		clear(l.trees)
+		l.trees = l.trees[:0]
+	}
+}
+
+// SplitsLines reports whether the decoder's bodies are read by
+// LinePages: a jsonl body whose line is one record (no records_path), or
+// a csv body.
 func (dec *Decoder) SplitsLines() bool {
-	return dec.format == streams.FormatJSONL && dec.recordsPath == ""
+	return dec.format == streams.FormatJSONL && dec.recordsPath == "" || dec.format == streams.FormatCSV
 }
 
-// LinePages is Pages for a jsonl body whose line is one record
-// (SplitsLines), its records kept as the lines' text: the pages of at
-// most size lines (PageRecords when size <= 0) go to page as Pages hands
-// them. A line is checked only for its length (maxJSONLLine) here; its
-// JSON is the reader's of the page (Lines.Records, or a walk of its
-// bytes).
+// LinePages is Pages for a body read as JSON texts, a record each
+// (SplitsLines): the pages of at most size records (PageRecords when
+// size <= 0) go to page as Pages hands them. A jsonl line is checked
+// only for its length (maxJSONLLine) here; its JSON is the reader's of
+// the page (Lines.Records, or a walk of its bytes). lines is one page,
+// reused for the next once page returns: page keeps none of it.
 func (dec *Decoder) LinePages(body io.Reader, h http.Header, size int, page func(lines *Lines, last bool) error) error {
 	if !dec.SplitsLines() {
-		return fmt.Errorf("stream %q: LinePages reads a jsonl body without records_path", dec.stream)
+		return fmt.Errorf("stream %q: LinePages reads a jsonl body without records_path, or a csv body", dec.stream)
 	}
 	if size <= 0 {
 		size = PageRecords
@@ -167,10 +213,23 @@ func (dec *Decoder) LinePages(body io.Reader, h http.Header, size int, page func
 	if err != nil {
 		return err
 	}
-	jr := newJSONLReader(dec, r)
+	var next func(*Lines) error
+	if dec.format == streams.FormatCSV {
+		next = newCSVReader(dec, r).next
+	} else {
+		jr := newJSONLReader(dec, r)
+		next = func(l *Lines) error {
+			line, err := jr.next()
+			if err == nil {
+				l.add(line, jr.line)
+			}
+			return err
+		}
+	}
 	lines := &Lines{dec: dec}
+	var tail Lines // the record read after a full page
 	for {
-		line, err := jr.next()
+		err := next(lines)
 		if err == io.EOF {
 			return page(lines, true)
 		}
@@ -184,12 +243,34 @@ func (dec *Decoder) LinePages(body io.Reader, h http.Header, size int, page func
 			}
 			return err
 		}
-		if lines.Len() == size {
+		if lines.Len() > size {
+			// A full page goes once the record after it is read, so
+			// that the body's last page is the one marked last.
+			lines.moveLast(&tail)
 			if err := page(lines, false); err != nil {
 				return err
 			}
-			lines = &Lines{dec: dec, buf: make([]byte, 0, cap(lines.buf))}
+			lines.reset()
+			tail.moveLast(lines)
 		}
-		lines.add(line, jr.line)
+	}
+}
+
+// moveLast moves l's last record to the end of to.
+func (l *Lines) moveLast(to *Lines) {
+	i := l.Len() - 1
+	if t := l.Tree(i); t != nil {
+		to.addTree(t, l.nums[i])
+	} else {
+		to.add(l.Line(i), l.nums[i])
+	}
+	from := 0
+	if i > 0 {
+		from = l.ends[i-1]
+	}
+	l.buf, l.ends, l.nums = l.buf[:from], l.ends[:i], l.nums[:i]
+	if l.trees != nil {
+		l.trees[i] = nil
+		l.trees = l.trees[:i]
 	}
 }

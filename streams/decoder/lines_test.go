@@ -2,25 +2,50 @@ package decoder
 
 import (
 	"bytes"
+	"cmp"
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
+	gocmp "github.com/google/go-cmp/cmp"
 
+	"github.com/tap-dev/tap/codec"
 	"github.com/tap-dev/tap/streams"
 )
 
-// LinePages hands a jsonl body's lines as Pages hands its records: the
-// same pages, the same trees (Lines.Records), the same error naming the
-// same line; a line's bytes are the line, trimmed, without a byte order
-// mark.
+// LinePages hands a jsonl body's lines, and a csv body's rows, as Pages
+// hands their records: the same pages, the same trees (Lines.Records),
+// the same error naming the same line; a jsonl line's bytes are the line,
+// trimmed, without a byte order mark; a csv row's, its record's JSON
+// text in the header's order (empty: the row is given as its tree).
 func TestLinePagesAsPages(t *testing.T) {
+	f := false
+	typed := `{"type":"object","properties":{"id":{"type":"integer"},"amount":{"type":["null","number"]},"paid":{"type":"boolean"},
+		"name":{"type":"string"},"note":{"type":["null","string"]},"tags":{"type":"array","items":{"type":"integer"}}}}`
 	tests := map[string]struct {
+		format    string // jsonl unless set
+		schema    string
+		csv       *streams.CSVOptions
 		body      []byte
 		size      int
 		wantLines []string // the first page's lines
 	}{
+		"csv untyped, quoted, a newline in a cell, a byte order mark": {format: "csv", body: []byte("\uFEFFid,name\n1,\"a, \"\"b\"\"\"\n2,\n3,\"x\ny\"\n"), size: 2,
+			wantLines: []string{`{"id":"1","name":"a, \"b\""}`, `{"id":"2","name":""}`}},
+		"csv typed": {format: "csv", schema: typed, size: 10,
+			body: []byte("id,amount,paid,name,note,tags\n007,1.50,true,x,,4\n-0,,FALSE,,\" \",+5\n x3 ,1e2,yes,z,n,\n+12, -3 , 1 ,\u2028<&>,\t,-007\n"),
+			wantLines: []string{`{"id":7,"amount":1.50,"paid":true,"name":"x","note":"","tags":[4]}`, `{"id":0,"amount":null,"paid":false,"name":"","note":" ","tags":[5]}`,
+				`{"id":" x3 ","amount":1e2,"paid":"yes","name":"z","note":"n","tags":[null]}`, `{"id":12,"amount":-3,"paid":true,"name":"\u2028<&>","note":"\t","tags":[-7]}`}},
+		"csv no header, a delimiter": {format: "csv", csv: &streams.CSVOptions{Delimiter: ";", Header: &f}, body: []byte("1;a\n2;b\n3;c\n"), size: 2,
+			wantLines: []string{`{"column_1":"1","column_2":"a"}`, `{"column_1":"2","column_2":"b"}`}},
+		"csv a whole last page":                    {format: "csv", body: []byte("id\n1\n2\n"), size: 2, wantLines: []string{`{"id":"1"}`, `{"id":"2"}`}},
+		"csv invalid UTF-8 in a cell":              {format: "csv", schema: typed, body: []byte("id,name\n1,a\xff\n2,b\n"), size: 5, wantLines: []string{``, `{"id":2,"name":"b"}`}},
+		"csv header names collide once repaired":   {format: "csv", body: []byte("id,type\xff,type\xfe\n1,x,y\n"), size: 5, wantLines: []string{``}},
+		"csv a name twice":                         {format: "csv", body: []byte("id,a,id\n1,x,2\n"), size: 5, wantLines: []string{``}},
+		"csv ragged":                               {format: "csv", body: []byte("id,name\n1,a\n2,b\n3\n"), size: 1, wantLines: []string{`{"id":"1","name":"a"}`}},
+		"csv bare quote":                           {format: "csv", body: []byte("id,name\n1,a\"b\n"), size: 1, wantLines: nil},
+		"csv empty":                                {format: "csv", body: nil, size: 2, wantLines: []string{}},
 		"lines, blank lines and a byte order mark": {body: []byte("\uFEFF{\"id\":1}\r\n\n  {\"id\":2} \n{\"id\":3}"), size: 2, wantLines: []string{`{"id":1}`, `{"id":2}`}},
 		"gzip":          {body: gzipped(t, "{\"id\":1}\n{\"id\":2}\n{\"id\":3}\n"), size: 5, wantLines: []string{`{"id":1}`, `{"id":2}`, `{"id":3}`}},
 		"empty":         {body: nil, size: 2, wantLines: []string{}},
@@ -30,7 +55,14 @@ func TestLinePagesAsPages(t *testing.T) {
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
-			dec, err := New(&streams.Definition{Name: "s"}, "jsonl", nil)
+			format := cmp.Or(tt.format, "jsonl")
+			var schema map[string]any
+			if tt.schema != "" {
+				if err := json.Unmarshal([]byte(tt.schema), &schema); err != nil {
+					t.Fatal(err)
+				}
+			}
+			dec, err := New(&streams.Definition{Name: "s", CSV: tt.csv}, format, schema)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -54,6 +86,11 @@ func TestLinePagesAsPages(t *testing.T) {
 					}
 				}
 				recs, err := l.Records()
+				for i := range l.Len() {
+					if (l.Tree(i) != nil) == (len(l.Line(i)) > 0) {
+						t.Errorf("record %d: text %q and tree %v: one of them, not both", i, l.Line(i), l.Tree(i))
+					}
+				}
 				got = append(got, page{recs, last})
 				if err != nil {
 					gotErr = err
@@ -64,7 +101,7 @@ func TestLinePagesAsPages(t *testing.T) {
 			if gotErr == nil {
 				gotErr = err
 			}
-			if diff := cmp.Diff(tt.wantLines, first); diff != "" {
+			if diff := gocmp.Diff(tt.wantLines, first); diff != "" {
 				t.Errorf("the first page's lines (-want +got):\n%s", diff)
 			}
 			if wantErr != nil && len(want) > 0 && len(got) == len(want) {
@@ -72,7 +109,7 @@ func TestLinePagesAsPages(t *testing.T) {
 				// LinePages once its page is decoded.
 				got[len(got)-1].Last = want[len(want)-1].Last
 			}
-			if diff := cmp.Diff(want, got); diff != "" {
+			if diff := gocmp.Diff(want, got); diff != "" {
 				t.Errorf("pages (-Pages +LinePages):\n%s", diff)
 			}
 			if (wantErr == nil) != (gotErr == nil) || wantErr != nil && wantErr.Error() != gotErr.Error() {
@@ -87,7 +124,7 @@ func TestLinePagesNeedsLines(t *testing.T) {
 	for _, d := range []struct {
 		format, path string
 		splits       bool
-	}{{"jsonl", "", true}, {"jsonl", "data", false}, {"csv", "", false}, {"json", "", false}} {
+	}{{"jsonl", "", true}, {"jsonl", "data", false}, {"csv", "", true}, {"json", "", false}} {
 		dec, err := New(&streams.Definition{Name: "s", RecordsPath: d.path}, d.format, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -98,6 +135,32 @@ func TestLinePagesNeedsLines(t *testing.T) {
 		err = dec.LinePages(strings.NewReader("{}\n"), http.Header{}, 0, func(*Lines, bool) error { return nil })
 		if (err == nil) != d.splits {
 			t.Errorf("%s %q: LinePages: %v", d.format, d.path, err)
+		}
+	}
+}
+
+// appendText writes what codec.Append writes of coerceText's value, for
+// every type a schema gives a cell and text of every kind.
+func TestAppendTextAsCoerceText(t *testing.T) {
+	schemas := []string{`{}`, `{"type":"string"}`, `{"type":"integer"}`, `{"type":["null","integer"]}`, `{"type":["integer","string"]}`,
+		`{"type":"number"}`, `{"type":["number","boolean"]}`, `{"type":"boolean"}`, `{"type":"null"}`, `{"type":"object"}`,
+		`{"type":"array","items":{"type":"integer"}}`, `{"type":"array"}`, `{"type":["boolean","integer"]}`}
+	texts := []string{"", " ", "\t", "0", "-0", "+0", "007", "-007", "+-5", "--5", "+", "-", " 12 ", "1_000", "123456789012345678901234567890",
+		"1.50", "-1.5e3", ".5", "1.", "0x10", "NaN", "true", "FALSE", "t", "1", " T ", "yes", "x", "a\"b\\c", "\n", "\u2028\u2029", "<&>", "é", "\u00a0 7"}
+	for _, sc := range schemas {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(sc), &m); err != nil {
+			t.Fatal(err)
+		}
+		s := shapeOf(m)
+		for _, v := range texts {
+			want, err := codec.Append(nil, s.coerceText(v))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := s.appendText(nil, v); string(got) != string(want) {
+				t.Errorf("%s, %q: %s, want %s", sc, v, got, want)
+			}
 		}
 	}
 }

@@ -108,3 +108,51 @@ func (s *shape) coerceText(v string) any {
 	}
 	return v
 }
+
+// appendText appends the JSON text of coerceText(v), as codec.Append
+// writes it, without the tree: an integer's text is its big.Int's
+// (no leading zeros, no sign for zero), as coerceText's json.Number is.
+func (s *shape) appendText(b []byte, v string) []byte {
+	if s == nil || len(s.types) == 0 {
+		return codec.AppendString(b, v)
+	}
+	if s.types[0] == "array" && s.items != nil {
+		return append(s.items.appendText(append(b, '['), v), ']')
+	}
+	for _, t := range s.types {
+		switch t {
+		case "string":
+			return codec.AppendString(b, v)
+		case "integer":
+			if n := strings.TrimPrefix(strings.TrimSpace(v), "+"); codec.IsInteger(n) {
+				return appendInteger(b, n)
+			}
+		case "number":
+			if n := strings.TrimSpace(v); codec.IsNumber(n) {
+				return append(b, n...)
+			}
+		case "boolean":
+			if v, err := strconv.ParseBool(strings.TrimSpace(v)); err == nil {
+				return strconv.AppendBool(b, v)
+			}
+		}
+	}
+	if strings.TrimSpace(v) == "" {
+		return append(b, "null"...)
+	}
+	return codec.AppendString(b, v)
+}
+
+// appendInteger appends n, an optional '-' and digits (codec.IsInteger),
+// as big.Int's String writes it.
+func appendInteger(b []byte, n string) []byte {
+	neg := n[0] == '-'
+	digits := strings.TrimLeft(strings.TrimPrefix(n, "-"), "0")
+	if digits == "" {
+		return append(b, '0')
+	}
+	if neg {
+		b = append(b, '-')
+	}
+	return append(b, digits...)
+}

@@ -16,8 +16,9 @@ func lines() *streams.Definition {
 		Pagination: streams.Pagination{Type: streams.PageNone}}
 }
 
-// A jsonl body read as it arrives, a record a line, splices; one whose
-// records lie inside each line, or a paged one, does not.
+// A jsonl body read as it arrives, a record a line, splices, and so does
+// a csv body read as it arrives; a jsonl body whose records lie inside
+// each line, a paged one, an xml body do not.
 func TestNewLines(t *testing.T) {
 	tests := map[string]struct {
 		def  func(*streams.Definition)
@@ -27,7 +28,15 @@ func TestNewLines(t *testing.T) {
 		"no pagination named":   {func(d *streams.Definition) { d.Pagination.Type = "" }, true},
 		"records inside a line": {func(d *streams.Definition) { d.RecordsPath = "data" }, false},
 		"paged":                 {func(d *streams.Definition) { d.Pagination.Type = streams.PageNumber }, false},
-		"csv":                   {func(d *streams.Definition) { d.Format = streams.FormatCSV }, false},
+		"csv":                   {func(d *streams.Definition) { d.Format = streams.FormatCSV }, true},
+		"paged csv": {func(d *streams.Definition) {
+			d.Format, d.Pagination.Type = streams.FormatCSV, streams.PageNumber
+		}, false},
+		"xml": {func(d *streams.Definition) { d.Format, d.RecordsPath = streams.FormatXML, "items.item" }, false},
+		"a report's csv files": {func(d *streams.Definition) {
+			d.Format = ""
+			d.Async = &streams.Async{Download: streams.AsyncDownload{Format: streams.FormatCSV}}
+		}, true},
 		"a report's jsonl files": {func(d *streams.Definition) {
 			d.Format = ""
 			d.Async = &streams.Async{Download: streams.AsyncDownload{Format: streams.FormatJSONL}}
@@ -45,6 +54,44 @@ func TestNewLines(t *testing.T) {
 				t.Errorf("splices: %v, want %v", got, tt.want)
 			}
 		})
+	}
+}
+
+// testLines are lines of text, trimmed; "tree" stands for a record given
+// as its tree, {"id": "given"}.
+type testLines []string
+
+func (l testLines) Len() int { return len(l) }
+
+func (l testLines) Line(i int) []byte {
+	if l[i] == "tree" {
+		return nil
+	}
+	return []byte(strings.TrimSpace(l[i]))
+}
+
+func (l testLines) Tree(i int) any {
+	if l[i] == "tree" {
+		return map[string]any{"id": "given"}
+	}
+	return nil
+}
+
+// The lines are copied: a page's records do not change when the lines
+// it was scanned from are reused.
+func TestScanLinesCopies(t *testing.T) {
+	r := New(Stream{Def: lines(), Schema: eventsSchema, Written: true})
+	p := r.Take()
+	defer p.Release()
+	l := testLines{`{"id":1}`, `{"id":2}`}
+	if !p.ScanLines(l) {
+		t.Fatal("ScanLines: false")
+	}
+	l[0], l[1] = `{"id":7}`, `{"id":8}`
+	for i, want := range []string{`{"id":1}`, `{"id":2}`} {
+		if raw, ok, err := p.Raw(i); err != nil || !ok || string(raw) != want {
+			t.Errorf("record %d: %q, %v, %v; want %s spliced", i, raw, ok, err, want)
+		}
 	}
 }
 
@@ -67,7 +114,12 @@ func TestScanLines(t *testing.T) {
 			{Spliced: true, Raw: `{"id":1,"type":"a"}`, ID: json.Number("1")},
 			{Raw: `{"id":"2"}`, Tree: map[string]any{"id": "2"}},
 		}},
-		"empty":             {ok: true},
+		"empty": {ok: true},
+		"given as a tree": {lines: []string{`{"id":1}`, "tree", `{"id":3}`}, ok: true, want: []rec{
+			{Spliced: true, Raw: `{"id":1}`, ID: json.Number("1")},
+			{Tree: map[string]any{"id": "given"}},
+			{Spliced: true, Raw: `{"id":3}`, ID: json.Number("3")},
+		}},
 		"two texts a line":  {lines: []string{`{"id":1}`, `{"id":2},{"id":3}`}},
 		"not JSON":          {lines: []string{`{"id":1`}},
 		"text after a text": {lines: []string{`{"id":1} x`}},
@@ -77,7 +129,7 @@ func TestScanLines(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			p := r.Take()
 			defer p.Release()
-			ok := p.ScanLines(len(tt.lines), func(i int) []byte { return []byte(strings.TrimSpace(tt.lines[i])) })
+			ok := p.ScanLines(testLines(tt.lines))
 			if ok != tt.ok {
 				t.Fatalf("ScanLines: %v, want %v", ok, tt.ok)
 			}

@@ -1,5 +1,6 @@
 // Package splice reads a stream's JSON pages, and the lines of a jsonl
-// body read as it arrives, as spliced records.
+// body or the rows of a csv body read as it arrives (as their records'
+// JSON texts), as spliced records.
 //
 // A record the stream's compiled codec.Shape is certain of is written from
 // the page's bytes as they came, into the RECORD line, without a tree, a
@@ -8,7 +9,7 @@
 // same records, with their keys in the API's order.
 //
 // A stream splices only when nothing needs a record's tree: JSON pages
-// (or a jsonl body read as it arrives, a record a line), a parent key to
+// (or a jsonl or csv body read as it arrives, a record a line or row), a parent key to
 // inject only without maps (inject.go), stream maps of named properties
 // only (streammap.NewSplicer), a primary key (the walk's stale-page guard
 // and offset dedupe read only it), and a paginator that reads only
@@ -95,8 +96,8 @@ func New(s Stream) *Reader {
 	// keys are noted record by record: both are read as trees.
 	// A jsonl body read as it arrives (an export, a report's files), a
 	// record a line, splices line by line (Page.ScanLines).
-	lines := d.RecordsPath == "" && (d.Streamed() && d.BodyFormat() == streams.FormatJSONL ||
-		d.Async != nil && d.Async.DownloadFormat(d) == streams.FormatJSONL)
+	// So does a csv body, its rows given as their records' JSON texts.
+	lines := d.Streamed() && linesOf(d.BodyFormat(), d) || d.Async != nil && linesOf(d.Async.DownloadFormat(d), d)
 	if s.trees() || d.BodyFormat() != streams.FormatJSON && !lines || len(d.PrimaryKey) == 0 ||
 		d.SoftDelete != nil || d.Reconcile != nil {
 		return nil
@@ -166,6 +167,12 @@ func New(s Stream) *Reader {
 	return &Reader{page: page, shape: shape, capture: capture, envelope: reads.Envelope, maps: maps, inject: inj}
 }
 
+// linesOf reports whether d's body of format is read as a record's
+// text a line (decoder.Decoder.SplitsLines).
+func linesOf(format string, d *streams.Definition) bool {
+	return format == streams.FormatJSONL && d.RecordsPath == "" || format == streams.FormatCSV
+}
+
 func appendNew(list []string, s string) []string {
 	for _, x := range list {
 		if x == s {
@@ -187,6 +194,7 @@ type Page struct {
 	of      *Reader
 	body    []byte
 	recs    []codec.Record
+	given   []any    // by record, the tree it was given as (ScanLines); nil: none
 	env     [][]byte // the envelope values' text, by path
 	records []any    // per record, its keys (a *keys) or its tree
 	keys    []keys   // the spliced records' views, by record
@@ -245,6 +253,7 @@ func (p *Page) Release() {
 	if cap(p.body) > maxKeptBody {
 		p.body = nil
 	}
+	clear(p.given) // the trees go with the page
 	r := p.of
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -266,6 +275,7 @@ func (p *Page) Buffer(size int) []byte {
 func (p *Page) Scan(body []byte) (ok bool) {
 	s := p.of
 	p.recs, p.env, ok = s.page.Scan(p.recs, p.env, body)
+	p.given = p.given[:0]
 	p.parent.clear()
 	if !ok {
 		return false
@@ -273,24 +283,51 @@ func (p *Page) Scan(body []byte) (ok bool) {
 	return p.found()
 }
 
-// ScanLines reads a page of n records given as their bytes, each one JSON
-// text (the lines of a jsonl body, line(i) the i-th), into p: each is
-// walked against the stream's Shape. ok is false when one is not one JSON
-// text, and the caller decodes them (decoder.Lines.Records), which then
-// answers as ever: their records, or the error naming the line.
-func (p *Page) ScanLines(n int, line func(i int) []byte) (ok bool) {
+// Lines are a page of records given as their JSON texts, one each (a
+// jsonl body's lines, a csv body's rows: decoder.Lines).
+type Lines interface {
+	Len() int
+	// Line is record i's JSON text, when Tree(i) is nil.
+	Line(i int) []byte
+	// Tree is record i as its tree when it has no text to walk (the
+	// tree path's record); nil when it has one.
+	Tree(i int) any
+}
+
+// ScanLines reads a page of records given as their texts into p, each
+// walked against the stream's Shape; a record given as its tree takes
+// the tree path. The texts are copied into the page's buffer, so lines
+// may be reused once ScanLines returns. ok is false when a text is not
+// one JSON text, and the caller decodes them (decoder.Lines.Records),
+// which then answers as ever: their records, or the error naming the
+// line.
+func (p *Page) ScanLines(lines Lines) (ok bool) {
 	s := p.of
+	n := lines.Len()
+	size := 0
+	for i := range n {
+		size += len(lines.Line(i))
+	}
+	body := p.Buffer(size)
 	p.recs = slices.Grow(p.recs[:0], n)[:n]
+	p.given = slices.Grow(p.given[:0], n)[:n]
 	p.env = p.env[:0]
 	p.parent.clear()
 	for i := range n {
-		b := line(i)
+		if t := lines.Tree(i); t != nil {
+			p.recs[i], p.given[i] = codec.Record{}, t
+			continue
+		}
+		from := len(body)
+		body = append(body, lines.Line(i)...)
+		b := body[from:len(body):len(body)]
 		end, splicable, captures, err := p.walker.Walk(b, 0, s.shape)
 		if err != nil || end != len(b) {
 			return false
 		}
-		p.recs[i] = codec.Record{Raw: b, Splicable: splicable, Captures: captures}
+		p.recs[i], p.given[i] = codec.Record{Raw: b, Splicable: splicable, Captures: captures}, nil
 	}
+	p.body = body
 	return p.found()
 }
 
@@ -321,7 +358,12 @@ func (p *Page) found() bool {
 		}
 		// The tree: a record the walker is not sure of; or for the walk
 		// alone, a spliced one without a captured key (the guard hashes
-		// a record without its whole primary key by content).
+		// a record without its whole primary key by content); or the
+		// tree a record was given as.
+		if len(p.given) > 0 && p.given[i] != nil {
+			p.records = append(p.records, p.given[i])
+			continue
+		}
 		v, err := codec.DecodeRecords(r.Raw)
 		if err != nil {
 			return false
