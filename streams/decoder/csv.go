@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/tap-dev/tap/codec"
 )
@@ -19,8 +20,9 @@ import (
 type csvReader struct {
 	dec    *Decoder
 	in     *budget
-	r      *csv.Reader
-	rows   int // rows read, the header among them
+	r      *csv.Reader // Read's rows
+	texts  *csvRows    // next's rows: the same, in place
+	rows   int         // rows read, the header among them
 	names  []string
 	shapes []*shape
 	// collided is the pointer of the first header name that became
@@ -44,6 +46,16 @@ func newCSVReader(dec *Decoder, body io.Reader) *csvReader {
 		r.Comma, _ = utf8.DecodeRuneInString(d)
 	}
 	return &csvReader{dec: dec, in: in, r: r}
+}
+
+// newCSVTexts is the csvReader of next, which reads body with csvRows.
+func newCSVTexts(dec *Decoder, body io.Reader) *csvReader {
+	in := &budget{r: body, err: errRecordTooLarge}
+	comma := ','
+	if d := dec.csv.Delimiter; d != "" {
+		comma, _ = utf8.DecodeRuneInString(d)
+	}
+	return &csvReader{dec: dec, in: in, texts: newCSVRows(in, comma)}
 }
 
 func (c *csvReader) Read() (any, error) {
@@ -99,11 +111,11 @@ func (c *csvReader) next(l *Lines) error {
 	if c.err != nil {
 		return c.err
 	}
-	row, err := c.row()
+	row, err := c.textRow()
 	if err == nil && c.names == nil {
-		err = c.start(row)
+		err = c.start(strs(row))
 		if err == nil && (c.dec.csv.Header == nil || *c.dec.csv.Header) {
-			row, err = c.row()
+			row, err = c.textRow()
 		}
 	}
 	if err != nil {
@@ -111,12 +123,12 @@ func (c *csvReader) next(l *Lines) error {
 		return c.err
 	}
 	if !c.plain {
-		l.addTree(c.tree(row), c.rows)
+		l.addTree(c.tree(strs(row)), c.rows)
 		return nil
 	}
 	for _, v := range row {
-		if !utf8.ValidString(v) {
-			l.addTree(c.tree(row), c.rows)
+		if !utf8.Valid(v) {
+			l.addTree(c.tree(strs(row)), c.rows)
 			return nil
 		}
 	}
@@ -126,7 +138,9 @@ func (c *csvReader) next(l *Lines) error {
 			b = append(b, ',')
 		}
 		b = append(b, c.keys[i]...)
-		b = c.shapes[i].appendText(b, v)
+		// The text is read for this call alone: it is the row's
+		// buffer, not a string of its own.
+		b = c.shapes[i].appendText(b, unsafe.String(unsafe.SliceData(v), len(v)))
 	}
 	l.buf = append(b, '}')
 	l.end(c.rows)
@@ -141,6 +155,25 @@ func (c *csvReader) row() ([]string, error) {
 		c.rows++
 	}
 	return row, err
+}
+
+// textRow reads the next row as row does, in place (csvRows).
+func (c *csvReader) textRow() ([][]byte, error) {
+	c.in.allow(c.texts.InputOffset(), c.dec.maxRecord)
+	row, err := c.texts.Read()
+	if err == nil {
+		c.rows++
+	}
+	return row, err
+}
+
+// strs is row's fields as strings of their own.
+func strs(row [][]byte) []string {
+	s := make([]string, len(row))
+	for i, v := range row {
+		s[i] = string(v)
+	}
+	return s
 }
 
 // start takes the column names from the first row.

@@ -215,7 +215,7 @@ func (dec *Decoder) LinePages(body io.Reader, h http.Header, size int, page func
 	}
 	var next func(*Lines) error
 	if dec.format == streams.FormatCSV {
-		next = newCSVReader(dec, r).next
+		next = newCSVTexts(dec, r).next
 	} else {
 		jr := newJSONLReader(dec, r)
 		next = func(l *Lines) error {
