@@ -11,7 +11,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"slices"
 	"syscall"
 
@@ -19,6 +18,7 @@ import (
 	"github.com/tap-dev/tap/streams/keys"
 	"github.com/tap-dev/tap/tap"
 	"github.com/tap-dev/tap/tap/command"
+	"github.com/tap-dev/tap/tap/gcpace"
 	"github.com/tap-dev/tap/tap/inputs"
 	"github.com/tap-dev/tap/tap/output"
 	"github.com/tap-dev/tap/tap/replay"
@@ -86,14 +86,10 @@ Exit codes: 0 ok, 1 run failed (last STATE valid), 2 bad input, 75 deferred (ret
 `
 
 func main() {
-	// GOGC stays the default: the live heap is a few pages and little is
-	// allocated per record (spliced pages reuse their buffers), so it
-	// collects a dozen times in a million records for well under 1% of
-	// the CPU, where a higher GOGC only grew the peak RSS. The soft limit
+	// The collector's pace (package gcpace): the heap grows by what a
+	// cycle scans, not by the page buffers it need not; the soft limit
 	// is a ceiling for a stream of huge records.
-	if os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(48 << 20)
-	}
+	gcpace.Start()
 	enlargePipe(os.Stdout)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)

@@ -381,7 +381,7 @@ func (e *engine) fetcher(n *node) streams.Fetch {
 			}
 		}
 		if slot != nil {
-			creq.Buffer = slot.Buffer
+			creq.Buffer = func(size int) []byte { return slot.Buffer(ctx, size) }
 		}
 		resp, err := e.client.Do(ctx, creq)
 		if slot != nil && (err != nil || resp.Ignored || page.Spliced == nil) {

@@ -29,10 +29,12 @@
 package splice
 
 import (
+	"context"
 	"encoding/json"
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/tap-dev/tap/codec"
 	"github.com/tap-dev/tap/streammap"
@@ -86,6 +88,12 @@ type Reader struct {
 
 	mu   sync.Mutex // the fetch takes pages, the run releases them
 	free []*Page
+	// bodies are the body buffers no page holds, held the bytes of
+	// those pages hold; freed says a page gave its buffer back.
+	bodies [][]byte
+	held   int
+	freed  chan struct{}
+	wait   time.Duration // aheadWait
 }
 
 // New returns the Reader of s's pages, or nil when its records cannot
@@ -164,7 +172,8 @@ func New(s Stream) *Reader {
 	if err != nil {
 		return nil // the paginator reads the records' own array
 	}
-	return &Reader{page: page, shape: shape, capture: capture, envelope: reads.Envelope, maps: maps, inject: inj}
+	return &Reader{page: page, shape: shape, capture: capture, envelope: reads.Envelope, maps: maps, inject: inj,
+		freed: make(chan struct{}, 1), wait: aheadWait}
 }
 
 // linesOf reports whether d's body of format is read as a record's
@@ -232,8 +241,22 @@ func (k *keys) Field(name string) (string, bool) {
 	return "", false
 }
 
-// maxKeptBody bounds the body buffer a page keeps for the next one.
+// maxKeptBody bounds a body buffer kept for a later page.
 const maxKeptBody = 8 << 20
+
+// aheadBytes bounds the body buffers a walk's pages hold at once, but
+// for the first: the next page's body is read while the last page is
+// written (the walk's look-ahead) when the two fit in it. A larger body
+// waits, up to aheadWait, for the page before to be written and to give
+// its buffer back: its bytes wait in the connection's buffers meanwhile,
+// and the walk holds one large body rather than two. Two 2 MB pages (a
+// thousand records of 100 properties) were two thirds of such a walk's
+// live heap. The wait is bounded so that a page held long (a target
+// slow to read the tap's output) never makes the next request time out.
+const (
+	aheadBytes = 1 << 20
+	aheadWait  = time.Second
+)
 
 // Take returns a page no fetch holds.
 func (r *Reader) Take() *Page {
@@ -248,26 +271,77 @@ func (r *Reader) Take() *Page {
 }
 
 // Release gives p back to its Reader, once its records are written or
-// when it was never scanned.
+// when it was never scanned; its body buffer goes back for the next
+// page.
 func (p *Page) Release() {
-	if cap(p.body) > maxKeptBody {
-		p.body = nil
-	}
 	clear(p.given) // the trees go with the page
 	r := p.of
 	r.mu.Lock()
-	defer r.mu.Unlock()
+	if b := p.body; b != nil {
+		p.body = nil
+		r.held -= cap(b)
+		if cap(b) <= maxKeptBody && len(r.bodies) < 2 {
+			r.bodies = append(r.bodies, b)
+		}
+	}
 	r.free = append(r.free, p)
+	r.mu.Unlock()
+	select {
+	case r.freed <- struct{}{}:
+	default: // a waiter is told already
+	}
 }
 
-// Buffer is the page's body buffer, of at least size bytes; with room to
-// spare, as the next pages are rarely of one size. (client.Request's
-// Buffer.)
-func (p *Page) Buffer(size int) []byte {
+// Buffer is the page's body buffer, of at least size bytes (client.Request's
+// Buffer): the walk's buffer that is free, or a new one with room to
+// spare, as the next pages are rarely of one size. It may wait for
+// another page of the walk to be released (aheadBytes), until ctx is done.
+func (p *Page) Buffer(ctx context.Context, size int) []byte {
 	if cap(p.body) < size {
-		p.body = make([]byte, 0, size+size/8)
+		p.body = p.of.body(ctx, p.body, size, true)
 	}
 	return p.body[:0]
+}
+
+// body returns a buffer of at least size bytes in place of old, which
+// is too small; wait: it may wait for one (aheadBytes).
+func (r *Reader) body(ctx context.Context, old []byte, size int, wait bool) []byte {
+	r.mu.Lock()
+	r.held -= cap(old)
+	var timer *time.Timer
+	for waited := !wait; ; {
+		for i, b := range r.bodies {
+			if cap(b) >= size {
+				r.bodies = slices.Delete(r.bodies, i, i+1)
+				r.held += cap(b)
+				r.mu.Unlock()
+				return b
+			}
+		}
+		if waited || r.held == 0 || r.held+size <= aheadBytes {
+			break
+		}
+		r.mu.Unlock()
+		if timer == nil {
+			timer = time.NewTimer(r.wait)
+			defer timer.Stop()
+		}
+		select {
+		case <-r.freed:
+		case <-timer.C:
+			waited = true
+		case <-ctx.Done():
+			waited = true
+		}
+		r.mu.Lock()
+	}
+	c := size + size/16
+	// The kept buffers are too small for this page, and likely for the
+	// next: a walk keeps the larger one.
+	r.bodies = r.bodies[:0]
+	r.held += c
+	r.mu.Unlock()
+	return make([]byte, 0, c)
 }
 
 // Scan reads a page body into p; ok is false when the page takes the tree
@@ -308,7 +382,12 @@ func (p *Page) ScanLines(lines Lines) (ok bool) {
 	for i := range n {
 		size += len(lines.Line(i))
 	}
-	body := p.Buffer(size)
+	if cap(p.body) < size {
+		// Read as the body arrives, with no context to wait on: it
+		// does not wait for the page before (aheadBytes).
+		p.body = s.body(context.Background(), p.body, size, false)
+	}
+	body := p.body[:0]
 	p.recs = slices.Grow(p.recs[:0], n)[:n]
 	p.given = slices.Grow(p.given[:0], n)[:n]
 	p.env = p.env[:0]

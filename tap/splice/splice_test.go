@@ -2,9 +2,11 @@ package splice
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/tap-dev/tap/codec"
@@ -189,7 +191,7 @@ func TestScan(t *testing.T) {
 	defer p.Release()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if ok := p.Scan(append(p.Buffer(len(tt.body)), tt.body...)); ok != tt.ok || !ok {
+			if ok := p.Scan(append(p.Buffer(t.Context(), len(tt.body)), tt.body...)); ok != tt.ok || !ok {
 				if ok != tt.ok {
 					t.Fatalf("Scan: %v, want %v", ok, tt.ok)
 				}
@@ -231,7 +233,7 @@ func TestKeys(t *testing.T) {
 	p := r.Take()
 	defer p.Release()
 	body := `{"events":[{"name":"a\"b","id":1},{"id":2},{"id":3,"name":null},{"id":"4"}]}`
-	if !p.Scan(append(p.Buffer(len(body)), body...)) {
+	if !p.Scan(append(p.Buffer(t.Context(), len(body)), body...)) {
 		t.Fatal("Scan refused the page")
 	}
 	want := []map[string]any{
@@ -281,7 +283,7 @@ func TestInject(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			p := r.Take()
 			defer p.Release()
-			if !p.Scan(append(p.Buffer(len(body)), body...)) {
+			if !p.Scan(append(p.Buffer(t.Context(), len(body)), body...)) {
 				t.Fatal("Scan refused the page")
 			}
 			// The walk reads the keys before the page is given the parent key.
@@ -320,7 +322,7 @@ func TestInject(t *testing.T) {
 	d.PrimaryKey = []string{"order_id"}
 	one := New(Stream{Def: d, Schema: schema, Written: true}).Take()
 	empty := `{"items":[{},{ }]}`
-	if !one.Scan(append(one.Buffer(len(empty)), empty...)) {
+	if !one.Scan(append(one.Buffer(t.Context(), len(empty)), empty...)) {
 		t.Fatal("Scan refused the page")
 	}
 	one.Inject(json.Number("7"))
@@ -332,7 +334,7 @@ func TestInject(t *testing.T) {
 	// A page scanned again forgets the last page's key.
 	p := r.Take()
 	p.Inject(json.Number("7"))
-	if !p.Scan(append(p.Buffer(len(body)), body...)) {
+	if !p.Scan(append(p.Buffer(t.Context(), len(body)), body...)) {
 		t.Fatal("Scan refused the page")
 	}
 	if _, ok, _ := p.Raw(0); ok {
@@ -340,25 +342,76 @@ func TestInject(t *testing.T) {
 	}
 }
 
-// TestPages: a page is reused once released, with its buffer.
+// TestPages: a page is reused once released, and its body buffer serves
+// the next page that needs one; a huge one is not kept.
 func TestPages(t *testing.T) {
 	r := New(Stream{Def: events(), Schema: eventsSchema, Written: true})
 	a, b := r.Take(), r.Take()
 	if a == b {
 		t.Fatal("two pages in use are one")
 	}
-	buf := a.Buffer(100)
+	buf := a.Buffer(t.Context(), 100)
 	if cap(buf) < 100 || len(buf) != 0 {
 		t.Fatalf("Buffer(100): len %d cap %d", len(buf), cap(buf))
 	}
 	a.Release()
-	if c := r.Take(); c != a || cap(c.Buffer(10)) < 100 {
-		t.Error("a released page and its buffer are not reused")
+	c := r.Take()
+	if c != a {
+		t.Error("a released page is not reused")
 	}
-	big := b.Buffer(maxKeptBody + 1)
+	if got := c.Buffer(t.Context(), 10); cap(got) < 100 || &got[:1][0] != &buf[:1][0] {
+		t.Error("a released body buffer is not reused")
+	}
+	c.Release()
+	big := b.Buffer(t.Context(), maxKeptBody+1)
 	b.Release()
-	if c := r.Take(); cap(c.body) != 0 || cap(big) <= maxKeptBody {
-		t.Errorf("a body buffer of %d bytes is kept", cap(c.body))
+	if got := r.Take().Buffer(t.Context(), maxKeptBody+1); &got[:1][0] == &big[:1][0] {
+		t.Errorf("a body buffer of %d bytes is kept", cap(big))
+	}
+}
+
+// TestLookAhead: a body that would make the walk's held bodies more than
+// aheadBytes waits for the page before to give its buffer back, and
+// takes it; without the wait (it timed out, or the walk is done) it
+// gets a buffer of its own; a small one never waits.
+func TestLookAhead(t *testing.T) {
+	const size = aheadBytes/2 + 1
+	cancelled, cancel := context.WithCancel(t.Context())
+	cancel()
+	for _, tt := range []struct {
+		name  string
+		wait  time.Duration
+		ctx   context.Context
+		size  int
+		reuse bool
+	}{
+		{"waits", time.Hour, t.Context(), size, true},
+		{"timed out", 0, t.Context(), size, false},
+		{"walk done", time.Hour, cancelled, size, false},
+		{"small", time.Hour, t.Context(), aheadBytes / 4, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := New(Stream{Def: events(), Schema: eventsSchema, Written: true})
+			r.wait = tt.wait
+			written, next := r.Take(), r.Take()
+			held := written.Buffer(t.Context(), size)
+			got := make(chan []byte, 1)
+			go func() { got <- next.Buffer(tt.ctx, tt.size) }()
+			if !tt.reuse {
+				// It does not wait for the release below: it returns
+				// while the page before holds its buffer.
+				b := <-got
+				if &b[:1][0] == &held[:1][0] {
+					t.Fatal("two pages hold one buffer")
+				}
+				written.Release()
+				return
+			}
+			written.Release()
+			if b := <-got; &b[:1][0] != &held[:1][0] {
+				t.Error("the next page did not take the buffer of the page before")
+			}
+		})
 	}
 }
 
