@@ -29,7 +29,8 @@ const (
 // Schema most record schemas use (type, properties of any number,
 // required, items, additionalProperties, enum and const of strings and
 // null, minLength, maxLength, pattern, minimum, maximum and their
-// exclusive forms, format date-time, date, email, uuid and ipv4). A
+// exclusive forms, format date-time, date, email, uuid and ipv4, an
+// anyOf of a schema and {"type": "null"}). A
 // keyword outside it is left to the schema library for that keyword
 // only (a Library): the value at its node is decoded and checked against
 // a schema of just those keywords. The Walker answers from it only
@@ -102,6 +103,9 @@ type shapeNode struct {
 	// number.
 	multiple    *multiple
 	numFallback func(any) bool
+	// nullOK: a null is valid whatever the other keywords say (the "X
+	// or null" of an anyOf): lib is not asked of it.
+	nullOK bool
 	// rest, strRest and numRest are the sub-schemas lib, fallback and
 	// numFallback come from, until the Library compiles them.
 	rest, strRest, numRest map[string]any
@@ -349,6 +353,11 @@ func (c *shapeCompiler) node(v any, pointer string, root bool) (*shapeNode, erro
 		if target, ok := c.inline(v); ok {
 			return target, nil
 		}
+		if !root {
+			if alt, ok := c.nullable(v, pointer); ok {
+				return alt, nil
+			}
+		}
 		return n, n.compile(c, v, root)
 	}
 	return nil, fmt.Errorf("a schema is a JSON %T, not an object", v)
@@ -387,6 +396,66 @@ func (c *shapeCompiler) inline(m map[string]any) (*shapeNode, bool) {
 	}
 	c.refs[pointer] = n
 	return n, true
+}
+
+// nullable is the node of {"anyOf": [X, {"type": "null"}]} (in either
+// order, with no other keyword the library reads), the way generated
+// schemas say "X or null": X's node, but a null is valid whatever X
+// says. oneOf too, when X's types exclude null (else a null would meet
+// both, which oneOf refuses). Any other anyOf or oneOf, and one whose X
+// does not compile to a node, is the library's.
+func (c *shapeCompiler) nullable(m map[string]any, pointer string) (*shapeNode, bool) {
+	key := ""
+	for k := range m {
+		switch {
+		case (k == "anyOf" || k == "oneOf") && key == "":
+			key = k
+		case libraryKeywords[k] || unplaceable[k]:
+			return nil, false
+		}
+	}
+	list, ok := m[key].([]any)
+	if !ok || len(list) != 2 {
+		return nil, false
+	}
+	other := -1
+	switch {
+	case nullSchema(list[1]):
+		other = 0
+	case nullSchema(list[0]):
+		other = 1
+	default:
+		return nil, false
+	}
+	x, err := c.node(list[other], pointerTo(pointer, key, strconv.Itoa(other)), false)
+	if err != nil || key == "oneOf" && x.types&kNull != 0 {
+		return nil, false
+	}
+	alt := *x // x may be a $ref's target, walked as it is elsewhere
+	alt.types |= kNull
+	alt.nullOK = true
+	return &alt, true
+}
+
+// nullSchema reports whether v is {"type": "null"} (or ["null"]), with
+// no other keyword the library reads.
+func nullSchema(v any) bool {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return false
+	}
+	for k, val := range m {
+		switch {
+		case k == "type":
+			if types, ok := typeSet(val); !ok || types != kNull {
+				return false
+			}
+		case libraryKeywords[k] || unplaceable[k]:
+			return false
+		}
+	}
+	_, typed := m["type"]
+	return typed
 }
 
 // resolve follows a JSON pointer from the document's root.

@@ -200,6 +200,81 @@ func TestWalkerWithoutLibrary(t *testing.T) {
 	}
 }
 
+// nullableSchema says "X or null" as generated schemas do: an anyOf (or
+// a oneOf) of X and {"type": "null"}.
+const nullableSchema = `{"type":"object","properties":{
+	"a":{"anyOf":[{"type":"string","maxLength":3},{"type":"null"}]},
+	"b":{"anyOf":[{"type":"null"},{"$ref":"#/definitions/pos"}],"title":"B","default":null},
+	"c":{"oneOf":[{"type":"integer","minimum":0},{"type":"null"}]},
+	"d":{"anyOf":[{"enum":["x","y"]},{"type":["null"]}]},
+	"e":{"anyOf":[{"type":"object","required":["k"],"properties":{"k":{"type":"integer"}}},{"type":"null"}]},
+	"f":{"anyOf":[{"type":"string","format":"date-time"},{"type":"null","description":"unknown"}]},
+	"g":{"anyOf":[{"type":"array","items":{"anyOf":[{"type":"integer"},{"type":"null"}]}},{"type":"null"}]},
+	"h":{"anyOf":[false,{"type":"null"}]}},
+	"definitions":{"pos":{"type":"integer","minimum":0}}}`
+
+// TestWalkerNullable: the walker checks "X or null" itself (it compiles
+// without the library), null or X's value, held to the library.
+func TestWalkerNullable(t *testing.T) {
+	j := judgeOf(t, nullableSchema, false)
+	for _, tt := range []struct {
+		rec  string
+		sure bool
+	}{
+		{`{"a":"abc","b":0,"c":1,"d":"x","e":{"k":1},"f":"2026-01-02T03:04:05Z","g":[1,null]}`, true},
+		{`{"a":null,"b":null,"c":null,"d":null,"e":null,"f":null,"g":null,"h":null}`, true},
+		{`{"a":"abcd"}`, false},
+		{`{"a":1}`, false},
+		{`{"b":-1}`, false},
+		{`{"b":"0"}`, false},
+		{`{"c":-1}`, false},
+		{`{"d":"z"}`, false},
+		{`{"e":{}}`, false},
+		{`{"e":{"k":"1"}}`, false},
+		{`{"e":[]}`, false},
+		{`{"f":"yesterday"}`, false},
+		{`{"g":[1,"2"]}`, false},
+		{`{"g":{}}`, false},
+		{`{"h":0}`, false},
+	} {
+		if got := j.check(t, []byte(tt.rec)); got != tt.sure {
+			t.Errorf("%s: sure %v, want %v", tt.rec, got, tt.sure)
+		}
+	}
+	// Other forms are the library's, value by value.
+	for _, schema := range []string{
+		`{"properties":{"a":{"anyOf":[{"type":"string"},{"type":"null"}],"maxLength":2}}}`, // a keyword beside it
+		`{"properties":{"a":{"anyOf":[{"type":"string"},{"type":"integer"}]}}}`,
+		`{"properties":{"a":{"anyOf":[{"type":"string"},{"type":"integer"},{"type":"null"}]}}}`,
+		`{"properties":{"a":{"anyOf":[{"type":"string"},{"type":"null","minimum":1}]}}}`,
+		`{"properties":{"a":{"oneOf":[{"minimum":1},{"type":"null"}]}}}`, // null meets both: invalid
+		`{"properties":{"a":{"anyOf":[{"format":"hostname"},{"type":"null"}]}}}`,
+	} {
+		d, _ := codec.Decode([]byte(schema))
+		if _, err := codec.CompileShape(d.(map[string]any)); err == nil {
+			t.Errorf("%s compiled without a library", schema)
+		}
+	}
+	lib := judgeOf(t, `{"properties":{
+		"one":{"oneOf":[{"minimum":1},{"type":"null"}]},
+		"not":{"anyOf":[{"not":{"type":"null"}},{"type":"null"}]},
+		"host":{"anyOf":[{"type":"string","format":"hostname"},{"type":"null"}]}}}`, true)
+	for _, tt := range []struct {
+		rec  string
+		sure bool
+	}{
+		{`{"one":null}`, false},
+		{`{"one":2}`, true},
+		{`{"not":null,"host":null}`, true}, // X's library keywords are not asked of a null
+		{`{"not":1,"host":"example.com"}`, true},
+		{`{"host":"exa_mple.com"}`, false},
+	} {
+		if got := lib.check(t, []byte(tt.rec)); got != tt.sure {
+			t.Errorf("%s: sure %v, want %v", tt.rec, got, tt.sure)
+		}
+	}
+}
+
 // Keywords that mean something else compiled apart from where they lie
 // keep the stream on the tree path.
 func TestWalkerUnplaceable(t *testing.T) {

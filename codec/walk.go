@@ -127,7 +127,7 @@ func (w *Walker) value(n *shapeNode, top bool) error {
 	if err := w.walkValue(n, top); err != nil {
 		return err
 	}
-	if !w.unsure && !library(n.lib, w.b[start:w.pos]) {
+	if !w.unsure && !(n.nullOK && w.b[start] == 'n') && !library(n.lib, w.b[start:w.pos]) {
 		w.unsure = true
 	}
 	return nil
