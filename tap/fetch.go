@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/tap-dev/tap/client"
@@ -342,6 +343,7 @@ func (e *engine) fetcher(n *node) streams.Fetch {
 	}
 	dec, derr := e.decoder(n, d.BodyFormat())
 	spliced := e.splicer(n)
+	var pool linesPool
 	return func(ctx context.Context, req streams.Request) (*streams.Page, error) {
 		if derr != nil {
 			return nil, derr
@@ -352,9 +354,28 @@ func (e *engine) fetcher(n *node) streams.Fetch {
 			slot = spliced.Take()
 		}
 		creq := e.clientRequest(n, req, dec.Format())
-		if dec.Format() != streams.FormatJSON {
+		switch {
+		case slot != nil && dec.SplitsLines():
+			// A page of JSON texts, a record each (a jsonl or csv
+			// page): walked as a body read as it arrives is.
+			creq.Consume = func(r io.Reader, h http.Header) error {
+				page.Records, page.Spliced = nil, nil
+				lines := pool.get(dec)
+				defer pool.put(lines)
+				if err := dec.ReadLines(r, h, lines); err != nil {
+					return err
+				}
+				if slot.ScanLines(lines) {
+					page.Records, page.Spliced = slot.Records(), slot
+					return nil
+				}
+				var err error
+				page.Records, err = lines.Records()
+				return err
+			}
+		case dec.Format() != streams.FormatJSON:
 			creq.Consume = dec.PageConsumer(&page.Records)
-		} else {
+		default:
 			creq.Check = func(b []byte) error {
 				b, err := decoder.GunzipJSON(b)
 				if err != nil {
@@ -396,6 +417,31 @@ func (e *engine) fetcher(n *node) streams.Fetch {
 		page.URL, page.Header = resp.URL, resp.Header
 		return page, nil
 	}
+}
+
+// linesPool keeps the pages of a paginated jsonl or csv stream's bodies
+// read as JSON texts (decoder.Lines) for the next page: a page's texts are
+// copied into its splice.Page, and the walk may fetch pages concurrently.
+type linesPool struct {
+	mu   sync.Mutex
+	free []*decoder.Lines
+}
+
+func (p *linesPool) get(dec *decoder.Decoder) *decoder.Lines {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if n := len(p.free); n > 0 {
+		l := p.free[n-1]
+		p.free = p.free[:n-1]
+		return l
+	}
+	return dec.NewLines()
+}
+
+func (p *linesPool) put(l *decoder.Lines) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.free = append(p.free, l)
 }
 
 // splicer is the reader of n's pages as spliced records (package splice

@@ -26,9 +26,10 @@ const modelRecords, modelPage = 25, 10
 // order, so a spliced record's bytes differ from the tree's), paginated
 // as model says, and logs each request.
 type modelAPI struct {
-	model string
-	mu    sync.Mutex
-	log   []string
+	model  string
+	format string // of the body: json unless set; jsonl and csv pages hold the records alone
+	mu     sync.Mutex
+	log    []string
 }
 
 func (a *modelAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -74,6 +75,21 @@ func (a *modelAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		recs = append(recs, rec)
 	}
+	switch a.format {
+	case "jsonl":
+		w.Header().Set("Content-Type", "application/x-ndjson")
+		a.headers(w, more, end)
+		io.WriteString(w, strings.Join(recs, "\n"))
+		return
+	case "csv":
+		w.Header().Set("Content-Type", "text/csv")
+		a.headers(w, more, end)
+		io.WriteString(w, "type,id\r\n")
+		for id := start + 1; id <= end; id++ {
+			fmt.Fprintf(w, "t%d,%d\r\n", id%3, id)
+		}
+		return
+	}
 	items := "[" + strings.Join(recs, ",") + "]"
 	next := func(v string) string {
 		if !more {
@@ -82,16 +98,7 @@ func (a *modelAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return strconv.Quote(v)
 	}
 	w.Header().Set("Content-Type", "application/json")
-	switch a.model {
-	case "link_header":
-		if more {
-			w.Header().Set("Link", fmt.Sprintf(`</v1/x?page=%d>; rel="next"`, end/modelPage+1))
-		}
-	case "cursor_header":
-		if more {
-			w.Header().Set("X-Next", fmt.Sprintf("at-%d", end))
-		}
-	}
+	a.headers(w, more, end)
 	var out string
 	switch a.model {
 	case "cursor":
@@ -116,6 +123,24 @@ func (a *modelAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	io.WriteString(w, out)
 }
 
+// headers sets the headers of the page that ends at record end.
+func (a *modelAPI) headers(w http.ResponseWriter, more bool, end int) {
+	switch a.model {
+	case "link_header":
+		if more {
+			w.Header().Set("Link", fmt.Sprintf(`</v1/x?page=%d>; rel="next"`, end/modelPage+1))
+		}
+	case "cursor_header":
+		if more {
+			w.Header().Set("X-Next", fmt.Sprintf("at-%d", end))
+		}
+	}
+}
+
+// bodyModels are the models whose pages may be jsonl or csv bodies: the
+// paginator reads nothing of the body but its records.
+var bodyModels = []string{"none", "keyset", "link_header", "cursor_header", "cursor_from_last_record", "offset_shifting"}
+
 // modelPaginations are the stream settings of each model the API serves.
 var modelPaginations = map[string]map[string]any{
 	"none":                    {"type": "none"},
@@ -137,13 +162,23 @@ var modelPaginations = map[string]map[string]any{
 // path only: what it wrote, and the requests the API saw.
 func syncModel(t *testing.T, model string, tree bool) (*rawRecorder, []string) {
 	t.Helper()
-	api := &modelAPI{model: model}
+	return syncModelAs(t, model, "", tree)
+}
+
+// syncModelAs is syncModel with the API's pages in format (json: "").
+func syncModelAs(t *testing.T, model, format string, tree bool) (*rawRecorder, []string) {
+	t.Helper()
+	api := &modelAPI{model: model, format: format}
 	srv := httptest.NewServer(api)
 	defer srv.Close()
 	def := map[string]any{"name": "events", "path": "/v1/x", "primary_key": []any{"id"}, "records_path": "items",
 		"schema": map[string]any{"type": "object", "required": []any{"id"}, "properties": map[string]any{
 			"id": map[string]any{"type": "integer"}, "type": map[string]any{"type": []any{"null", "string"}}}},
 		"pagination": modelPaginations[model]}
+	if format != "" {
+		def["format"] = format
+		delete(def, "records_path")
+	}
 	if strings.HasPrefix(model, "graphql") {
 		delete(def, "records_path")
 		def["graphql"] = map[string]any{"query": "query($first: Int!, $after: String) { conn { … } }", "connection_path": "data.conn"}
@@ -172,13 +207,24 @@ func syncModel(t *testing.T, model string, tree bool) (*rawRecorder, []string) {
 
 // TestSpliceEveryModel syncs a stream of each pagination model twice,
 // spliced and on the tree path only: the same records in the same order,
-// the same states, the same requests; and every record spliced. The
+// the same states, the same requests; and every record spliced. So do
+// jsonl and csv pages of the models that read no body values. The
 // offset pages of a source that shifts repeat rows, dropped both ways.
 func TestSpliceEveryModel(t *testing.T) {
+	type run struct{ model, format string }
+	var runs []run
 	for model := range modelPaginations {
-		t.Run(model, func(t *testing.T) {
-			tree, treeReqs := syncModel(t, model, true)
-			spliced, splicedReqs := syncModel(t, model, false)
+		runs = append(runs, run{model, ""})
+	}
+	// Pages of jsonl and csv bodies, paginated or read as they arrive.
+	for _, model := range bodyModels {
+		runs = append(runs, run{model, "jsonl"}, run{model, "csv"})
+	}
+	for _, r := range runs {
+		model := r.model
+		t.Run(strings.TrimPrefix(r.format+" "+model, " "), func(t *testing.T) {
+			tree, treeReqs := syncModelAs(t, model, r.format, true)
+			spliced, splicedReqs := syncModelAs(t, model, r.format, false)
 			if d := cmp.Diff(tree.msgs, spliced.msgs, cmp.AllowUnexported(message{})); d != "" {
 				t.Fatalf("messages differ (-tree +spliced):\n%s", d)
 			}

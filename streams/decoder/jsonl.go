@@ -206,25 +206,9 @@ func (dec *Decoder) LinePages(body io.Reader, h http.Header, size int, page func
 	if size <= 0 {
 		size = PageRecords
 	}
-	if err := dec.CheckContentType(h.Get("Content-Type")); err != nil {
-		return err
-	}
-	r, err := Decompress(body, h)
+	next, err := dec.lineReader(body, h, 0)
 	if err != nil {
 		return err
-	}
-	var next func(*Lines) error
-	if dec.format == streams.FormatCSV {
-		next = newCSVTexts(dec, r).next
-	} else {
-		jr := newJSONLReader(dec, r)
-		next = func(l *Lines) error {
-			line, err := jr.next()
-			if err == nil {
-				l.add(line, jr.line)
-			}
-			return err
-		}
 	}
 	lines := &Lines{dec: dec}
 	var tail Lines // the record read after a full page
@@ -252,6 +236,72 @@ func (dec *Decoder) LinePages(body io.Reader, h http.Header, size int, page func
 			}
 			lines.reset()
 			tail.moveLast(lines)
+		}
+	}
+}
+
+// lineReader is what adds the next record of body to a page of Lines
+// (io.EOF after the last), reading at most max bytes of the inflated
+// body (0: no bound).
+func (dec *Decoder) lineReader(body io.Reader, h http.Header, max int64) (func(*Lines) error, error) {
+	if err := dec.CheckContentType(h.Get("Content-Type")); err != nil {
+		return nil, err
+	}
+	r, err := Decompress(body, h)
+	if err != nil {
+		return nil, err
+	}
+	if max > 0 {
+		b := &budget{r: r, err: errPageTooLarge}
+		b.allow(0, max)
+		r = b
+	}
+	if dec.format == streams.FormatCSV {
+		return newCSVTexts(dec, r).next, nil
+	}
+	jr := newJSONLReader(dec, r)
+	return func(l *Lines) error {
+		line, err := jr.next()
+		if err == nil {
+			l.add(line, jr.line)
+		}
+		return err
+	}, nil
+}
+
+// NewLines returns an empty page of the decoder's records (ReadLines).
+func (dec *Decoder) NewLines() *Lines { return &Lines{dec: dec} }
+
+// ReadLines reads the body of one page of a paginated stream whose body
+// is read as JSON texts (SplitsLines) into lines, emptied first: the
+// page PageConsumer reads, bounded as it is, and with its errors. A jsonl
+// line that is not JSON is found by the page's reader (Lines.Records, or
+// a walk of its bytes), as LinePages leaves it; but when reading the
+// body fails after such a line, that line's error is the one returned,
+// as PageConsumer, which decodes each line as it reads it, would.
+func (dec *Decoder) ReadLines(body io.Reader, h http.Header, lines *Lines) error {
+	if !dec.SplitsLines() {
+		return fmt.Errorf("stream %q: ReadLines reads a jsonl body without records_path, or a csv body", dec.stream)
+	}
+	lines.dec = dec
+	lines.reset()
+	next, err := dec.lineReader(body, h, dec.maxPage)
+	if err != nil {
+		return err
+	}
+	for {
+		err := next(lines)
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			if _, lerr := lines.Records(); lerr != nil {
+				return lerr
+			}
+			if errors.Is(err, errPageTooLarge) {
+				return fmt.Errorf("stream %q: a page of the %s body is larger than %d MiB once inflated", dec.stream, dec.format, dec.maxPage>>20)
+			}
+			return err
 		}
 	}
 }

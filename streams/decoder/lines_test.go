@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	gocmp "github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/tap-dev/tap/codec"
 	"github.com/tap-dev/tap/streams"
@@ -162,5 +163,66 @@ func TestAppendTextAsCoerceText(t *testing.T) {
 				t.Errorf("%s, %q: %s, want %s", sc, v, got, want)
 			}
 		}
+	}
+}
+
+// ReadLines, then Lines.Records, read a page as PageConsumer reads it:
+// the same records, the same error; a page too large once inflated, and
+// a line that is not JSON before it, are the same error too.
+func TestReadLinesAsPageConsumer(t *testing.T) {
+	big := strings.Repeat(`{"id":1,"pad":"`+strings.Repeat("x", 100)+`"}`+"\n", 60)
+	tests := map[string]struct {
+		format string
+		body   []byte
+		h      http.Header
+		err    string // in PageConsumer's error
+	}{
+		"jsonl":                       {format: "jsonl", body: []byte("{\"id\":1}\n\n{\"id\":2}\r\n")},
+		"jsonl gzip":                  {format: "jsonl", body: gzipped(t, "{\"id\":1}\n{\"id\":2}\n")},
+		"jsonl not JSON":              {format: "jsonl", body: []byte("{\"id\":1}\n{nope\n{\"id\":3}\n"), err: "line 2 of the jsonl body is not JSON"},
+		"jsonl too large":             {format: "jsonl", body: []byte(big), err: "larger than 0 MiB once inflated"},
+		"jsonl not JSON, then large":  {format: "jsonl", body: []byte("{nope\n" + big), err: "line 1 of the jsonl body is not JSON"},
+		"jsonl empty":                 {format: "jsonl"},
+		"jsonl another format":        {format: "jsonl", body: []byte("<html>"), h: http.Header{"Content-Type": {"text/html"}}, err: "an HTML page"},
+		"csv":                         {format: "csv", body: []byte("id,name\n1,\"a\nb\"\n2,\n")},
+		"csv invalid UTF-8":           {format: "csv", body: []byte("id,name\n1,\xff\n")},
+		"csv ragged":                  {format: "csv", body: []byte("id,name\n1,a\n2\n"), err: "wrong number of fields"},
+		"csv too large":               {format: "csv", body: []byte("id,pad\n" + strings.Repeat("1,"+strings.Repeat("y", 100)+"\n", 60)), err: "larger than 0 MiB once inflated"},
+		"csv header alone":            {format: "csv", body: []byte("id\n")},
+		"csv a bare quote, then more": {format: "csv", body: []byte("id\n1\"\n" + strings.Repeat("2\n", 1000)), err: "bare \""},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			dec, err := New(&streams.Definition{Name: "s"}, tt.format, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dec.maxPage = 1 << 10
+			h := tt.h
+			if h == nil {
+				h = http.Header{}
+			}
+			var want []any
+			wantErr := dec.PageConsumer(&want)(bytes.NewReader(tt.body), h)
+			if tt.err == "" && wantErr != nil || tt.err != "" && (wantErr == nil || !strings.Contains(wantErr.Error(), tt.err)) {
+				t.Fatalf("PageConsumer: %v, want an error with %q", wantErr, tt.err)
+			}
+			lines := dec.NewLines()
+			lines.add([]byte(`{"left":"from the last page"}`), 1)
+			gotErr := dec.ReadLines(bytes.NewReader(tt.body), h, lines)
+			var got []any
+			if gotErr == nil {
+				got, gotErr = lines.Records()
+			}
+			if (wantErr == nil) != (gotErr == nil) || wantErr != nil && wantErr.Error() != gotErr.Error() {
+				t.Fatalf("err %v, want PageConsumer's %v", gotErr, wantErr)
+			}
+			if wantErr != nil {
+				return
+			}
+			if d := gocmp.Diff(want, got, cmpopts.EquateEmpty()); d != "" {
+				t.Errorf("records (-PageConsumer +ReadLines):\n%s", d)
+			}
+		})
 	}
 }

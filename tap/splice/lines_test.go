@@ -16,9 +16,9 @@ func lines() *streams.Definition {
 		Pagination: streams.Pagination{Type: streams.PageNone}}
 }
 
-// A jsonl body read as it arrives, a record a line, splices, and so does
-// a csv body read as it arrives; a jsonl body whose records lie inside
-// each line, a paged one, an xml body do not.
+// A jsonl body, a record a line, splices, read as it arrives or a page
+// of a paginated stream, and so does a csv body; a jsonl body whose
+// records lie inside each line, an xml body do not.
 func TestNewLines(t *testing.T) {
 	tests := map[string]struct {
 		def  func(*streams.Definition)
@@ -27,11 +27,11 @@ func TestNewLines(t *testing.T) {
 		"an export":             {func(*streams.Definition) {}, true},
 		"no pagination named":   {func(d *streams.Definition) { d.Pagination.Type = "" }, true},
 		"records inside a line": {func(d *streams.Definition) { d.RecordsPath = "data" }, false},
-		"paged":                 {func(d *streams.Definition) { d.Pagination.Type = streams.PageNumber }, false},
+		"paged":                 {func(d *streams.Definition) { d.Pagination.Type = streams.PageNumber }, true},
 		"csv":                   {func(d *streams.Definition) { d.Format = streams.FormatCSV }, true},
 		"paged csv": {func(d *streams.Definition) {
 			d.Format, d.Pagination.Type = streams.FormatCSV, streams.PageNumber
-		}, false},
+		}, true},
 		"xml": {func(d *streams.Definition) { d.Format, d.RecordsPath = streams.FormatXML, "items.item" }, false},
 		"a report's csv files": {func(d *streams.Definition) {
 			d.Format = ""

@@ -104,8 +104,9 @@ func New(s Stream) *Reader {
 	// keys are noted record by record: both are read as trees.
 	// A jsonl body read as it arrives (an export, a report's files), a
 	// record a line, splices line by line (Page.ScanLines).
-	// So does a csv body, its rows given as their records' JSON texts.
-	lines := d.Streamed() && linesOf(d.BodyFormat(), d) || d.Async != nil && linesOf(d.Async.DownloadFormat(d), d)
+	// So does a csv body, its rows given as their records' JSON texts,
+	// and a page of either of a paginated stream.
+	lines := d.Async == nil && linesOf(d.BodyFormat(), d) || d.Async != nil && linesOf(d.Async.DownloadFormat(d), d)
 	if s.trees() || d.BodyFormat() != streams.FormatJSON && !lines || len(d.PrimaryKey) == 0 ||
 		d.SoftDelete != nil || d.Reconcile != nil {
 		return nil
