@@ -42,7 +42,7 @@ const keywordsShape = `{"type":"object","required":["id"],"properties":{
 const libraryShape = `{"type":"object","required":["id"],"properties":{
 	"id":{"type":"integer"},
 	"type":{"type":["null","string"]},
-	"actor_id":{"anyOf":[{"type":"null"},{"type":"integer","minimum":0}]},
+	"actor_id":{"anyOf":[{"type":"integer","minimum":0},{"type":"string"}]},
 	"occurred_at":{"type":["null","string"],"format":"date-time"},
 	"source":{"type":["null","string"],"format":"hostname"},
 	"ip":{"type":["null","string"]},

@@ -196,9 +196,17 @@ func (n *shapeNode) inBounds(b []byte) bool {
 	if whole && b[0] == '-' {
 		v = -v
 	}
+	if !whole {
+		return n.inBoundsExact(b)
+	}
+	return n.intInBounds(v, b)
+}
+
+// intInBounds is inBounds of the whole number v, b its text.
+func (n *shapeNode) intInBounds(v int64, b []byte) bool {
 	for i := range n.bounds {
 		bd := &n.bounds[i]
-		if !whole || !bd.small {
+		if !bd.small {
 			return n.inBoundsExact(b)
 		}
 		c := v - bd.i
@@ -291,6 +299,12 @@ func (m *multiple) of(b []byte) bool {
 		v = v*10 + int64(c-'0')
 	}
 	return v%m.i == 0
+}
+
+// intOK is numberOK of the whole number v of at most 18 digits, b its
+// text.
+func (n *shapeNode) intOK(v int64, b []byte) bool {
+	return (len(n.bounds) == 0 || n.intInBounds(v, b)) && (n.multiple == nil || n.multiple.of(b))
 }
 
 // numberOK reports whether the number b certainly meets n's number

@@ -228,13 +228,14 @@ func TestMultipleExact(t *testing.T) {
 // patterns are schema patterns, simple and not.
 var patterns = []string{`^/app/billing/[0-9]+/`, `^[A-Z]{2}-[0-9]+$`, `^[A-Z]{3}$`, `[0-9]+`, `^\d{4}-\d{2}-\d{2}$`,
 	`^[a-z]+[0-9]*$`, `^[a-z]+a$`, `x?y`, `^.+@.+$`, `^(?i)abc$`, `^[^@\s]+@[^@\s]+\.[a-z]{2,}$`, `é+\w`, `^$`, `a|b`,
-	`^[a-f0-9]{8}-[a-f0-9]{4}$`, `^\S+$`, `^a{2,3}b?c*$`, `.`, `^[[:alpha:]]+$`, `^\p{L}+$`, `(ab)+`, `^a*?b$`}
+	`^[a-f0-9]{8}-[a-f0-9]{4}$`, `^\S+$`, `^a{2,3}b?c*$`, `.`, `^[[:alpha:]]+$`, `^\p{L}+$`, `(ab)+`, `^a*?b$`,
+	`^é日/[0-9]+/x$`, `b日本[a-z]*x`, `^/products/\d+/overview$`}
 
 // TestPatternsAgree holds the walker's pattern matcher to Go's regexp
 // on mutated strings.
 func TestPatternsAgree(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
-	samples := []string{"/app/billing/3727/activity", "AB-12", "EUR", "2024-02-29", "abc123", "aba", "xy", "a@b.co",
+	samples := []string{"/app/billing/3727/activity", "é日/12/x", "ab日本語x", "/products/12/overview", "AB-12", "EUR", "2024-02-29", "abc123", "aba", "xy", "a@b.co",
 		"ABC", "éé_", "", "a", "aab", "deadbeef-0a1b", "no spaces", "aaabcc", "ab", "日本語"}
 	alphabet := []rune("aAbcxyz09-/@._ é\n日\xff")
 	simpleCount := 0

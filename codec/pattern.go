@@ -24,11 +24,13 @@ type simplePattern struct {
 	items      []patItem
 }
 
-// A patItem is one character class, min to max times (max -1: any).
+// A patItem is one character class, min to max times (max -1: any), or
+// a literal: lit, once (a run of literal characters, compared whole).
 type patItem struct {
 	ranges   []rune    // lo, hi pairs, sorted
 	ascii    [2]uint64 // the ASCII characters of ranges, a bit each
 	min, max int
+	lit      []byte
 }
 
 func compilePattern(p string) (*pattern, error) {
@@ -101,7 +103,27 @@ func simple(p string) *simplePattern {
 			}
 		}
 	}
+	sp.items = literals(sp.items)
 	return sp
+}
+
+// literals merges each run of items that match one character once into
+// one literal item: a prefix such as ^/products/ is one compare.
+func literals(items []patItem) []patItem {
+	out := items[:0:0]
+	for _, it := range items {
+		if it.min != 1 || it.max != 1 || len(it.ranges) != 2 || it.ranges[0] != it.ranges[1] {
+			out = append(out, it)
+			continue
+		}
+		c := it.ranges[0]
+		if n := len(out); n > 0 && out[n-1].lit != nil {
+			out[n-1].lit = utf8.AppendRune(out[n-1].lit, c)
+			continue
+		}
+		out = append(out, patItem{min: 1, max: 1, lit: utf8.AppendRune(nil, c)})
+	}
+	return out
 }
 
 // item reads one class, repeated or not.
@@ -200,6 +222,13 @@ func (sp *simplePattern) matchAt(s []byte) bool {
 	pos := 0
 	for i := range sp.items {
 		it := &sp.items[i]
+		if it.lit != nil {
+			if len(s)-pos < len(it.lit) || string(s[pos:pos+len(it.lit)]) != string(it.lit) {
+				return false
+			}
+			pos += len(it.lit)
+			continue
+		}
 		n := 0
 		for it.max < 0 || n < it.max {
 			if pos >= len(s) {

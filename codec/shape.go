@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -48,6 +49,9 @@ type Shape struct {
 // and the replication key's, which the tap needs without a tree.
 const MaxCaptures = 4
 
+// maxEnumList bounds the enums compared string by string.
+const maxEnumList = 8
+
 // maxProps bounds the properties of one object: its keys' hints and
 // lookup table hold index+1 in 16 bits.
 const maxProps = 1<<16 - 1
@@ -85,7 +89,8 @@ type shapeNode struct {
 	// enum holds the strings of enum or const (nil: neither); a value
 	// the walker cannot compare as is is the library's to judge.
 	enum           map[string]bool
-	minLen, maxLen int // in code points; -1: unset
+	enumList       []string // enum's strings when they are few; nil: look up enum
+	minLen, maxLen int      // in code points; -1: unset
 	pattern        *pattern
 	bounds         []bound
 	// strChecks: a string value is checked beyond its type, so it takes
@@ -609,6 +614,9 @@ func (n *shapeNode) compile(c *shapeCompiler, m map[string]any, root bool) error
 				break
 			}
 			n.enum, enumTypes = set, types
+			if len(set) <= maxEnumList {
+				n.enumList = slices.Sorted(maps.Keys(set))
+			}
 			str(k)
 		case "minLength", "maxLength":
 			l, ok := schemaCount(val)

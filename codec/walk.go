@@ -203,18 +203,36 @@ func (n *shapeNode) stringOK(s []byte, escaped bool) bool {
 	if n.format != fNone && !n.format.valid(s) {
 		return false
 	}
-	if n.enum != nil && !n.enum[string(s)] {
+	if n.enum != nil && !n.inEnum(s) {
 		return false
 	}
 	if n.minLen >= 0 || n.maxLen >= 0 {
-		l := utf8.RuneCount(s)
-		if l < n.minLen || n.maxLen >= 0 && l > n.maxLen {
-			return false
+		// len(s) bytes hold len(s)/4 (rounded up) to len(s) code
+		// points: most strings need no count.
+		if lo, hi := (len(s)+3)/4, len(s); lo < n.minLen || n.maxLen >= 0 && hi > n.maxLen {
+			l := utf8.RuneCount(s)
+			if l < n.minLen || n.maxLen >= 0 && l > n.maxLen {
+				return false
+			}
 		}
 	}
 	// The library's pattern is Go's regexp too: on the same string, the
 	// same answer.
 	return n.pattern == nil || n.pattern.match(s)
+}
+
+// inEnum reports whether the string s is one of n's enum: a short enum
+// is compared string by string, cheaper than hashing.
+func (n *shapeNode) inEnum(s []byte) bool {
+	if n.enumList == nil {
+		return n.enum[string(s)]
+	}
+	for _, e := range n.enumList {
+		if len(e) == len(s) && e == string(s) {
+			return true
+		}
+	}
+	return false
 }
 
 func (w *Walker) literal(word string) error {
@@ -352,6 +370,32 @@ func (w *Walker) members(n *shapeNode, top bool, from int, wide []uint64) error 
 		case b[pos] == '"' && !child.strChecks:
 			w.want(child, kStr)
 			_, err = w.str()
+		case b[pos] == '"' && child.lib == nil:
+			// A string with keywords, without value's switch.
+			w.want(child, kStr)
+			var escaped bool
+			if escaped, err = w.str(); err == nil && !w.unsure && !child.stringOK(b[pos+1:w.pos-1], escaped) &&
+				(child.fallback == nil || !library(child.fallback, b[pos:w.pos])) {
+				w.unsure = true // the library decides
+			}
+		case child.numChecks && child.lib == nil && b[pos]-'1' <= 8:
+			// A positive integer with keywords: its value read with
+			// its digits, here.
+			q, v := pos, int64(0)
+			for q < len(b) && b[q]-'0' <= 9 && q-pos < 18 {
+				v = v*10 + int64(b[q]-'0')
+				q++
+			}
+			if q < len(b) && (b[q]-'0' <= 9 || b[q] == '.' || b[q]|0x20 == 'e') {
+				err = w.value(child, false) // long, or not whole
+				break
+			}
+			w.want(child, kInt)
+			w.pos = q
+			if !w.unsure && !child.intOK(v, b[pos:q]) &&
+				(child.numFallback == nil || !library(child.numFallback, b[pos:q])) {
+				w.unsure = true
+			}
 		case child.numChecks:
 			err = w.value(child, false)
 		case b[pos]-'1' <= 8:

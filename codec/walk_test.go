@@ -294,7 +294,9 @@ func TestWalkerEnumAndLength(t *testing.T) {
 		"id":{"type":"integer"},
 		"status":{"type":["null","string"],"enum":["open","closed",null]},
 		"kind":{"const":"event"},
-		"code":{"type":"string","minLength":2,"maxLength":3}}}`))
+		"code":{"type":"string","minLength":2,"maxLength":3},
+		"many":{"enum":["a","b","c","d","e","f","g","h","i","j"]},
+		"q":{"type":"integer","minimum":10,"exclusiveMaximum":20}}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -322,6 +324,18 @@ func TestWalkerEnumAndLength(t *testing.T) {
 		`{"id":1,"code":"a"}`:                                 false,
 		`{"id":1,"code":"abcd"}`:                              false,
 		`{"id":1,"code":"é"}`:                                 false,
+		`{"id":1,"code":"日本語"}`:                               true, // 9 bytes, 3 code points
+		`{"id":1,"code":"日本語x"}`:                              false,
+		`{"id":1,"code":"éé"}`:                                true,
+		`{"id":1,"many":"j"}`:                                 true,
+		`{"id":1,"many":"k"}`:                                 false,
+		`{"id":1,"q":10}`:                                     true,
+		`{"id":1,"q":19}`:                                     true,
+		`{"id":1,"q":9}`:                                      false,
+		`{"id":1,"q":20}`:                                     false,
+		`{"id":1,"q":-15}`:                                    false,
+		`{"id":1,"q":1234567890123456789012}`:                 false,
+		`{"id":1,"q":15.0}`:                                   false, // the library's call
 	} {
 		if got := j.check(t, []byte(rec)); got != sure {
 			t.Errorf("%s: sure %v, want %v", rec, got, sure)

@@ -83,3 +83,39 @@ func TestBuildQuickRefusesKeywordsItDoesNotKnow(t *testing.T) {
 		}
 	}
 }
+
+// TestFormatOnly: a sub-schema of one format, checked by the library's
+// format function, answers as the library's validation of it, value by
+// value, in each draft.
+func TestFormatOnly(t *testing.T) {
+	values := []any{"example.com", "exa_mple.com", "a.-b", "", "/x?y#z", "http://[::1", `a\b`, "a@b.co", "a..b@c",
+		"2026-01-02T03:04:05Z", "2026-13-02T03:04:05Z", "::1", "1.2.3.4", "urn:x", 12, nil, true, []any{"x"}}
+	for _, draft := range []string{"", "http://json-schema.org/draft-07/schema#", "https://json-schema.org/draft/2020-12/schema"} {
+		for _, name := range []string{"hostname", "uri-reference", "uri", "email", "date-time", "ipv6", "ipv4", "regex"} {
+			kw := map[string]any{"format": name}
+			f := formatOnly(kw)
+			if f == nil {
+				t.Fatalf("format %q: no check", name)
+			}
+			schema := map[string]any{"properties": map[string]any{"v": kw}}
+			if draft != "" {
+				schema["$schema"] = draft
+			}
+			v, err := New(Options{Stream: "x", Schema: schema, Policy: Emit})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, val := range values {
+				lib := v.Violations(map[string]any{"v": val}) == nil
+				if got := f(val); got != lib {
+					t.Errorf("%s format %q on %#v: %v, the library %v", draft, name, val, got, lib)
+				}
+			}
+		}
+	}
+	for _, kw := range []map[string]any{{"format": "no-such"}, {"format": "email", "maxLength": 3}, {"minimum": 1}} {
+		if formatOnly(kw) != nil {
+			t.Errorf("%v: a format check", kw)
+		}
+	}
+}
