@@ -34,6 +34,12 @@ func syncExport(t *testing.T, format, body string, tree, sorted bool) pageRun {
 // syncExportOf is syncExport against schema.
 func syncExportOf(t *testing.T, format, body string, schema json.RawMessage, tree, sorted bool) pageRun {
 	t.Helper()
+	return syncExportAt(t, format, "", body, schema, tree, sorted)
+}
+
+// syncExportAt is syncExportOf with the records at records_path path.
+func syncExportAt(t *testing.T, format, path, body string, schema json.RawMessage, tree, sorted bool) pageRun {
+	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, body)
 	}))
@@ -43,6 +49,9 @@ func syncExportOf(t *testing.T, format, body string, schema json.RawMessage, tre
 		"schema": schema, "pagination": map[string]any{"type": "none"}}
 	if sorted {
 		def["replication_key"], def["is_sorted"] = "id", true
+	}
+	if path != "" {
+		def["records_path"] = path
 	}
 	config := map[string]any{"base_url": srv.URL, "rate_limit": map[string]any{"requests_per_second": 0},
 		"retry": map[string]any{"max_attempts": 1}, "dead_letter_path": filepath.Join(dir, "dead.jsonl"), "streams": []any{def}}
@@ -245,4 +254,94 @@ func cmpOr(a, b string) string {
 		return a
 	}
 	return b
+}
+
+// A jsonl body whose records lie inside each line (records_path): the
+// records the walker is sure of are spliced, pages split where the tree
+// path splits them (by records, not lines); the others, and every record
+// of a line the page scan is not sure of, take the tree path: the same
+// records, dead letters, states and errors both ways.
+func TestSpliceLinesAtPathAgainstTree(t *testing.T) {
+	schema, err := os.ReadFile("../schemas/events.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := func(recs ...string) string { return `{"meta":{"n":1},"data":[` + strings.Join(recs, ",") + `]}` }
+	rec := func(id int) string {
+		return fmt.Sprintf(`{"id":%d,"type":"t%d","occurred_at":"2026-01-01T00:00:00Z","payload":{"bytes":%d}}`, id, id%7, id)
+	}
+	many := func(from, lines, per int) []string {
+		var out []string
+		for l := range lines {
+			var recs []string
+			for r := range per {
+				recs = append(recs, rec(from+l*per+r))
+			}
+			out = append(out, line(recs...))
+		}
+		return out
+	}
+	mixed := []string{
+		line(rec(1), `{"id":"2","type":"wrong type"}`, `{"id":3,"type":"x","type":"last wins"}`),
+		`{"data":{"id":4}}`, // one record, an object: the tree
+		`{"data":null}`,     // none
+		`{"data":[]}`,       // none
+		`{"data":[{"id":5}],"data":[` + rec(6) + `]}`, // a key twice on the way: the tree keeps the last
+		`{"d\u0061ta":[` + rec(7) + `]}`,              // an escaped key on the way: the tree
+		line(`{"id":8,"surprise":[1]}`, `{"id":9,"occurred_at":"2026-02-30T00:00:00Z"}`),
+		`  ` + line(rec(10)) + ` `,
+	}
+	tests := map[string]struct {
+		lines   []string
+		sorted  bool
+		records int
+		dead    int
+		spliced int
+		err     string
+	}{
+		"mixed":                 {lines: mixed, records: 7, dead: 2, spliced: 2},
+		"several pages, sorted": {lines: many(100, 700, 3), sorted: true, records: 2100, spliced: 2100},
+		"mixed pages":           {lines: append(many(100, 400, 3), mixed...), records: 1207, dead: 2, spliced: 1200},
+		"records_path missing on the second page": {lines: append(many(100, 400, 3), `{"other":[]}`, line(rec(1))),
+			records: 1200, spliced: 1000, err: `records_path "data" is not in line 401`},
+		"not JSON": {lines: append(many(100, 2, 3), line(rec(1))+"x"), records: 6, spliced: 6, err: "line 3 of the jsonl body is not JSON"},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			body := strings.Join(tt.lines, "\n") + "\n"
+			tree := syncExportAt(t, "jsonl", "data", body, schema, true, tt.sorted)
+			spliced := syncExportAt(t, "jsonl", "data", body, schema, false, tt.sorted)
+			if tt.err == "" && (tree.err != "" || spliced.err != "") || tt.err != "" && (!strings.Contains(tree.err, tt.err) || !strings.Contains(spliced.err, tt.err)) {
+				t.Fatalf("sync: tree %q, spliced %q; want %q", tree.err, spliced.err, tt.err)
+			}
+			n := 0
+			for i, b := range spliced.raw {
+				if !bytes.Equal(b, tree.raw[i]) {
+					n++ // the API's key order: spliced
+				}
+			}
+			if n < tt.spliced {
+				t.Errorf("%d records spliced, want at least %d", n, tt.spliced)
+			}
+			tree.raw, spliced.raw = nil, nil
+			if d := cmp.Diff(tree, spliced, cmp.AllowUnexported(message{}, pageRun{})); d != "" {
+				t.Errorf("(-tree +spliced):\n%s", d)
+			}
+			records, states := 0, 0
+			for _, m := range tree.msgs {
+				switch m.Type {
+				case "RECORD":
+					records++
+				case "STATE":
+					states++
+				}
+			}
+			if records != tt.records || len(tree.dead) != tt.dead {
+				t.Errorf("%d records, %d dead letters; want %d, %d", records, len(tree.dead), tt.records, tt.dead)
+			}
+			if tt.sorted && states < 3 {
+				t.Errorf("%d STATE messages, want one a page at least", states)
+			}
+		})
+	}
 }

@@ -27,7 +27,7 @@ const modelRecords, modelPage = 25, 10
 // as model says, and logs each request.
 type modelAPI struct {
 	model  string
-	format string // of the body: json unless set; jsonl and csv pages hold the records alone
+	format string // of the body: json unless set; jsonl and csv pages hold the records alone, jsonl_data lines hold them at "data"
 	mu     sync.Mutex
 	log    []string
 }
@@ -80,6 +80,14 @@ func (a *modelAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/x-ndjson")
 		a.headers(w, more, end)
 		io.WriteString(w, strings.Join(recs, "\n"))
+		return
+	case "jsonl_data":
+		// Records inside each line, three a line (records_path data).
+		w.Header().Set("Content-Type", "application/x-ndjson")
+		a.headers(w, more, end)
+		for i := 0; i < len(recs); i += 3 {
+			fmt.Fprintf(w, "{\"n\":%d,\"data\":[%s]}\n", i, strings.Join(recs[i:min(i+3, len(recs))], ","))
+		}
 		return
 	case "csv":
 		w.Header().Set("Content-Type", "text/csv")
@@ -175,7 +183,11 @@ func syncModelAs(t *testing.T, model, format string, tree bool) (*rawRecorder, [
 		"schema": map[string]any{"type": "object", "required": []any{"id"}, "properties": map[string]any{
 			"id": map[string]any{"type": "integer"}, "type": map[string]any{"type": []any{"null", "string"}}}},
 		"pagination": modelPaginations[model]}
-	if format != "" {
+	switch format {
+	case "":
+	case "jsonl_data":
+		def["format"], def["records_path"] = "jsonl", "data"
+	default:
 		def["format"] = format
 		delete(def, "records_path")
 	}
@@ -208,7 +220,8 @@ func syncModelAs(t *testing.T, model, format string, tree bool) (*rawRecorder, [
 // TestSpliceEveryModel syncs a stream of each pagination model twice,
 // spliced and on the tree path only: the same records in the same order,
 // the same states, the same requests; and every record spliced. So do
-// jsonl and csv pages of the models that read no body values. The
+// jsonl pages (a record a line, or records inside each line) and csv
+// pages of the models that read no body values. The
 // offset pages of a source that shifts repeat rows, dropped both ways.
 func TestSpliceEveryModel(t *testing.T) {
 	type run struct{ model, format string }
@@ -218,7 +231,7 @@ func TestSpliceEveryModel(t *testing.T) {
 	}
 	// Pages of jsonl and csv bodies, paginated or read as they arrive.
 	for _, model := range bodyModels {
-		runs = append(runs, run{model, "jsonl"}, run{model, "csv"})
+		runs = append(runs, run{model, "jsonl"}, run{model, "jsonl_data"}, run{model, "csv"})
 	}
 	for _, r := range runs {
 		model := r.model

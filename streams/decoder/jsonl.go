@@ -43,25 +43,39 @@ func (r *jsonlReader) Read() (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		v, err := codec.DecodeRecords(line)
-		if err != nil {
-			return nil, fmt.Errorf("stream %q: line %d of the jsonl body is not JSON: %w", r.dec.stream, r.line, err)
-		}
 		if r.dec.recordsPath == "" {
+			v, err := codec.DecodeRecords(line)
+			if err != nil {
+				return nil, fmt.Errorf("stream %q: line %d of the jsonl body is not JSON: %w", r.dec.stream, r.line, err)
+			}
 			return v, nil
 		}
-		at, found := streams.LookupNullable(v, r.dec.recordsPath)
-		switch recs := at.(type) {
-		case nil:
-			if !found {
-				return nil, fmt.Errorf("stream %q: records_path %q is not in line %d of the jsonl body", r.dec.stream, r.dec.recordsPath, r.line)
-			}
-		case []any:
-			r.pending = recs
-		default:
-			return at, nil
+		recs, err := r.records(line)
+		if err != nil {
+			return nil, err
 		}
+		r.pending = recs
 	}
+}
+
+// records are the records of line, at records_path: an object there is
+// one record, an array holds several, null none.
+func (r *jsonlReader) records(line []byte) ([]any, error) {
+	v, err := codec.DecodeRecords(line)
+	if err != nil {
+		return nil, fmt.Errorf("stream %q: line %d of the jsonl body is not JSON: %w", r.dec.stream, r.line, err)
+	}
+	at, found := streams.LookupNullable(v, r.dec.recordsPath)
+	switch recs := at.(type) {
+	case nil:
+		if !found {
+			return nil, fmt.Errorf("stream %q: records_path %q is not in line %d of the jsonl body", r.dec.stream, r.dec.recordsPath, r.line)
+		}
+		return nil, nil
+	case []any:
+		return recs, nil
+	}
+	return []any{at}, nil
 }
 
 // next returns the next non-blank line, without its line ending.
@@ -106,9 +120,10 @@ func (r *jsonlReader) next() ([]byte, error) {
 type Lines struct {
 	dec   *Decoder
 	buf   []byte
-	ends  []int // where each line ends in buf
-	nums  []int // the body's line (a csv body's row) number of each line
-	trees []any // by line, its tree when it has no text; nil when none has
+	ends  []int  // where each line ends in buf
+	nums  []int  // the body's line (a csv body's row) number of each line
+	trees []any  // by line, its tree when it has no text; nil when none has
+	given []bool // by line, whether trees holds it
 }
 
 // Len is the number of lines.
@@ -124,13 +139,14 @@ func (l *Lines) Line(i int) []byte {
 	return l.buf[from:l.ends[i]:l.ends[i]]
 }
 
-// Tree is record i's tree when it is given as one (a csv row whose text
-// could not stand for it), else nil: its text is Line(i).
-func (l *Lines) Tree(i int) any {
-	if l.trees == nil {
-		return nil
+// Tree is record i's tree when it is given as one (ok; a csv row whose
+// text could not stand for it, a record of a jsonl line whose records the
+// page scan was not sure of): its text is then empty; else it is Line(i).
+func (l *Lines) Tree(i int) (tree any, ok bool) {
+	if l.trees == nil || !l.given[i] {
+		return nil, false
 	}
-	return l.trees[i]
+	return l.trees[i], true
 }
 
 // Records decodes the page's lines as the body's reader does: its
@@ -139,7 +155,7 @@ func (l *Lines) Tree(i int) any {
 func (l *Lines) Records() ([]any, error) {
 	recs := make([]any, 0, l.Len())
 	for i := range l.ends {
-		if t := l.Tree(i); t != nil {
+		if t, ok := l.Tree(i); ok {
 			recs = append(recs, t)
 			continue
 		}
@@ -163,18 +179,18 @@ func (l *Lines) end(num int) {
 	l.ends = append(l.ends, len(l.buf))
 	l.nums = append(l.nums, num)
 	if l.trees != nil {
-		l.trees = append(l.trees, nil)
+		l.trees, l.given = append(l.trees, nil), append(l.given, false)
 	}
 }
 
 // addTree appends a record given as its tree.
 func (l *Lines) addTree(tree any, num int) {
 	if l.trees == nil {
-		l.trees = make([]any, len(l.ends), cap(l.ends))
+		l.trees, l.given = make([]any, len(l.ends), cap(l.ends)), make([]bool, len(l.ends), cap(l.ends))
 	}
 	l.ends = append(l.ends, len(l.buf))
 	l.nums = append(l.nums, num)
-	l.trees = append(l.trees, tree)
+	l.trees, l.given = append(l.trees, tree), append(l.given, true)
 }
 
 // reset empties the page for the next, keeping its memory.
@@ -182,15 +198,15 @@ func (l *Lines) reset() {
 	l.buf, l.ends, l.nums = l.buf[:0], l.ends[:0], l.nums[:0]
 	if l.trees != nil {
 		clear(l.trees)
-		l.trees = l.trees[:0]
+		l.trees, l.given = l.trees[:0], l.given[:0]
 	}
 }
 
 // SplitsLines reports whether the decoder's bodies are read by
-// LinePages: a jsonl body whose line is one record (no records_path), or
-// a csv body.
+// LinePages and ReadLines, as their records' JSON texts: a jsonl body (a
+// line is a record, or holds them at records_path) or a csv body.
 func (dec *Decoder) SplitsLines() bool {
-	return dec.format == streams.FormatJSONL && dec.recordsPath == "" || dec.format == streams.FormatCSV
+	return dec.format == streams.FormatJSONL || dec.format == streams.FormatCSV
 }
 
 // LinePages is Pages for a body read as JSON texts, a record each
@@ -201,7 +217,7 @@ func (dec *Decoder) SplitsLines() bool {
 // reused for the next once page returns: page keeps none of it.
 func (dec *Decoder) LinePages(body io.Reader, h http.Header, size int, page func(lines *Lines, last bool) error) error {
 	if !dec.SplitsLines() {
-		return fmt.Errorf("stream %q: LinePages reads a jsonl body without records_path, or a csv body", dec.stream)
+		return fmt.Errorf("stream %q: LinePages reads a jsonl or csv body", dec.stream)
 	}
 	if size <= 0 {
 		size = PageRecords
@@ -260,12 +276,59 @@ func (dec *Decoder) lineReader(body io.Reader, h http.Header, max int64) (func(*
 		return newCSVTexts(dec, r).next, nil
 	}
 	jr := newJSONLReader(dec, r)
+	if dec.recordsPath == "" {
+		return func(l *Lines) error {
+			line, err := jr.next()
+			if err == nil {
+				l.add(line, jr.line)
+			}
+			return err
+		}, nil
+	}
+	// The records inside each line: found by a page scan of the line
+	// (the array at records_path, each record's text as it lies), or,
+	// when the scan is not sure of the line (an object or null there,
+	// no records_path, not JSON, a key repeated on the way), read from
+	// its tree as the jsonl reader reads them, with its errors.
+	anything, err := codec.CompileShape(map[string]any{})
+	if err != nil {
+		return nil, err
+	}
+	scan, err := codec.NewPage(anything, codec.PageSpec{Records: dec.recordsPath})
+	if err != nil {
+		return nil, err
+	}
+	var found []codec.Record
+	var texts [][]byte
+	var trees []any
 	return func(l *Lines) error {
-		line, err := jr.next()
-		if err == nil {
-			l.add(line, jr.line)
+		for {
+			if len(texts) > 0 {
+				l.add(texts[0], jr.line)
+				texts = texts[1:]
+				return nil
+			}
+			if len(trees) > 0 {
+				l.addTree(trees[0], jr.line)
+				trees[0], trees = nil, trees[1:]
+				return nil
+			}
+			line, err := jr.next()
+			if err != nil {
+				return err
+			}
+			var ok bool
+			if found, _, ok = scan.Scan(found, nil, line); ok {
+				texts = texts[:0]
+				for _, rec := range found {
+					texts = append(texts, rec.Raw)
+				}
+				continue
+			}
+			if trees, err = jr.records(line); err != nil {
+				return err
+			}
 		}
-		return err
 	}, nil
 }
 
@@ -281,7 +344,7 @@ func (dec *Decoder) NewLines() *Lines { return &Lines{dec: dec} }
 // as PageConsumer, which decodes each line as it reads it, would.
 func (dec *Decoder) ReadLines(body io.Reader, h http.Header, lines *Lines) error {
 	if !dec.SplitsLines() {
-		return fmt.Errorf("stream %q: ReadLines reads a jsonl body without records_path, or a csv body", dec.stream)
+		return fmt.Errorf("stream %q: ReadLines reads a jsonl or csv body", dec.stream)
 	}
 	lines.dec = dec
 	lines.reset()
@@ -309,7 +372,7 @@ func (dec *Decoder) ReadLines(body io.Reader, h http.Header, lines *Lines) error
 // moveLast moves l's last record to the end of to.
 func (l *Lines) moveLast(to *Lines) {
 	i := l.Len() - 1
-	if t := l.Tree(i); t != nil {
+	if t, ok := l.Tree(i); ok {
 		to.addTree(t, l.nums[i])
 	} else {
 		to.add(l.Line(i), l.nums[i])
@@ -321,6 +384,6 @@ func (l *Lines) moveLast(to *Lines) {
 	l.buf, l.ends, l.nums = l.buf[:from], l.ends[:i], l.nums[:i]
 	if l.trees != nil {
 		l.trees[i] = nil
-		l.trees = l.trees[:i]
+		l.trees, l.given = l.trees[:i], l.given[:i]
 	}
 }

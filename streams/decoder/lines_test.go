@@ -26,12 +26,27 @@ func TestLinePagesAsPages(t *testing.T) {
 		"name":{"type":"string"},"note":{"type":["null","string"]},"tags":{"type":"array","items":{"type":"integer"}}}}`
 	tests := map[string]struct {
 		format    string // jsonl unless set
+		path      string // records_path
 		schema    string
 		csv       *streams.CSVOptions
 		body      []byte
 		size      int
 		wantLines []string // the first page's lines
 	}{
+		"records inside lines, across pages": {path: "data.items", size: 3,
+			body: []byte(`{"data":{"items":[{"id":1},{"id":2}],"n":2}}` + "\n\n" + `{"meta":1,"data":{"items":[{"id":3}, {"id":4} ,{"id":5},7,null]}}` + "\n" +
+				`{"data":{"items":[]}}` + "\n" + `{"data":{"items":[{"id":8}]}}`),
+			wantLines: []string{`{"id":1}`, `{"id":2}`, `{"id":3}`}},
+		"records inside lines, as the tree reads them": {path: "data", size: 10,
+			body: []byte(`{"data":{"id":1}}` + "\n" + `{"data":null}` + "\n" + `{"data":[{"id":2}],"data":[{"id":3}]}` + "\n" +
+				`{"d\u0061ta":[{"id":4}]}` + "\n" + `{"data":[{"id":5}]}` + "\n" + `{"data":[{"a` + "\xff" + `":1,"a` + "\xfe" + `":2}]}` + "\n" + `{"data":"x"}` + "\n" + `[{"data":[1]}]`),
+			wantLines: []string{``, ``, ``, `{"id":5}`, `{"a` + "\xff" + `":1,"a` + "\xfe" + `":2}`, ``}},
+		"records inside lines, not in one": {path: "data", size: 2,
+			body:      []byte(`{"data":[{"id":1},{"id":2},{"id":3}]}` + "\n" + `{"other":[]}` + "\n" + `{"data":[{"id":4}]}`),
+			wantLines: []string{`{"id":1}`, `{"id":2}`}},
+		"records inside lines, a line not JSON": {path: "data", size: 5,
+			body:      []byte(`{"data":[{"id":1}]}` + "\n" + `{"data":[{"id":2},` + "\n" + `{"data":[{"id":4}]}`),
+			wantLines: []string{`{"id":1}`}},
 		"csv untyped, quoted, a newline in a cell, a byte order mark": {format: "csv", body: []byte("\uFEFFid,name\n1,\"a, \"\"b\"\"\"\n2,\n3,\"x\ny\"\n"), size: 2,
 			wantLines: []string{`{"id":"1","name":"a, \"b\""}`, `{"id":"2","name":""}`}},
 		"csv typed": {format: "csv", schema: typed, size: 10,
@@ -63,7 +78,7 @@ func TestLinePagesAsPages(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			dec, err := New(&streams.Definition{Name: "s", CSV: tt.csv}, format, schema)
+			dec, err := New(&streams.Definition{Name: "s", CSV: tt.csv, RecordsPath: tt.path}, format, schema)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -88,8 +103,8 @@ func TestLinePagesAsPages(t *testing.T) {
 				}
 				recs, err := l.Records()
 				for i := range l.Len() {
-					if (l.Tree(i) != nil) == (len(l.Line(i)) > 0) {
-						t.Errorf("record %d: text %q and tree %v: one of them, not both", i, l.Line(i), l.Tree(i))
+					if v, tree := l.Tree(i); tree == (len(l.Line(i)) > 0) {
+						t.Errorf("record %d: text %q and tree %v (%v): one of them, not both", i, l.Line(i), v, tree)
 					}
 				}
 				got = append(got, page{recs, last})
@@ -120,12 +135,12 @@ func TestLinePagesAsPages(t *testing.T) {
 	}
 }
 
-// LinePages reads only a body whose line is one record.
+// LinePages reads only a body read as its records' texts: jsonl, csv.
 func TestLinePagesNeedsLines(t *testing.T) {
 	for _, d := range []struct {
 		format, path string
 		splits       bool
-	}{{"jsonl", "", true}, {"jsonl", "data", false}, {"csv", "", true}, {"json", "", false}} {
+	}{{"jsonl", "", true}, {"jsonl", "data", true}, {"csv", "", true}, {"json", "", false}, {"xml", "a.b", false}} {
 		dec, err := New(&streams.Definition{Name: "s", RecordsPath: d.path}, d.format, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -133,7 +148,11 @@ func TestLinePagesNeedsLines(t *testing.T) {
 		if dec.SplitsLines() != d.splits {
 			t.Errorf("%s %q: SplitsLines %v, want %v", d.format, d.path, dec.SplitsLines(), d.splits)
 		}
-		err = dec.LinePages(strings.NewReader("{}\n"), http.Header{}, 0, func(*Lines, bool) error { return nil })
+		body := "{\"data\":[]}\n"
+		if d.format == "csv" {
+			body = "id\n1\n"
+		}
+		err = dec.LinePages(strings.NewReader(body), http.Header{}, 0, func(*Lines, bool) error { return nil })
 		if (err == nil) != d.splits {
 			t.Errorf("%s %q: LinePages: %v", d.format, d.path, err)
 		}
@@ -173,6 +192,7 @@ func TestReadLinesAsPageConsumer(t *testing.T) {
 	big := strings.Repeat(`{"id":1,"pad":"`+strings.Repeat("x", 100)+`"}`+"\n", 60)
 	tests := map[string]struct {
 		format string
+		path   string // records_path
 		body   []byte
 		h      http.Header
 		err    string // in PageConsumer's error
@@ -184,6 +204,8 @@ func TestReadLinesAsPageConsumer(t *testing.T) {
 		"jsonl not JSON, then large":  {format: "jsonl", body: []byte("{nope\n" + big), err: "line 1 of the jsonl body is not JSON"},
 		"jsonl empty":                 {format: "jsonl"},
 		"jsonl another format":        {format: "jsonl", body: []byte("<html>"), h: http.Header{"Content-Type": {"text/html"}}, err: "an HTML page"},
+		"jsonl records inside lines":  {format: "jsonl", path: "data", body: []byte(`{"data":[{"id":1},{"id":2}]}` + "\n" + `{"data":{"id":3}}` + "\n" + `{"data":null}`)},
+		"jsonl records_path missing":  {format: "jsonl", path: "data", body: []byte(`{"data":[{"id":1}]}` + "\n" + `{"x":1}`), err: `records_path "data" is not in line 2`},
 		"csv":                         {format: "csv", body: []byte("id,name\n1,\"a\nb\"\n2,\n")},
 		"csv invalid UTF-8":           {format: "csv", body: []byte("id,name\n1,\xff\n")},
 		"csv ragged":                  {format: "csv", body: []byte("id,name\n1,a\n2\n"), err: "wrong number of fields"},
@@ -193,7 +215,7 @@ func TestReadLinesAsPageConsumer(t *testing.T) {
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
-			dec, err := New(&streams.Definition{Name: "s"}, tt.format, nil)
+			dec, err := New(&streams.Definition{Name: "s", RecordsPath: tt.path}, tt.format, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -16,9 +16,9 @@ func lines() *streams.Definition {
 		Pagination: streams.Pagination{Type: streams.PageNone}}
 }
 
-// A jsonl body, a record a line, splices, read as it arrives or a page
-// of a paginated stream, and so does a csv body; a jsonl body whose
-// records lie inside each line, an xml body do not.
+// A jsonl body (a record a line, or records inside each line) splices,
+// read as it arrives or a page of a paginated stream, and so does a csv
+// body; an xml body does not.
 func TestNewLines(t *testing.T) {
 	tests := map[string]struct {
 		def  func(*streams.Definition)
@@ -26,7 +26,7 @@ func TestNewLines(t *testing.T) {
 	}{
 		"an export":             {func(*streams.Definition) {}, true},
 		"no pagination named":   {func(d *streams.Definition) { d.Pagination.Type = "" }, true},
-		"records inside a line": {func(d *streams.Definition) { d.RecordsPath = "data" }, false},
+		"records inside a line": {func(d *streams.Definition) { d.RecordsPath = "data" }, true},
 		"paged":                 {func(d *streams.Definition) { d.Pagination.Type = streams.PageNumber }, true},
 		"csv":                   {func(d *streams.Definition) { d.Format = streams.FormatCSV }, true},
 		"paged csv": {func(d *streams.Definition) {
@@ -44,6 +44,10 @@ func TestNewLines(t *testing.T) {
 		"a report's jsonl files, records inside a line": {func(d *streams.Definition) {
 			d.Format, d.RecordsPath = streams.FormatCSV, "data"
 			d.Async = &streams.Async{Download: streams.AsyncDownload{Format: streams.FormatJSONL}}
+		}, true},
+		"a report's xml files": {func(d *streams.Definition) {
+			d.Format, d.RecordsPath = streams.FormatCSV, "items.item"
+			d.Async = &streams.Async{Download: streams.AsyncDownload{Format: streams.FormatXML}}
 		}, false},
 	}
 	for name, tt := range tests {
@@ -58,7 +62,7 @@ func TestNewLines(t *testing.T) {
 }
 
 // testLines are lines of text, trimmed; "tree" stands for a record given
-// as its tree, {"id": "given"}.
+// as its tree, {"id": "given"}, "null tree" for one given as null.
 type testLines []string
 
 func (l testLines) Len() int { return len(l) }
@@ -70,11 +74,14 @@ func (l testLines) Line(i int) []byte {
 	return []byte(strings.TrimSpace(l[i]))
 }
 
-func (l testLines) Tree(i int) any {
+func (l testLines) Tree(i int) (any, bool) {
 	if l[i] == "tree" {
-		return map[string]any{"id": "given"}
+		return map[string]any{"id": "given"}, true
 	}
-	return nil
+	if l[i] == "null tree" {
+		return nil, true
+	}
+	return nil, false
 }
 
 // The lines are copied: a page's records do not change when the lines
@@ -115,10 +122,11 @@ func TestScanLines(t *testing.T) {
 			{Raw: `{"id":"2"}`, Tree: map[string]any{"id": "2"}},
 		}},
 		"empty": {ok: true},
-		"given as a tree": {lines: []string{`{"id":1}`, "tree", `{"id":3}`}, ok: true, want: []rec{
+		"given as a tree": {lines: []string{`{"id":1}`, "tree", `{"id":3}`, "null tree"}, ok: true, want: []rec{
 			{Spliced: true, Raw: `{"id":1}`, ID: json.Number("1")},
 			{Tree: map[string]any{"id": "given"}},
 			{Spliced: true, Raw: `{"id":3}`, ID: json.Number("3")},
+			{},
 		}},
 		"two texts a line":  {lines: []string{`{"id":1}`, `{"id":2},{"id":3}`}},
 		"not JSON":          {lines: []string{`{"id":1`}},

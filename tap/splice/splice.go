@@ -180,7 +180,7 @@ func New(s Stream) *Reader {
 // linesOf reports whether d's body of format is read as a record's
 // text a line (decoder.Decoder.SplitsLines).
 func linesOf(format string, d *streams.Definition) bool {
-	return format == streams.FormatJSONL && d.RecordsPath == "" || format == streams.FormatCSV
+	return format == streams.FormatJSONL || format == streams.FormatCSV
 }
 
 func appendNew(list []string, s string) []string {
@@ -204,7 +204,7 @@ type Page struct {
 	of      *Reader
 	body    []byte
 	recs    []codec.Record
-	given   []any    // by record, the tree it was given as (ScanLines); nil: none
+	given   []given  // by record, the tree it was given as (ScanLines)
 	env     [][]byte // the envelope values' text, by path
 	records []any    // per record, its keys (a *keys) or its tree
 	keys    []keys   // the spliced records' views, by record
@@ -213,6 +213,12 @@ type Page struct {
 	ends    []int    // where each captured value ends in text
 	parent  parentKey
 	walker  codec.Walker
+}
+
+// given is the tree a record was given as (Lines.Tree), if ok.
+type given struct {
+	tree any
+	ok   bool
 }
 
 // keys is a spliced record's captured values, as the walk reads them.
@@ -362,11 +368,11 @@ func (p *Page) Scan(body []byte) (ok bool) {
 // jsonl body's lines, a csv body's rows: decoder.Lines).
 type Lines interface {
 	Len() int
-	// Line is record i's JSON text, when Tree(i) is nil.
+	// Line is record i's JSON text, when Tree(i) gives none.
 	Line(i int) []byte
-	// Tree is record i as its tree when it has no text to walk (the
-	// tree path's record); nil when it has one.
-	Tree(i int) any
+	// Tree is record i as its tree (ok) when it has no text to walk
+	// (the tree path's record).
+	Tree(i int) (tree any, ok bool)
 }
 
 // ScanLines reads a page of records given as their texts into p, each
@@ -394,8 +400,8 @@ func (p *Page) ScanLines(lines Lines) (ok bool) {
 	p.env = p.env[:0]
 	p.parent.clear()
 	for i := range n {
-		if t := lines.Tree(i); t != nil {
-			p.recs[i], p.given[i] = codec.Record{}, t
+		if t, ok := lines.Tree(i); ok {
+			p.recs[i], p.given[i] = codec.Record{}, given{t, true}
 			continue
 		}
 		from := len(body)
@@ -405,7 +411,7 @@ func (p *Page) ScanLines(lines Lines) (ok bool) {
 		if err != nil || end != len(b) {
 			return false
 		}
-		p.recs[i], p.given[i] = codec.Record{Raw: b, Splicable: splicable, Captures: captures}, nil
+		p.recs[i], p.given[i] = codec.Record{Raw: b, Splicable: splicable, Captures: captures}, given{}
 	}
 	p.body = body
 	return p.found()
@@ -440,8 +446,8 @@ func (p *Page) found() bool {
 		// alone, a spliced one without a captured key (the guard hashes
 		// a record without its whole primary key by content); or the
 		// tree a record was given as.
-		if len(p.given) > 0 && p.given[i] != nil {
-			p.records = append(p.records, p.given[i])
+		if len(p.given) > 0 && p.given[i].ok {
+			p.records = append(p.records, p.given[i].tree)
 			continue
 		}
 		v, err := codec.DecodeRecords(r.Raw)

@@ -103,7 +103,7 @@ func TestNew(t *testing.T) {
 		}, false},
 		{"CSV pages", func(d *streams.Definition, _ *Stream) { d.Format = streams.FormatCSV }, true},
 		{"JSON Lines pages", func(d *streams.Definition, _ *Stream) { d.Format, d.RecordsPath = streams.FormatJSONL, "" }, true},
-		{"JSON Lines pages, records inside each line", func(d *streams.Definition, _ *Stream) { d.Format = streams.FormatJSONL }, false},
+		{"JSON Lines pages, records inside each line", func(d *streams.Definition, _ *Stream) { d.Format = streams.FormatJSONL }, true},
 		{"XML pages", func(d *streams.Definition, _ *Stream) { d.Format = streams.FormatXML }, false},
 		{"offset pages (deduped by their captured keys)", func(d *streams.Definition, _ *Stream) {
 			d.Pagination = streams.Pagination{Type: streams.PageOffset, Options: &streams.OffsetOptions{TotalPath: "meta.total"}}
