@@ -438,7 +438,14 @@ func (p *linesPool) get(dec *decoder.Decoder) *decoder.Lines {
 	return dec.NewLines()
 }
 
+// maxKeptLines bounds the texts of a page kept for the next (a page of
+// a paginated stream may be up to the decoder's page bound).
+const maxKeptLines = 8 << 20
+
 func (p *linesPool) put(l *decoder.Lines) {
+	if l.Cap() > maxKeptLines {
+		return
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.free = append(p.free, l)

@@ -17,6 +17,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/tap-dev/tap/settings"
+	"github.com/tap-dev/tap/streams"
+	"github.com/tap-dev/tap/streams/decoder"
 )
 
 // syncExport syncs an events stream read as it arrives (format jsonl or
@@ -343,5 +345,28 @@ func TestSpliceLinesAtPathAgainstTree(t *testing.T) {
 				t.Errorf("%d STATE messages, want one a page at least", states)
 			}
 		})
+	}
+}
+
+// A paginated stream's page of texts is kept for the next page, but not
+// one past maxKeptLines.
+func TestLinesPoolKeepsSmallPages(t *testing.T) {
+	dec, err := decoder.New(&streams.Definition{Name: "s"}, "jsonl", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pool linesPool
+	for _, tt := range []struct {
+		line string
+		kept bool
+	}{{`{"id":1}`, true}, {`{"pad":"` + strings.Repeat("x", maxKeptLines) + `"}`, false}} {
+		l := pool.get(dec)
+		if err := dec.ReadLines(strings.NewReader(tt.line+"\n"), http.Header{}, l); err != nil {
+			t.Fatal(err)
+		}
+		pool.put(l)
+		if got := pool.get(dec) == l; got != tt.kept {
+			t.Errorf("a page of %d bytes kept: %v, want %v", len(tt.line), got, tt.kept)
+		}
 	}
 }

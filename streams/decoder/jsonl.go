@@ -129,6 +129,10 @@ type Lines struct {
 // Len is the number of lines.
 func (l *Lines) Len() int { return len(l.ends) }
 
+// Cap is the bytes the page's texts may take before it grows: what a
+// page kept for the next holds.
+func (l *Lines) Cap() int { return cap(l.buf) }
+
 // Line is line i of the page, without its line ending; empty when the
 // record is given as its tree.
 func (l *Lines) Line(i int) []byte {
