@@ -72,6 +72,55 @@ func syncExportAt(t *testing.T, format, path, body string, schema json.RawMessag
 	return res
 }
 
+// exportWant is what the runs of an export show.
+type exportWant struct {
+	sorted  bool
+	records int // written
+	dead    int
+	spliced int // at least
+	err     string
+}
+
+// checkAgainstTree holds a spliced run of an export to its tree run: the
+// error wanted of both, at least want.spliced records written from their
+// bytes (their keys in another order than the tree's), and otherwise the
+// same messages, dead letters and states; the tree run writes
+// want.records and want.dead, and a sorted stream a state a page.
+func checkAgainstTree(t *testing.T, tree, spliced pageRun, want exportWant) {
+	t.Helper()
+	if want.err == "" && (tree.err != "" || spliced.err != "") || want.err != "" && (!strings.Contains(tree.err, want.err) || !strings.Contains(spliced.err, want.err)) {
+		t.Fatalf("sync: tree %q, spliced %q; want %q", tree.err, spliced.err, want.err)
+	}
+	n := 0
+	for i, b := range spliced.raw {
+		if !bytes.Equal(b, tree.raw[i]) {
+			n++ // the API's key order: spliced
+		}
+	}
+	if n < want.spliced {
+		t.Errorf("%d records spliced, want at least %d", n, want.spliced)
+	}
+	tree.raw, spliced.raw = nil, nil
+	if d := cmp.Diff(tree, spliced, cmp.AllowUnexported(message{}, pageRun{})); d != "" {
+		t.Errorf("(-tree +spliced):\n%s", d)
+	}
+	records, states := 0, 0
+	for _, m := range tree.msgs {
+		switch m.Type {
+		case "RECORD":
+			records++
+		case "STATE":
+			states++
+		}
+	}
+	if records != want.records || len(tree.dead) != want.dead {
+		t.Errorf("%d records, %d dead letters; want %d, %d", records, len(tree.dead), want.records, want.dead)
+	}
+	if want.sorted && states < 3 {
+		t.Errorf("%d STATE messages, want one a page at least", states)
+	}
+}
+
 // A jsonl body's lines the walker is sure of are spliced, the others go
 // to the tree path: spliced and tree runs write the same records in the
 // same order, the same dead letters, the same states, and fail alike at
@@ -116,37 +165,7 @@ func TestSpliceLinesAgainstTree(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			body := strings.Join(tt.lines, "\n") + "\n"
 			tree, spliced := syncExport(t, "jsonl", body, true, tt.sorted), syncExport(t, "jsonl", body, false, tt.sorted)
-			if tt.err == "" && (tree.err != "" || spliced.err != "") || tt.err != "" && (!strings.Contains(tree.err, tt.err) || !strings.Contains(spliced.err, tt.err)) {
-				t.Fatalf("sync: tree %q, spliced %q; want %q", tree.err, spliced.err, tt.err)
-			}
-			n := 0
-			for i, b := range spliced.raw {
-				if !bytes.Equal(b, tree.raw[i]) {
-					n++ // the API's key order: spliced
-				}
-			}
-			if n < tt.spliced {
-				t.Errorf("%d records spliced, want at least %d", n, tt.spliced)
-			}
-			tree.raw, spliced.raw = nil, nil
-			if d := cmp.Diff(tree, spliced, cmp.AllowUnexported(message{}, pageRun{})); d != "" {
-				t.Errorf("(-tree +spliced):\n%s", d)
-			}
-			records, states := 0, 0
-			for _, m := range tree.msgs {
-				switch m.Type {
-				case "RECORD":
-					records++
-				case "STATE":
-					states++
-				}
-			}
-			if records != tt.records || len(tree.dead) != tt.dead {
-				t.Errorf("%d records, %d dead letters; want %d, %d", records, len(tree.dead), tt.records, tt.dead)
-			}
-			if tt.sorted && states < 3 {
-				t.Errorf("%d STATE messages, want one a page at least", states)
-			}
+			checkAgainstTree(t, tree, spliced, exportWant{sorted: tt.sorted, records: tt.records, dead: tt.dead, spliced: tt.spliced, err: tt.err})
 		})
 	}
 }
@@ -216,37 +235,7 @@ func TestSpliceCSVAgainstTree(t *testing.T) {
 			}
 			tree := syncExportOf(t, "csv", body, json.RawMessage(csvSchema), true, tt.sorted)
 			spliced := syncExportOf(t, "csv", body, json.RawMessage(csvSchema), false, tt.sorted)
-			if tt.err == "" && (tree.err != "" || spliced.err != "") || tt.err != "" && (!strings.Contains(tree.err, tt.err) || !strings.Contains(spliced.err, tt.err)) {
-				t.Fatalf("sync: tree %q, spliced %q; want %q", tree.err, spliced.err, tt.err)
-			}
-			n := 0
-			for i, b := range spliced.raw {
-				if !bytes.Equal(b, tree.raw[i]) {
-					n++ // the header's order: spliced
-				}
-			}
-			if n < tt.spliced {
-				t.Errorf("%d records spliced, want at least %d", n, tt.spliced)
-			}
-			tree.raw, spliced.raw = nil, nil
-			if d := cmp.Diff(tree, spliced, cmp.AllowUnexported(message{}, pageRun{})); d != "" {
-				t.Errorf("(-tree +spliced):\n%s", d)
-			}
-			records, states := 0, 0
-			for _, m := range tree.msgs {
-				switch m.Type {
-				case "RECORD":
-					records++
-				case "STATE":
-					states++
-				}
-			}
-			if records != tt.records || len(tree.dead) != tt.dead {
-				t.Errorf("%d records, %d dead letters; want %d, %d", records, len(tree.dead), tt.records, tt.dead)
-			}
-			if tt.sorted && states < 3 {
-				t.Errorf("%d STATE messages, want one a page at least", states)
-			}
+			checkAgainstTree(t, tree, spliced, exportWant{sorted: tt.sorted, records: tt.records, dead: tt.dead, spliced: tt.spliced, err: tt.err})
 		})
 	}
 }
@@ -313,37 +302,7 @@ func TestSpliceLinesAtPathAgainstTree(t *testing.T) {
 			body := strings.Join(tt.lines, "\n") + "\n"
 			tree := syncExportAt(t, "jsonl", "data", body, schema, true, tt.sorted)
 			spliced := syncExportAt(t, "jsonl", "data", body, schema, false, tt.sorted)
-			if tt.err == "" && (tree.err != "" || spliced.err != "") || tt.err != "" && (!strings.Contains(tree.err, tt.err) || !strings.Contains(spliced.err, tt.err)) {
-				t.Fatalf("sync: tree %q, spliced %q; want %q", tree.err, spliced.err, tt.err)
-			}
-			n := 0
-			for i, b := range spliced.raw {
-				if !bytes.Equal(b, tree.raw[i]) {
-					n++ // the API's key order: spliced
-				}
-			}
-			if n < tt.spliced {
-				t.Errorf("%d records spliced, want at least %d", n, tt.spliced)
-			}
-			tree.raw, spliced.raw = nil, nil
-			if d := cmp.Diff(tree, spliced, cmp.AllowUnexported(message{}, pageRun{})); d != "" {
-				t.Errorf("(-tree +spliced):\n%s", d)
-			}
-			records, states := 0, 0
-			for _, m := range tree.msgs {
-				switch m.Type {
-				case "RECORD":
-					records++
-				case "STATE":
-					states++
-				}
-			}
-			if records != tt.records || len(tree.dead) != tt.dead {
-				t.Errorf("%d records, %d dead letters; want %d, %d", records, len(tree.dead), tt.records, tt.dead)
-			}
-			if tt.sorted && states < 3 {
-				t.Errorf("%d STATE messages, want one a page at least", states)
-			}
+			checkAgainstTree(t, tree, spliced, exportWant{sorted: tt.sorted, records: tt.records, dead: tt.dead, spliced: tt.spliced, err: tt.err})
 		})
 	}
 }
