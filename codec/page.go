@@ -43,9 +43,36 @@ type Record struct {
 	// Splicable: certainly valid against the Shape, and Raw is what the
 	// tree path would write (values; key order is the API's).
 	Splicable bool
-	// Captures are the raw values of the Shape's captured properties,
-	// nil where absent.
-	Captures [MaxCaptures][]byte
+	// caps are where the raw values of the Shape's captured properties
+	// lie in Raw, from and to ({0, 0}: absent): offsets, not slices, so
+	// that a page's records are half the bytes and one pointer each
+	// for the collector to scan, where five slices were.
+	caps [MaxCaptures][2]int32
+}
+
+// NewRecord is the Record of raw, whose captured values (Walk's
+// captures) are nil or subslices of raw.
+func NewRecord(raw []byte, splicable bool, captures [MaxCaptures][]byte) Record {
+	r := Record{Raw: raw, Splicable: splicable}
+	for i, c := range captures {
+		if c != nil {
+			from := cap(raw) - cap(c) // both end where raw's array does
+			r.caps[i] = [2]int32{int32(from), int32(from + len(c))}
+		}
+	}
+	return r
+}
+
+// Capture is the raw value of the Shape's captured property slot, nil
+// where the record has none: a subslice of Raw that ends where Raw's
+// array does, as Walk's captures (streammap finds it in Raw by its
+// capacity).
+func (r *Record) Capture(slot int) []byte {
+	c := r.caps[slot]
+	if c[1] == 0 {
+		return nil
+	}
+	return r.Raw[c[0]:c[1]]
 }
 
 // PageSpec says where a page holds its records and what else of it is
@@ -277,7 +304,7 @@ func (p *Page) array(b []byte, pos int, edges bool) (end int, ok bool) {
 			if err != nil {
 				return end, false
 			}
-			p.recs = append(p.recs, Record{Raw: b[pos:end], Splicable: splicable, Captures: caps})
+			p.recs = append(p.recs, NewRecord(b[pos:end], splicable, caps))
 			pos = end
 		}
 		pos = skipSpace(b, pos)
@@ -328,7 +355,7 @@ func (p *Page) edge(b []byte, pos int) (end int, ok bool) {
 			if err != nil {
 				return end, false
 			}
-			p.recs = append(p.recs, Record{Raw: b[pos:end], Splicable: splicable, Captures: caps})
+			p.recs = append(p.recs, NewRecord(b[pos:end], splicable, caps))
 			pos = end
 		default:
 			p.skip.b, p.skip.pos, p.skip.depth = b, pos, 0

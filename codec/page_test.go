@@ -176,3 +176,35 @@ func TestPageEnvelope(t *testing.T) {
 		}
 	}
 }
+
+// TestRecordCaptures: a Record gives back the captured values Walk
+// found, as subslices of its bytes that end where they do; absent ones
+// are nil.
+func TestRecordCaptures(t *testing.T) {
+	s, err := codec.CompileShape(map[string]any{"type": "object"}, "id", "k", "nested", "gone")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := []byte(`[{"k":"x y","id":12,"nested":{"a":[1,2]}}]`)
+	var w codec.Walker
+	end, ok, caps, err := w.Walk(body, 1, s)
+	if err != nil || !ok {
+		t.Fatalf("Walk: %v, %v", ok, err)
+	}
+	r := codec.NewRecord(body[1:end], ok, caps)
+	for slot, want := range []string{`12`, `"x y"`, `{"a":[1,2]}`, ""} {
+		got := r.Capture(slot)
+		if want == "" {
+			if got != nil {
+				t.Errorf("slot %d: %q, want nil", slot, got)
+			}
+			continue
+		}
+		if string(got) != want || string(got) != string(caps[slot]) {
+			t.Errorf("slot %d: %q, want %q", slot, got, want)
+		}
+		if &got[0] != &caps[slot][0] || cap(got) != cap(caps[slot]) {
+			t.Errorf("slot %d: not the subslice of the record's bytes Walk found", slot)
+		}
+	}
+}

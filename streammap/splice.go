@@ -108,7 +108,7 @@ type span struct{ start, end int }
 // own members first, in their order, then the map's properties). raw is
 // a JSON object a codec.Walker found splicable; vals[i] is the raw value
 // of SpliceProps()[i] within raw (a subslice of it, as codec.Record's
-// Captures are of its Raw), nil where the record has no such property.
+// Capture is of its Raw), nil where the record has no such property.
 // keep is false when the filter drops the record. ErrNeedsTree means the
 // record is not as promised, or that an expression failed on it: the
 // record's strings are read in place, and an error could hold one, so
@@ -395,7 +395,7 @@ func (s *Splicer) Map(r *codec.Record) (sure bool) {
 		for j, slot := range so.slots {
 			var v []byte
 			if slot >= 0 {
-				v = r.Captures[slot]
+				v = r.Capture(slot)
 			}
 			so.vals[j] = v
 		}

@@ -411,7 +411,7 @@ func (p *Page) ScanLines(lines Lines) (ok bool) {
 		if err != nil || end != len(b) {
 			return false
 		}
-		p.recs[i], p.given[i] = codec.Record{Raw: b, Splicable: splicable, Captures: captures}, given{}
+		p.recs[i], p.given[i] = codec.NewRecord(b, splicable, captures), given{}
 	}
 	p.body = body
 	return p.found()
@@ -426,7 +426,7 @@ func (p *Page) found() bool {
 	for i := range p.recs {
 		r := &p.recs[i]
 		for slot := range s.capture {
-			if raw := r.Captures[slot]; r.Splicable && raw != nil {
+			if raw := r.Capture(slot); r.Splicable && raw != nil {
 				p.buf = append(p.buf, raw...)
 			}
 			p.ends = append(p.ends, len(p.buf))
