@@ -16,7 +16,9 @@ import (
 // The models scenario (issue 28) reads the same n events of ~300 bytes
 // through every pagination model (pages of 1,000), through schema shapes
 // on keyset pages (bench/shapes.go), as one JSON Lines and one CSV body,
-// and as the child stream of n/1,000 parents (a page of 1,000 events
+// as keyset pages of JSON Lines and of CSV, as one JSON Lines body whose
+// lines hold linesPerLine records each at a records_path, and as the
+// child stream of n/1,000 parents (a page of 1,000 events
 // each); then a 7-property stream paged by a cursor in the body. The tap is pinned to one core and the page server (a child
 // process generating each page as asked, bench/modelserver.go) runs off
 // it. The rows run one after the other, reps rounds of them
@@ -27,7 +29,7 @@ import (
 //
 // Targets: every pagination model ≥ 0.8 × keyset, the shapes ≥ 0.7 ×
 // keyset's output bytes per CPU-second (but the one left to the schema
-// library, a figure), JSON Lines and CSV ≥
+// library, a figure), the JSON Lines and CSV bodies and pages ≥
 // 0.5 ×, the child stream ≥ 0.7 × (keyset is its twin: the same events in
 // pages of 1,000), peak RSS ≤ 20 MiB at 1M records; the 7-property cursor
 // stream ≤ 0.55 CPU-seconds per 100,000 records. With -records of
@@ -91,6 +93,17 @@ var modelRows = func() []modelRow {
 		modelRow{name: "csv body", target: 0.5, records: allOf, measured: allOf, streams: func(b *bench) []any {
 			return []any{bodyStream(b, "csv", csvEventSchema)}
 		}},
+		modelRow{name: "jsonl pages", target: 0.5, records: allOf, measured: allOf, streams: func(b *bench) []any {
+			return []any{pagedBodyStream(b, "jsonl", "schemas/events.json")}
+		}},
+		modelRow{name: "csv pages", target: 0.5, records: allOf, measured: allOf, streams: func(b *bench) []any {
+			return []any{pagedBodyStream(b, "csv", csvEventSchema)}
+		}},
+		modelRow{name: "jsonl records_path", target: 0.5, records: allOf, measured: allOf, streams: func(b *bench) []any {
+			d := bodyStream(b, "jsonl", "schemas/events.json")
+			d["path"], d["records_path"] = "/v1/jsonl_data", "data"
+			return []any{d}
+		}},
 		modelRow{name: "child stream", target: 0.7,
 			records:  func(n int) int { return n + parentsOf(n) },
 			measured: allOf,
@@ -123,6 +136,18 @@ func bodyStream(b *bench, format string, schema any) map[string]any {
 		delete(d, k)
 	}
 	d["path"], d["format"], d["pagination"], d["schema"] = "/v1/"+format, format, map[string]any{"type": "none"}, schema
+	return d
+}
+
+// pagedBodyStream is the events as keyset pages of pageSize in format
+// (jsonl, csv) at /v1/<format>_pages, a record a line: the paginator
+// reads nothing of a page but its records' ids.
+func pagedBodyStream(b *bench, format string, schema any) map[string]any {
+	d := b.stream("events", pageSize)
+	for _, k := range []string{"records_path", "error_path", "params"} {
+		delete(d, k)
+	}
+	d["path"], d["format"], d["pagination"], d["schema"] = "/v1/"+format+"_pages", format, keysetPagination, schema
 	return d
 }
 

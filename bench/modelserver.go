@@ -77,26 +77,50 @@ func serveModels(n int) int {
 	return 0
 }
 
-// streamBody answers /v1/jsonl and /v1/csv, all n events in one body
-// written as it is generated; false for any other path.
+// linesPerLine is how many events a line of /v1/jsonl_data holds.
+const linesPerLine = 100
+
+// streamBody answers the JSON Lines and CSV rows: /v1/jsonl, /v1/csv and
+// /v1/jsonl_data, all n events in one body written as it is generated;
+// /v1/jsonl_pages and /v1/csv_pages, the keyset page of pageSize events
+// after since_id. False for any other path.
 func streamBody(w http.ResponseWriter, r *http.Request, n int) bool {
 	var row func([]byte, int) []byte
+	start, end, step, csv := 0, n, 1, false
 	switch r.URL.Path {
-	case "/v1/jsonl":
+	case "/v1/jsonl", "/v1/jsonl_pages":
 		row = func(b []byte, i int) []byte { return append(modelEvent(b, i), '\n') }
 		w.Header().Set("Content-Type", "application/x-ndjson")
-	case "/v1/csv":
-		row = csvEvent
+	case "/v1/jsonl_data":
+		// A line holds linesPerLine events in its "data".
+		row = func(b []byte, i int) []byte {
+			b = append(b, `{"data":[`...)
+			for j := i; j < min(i+linesPerLine, n); j++ {
+				if j > i {
+					b = append(b, ',')
+				}
+				b = modelEvent(b, j)
+			}
+			return append(b, "]}\n"...)
+		}
+		step = linesPerLine
+		w.Header().Set("Content-Type", "application/x-ndjson")
+	case "/v1/csv", "/v1/csv_pages":
+		row, csv = csvEvent, true
 		w.Header().Set("Content-Type", "text/csv")
 	default:
 		return false
 	}
+	if strings.HasSuffix(r.URL.Path, "_pages") {
+		start, _ = strconv.Atoi(r.URL.Query().Get("since_id"))
+		end = max(min(start+pageSize, n), start)
+	}
 	bw := bufio.NewWriterSize(w, 256<<10)
-	if r.URL.Path == "/v1/csv" {
+	if csv {
 		bw.WriteString(csvHeader)
 	}
 	var b []byte
-	for i := range n {
+	for i := start; i < end; i += step {
 		b = row(b[:0], i)
 		if _, err := bw.Write(b); err != nil {
 			return true // the tap went away
