@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/tap-dev/tap/codec"
 	"github.com/tap-dev/tap/streams"
 )
 
@@ -117,7 +118,41 @@ func kindText(kind string) string {
 // application/octet-stream). Go's HTTP transport has already undone a
 // Content-Encoding it asked for itself.
 func Decompress(body io.Reader, header http.Header) (io.Reader, error) {
-	br := bufio.NewReaderSize(body, 64<<10)
+	return new(readers).decompress(body, header)
+}
+
+// bodyBuffer is the size of the buffer a body is read through.
+const bodyBuffer = 64 << 10
+
+// readers are the buffers a body is read through, kept by a page of Lines
+// for the next body read into it (ReadLines): made afresh for each page,
+// the two buffers of 64 KiB (Decompress's, the jsonl reader's) and a gzip
+// reader were most of what a paginated jsonl stream allocated.
+type readers struct {
+	body, line *bufio.Reader
+	gzip       *gzip.Reader
+	// atPath finds the records at a jsonl body's records_path in a line
+	// (lineReader); nil until the first such body.
+	atPath *codec.Page
+}
+
+// buffered returns r read through *b, made or reset for it; r itself when
+// it is a buffer of that size already.
+func buffered(b **bufio.Reader, r io.Reader) *bufio.Reader {
+	if br, ok := r.(*bufio.Reader); ok && br.Size() >= bodyBuffer {
+		return br
+	}
+	if *b == nil {
+		*b = bufio.NewReaderSize(r, bodyBuffer)
+	} else {
+		(*b).Reset(r)
+	}
+	return *b
+}
+
+// decompress is Decompress through rs's buffers.
+func (rs *readers) decompress(body io.Reader, header http.Header) (io.Reader, error) {
+	br := buffered(&rs.body, body)
 	announced := false
 	for _, v := range header.Values("Content-Encoding") {
 		if strings.Contains(strings.ToLower(v), "gzip") {
@@ -138,9 +173,13 @@ func Decompress(body io.Reader, header http.Header) (io.Reader, error) {
 		}
 		return br, nil
 	}
-	zr, err := gzip.NewReader(br)
+	if rs.gzip == nil {
+		rs.gzip, err = gzip.NewReader(br)
+	} else {
+		err = rs.gzip.Reset(br)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("reading gzip body: %w", err)
 	}
-	return zr, nil
+	return rs.gzip, nil
 }

@@ -29,7 +29,7 @@ type jsonlReader struct {
 }
 
 func newJSONLReader(dec *Decoder, body io.Reader) *jsonlReader {
-	return &jsonlReader{dec: dec, br: bufio.NewReaderSize(body, 64<<10)}
+	return &jsonlReader{dec: dec, br: bufio.NewReaderSize(body, bodyBuffer)}
 }
 
 func (r *jsonlReader) Read() (any, error) {
@@ -124,6 +124,9 @@ type Lines struct {
 	nums  []int  // the body's line (a csv body's row) number of each line
 	trees []any  // by line, its tree when it has no text; nil when none has
 	given []bool // by line, whether trees holds it
+	// readers are the buffers the page's body was read through, kept
+	// for the next body read into the page (ReadLines).
+	readers readers
 }
 
 // Len is the number of lines.
@@ -226,11 +229,11 @@ func (dec *Decoder) LinePages(body io.Reader, h http.Header, size int, page func
 	if size <= 0 {
 		size = PageRecords
 	}
-	next, err := dec.lineReader(body, h, 0)
+	lines := &Lines{dec: dec}
+	next, err := dec.lineReader(body, h, 0, &lines.readers)
 	if err != nil {
 		return err
 	}
-	lines := &Lines{dec: dec}
 	var tail Lines // the record read after a full page
 	for {
 		err := next(lines)
@@ -262,12 +265,12 @@ func (dec *Decoder) LinePages(body io.Reader, h http.Header, size int, page func
 
 // lineReader is what adds the next record of body to a page of Lines
 // (io.EOF after the last), reading at most max bytes of the inflated
-// body (0: no bound).
-func (dec *Decoder) lineReader(body io.Reader, h http.Header, max int64) (func(*Lines) error, error) {
+// body (0: no bound), through rs's buffers.
+func (dec *Decoder) lineReader(body io.Reader, h http.Header, max int64, rs *readers) (func(*Lines) error, error) {
 	if err := dec.CheckContentType(h.Get("Content-Type")); err != nil {
 		return nil, err
 	}
-	r, err := Decompress(body, h)
+	r, err := rs.decompress(body, h)
 	if err != nil {
 		return nil, err
 	}
@@ -279,7 +282,7 @@ func (dec *Decoder) lineReader(body io.Reader, h http.Header, max int64) (func(*
 	if dec.format == streams.FormatCSV {
 		return newCSVTexts(dec, r).next, nil
 	}
-	jr := newJSONLReader(dec, r)
+	jr := &jsonlReader{dec: dec, br: buffered(&rs.line, r)}
 	if dec.recordsPath == "" {
 		return func(l *Lines) error {
 			line, err := jr.next()
@@ -294,14 +297,16 @@ func (dec *Decoder) lineReader(body io.Reader, h http.Header, max int64) (func(*
 	// when the scan is not sure of the line (an object or null there,
 	// no records_path, not JSON, a key repeated on the way), read from
 	// its tree as the jsonl reader reads them, with its errors.
-	anything, err := codec.CompileShape(map[string]any{})
-	if err != nil {
-		return nil, err
+	if rs.atPath == nil {
+		anything, err := codec.CompileShape(map[string]any{})
+		if err != nil {
+			return nil, err
+		}
+		if rs.atPath, err = codec.NewPage(anything, codec.PageSpec{Records: dec.recordsPath}); err != nil {
+			return nil, err
+		}
 	}
-	scan, err := codec.NewPage(anything, codec.PageSpec{Records: dec.recordsPath})
-	if err != nil {
-		return nil, err
-	}
+	scan := rs.atPath
 	var found []codec.Record
 	var texts [][]byte
 	var trees []any
@@ -352,7 +357,7 @@ func (dec *Decoder) ReadLines(body io.Reader, h http.Header, lines *Lines) error
 	}
 	lines.dec = dec
 	lines.reset()
-	next, err := dec.lineReader(body, h, dec.maxPage)
+	next, err := dec.lineReader(body, h, dec.maxPage, &lines.readers)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"net/http"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -244,6 +245,63 @@ func TestReadLinesAsPageConsumer(t *testing.T) {
 			}
 			if d := gocmp.Diff(want, got, cmpopts.EquateEmpty()); d != "" {
 				t.Errorf("records (-PageConsumer +ReadLines):\n%s", d)
+			}
+		})
+	}
+}
+
+// A page of Lines read again and again (a paginated stream's pages, each
+// into the page the last one freed) reads each body as a fresh page
+// would, whatever the body before it was (plain or gzip, cut short by an
+// error), and through the buffers it kept: a page of a few lines
+// allocates a few KiB, not the 128 KiB of two new body buffers.
+func TestReadLinesPageAfterPage(t *testing.T) {
+	tests := map[string]struct {
+		format string
+		path   string
+		bodies [][]byte
+	}{
+		"jsonl": {format: "jsonl", bodies: [][]byte{[]byte("{\"id\":1}\n{\"id\":2}\n"), gzipped(t, "{\"id\":3}\n{\"id\":4}\n"),
+			[]byte("{\"id\":5}\n{nope\n"), gzipped(t, "{\"id\":6}\n"), gzipped(t, "{\"id\":7}\n{\"id\""), []byte("{\"id\":8}\n")}},
+		"jsonl records_path": {format: "jsonl", path: "data", bodies: [][]byte{[]byte(`{"data":[{"id":1},{"id":2}]}`),
+			gzipped(t, `{"data":[{"id":3}]}`+"\n"+`{"data":{"id":4}}`), []byte(`{"x":1}`), []byte(`{"data":[{"id":5}]}`)}},
+		"csv": {format: "csv", bodies: [][]byte{[]byte("id,name\n1,a\n"), gzipped(t, "id,name\n2,b\n3,c\n"), []byte("id,name\n4\n"),
+			[]byte("name,id\nd,5\n")}},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			dec, err := New(&streams.Definition{Name: "s", RecordsPath: tt.path}, tt.format, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines := dec.NewLines()
+			for i, body := range tt.bodies {
+				var want []any
+				wantErr := dec.PageConsumer(&want)(bytes.NewReader(body), http.Header{})
+				gotErr := dec.ReadLines(bytes.NewReader(body), http.Header{}, lines)
+				var got []any
+				if gotErr == nil {
+					got, gotErr = lines.Records()
+				}
+				if (wantErr == nil) != (gotErr == nil) || wantErr != nil && wantErr.Error() != gotErr.Error() {
+					t.Fatalf("body %d: err %v, want PageConsumer's %v", i, gotErr, wantErr)
+				}
+				if d := gocmp.Diff(want, got, cmpopts.EquateEmpty()); wantErr == nil && d != "" {
+					t.Errorf("body %d: records (-PageConsumer +ReadLines):\n%s", i, d)
+				}
+			}
+			const pages = 50
+			body := tt.bodies[0]
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			for range pages {
+				if err := dec.ReadLines(bytes.NewReader(body), http.Header{}, lines); err != nil {
+					t.Fatal(err)
+				}
+			}
+			runtime.ReadMemStats(&after)
+			if perPage := (after.TotalAlloc - before.TotalAlloc) / pages; perPage > 16<<10 {
+				t.Errorf("a page of %d bytes read into a kept page allocates %d bytes, want at most 16 KiB", len(body), perPage)
 			}
 		})
 	}
