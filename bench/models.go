@@ -18,7 +18,7 @@ import (
 // on keyset pages (bench/shapes.go), as one JSON Lines and one CSV body,
 // as keyset pages of JSON Lines and of CSV, as one JSON Lines body whose
 // lines hold linesPerLine records each at a records_path, and as the
-// child stream of n/1,000 parents (a page of 1,000 events
+// child stream of n/1,000 parents (keyset pages of 100; a page of 1,000 events
 // each); then a 7-property stream paged by a cursor in the body. The tap is pinned to one core and the page server (a child
 // process generating each page as asked, bench/modelserver.go) runs off
 // it. The rows run one after the other, reps rounds of them
@@ -166,12 +166,13 @@ var csvEventSchema = map[string]any{
 	},
 }
 
-// childStreams are the parents (one page at /v1/parents) and the events
-// as their child stream, a page of 1,000 at /v1/parents/{id}/events each.
+// childStreams are the parents (keyset pages of parentPage at
+// /v1/parents) and the events as their child stream, a page of 1,000 at
+// /v1/parents/{id}/events each.
 func childStreams(b *bench) []any {
 	parent := map[string]any{
 		"name": "parents", "path": "/v1/parents", "records_path": "data", "primary_key": []any{"id"},
-		"pagination": map[string]any{"type": "none"},
+		"pagination": map[string]any{"type": "keyset", "key_param": "since_id", "key_field": "id", "page_size_param": "limit", "page_size": parentPage},
 		"schema": map[string]any{"type": "object", "required": []any{"id"}, "properties": map[string]any{
 			"id": map[string]any{"type": "integer"}, "name": map[string]any{"type": []any{"null", "string"}}}},
 	}
