@@ -355,7 +355,10 @@ func (dec *Decoder) ReadLines(body io.Reader, h http.Header, lines *Lines) error
 	if !dec.SplitsLines() {
 		return fmt.Errorf("stream %q: ReadLines reads a jsonl or csv body", dec.stream)
 	}
-	lines.dec = dec
+	if lines.dec != dec {
+		// The buffers kept are another decoder's (its records_path scan).
+		lines.dec, lines.readers = dec, readers{}
+	}
 	lines.reset()
 	next, err := dec.lineReader(body, h, dec.maxPage, &lines.readers)
 	if err != nil {

@@ -306,3 +306,35 @@ func TestReadLinesPageAfterPage(t *testing.T) {
 		})
 	}
 }
+
+// A page read by one decoder and then by another (another records_path)
+// reads the second body with the second decoder's path, not the first's.
+func TestReadLinesAnotherDecoder(t *testing.T) {
+	data, err := New(&streams.Definition{Name: "a", RecordsPath: "data"}, "jsonl", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	items, err := New(&streams.Definition{Name: "b", RecordsPath: "items"}, "jsonl", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := data.NewLines()
+	if err := data.ReadLines(strings.NewReader(`{"data":[{"id":1}]}`), http.Header{}, lines); err != nil {
+		t.Fatal(err)
+	}
+	body := `{"data":[{"id":2}],"items":[{"id":3}]}`
+	var want []any
+	if err := items.PageConsumer(&want)(strings.NewReader(body), http.Header{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := items.ReadLines(strings.NewReader(body), http.Header{}, lines); err != nil {
+		t.Fatal(err)
+	}
+	got, err := lines.Records()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := gocmp.Diff(want, got); d != "" {
+		t.Errorf("records (-PageConsumer +ReadLines):\n%s", d)
+	}
+}
