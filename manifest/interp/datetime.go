@@ -806,5 +806,5 @@ func timeMethod(x any, name string, a args) (any, error) {
 			return float64(v.d.Microseconds()) / 1e6, nil
 		}
 	}
-	return nil, fmt.Errorf("'%s' object has no attribute '%s'", typeName(x), name)
+	return nil, noMethod(x, name)
 }

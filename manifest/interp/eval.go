@@ -218,6 +218,20 @@ func (f *frame) eval(n node) (any, error) {
 			return nil, err
 		}
 		return attr(x, n.name)
+	case *sliceAttr:
+		var m map[string]any
+		switch n.name {
+		case "partition":
+			m = f.v.Partition
+		case "cursor_slice":
+			m = f.v.CursorSlice
+		case "extra_fields":
+			m = f.v.ExtraFields
+		}
+		if m == nil {
+			return attr(orNone(f.v.StreamSlice), n.name)
+		}
+		return m, nil
 	case *getItem:
 		x, err := f.eval(n.x)
 		if err != nil {
@@ -323,6 +337,7 @@ func (f *frame) eval(n node) (any, error) {
 		if err != nil {
 			return nil, err
 		}
+		a.prep = n.prep
 		x, err := n.fn(f.v, a)
 		if err != nil {
 			return nil, fmt.Errorf("%s(): %w", n.name, err)
@@ -382,8 +397,9 @@ func (f *frame) eval(n node) (any, error) {
 
 // args are a call's evaluated arguments.
 type args struct {
-	pos []any
-	kw  map[string]any
+	pos  []any
+	kw   map[string]any
+	prep any // what the macro made of its constant arguments at Compile
 }
 
 func (f *frame) args(pos []node, kw []kwArg) (args, error) {

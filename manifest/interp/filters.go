@@ -772,7 +772,7 @@ func sumFilter(x any, a args) (any, error) {
 // and ' escaped for HTML.
 func tojson(x any, a args) (any, error) {
 	var b strings.Builder
-	if err := writeJSON(&b, x, true); err != nil {
+	if err := writeJSON(&b, x, false); err != nil {
 		return nil, err
 	}
 	return strings.NewReplacer("<", `\u003c`, ">", `\u003e`, "&", `\u0026`, "'", `\u0027`).Replace(b.String()), nil
@@ -897,9 +897,13 @@ func dictsort(x any, a args) (any, error) {
 }
 
 // writeJSON writes x as Python's json.dumps does: ", " and ": " between
-// items, non-ASCII escaped, keys sorted (Go's maps keep no order).
-func writeJSON(b *strings.Builder, x any, _ bool) error {
-	switch v := norm(x).(type) {
+// items, non-ASCII escaped, keys sorted (Go's maps keep no order);
+// nested: x is inside a list or dict (see writeRepr).
+func writeJSON(b *strings.Builder, x any, nested bool) error {
+	if nested {
+		x = norm(x) // see writeRepr
+	}
+	switch v := x.(type) {
 	case nil:
 		b.WriteString("null")
 	case bool:
@@ -953,7 +957,7 @@ func writeJSON(b *strings.Builder, x any, _ bool) error {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			if err := writeJSON(b, e, false); err != nil {
+			if err := writeJSON(b, e, true); err != nil {
 				return err
 			}
 		}
@@ -964,9 +968,9 @@ func writeJSON(b *strings.Builder, x any, _ bool) error {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			writeJSON(b, k, false)
+			writeJSON(b, k, true)
 			b.WriteString(": ")
-			if err := writeJSON(b, v[k.(string)], false); err != nil {
+			if err := writeJSON(b, v[k.(string)], true); err != nil {
 				return err
 			}
 		}

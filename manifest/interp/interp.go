@@ -90,15 +90,19 @@ func (s VarSet) String() string {
 // json.Number, bool, nil. A nil field is Python's None, as the CDK
 // passes None for, say, the first page's next_page_token.
 type Vars struct {
-	Config        map[string]any
-	Parameters    map[string]any
-	StreamSlice   map[string]any // also stream_interval and stream_partition
-	NextPageToken map[string]any
-	Response      any
-	Headers       map[string]any
-	LastRecord    map[string]any
-	LastPageSize  int
-	Record        map[string]any
+	Config      map[string]any
+	Parameters  map[string]any
+	StreamSlice map[string]any // also stream_interval and stream_partition
+	// The parts of the CDK's StreamSlice that stream_slice.partition,
+	// .cursor_slice and .extra_fields read; when nil, those read the
+	// StreamSlice's key of that name.
+	Partition, CursorSlice, ExtraFields map[string]any
+	NextPageToken                       map[string]any
+	Response                            any
+	Headers                             map[string]any
+	LastRecord                          map[string]any
+	LastPageSize                        int
+	Record                              map[string]any
 	// Now is the clock of now_utc() and its kin; nil is time.Now.
 	Now func() time.Time
 }

@@ -30,10 +30,12 @@ func testVars() *Vars {
 			"empty_dict": map[string]any{}, "query": "{{'web'}, {'discover'}}", "complex": "9173710294242221J",
 			"big": "123456789012345678901234567890", "zeros": "007", "numbered": json.Number("42"),
 		},
-		Parameters:    map[string]any{"from_parameters": "come_find_me", "name": "users"},
-		StreamSlice:   map[string]any{"start_time": "2024-01-01", "end_time": "2024-01-31", "parent_id": 7.0},
+		Parameters:    map[string]any{"from_parameters": "come_find_me", "name": "users", "fmt": "%Y-%m-%dT%H:%M:%SZ"},
+		StreamSlice:   map[string]any{"start_time": "2024-01-01", "end_time": "2024-01-31", "parent_id": 7.0, "extra_fields": "x"},
+		Partition:     map[string]any{"parent_id": 7.0},
+		CursorSlice:   map[string]any{"start_time": "2024-01-01"},
 		NextPageToken: map[string]any{"next_page_url": "https://api.example.com/v1/items?page=2"},
-		Response:      map[string]any{"meta": map[string]any{"next": "abc"}, "data": []any{1.0, 2.0}},
+		Response:      map[string]any{"meta": map[string]any{"next": "abc"}, "data": []any{1.0, 2.0}, "_links": map[string]any{"more": nil}},
 		Headers:       map[string]any{"Link": `<https://this-is-test-link.com/?page=2>; rel="next"`},
 		LastRecord:    map[string]any{"id": 9.0},
 		LastPageSize:  100,
@@ -141,6 +143,9 @@ func TestFormatDatetime(t *testing.T) {
 		{"{{ format_datetime('2022-01-01T01:01:01.5Z', '%ms') }}", int64(1640998861500)},
 		{"{{ format_datetime(config.start_date, '%Y-%m-%d') }}", "2022-01-01"},
 		{"{{ format_datetime(stream_interval.start_time, '%Y%m%d') }}", int64(20240101)},
+		{"{{ format_datetime(record.updated_at, '%d/%m/%Y', '%Y-%m-%dT%H:%M:%SZ') }}", "01/02/2024"},
+		{"{{ format_datetime(record.updated_at, '%d/%m/%Y', input_format=parameters.fmt) }}", "01/02/2024"},
+		{"{{ format_datetime(now_utc(), '%ms') }}", "09s"}, // a datetime is strftime'd as it is: %m, then s
 	})
 }
 
@@ -163,6 +168,11 @@ func TestJinja(t *testing.T) {
 		{"{{ next_page_token['next_page_url'] }}", "https://api.example.com/v1/items?page=2"},
 		{"{{ next_page_token.get('next_page_url') }}", "https://api.example.com/v1/items?page=2"},
 		{"{{ response.meta.next }}", "abc"},
+		{"{{ response._links.more is none }}", true}, // a dict's key, not a Python attribute
+		{"{{ stream_slice.cursor_slice }}", map[string]any{"start_time": "2024-01-01"}},
+		{"{{ stream_slice.partition.parent_id }}", int64(7)},
+		{"{{ stream_slice.extra_fields }}", "x"}, // no ExtraFields: the key of that name
+		{"{{ stream_slice.get('start_time') }}", "2024-01-01"},
 		{"{{ response['data'] | length }}", int64(2)},
 		{"{{ last_page_size }}", int64(100)},
 		{"{{ last_record.id }}", int64(9)},
@@ -267,6 +277,11 @@ func TestTyping(t *testing.T) {
 		{"{{ 'a' }}{{ 1 }}", "a1"},
 		{"{{ 1 }}{{ 2 }}", int64(12)},
 		{"{{ [1] }} ", []any{int64(1)}},
+		{"{{ 'x' ~ (2.0 * 3) }}", "x6.0"},
+		{"t={{ timestamp('2022-01-01') }}", "t=1640995200.0"},
+		{"{{ record.score * 2 }}", 3.0},
+		{"{{ 2.0 | tojson }}", 2.0},
+		{"{{ record.id | string }}", "12345"}, // """12345""": read back as the string
 	})
 }
 
@@ -381,6 +396,8 @@ func TestConditions(t *testing.T) {
 		{"{{ not response.meta.next }}", false},
 		{"{{ response.meta.missing is none }}", false},
 		{"{{ last_page_size < 100 }}", false},
+		{"{{ record.nothing.get('x') }}", false},                   // None has no get: undefined, called
+		{"{{ 'Invalid token' in response.error.message }}", false}, // an attribute of undefined
 	} {
 		cond, err := CompileCondition(c.src)
 		if err != nil {
@@ -472,7 +489,6 @@ func TestCompileErrors(t *testing.T) {
 		{"{{ config.a", `at column 12: expected }}, found the end of the template`},
 		{"{{ stream_state.x }}", `stream_state is no longer supported by the CDK`},
 		{"{{ now_utc }}", `macro "now_utc" is not called`},
-		{"{{ config.__class__ }}", `attribute "__class__" is not allowed`},
 		{"{{ import os) }}", `unknown variable "import"`},
 		{"{{ [a for a in range(1000000000)] }}", `unknown variable "a"`},
 		{"{% while x %}", `unknown statement "while": expected if, for or set`},
@@ -499,6 +515,27 @@ func TestEvalErrors(t *testing.T) {
 		_, err := MustCompile(c.src).Eval(v)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("Eval(%q) = %v, want an error containing %q", c.src, err, c.want)
+		}
+	}
+}
+
+// TestTypedIsRendered: the value a single expression gives is the one
+// the CDK's trip through text gives, str() then literal_eval.
+func TestTypedIsRendered(t *testing.T) {
+	for _, x := range []any{
+		nil, true, false, int64(0), int64(-12), 1.5, 1e16, 1e-5, 0.1, -0.0, 2.0, "", "a", "12", "0x10", "it's",
+		`say "hi"`, "a\nb", "é", []any{}, []any{int64(1), "a", nil, 2.5, []any{true}},
+		map[string]any{}, map[string]any{"a": []any{"b"}, "c": map[string]any{"d": nil}}, 12345.0,
+	} {
+		want, ok := LiteralEval(pyStr(x))
+		if !ok {
+			want = pyStr(x)
+		}
+		if s, isStr := x.(string); isStr && s == "" {
+			want = ""
+		}
+		if d := cmp.Diff(want, typed(x)); d != "" {
+			t.Errorf("typed(%#v) (-rendered +typed):\n%s", x, d)
 		}
 	}
 }

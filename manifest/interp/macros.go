@@ -99,6 +99,41 @@ func init() {
 	}
 }
 
+// prepareMacro does at Compile what a call would do with its constant
+// arguments: format_datetime's input_format becomes its strptime.
+func prepareMacro(m *macroCall) error {
+	if m.name != "format_datetime" {
+		return nil
+	}
+	var in node
+	if len(m.args) > 2 {
+		in = m.args[2]
+	}
+	for _, k := range m.kw {
+		if k.name == "input_format" {
+			in = k.x
+		}
+	}
+	lit, ok := in.(*literal)
+	if !ok {
+		return nil
+	}
+	s, ok := lit.v.(string)
+	if !ok {
+		return nil
+	}
+	switch s {
+	case "%s", "%ms", "%s_as_float", "%epoch_microseconds":
+		return nil // epochs: for a number; a string with them fails at run
+	}
+	re, fields, err := strptimeRegexp(s)
+	if err != nil {
+		return err
+	}
+	m.prep = &DatetimeFormat{format: s, re: re, fields: fields}
+	return nil
+}
+
 func uuid4() string {
 	var b [16]byte
 	rand.Read(b[:])
@@ -177,11 +212,16 @@ func formatDatetime(_ *Vars, a args) (any, error) {
 			t = d.(datetime).t
 			break
 		}
-		re, fields, err := strptimeRegexp(input)
-		if err != nil {
-			return nil, err
+		in, ok := a.prep.(*DatetimeFormat)
+		if !ok || in.format != input {
+			re, fields, err := strptimeRegexp(input)
+			if err != nil {
+				return nil, err
+			}
+			in = &DatetimeFormat{format: input, re: re, fields: fields}
 		}
-		if t, _, err = (&DatetimeFormat{format: input, re: re, fields: fields}).strptime(dt); err != nil {
+		var err error
+		if t, _, err = in.strptime(dt); err != nil {
 			return nil, err
 		}
 	case undefined:
@@ -189,13 +229,9 @@ func formatDatetime(_ *Vars, a args) (any, error) {
 	default:
 		return nil, fmt.Errorf("cannot format %s as a datetime", typeName(dt))
 	}
-	f, err := CompileDatetimeFormat(format)
-	if err != nil {
-		// a format that cannot parse may still format (strftime knows
-		// more directives than strptime)
-		f = &DatetimeFormat{format: format}
-	}
-	return f.Format(t), nil
+	// Format needs no strptime: a format that could not parse (strftime
+	// knows more directives) formats all the same.
+	return (&DatetimeFormat{format: format}).Format(t), nil
 }
 
 // extreme is max (sign 1) or min (-1) of the arguments, or of the one

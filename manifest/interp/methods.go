@@ -85,7 +85,13 @@ func callMethod(x any, name string, a args) (any, error) {
 	case datetime, date, timedelta:
 		return timeMethod(x, name, a)
 	}
-	return nil, fmt.Errorf("'%s' object has no attribute '%s'", typeName(x), name)
+	return nil, noMethod(x, name)
+}
+
+// noMethod: Jinja's getattr of a method the value lacks is undefined,
+// and calling it an UndefinedError.
+func noMethod(x any, name string) error {
+	return fmt.Errorf("%w: '%s' object has no attribute '%s'", ErrUndefined, typeName(x), name)
 }
 
 func strArg(a args, i int, name string) (string, bool, error) {
@@ -246,7 +252,7 @@ func strMethod(s, name string, a args) (any, error) {
 	case "format":
 		return strFormat(s, a)
 	}
-	return nil, fmt.Errorf("'str' object has no attribute '%s'", name)
+	return nil, noMethod(s, name)
 }
 
 // split is Python's str.split and str.rsplit: with no separator, on runs

@@ -28,9 +28,10 @@ type (
 		x    node
 		name string
 	}
-	getItem struct{ x, key node }
-	sliceOf struct{ x, lo, hi, step node }
-	unary   struct {
+	getItem   struct{ x, key node }
+	sliceAttr struct{ name string } // stream_slice.partition, .cursor_slice, .extra_fields
+	sliceOf   struct{ x, lo, hi, step node }
+	unary     struct {
 		op string // "-", "+", "not"
 		x  node
 	}
@@ -52,6 +53,7 @@ type (
 	dictLit   struct{ keys, vals []node }
 	macroCall struct {
 		name string
+		prep any // see prepareMacro
 		fn   macroFunc
 		args []node
 		kw   []kwArg
@@ -666,7 +668,11 @@ func (p *parser) primary() (node, error) {
 			if clockMacros[t.s] {
 				p.reads |= VarSet(Clock)
 			}
-			return &macroCall{name: t.s, fn: fn, args: args, kw: kw}, nil
+			m := &macroCall{name: t.s, fn: fn, args: args, kw: kw}
+			if err := prepareMacro(m); err != nil {
+				return nil, p.errAt(t.pos, "%s: %v", t.s, err)
+			}
+			return m, nil
 		}
 		if s, ok := p.slots[t.s]; ok {
 			return &localRef{slot: s, name: t.s}, nil
@@ -791,9 +797,6 @@ func (p *parser) postfix(x node) (node, error) {
 			switch t.kind {
 			case tName:
 				p.next()
-				if strings.HasPrefix(t.s, "_") {
-					return nil, p.errAt(t.pos, "attribute %q is not allowed (Jinja's sandbox)", t.s)
-				}
 				if p.isOp("(") {
 					if !knownMethod(t.s) {
 						return nil, p.errAt(t.pos, "unknown method %q: expected one of %s", t.s, strings.Join(methodNames, ", "))
@@ -803,6 +806,12 @@ func (p *parser) postfix(x node) (node, error) {
 						return nil, err
 					}
 					x = &methodCall{x: x, name: t.s, args: args, kw: kw}
+					continue
+				}
+				if r, ok := x.(*varRef); ok && r.v&(StreamSlice|StreamInterval|StreamPartition) != 0 &&
+					(t.s == "partition" || t.s == "cursor_slice" || t.s == "extra_fields") {
+					// the CDK's StreamSlice has these as attributes
+					x = &sliceAttr{name: t.s}
 					continue
 				}
 				x = &getAttr{x: x, name: t.s}

@@ -286,19 +286,26 @@ func pyStr(x any) string {
 		return v.str()
 	}
 	var b strings.Builder
-	writeRepr(&b, x)
+	writeRepr(&b, x, false)
 	return b.String()
 }
 
 // pyRepr is Python's repr(x).
 func pyRepr(x any) string {
 	var b strings.Builder
-	writeRepr(&b, x)
+	writeRepr(&b, x, false)
 	return b.String()
 }
 
-func writeRepr(b *strings.Builder, x any) {
-	switch v := norm(x).(type) {
+// writeRepr writes repr(x). nested: x is an item of a list or dict,
+// which may come from decoded JSON as it is, where a float64 with no
+// fraction is the int JSON wrote (norm); a float64 outside one was
+// computed (JSON's values are read through norm), so 2.0 is "2.0".
+func writeRepr(b *strings.Builder, x any, nested bool) {
+	if nested {
+		x = norm(x)
+	}
+	switch v := x.(type) {
 	case nil:
 		b.WriteString("None")
 	case bool:
@@ -319,7 +326,7 @@ func writeRepr(b *strings.Builder, x any) {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			writeRepr(b, e)
+			writeRepr(b, e, true)
 		}
 		b.WriteByte(']')
 	case map[string]any:
@@ -337,7 +344,7 @@ func writeRepr(b *strings.Builder, x any) {
 			}
 			quoteRepr(b, k)
 			b.WriteString(": ")
-			writeRepr(b, v[k])
+			writeRepr(b, v[k], true)
 		}
 		b.WriteByte('}')
 	case datetime:
