@@ -456,6 +456,18 @@ func (a args) check(max int, names ...string) error {
 	return nil
 }
 
+// dictMethods are the attributes of a Python dict: record.items is the
+// method, not the key "items" (Jinja reads Python's attribute first),
+// and record['items'] the method when there is no such key.
+var dictMethods = map[string]bool{
+	"clear": true, "copy": true, "fromkeys": true, "get": true, "items": true, "keys": true,
+	"pop": true, "popitem": true, "setdefault": true, "update": true, "values": true,
+}
+
+// boundMethod is a dict's method read and not called: true, and
+// printed as Python prints it.
+type boundMethod struct{ name string }
+
 // attr is Jinja's getattr: x.name, or x['name'] when x has no attribute
 // of that name; undefined when neither.
 func attr(x any, name string) (any, error) {
@@ -463,6 +475,9 @@ func attr(x any, name string) (any, error) {
 	case undefined:
 		return nil, undefined{name: v.name + "." + name}.err()
 	case map[string]any:
+		if dictMethods[name] {
+			return boundMethod{name}, nil // Python's attribute first
+		}
 		if e, ok := v[name]; ok {
 			return norm(e), nil
 		}
@@ -516,10 +531,13 @@ func item(x any, k any) (any, error) {
 	case map[string]any:
 		ks, ok := k.(string)
 		if !ok {
-			ks = pyStr(k) // a dict of JSON has string keys only
+			return undefined{name: pyRepr(k)}, nil // JSON's dicts have string keys only
 		}
 		if e, ok := v[ks]; ok {
 			return norm(e), nil
+		}
+		if dictMethods[ks] {
+			return boundMethod{ks}, nil // no key: Jinja tries the attribute
 		}
 		return undefined{name: ks}, nil
 	case []any:
@@ -726,6 +744,13 @@ func binaryOp(op string, l, r any) (any, error) {
 		}
 		if s, ok := r.(string); ok && lInt {
 			return strings.Repeat(s, int(max(0, min(li, 1<<20)))), nil
+		}
+		if l, ok := l.([]any); ok && rInt {
+			var out []any
+			for range max(0, min(ri, 1<<20/max(1, int64(len(l))))) {
+				out = append(out, l...)
+			}
+			return out, nil
 		}
 	case "%":
 		if s, ok := l.(string); ok {

@@ -64,7 +64,7 @@ func init() {
 		"list":       listFilter,
 		"lower":      func(x any, a args) (any, error) { return strings.ToLower(pyStr(x)), nil },
 		"upper":      func(x any, a args) (any, error) { return strings.ToUpper(pyStr(x)), nil },
-		"title":      func(x any, a args) (any, error) { return title(pyStr(x)), nil },
+		"title":      titleFilter,
 		"map":        mapFilter,
 		"max":        func(x any, a args) (any, error) { return extremeFilter(x, a, 1) },
 		"min":        func(x any, a args) (any, error) { return extremeFilter(x, a, -1) },
@@ -127,9 +127,13 @@ func init() {
 			if len(a) != 1 {
 				return false, errors.New("takes one argument")
 			}
-			switch x.(type) {
+			switch v := x.(type) {
 			case nil, bool:
 				return x == a[0], nil
+			case int64:
+				// CPython keeps one object per int from -5 to 256
+				w, ok := a[0].(int64)
+				return ok && v == w && v >= -5 && v <= 256, nil
 			}
 			return false, nil
 		},
@@ -182,6 +186,25 @@ func init() {
 			}
 		}
 	}
+}
+
+var wordBeginning = regexp.MustCompile(`([-\s({\[<]+)`)
+
+// titleFilter is Jinja's title, not str.title: words begin after white
+// space, -, (, {, [ or <, so "they're" stays "They're".
+func titleFilter(x any, _ args) (any, error) {
+	s := pyStr(x)
+	var b strings.Builder
+	last := 0
+	for _, m := range append(wordBeginning.FindAllStringIndex(s, -1), []int{len(s), len(s)}) {
+		if w := s[last:m[0]]; w != "" {
+			r, n := utf8.DecodeRuneInString(w)
+			b.WriteString(strings.ToUpper(string(r)) + strings.ToLower(w[n:]))
+		}
+		b.WriteString(s[m[0]:m[1]])
+		last = m[1]
+	}
+	return b.String(), nil
 }
 
 func hashFilter(x any, a args) (any, error) {
@@ -294,8 +317,11 @@ func regexSearch(x any, a args) (any, error) {
 		return nil, fmt.Errorf("expected string, got %s", typeName(x))
 	}
 	m := re.FindStringSubmatchIndex(s)
-	if m == nil || len(m) < 4 || m[2] < 0 {
+	if m == nil || len(m) < 4 {
 		return "", nil
+	}
+	if m[2] < 0 {
+		return nil, nil // the group took no part: Python's None
 	}
 	return s[m[2]:m[3]], nil
 }
@@ -681,6 +707,9 @@ func roundFilter(x any, a args) (any, error) {
 	scale := math.Pow(10, float64(p))
 	switch m := pyStr(a.get(1, "method", "common")); m {
 	case "common":
+		if i, ok := x.(int64); ok && p >= 0 {
+			return i, nil // int.__round__ keeps an int
+		}
 		r, err := strconv.ParseFloat(strconv.FormatFloat(f, 'f', int(p), 64), 64)
 		return r, err
 	case "ceil":
@@ -991,12 +1020,29 @@ func percentFormatArgs(s string, a args) (any, error) {
 	return percentFormat(s, a.pos)
 }
 
+// directives counts the % directives of a format (%% is none).
+func directives(s string) int {
+	n := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] == '%' {
+			if i+1 < len(s) && s[i+1] == '%' {
+				i++
+				continue
+			}
+			n++
+		}
+	}
+	return n
+}
+
 // percentFormat is Python's printf-style `s % x`: x a tuple (here a
 // list) of arguments, a dict for %(name)s, or one value.
 func percentFormat(s string, x any) (any, error) {
 	pos, isList := x.([]any)
 	dict, isDict := x.(map[string]any)
-	if !isList {
+	if !isList || directives(s) == 1 && len(pos) != 1 {
+		// a tuple is a list here: a list that cannot be the arguments
+		// is the one argument, as Python's % takes a list
 		pos = []any{x}
 	}
 	var b strings.Builder

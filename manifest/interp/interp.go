@@ -139,7 +139,13 @@ type Template struct {
 // no Jinja in it is a template too, whose value is the text (read as a
 // literal, as the CDK reads it).
 func Compile(src string) (*Template, error) {
-	p := &parser{src: src}
+	// Jinja drops one newline at the end of a template
+	// (keep_trailing_newline is off), which YAML's block scalars leave.
+	text := strings.TrimSuffix(src, "\n")
+	if len(text) < len(src) {
+		text = strings.TrimSuffix(text, "\r")
+	}
+	p := &parser{src: text}
 	body, err := p.template()
 	if err != nil {
 		return nil, err
@@ -182,7 +188,9 @@ func (t *Template) Constant() bool { return t.constant }
 // rendered text read as a Python literal (int64, float64, bool, nil,
 // []any, map[string]any, or a json.Number for an int past int64) when it
 // reads as one, else the text. A result that renders empty is "" (the
-// CDK then evaluates the component's default, if it has one).
+// CDK then evaluates the component's default, if it has one). A list or
+// dict that came in as decoded JSON ({{ record }}) comes back as it is,
+// numbers and all, not copied.
 func (t *Template) Eval(v *Vars) (any, error) {
 	if t.constant {
 		return t.val, t.valErr

@@ -183,7 +183,12 @@ func TestJinja(t *testing.T) {
 		{"{{ record.tags | join(',') }}", "x,y"},
 		{"{{ ','.join(record.tags) }}", "x,y"},
 		{"{{ record.updated_at.split('T')[0] }}", "2024-02-01"},
-		{"{{ record.items }}", int64(3)},
+		{"{{ record.items }}", "<built-in method items of dict object>"}, // the dict's method, not the key
+		{"{{ record['items'] }}", int64(3)},
+		{"{{ 'yes' if response['items'] }}", "yes"}, // no key: the method, which is true
+		{"{{ self.name }}", ""},
+		{"{{ 1 }}\n", int64(1)}, // Jinja drops a trailing newline
+		{"a\n\n", "a\n"},
 		{"{{ record.items() | length }}", int64(9)},
 		{"{{ record.nothing }}", nil},
 		{"{{ record.nothing is none }}", true},
@@ -232,7 +237,7 @@ func TestJinja(t *testing.T) {
 		{"{% set n = record.id + 1 %}{{ n }}", int64(12346)},
 		{"{# a comment #}{{ 1 }}", int64(1)},
 		{"  {{- 'a' -}}  ", "a"},
-		{"{{ 'a' }}\n", "a\n"},
+		{"{{ 'a' }}\n\n", "a\n"},
 	})
 }
 

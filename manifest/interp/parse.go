@@ -677,6 +677,11 @@ func (p *parser) primary() (node, error) {
 		if s, ok := p.slots[t.s]; ok {
 			return &localRef{slot: s, name: t.s}, nil
 		}
+		if t.s == "self" {
+			// Jinja's reference to the template's blocks, of which an
+			// interpolation has none: its attributes are undefined.
+			return &literal{map[string]any{}}, nil
+		}
 		for _, n := range varNames {
 			if n.name == t.s {
 				p.reads |= VarSet(n.v)

@@ -114,6 +114,8 @@ func typeName(x any) string {
 		return "datetime.timedelta"
 	case undefined:
 		return "Undefined"
+	case boundMethod:
+		return "builtin_function_or_method"
 	}
 	return fmt.Sprintf("%T", x)
 }
@@ -381,6 +383,8 @@ func writeRepr(b *strings.Builder, x any, nested bool) {
 		b.WriteString("datetime.timedelta(" + strings.Join(parts, ", ") + ")")
 	case undefined:
 		b.WriteString("Undefined")
+	case boundMethod:
+		b.WriteString("<built-in method " + v.name + " of dict object>")
 	default:
 		fmt.Fprint(b, v)
 	}
@@ -469,12 +473,15 @@ func LiteralEval(s string) (v any, ok bool) {
 	// name, and none of them starts as a literal does.
 	switch c := s[0]; {
 	case c >= '0' && c <= '9', c == '-', c == '+', c == '.', c == '\'', c == '"',
-		c == '[', c == '(', c == '{', c == ' ', c == '\t',
+		c == '[', c == '(', c == '{', c == ' ', c == '\t', c == '\n', c == '\r', c == 's',
 		c == 'T' || c == 'F' || c == 'N' || c == 'r' || c == 'R' || c == 'u' || c == 'U' || c == 'b' || c == 'B':
 	default:
 		return nil, false
 	}
-	l := litParser{s: strings.TrimLeft(s, " \t")}
+	l := litParser{s: strings.TrimLeft(s, " \t\r\n\f")}
+	if strings.TrimSpace(l.s) == "set()" {
+		return []any{}, true
+	}
 	v, ok = l.tuple(0)
 	if !ok {
 		return nil, false
