@@ -44,6 +44,12 @@ Airbyte:
   tap discover --config CONFIG
   tap read     --config CONFIG --catalog CONFIGURED_CATALOG [--state STATE] [--shard I/N]
 
+Airbyte declarative manifests:
+  tap spec     --manifest MANIFEST
+  tap check    --manifest MANIFEST --config CONFIG   (and discover, read, a Singer run: not yet
+                                                     supported; the manifest and the config are
+                                                     checked, then exit 2)
+
 Flags:
   --config FILE       the config (base_url, auth, streams, limits)
   --state FILE        state from an earlier run (bookmarks)
@@ -78,6 +84,9 @@ Flags:
   --reconcile         reconcile now every stream with a reconcile block (its keys listed and
                       compared: deletion records for the keys gone, the missed rows fetched),
                       whatever its every_runs; Singer sync only
+  --manifest FILE     an Airbyte declarative manifest (YAML or JSON), its config checked against
+                      the manifest's spec; also --manifest-path, or a config carrying it in
+                      __injected_declarative_manifest
   --version           print "tap VERSION"
   --log-level LEVEL   debug, info, warn or error (default: the config's log_level, info)
   --help              this text
@@ -141,6 +150,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	fs.StringVar(&f.LogLevel, "log-level", "", "")
+	var manifestPath string
+	fs.StringVar(&f.Manifest, "manifest", "", "")
+	fs.StringVar(&manifestPath, "manifest-path", "", "")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(stdout, usage)
@@ -161,6 +173,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		f.Shard = s
 	}
+	if manifestPath != "" {
+		if f.Manifest != "" && f.Manifest != manifestPath {
+			return badUsage(cmd, stdout, stderr, "give --manifest or --manifest-path, not both")
+		}
+		f.Manifest = manifestPath
+	}
+	if f.Manifest != "" && (cmd == "serve-demo" || cmd == "replay" || cmd == "init") {
+		return badUsage(cmd, stdout, stderr, "--manifest: is for spec, check, discover, read and a Singer run")
+	}
 	if properties != "" {
 		if f.Catalog != "" {
 			return badUsage(cmd, stdout, stderr, "give --catalog or --properties, not both")
@@ -178,6 +199,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = replay.Run(ctx, f, deadLetters, stdout, stderr)
 	case cmd == "init":
 		err = command.Init(ctx, initOpts, stdout, stderr)
+	case (cmd == "" && !version && !about || cmd == "spec" || cmd == "check" || cmd == "discover" || cmd == "read") &&
+		(f.Manifest != "" || command.HasInjectedManifest(f.Config)):
+		err = command.Manifest(ctx, cmd, f, stdout)
+		if cmd != "" {
+			return tap.ExitCode(err) // reported on stdout as a TRACE message
+		}
 	case cmd != "":
 		err = command.Airbyte(ctx, cmd, f, stdout)
 		return tap.ExitCode(err) // Airbyte reports errors on stdout as TRACE messages
@@ -213,7 +240,13 @@ func badUsage(cmd string, stdout, stderr io.Writer, msg string) int {
 
 // fail prints err as one line and returns its exit code.
 func fail(stderr io.Writer, err error) int {
-	if err != nil {
+	var lined interface{ Lines() []string } // a manifest's problems: one line each
+	switch {
+	case errors.As(err, &lined):
+		for _, l := range lined.Lines() {
+			fmt.Fprintf(stderr, "tap: %s\n", output.Printable(l))
+		}
+	case err != nil:
 		fmt.Fprintf(stderr, "tap: %s\n", output.Printable(err.Error())) // one line, whatever an API put in it
 	}
 	return tap.ExitCode(err)

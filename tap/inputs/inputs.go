@@ -33,6 +33,7 @@ type Files struct {
 	LogLevel               string     // --log-level: debug, info, warn or error; "" = the config's log_level
 	Shard                  keys.Shard // --shard I/N: this process's part of the chunked backfills
 	Reconcile              bool       // --reconcile: reconcile now the streams that have a reconcile block
+	Manifest               string     // --manifest (or --manifest-path): an Airbyte declarative manifest
 }
 
 // CheckLogLevel checks the value of --log-level: empty (the config's

@@ -1,0 +1,135 @@
+package command
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/tap-dev/tap/manifest"
+	"github.com/tap-dev/tap/settings"
+	"github.com/tap-dev/tap/tap"
+	"github.com/tap-dev/tap/tap/inputs"
+	"github.com/tap-dev/tap/tap/output"
+)
+
+// HasInjectedManifest reports whether the config at path carries a
+// manifest, as Airbyte's platform passes one to its
+// source-declarative-manifest image. A config that cannot be read carries
+// none here: the command that reads it reports why.
+func HasInjectedManifest(path string) bool {
+	if path == "" {
+		return false
+	}
+	v, err := settings.ReadJSONFile(path, "the config")
+	if err != nil {
+		return false
+	}
+	m, _ := v.(map[string]any)
+	_, ok := m[manifest.InjectedKey]
+	return ok
+}
+
+// Manifest runs a command on an Airbyte declarative manifest (--manifest,
+// or one injected in the config): cmd is spec, check, discover, read, or
+// "" for a Singer run. spec prints the manifest's spec; the others check
+// the manifest and the config against its spec, and then stop: running a
+// manifest's streams is not there yet, and nothing is sent. An Airbyte
+// command reports its error as a TRACE message on stdout.
+func Manifest(ctx context.Context, cmd string, f inputs.Files, stdout io.Writer) error {
+	if cmd == "" {
+		return manifestRun(ctx, cmd, f, nil)
+	}
+	aw := output.NewAirbyte(stdout)
+	err := manifestRun(ctx, cmd, f, aw)
+	if err != nil {
+		_ = reportError(aw, err)
+	}
+	if ferr := aw.Flush(); ferr != nil && err == nil {
+		err = ferr
+	}
+	return err
+}
+
+func manifestRun(_ context.Context, cmd string, f inputs.Files, aw *output.Airbyte) error {
+	var m *manifest.Manifest
+	if f.Manifest != "" {
+		loaded, err := manifest.Load(f.Manifest)
+		if err != nil {
+			return badManifest(err)
+		}
+		m = loaded
+	}
+	var config map[string]any
+	if f.Config != "" {
+		v, err := settings.ReadJSONFile(f.Config, "the config")
+		if err != nil {
+			return err
+		}
+		c, ok := v.(map[string]any)
+		if !ok {
+			return &tap.InputError{File: f.Config, Err: fmt.Errorf("expected a JSON object")}
+		}
+		config = c
+		injected, ok, err := manifest.FromConfig(f.Config, config)
+		switch {
+		case ok && m != nil:
+			return &tap.UsageError{Msg: fmt.Sprintf("--manifest %s: the config %s carries a manifest too (%s): give one", f.Manifest, f.Config, manifest.InjectedKey)}
+		case err != nil:
+			return badManifest(err)
+		case ok:
+			m = injected
+		}
+	}
+	if m == nil {
+		return &tap.UsageError{Msg: "--manifest is required"}
+	}
+	if cmd == "spec" {
+		return aw.Spec(manifestSpec(m))
+	}
+	if config == nil {
+		return &tap.UsageError{Msg: "--config is required"}
+	}
+	if _, err := m.CheckConfig(f.Config, config); err != nil {
+		return badManifest(err)
+	}
+	name := "tap"
+	if cmd != "" {
+		name += " " + cmd
+	}
+	return &tap.UsageError{Msg: name + ": running an Airbyte manifest's streams is not yet supported; the manifest and the config were checked, nothing was sent"}
+}
+
+// manifestSpec is the ConnectorSpecification of a manifest, as the CDK
+// writes it from the manifest's spec block.
+func manifestSpec(m *manifest.Manifest) map[string]any {
+	spec := map[string]any{"connectionSpecification": map[string]any{}}
+	if m.Spec == nil {
+		return spec
+	}
+	spec["connectionSpecification"] = m.Spec.ConnectionSpecification
+	if m.Spec.DocumentationURL != "" {
+		spec["documentationUrl"] = m.Spec.DocumentationURL
+	}
+	if m.Spec.AdvancedAuth != nil {
+		spec["advanced_auth"] = m.Spec.AdvancedAuth
+	}
+	return spec
+}
+
+// badManifest makes a manifest's error (one line per problem or refused
+// component) bad input: exit 2, each line printed as it is.
+func badManifest(err error) error {
+	me, ok := err.(*manifest.Error)
+	if !ok {
+		return err
+	}
+	return &manifestInputError{me}
+}
+
+type manifestInputError struct{ err *manifest.Error }
+
+func (e *manifestInputError) Error() string   { return e.err.Error() }
+func (e *manifestInputError) Lines() []string { return e.err.Lines() }
+func (e *manifestInputError) Unwrap() []error {
+	return []error{e.err, &tap.InputError{File: e.err.File, Err: e.err}}
+}
