@@ -12,6 +12,7 @@ var benchTemplates = []struct{ name, src string }{
 	{"path", "/v1/{{ parameters.name }}/items"},
 	{"record_filter", "{{ record['status'] == 'active' and record['updated_at'] >= '2024-01-15' }}"},
 	{"format_datetime", "{{ format_datetime(stream_interval.start_time, '%Y-%m-%dT%H:%M:%SZ') }}"},
+	{"regex_search", "{{ headers['Link'] | regex_search('<(.*)>; rel=.*') }}"},
 	{"format_datetime_input", "{{ format_datetime(record.updated_at, '%s', '%Y-%m-%dT%H:%M:%SZ') }}"},
 }
 

@@ -369,6 +369,7 @@ func (f *frame) eval(n node) (any, error) {
 		if err != nil {
 			return nil, err
 		}
+		a.prep = n.prep
 		r, err := n.fn(x, a)
 		if err != nil {
 			if errors.Is(err, ErrUndefined) {

@@ -307,8 +307,17 @@ func pyRegexp(re string) (*regexp.Regexp, error) {
 	return r, nil
 }
 
+// filterRegexp is the filter's regular expression, compiled at Compile
+// when it is a constant.
+func filterRegexp(a args) (*regexp.Regexp, error) {
+	if re, ok := a.prep.(*regexp.Regexp); ok {
+		return re, nil
+	}
+	return pyRegexp(pyStr(a.get(0, "regex", "")))
+}
+
 func regexSearch(x any, a args) (any, error) {
-	re, err := pyRegexp(pyStr(a.get(0, "regex", "")))
+	re, err := filterRegexp(a)
 	if err != nil {
 		return nil, err
 	}
@@ -329,7 +338,7 @@ func regexSearch(x any, a args) (any, error) {
 var pyGroupRef = regexp.MustCompile(`\\(\d+)|\\g<(\w+)>`)
 
 func regexReplace(x any, a args) (any, error) {
-	re, err := pyRegexp(pyStr(a.get(0, "regex", "")))
+	re, err := filterRegexp(a)
 	if err != nil {
 		return nil, err
 	}

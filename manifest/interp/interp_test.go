@@ -489,6 +489,7 @@ func TestCompileErrors(t *testing.T) {
 		{"{{ config.a is nottest }}", `at column 16: unknown test "nottest"`},
 		{"{{ config.a.nomethod() }}", `at column 13: unknown method "nomethod"`},
 		{"{{ 'abc }}", `at column 4: expected an expression, found a string that is not closed`},
+		{"{{ record.a | regex_search('(a') }}", "at column 15: regular expression \"(a\": error parsing regexp: missing closing ): `(a`"},
 		{"{% if config.a %}", `at column 18: expected {% endif %}, found the end of the template`},
 		{"{{ config.a | int(}}", `at column 19: expected an expression, found "}"`},
 		{"{{ config.a", `at column 12: expected }}, found the end of the template`},

@@ -67,6 +67,7 @@ type (
 	filterCall struct {
 		x    node
 		name string
+		prep any // a constant regular expression, compiled
 		fn   filterFunc
 		args []node
 		kw   []kwArg
@@ -888,6 +889,15 @@ func (p *parser) filters(x node) (node, error) {
 				var err error
 				if f.args, f.kw, err = p.callArgs(); err != nil {
 					return nil, err
+				}
+				if (f.name == "regex_search" || f.name == "regex_replace") && len(f.args) > 0 {
+					if l, ok := f.args[0].(*literal); ok {
+						if s, ok := l.v.(string); ok {
+							if f.prep, err = pyRegexp(s); err != nil {
+								return nil, p.errAt(t.pos, "%v", err)
+							}
+						}
+					}
 				}
 			}
 			x = f
