@@ -204,15 +204,6 @@ func strftime(t time.Time, f string, aware bool) string {
 			if aware {
 				b.WriteString(offset(t, false))
 			}
-		case ':':
-			if i+1 < len(f) && f[i+1] == 'z' {
-				i++
-				if aware {
-					b.WriteString(offset(t, true))
-				}
-			} else {
-				b.WriteString("%:")
-			}
 		case 'Z':
 			if aware {
 				name, off := t.Zone()
@@ -265,22 +256,25 @@ type DatetimeFormat struct {
 	format string
 	re     *regexp.Regexp // strptime's, nil for the epoch formats
 	fields []byte         // the directive of each group of re
+	reErr  error          // why the format cannot parse
 }
 
 // CompileDatetimeFormat compiles a datetime format for parsing and
-// formatting.
-func CompileDatetimeFormat(format string) (*DatetimeFormat, error) {
+// formatting. Every format formats (strftime passes what it does not
+// know); one that strptime cannot read tells so by CanParse, and its
+// Parse fails, as the CDK's does when it parses.
+func CompileDatetimeFormat(format string) *DatetimeFormat {
 	f := &DatetimeFormat{format: format}
 	switch format {
 	case "%s", "%s_as_float", "%ms", "%epoch_microseconds":
-		return f, nil
+		return f
 	}
-	var err error
-	if f.re, f.fields, err = strptimeRegexp(strings.ReplaceAll(format, "%_ms", "%f")); err != nil {
-		return nil, err
-	}
-	return f, nil
+	f.re, f.fields, f.reErr = strptimeRegexp(strings.ReplaceAll(format, "%_ms", "%f"))
+	return f
 }
+
+// CanParse is nil when Parse can read the format, else why not.
+func (f *DatetimeFormat) CanParse() error { return f.reErr }
 
 // String is the format as written.
 func (f *DatetimeFormat) String() string { return f.format }
@@ -308,6 +302,9 @@ func (f *DatetimeFormat) Parse(s string) (time.Time, error) {
 		}
 		sec, frac := math.Modf(x)
 		return time.Unix(int64(sec), int64(math.Round(frac*1e6))*1000).UTC(), nil
+	}
+	if f.reErr != nil {
+		return time.Time{}, f.reErr
 	}
 	t, _, err := f.strptime(s)
 	return t, err

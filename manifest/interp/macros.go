@@ -196,11 +196,8 @@ func formatDatetime(_ *Vars, a args) (any, error) {
 		if input == "" {
 			input = "%s"
 		}
-		f, err := CompileDatetimeFormat(input)
-		if err != nil {
-			return nil, err
-		}
-		if t, err = f.Parse(fmt.Sprint(dt)); err != nil {
+		var err error
+		if t, err = CompileDatetimeFormat(input).Parse(fmt.Sprint(dt)); err != nil {
 			return nil, err
 		}
 	case string:
