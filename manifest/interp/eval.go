@@ -764,22 +764,65 @@ func binaryOp(op string, l, r any) (any, error) {
 	return nil, fmt.Errorf("unsupported operand type(s) for %s: '%s' and '%s'", op, typeName(l), typeName(r))
 }
 
+// errOverflow: Python's ints have no bound, ours 64 bits; a result past
+// them is an error rather than a wrong number.
+var errOverflow = errors.New("integer result out of the 64-bit range")
+
+func mulInt(a, b int64) (int64, error) {
+	if a == 0 || b == 0 {
+		return 0, nil
+	}
+	p := a * b
+	if p/b != a || (a == -1 && b == math.MinInt64) || (b == -1 && a == math.MinInt64) {
+		return 0, errOverflow
+	}
+	return p, nil
+}
+
+// powInt is b**e by squaring, e ≥ 0.
+func powInt(b, e int64) (int64, error) {
+	out := int64(1)
+	for e > 0 {
+		var err error
+		if e&1 == 1 {
+			if out, err = mulInt(out, b); err != nil {
+				return 0, err
+			}
+		}
+		e >>= 1
+		if e > 0 {
+			if b, err = mulInt(b, b); err != nil {
+				return 0, err
+			}
+		}
+	}
+	return out, nil
+}
+
 func arith(op string, li int64, lf float64, lInt bool, ri int64, rf float64, rInt bool) (any, error) {
 	ints := lInt && rInt
 	switch op {
 	case "+":
 		if ints {
-			return li + ri, nil
+			s := li + ri
+			if (s > li) != (ri > 0) {
+				return nil, errOverflow
+			}
+			return s, nil
 		}
 		return lf + rf, nil
 	case "-":
 		if ints {
-			return li - ri, nil
+			s := li - ri
+			if (s < li) != (ri > 0) {
+				return nil, errOverflow
+			}
+			return s, nil
 		}
 		return lf - rf, nil
 	case "*":
 		if ints {
-			return li * ri, nil
+			return mulInt(li, ri)
 		}
 		return lf * rf, nil
 	case "/":
@@ -817,11 +860,7 @@ func arith(op string, li int64, lf float64, lInt bool, ri int64, rf float64, rIn
 		return m, nil
 	case "**":
 		if ints && ri >= 0 {
-			out := int64(1)
-			for range min(ri, 64) {
-				out *= li
-			}
-			return out, nil
+			return powInt(li, ri)
 		}
 		return math.Pow(lf, rf), nil
 	}

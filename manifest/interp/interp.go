@@ -190,12 +190,35 @@ func (t *Template) Constant() bool { return t.constant }
 // reads as one, else the text. A result that renders empty is "" (the
 // CDK then evaluates the component's default, if it has one). A list or
 // dict that came in as decoded JSON ({{ record }}) comes back as it is,
-// numbers and all, not copied.
+// numbers and all, not copied: the caller must not change it. v may be
+// nil: no variables.
 func (t *Template) Eval(v *Vars) (any, error) {
 	if t.constant {
-		return t.val, t.valErr
+		return fresh(t.val), t.valErr
+	}
+	if v == nil {
+		v = &Vars{}
 	}
 	return t.eval(v)
+}
+
+// fresh copies a constant's list or dict, which a caller may change.
+func fresh(x any) any {
+	switch v := x.(type) {
+	case []any:
+		out := make([]any, len(v))
+		for i, e := range v {
+			out[i] = fresh(e)
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, e := range v {
+			out[k] = fresh(e)
+		}
+		return out
+	}
+	return x
 }
 
 // EvalDefault evaluates the template as the CDK's JinjaInterpolation does
@@ -244,6 +267,9 @@ func (t *Template) eval(v *Vars) (any, error) {
 // a literal (what a component that wants a string, such as AddFields
 // with a value_type of string, keeps).
 func (t *Template) Render(v *Vars) (string, error) {
+	if v == nil {
+		v = &Vars{}
+	}
 	f := frame{v: v}
 	if t.slots > 0 {
 		f.locals = make([]any, t.slots)

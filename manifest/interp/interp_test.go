@@ -202,6 +202,7 @@ func TestJinja(t *testing.T) {
 		{"{{ 'act' in record.status }}", true},
 		{"{{ 'status' in record }}", true},
 		{"{{ 1 < 2 < 3 }}", true},
+		{"{{ (-1) ** 1000000000001 }} {{ 1 ** 999999999999 }} {{ 0 ** 0 }} {{ 3 ** 39 }}", "-1 1 1 4052555153018976267"},
 		{"{{ 3 if record.missing else 4 }}", int64(4)},
 		{"{{ 'yes' if record.status == 'active' else 'no' }}", "yes"},
 		{"{{ 'hello'[1:3] }}", "el"},
@@ -514,6 +515,10 @@ func TestEvalErrors(t *testing.T) {
 		{"{{ record.status < 1 }}", `'<' not supported between instances of 'str' and 'int'`},
 		{"{{ str_to_datetime('invalid-date') }}", `str_to_datetime(): "invalid-date" is not an ISO 8601 date and time`},
 		{"{{ 1 / 0 }}", "division by zero"},
+		{"{{ 2 ** 64 }}", "integer result out of the 64-bit range"},
+		{"{{ 3 ** 1000000000000 }}", "integer result out of the 64-bit range"},
+		{"{{ 9223372036854775807 + 1 }}", "integer result out of the 64-bit range"},
+		{"{{ record.id * 9223372036854775807 }}", "integer result out of the 64-bit range"},
 		{"{{ 'abc' | hash('nohash') }}", "filter hash: no hashing function named nohash"},
 		{"{{ 'm' | hmac('k', 'md5') }}", `hash type "md5" is not allowed`},
 		{"{{ format_datetime('2022', '%Y', '%s') }}", "'s' is a bad directive"},
@@ -543,6 +548,19 @@ func TestTypedIsRendered(t *testing.T) {
 		if d := cmp.Diff(want, typed(x)); d != "" {
 			t.Errorf("typed(%#v) (-rendered +typed):\n%s", x, d)
 		}
+	}
+}
+
+func TestConstantsAreFresh(t *testing.T) {
+	tmpl := MustCompile("{{ [1, {'a': 2}] }}")
+	a, _ := tmpl.Eval(nil)
+	a.([]any)[1].(map[string]any)["a"] = "changed"
+	b, _ := tmpl.Eval(nil)
+	if d := cmp.Diff([]any{int64(1), map[string]any{"a": int64(2)}}, b); d != "" {
+		t.Errorf("a constant's list changed by its caller (-want +got):\n%s", d)
+	}
+	if x, err := MustCompile("{{ config }}").Eval(nil); err != nil || x != nil {
+		t.Errorf("Eval(nil) of {{ config }} = %v, %v; want None", x, err)
 	}
 }
 
