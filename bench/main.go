@@ -78,6 +78,12 @@
 //
 //   - -only quota,pause,cost (or throughput, formats) runs only those.
 //
+//   - census (bench/census.go), on its own: go run ./bench -manifests DIR
+//     loads every Airbyte declarative manifest under DIR (its files, or
+//     the manifest.yaml of a checkout of Airbyte's connectors) and tallies
+//     loaded / needs Python / not implemented / bad input (target: at
+//     least 85% load), by component type; no tap is built or run.
+//
 //   - formats: the same N invoices read as JSON pages (offset, 1,000 a
 //     page), as one CSV body and as one JSON Lines body, validated, one
 //     core: records/s of each and the ratios to JSON. Then the tap's peak
@@ -158,7 +164,11 @@ func main() {
 	serveM := flag.Bool("servemodels", false, "internal: run as the models scenario's page server of -records events")
 	keys := flag.Int("reconcilekeys", 0, "internal: run as the reconcile scenario's process, with this many keys")
 	keysDir := flag.String("reconciledir", "", "internal: the reconcile scenario's folder")
+	manifests := flag.String("manifests", "", "the census alone: load every Airbyte manifest under this folder and tally loaded / needs Python / not implemented, by component type")
 	flag.Parse()
+	if *manifests != "" {
+		os.Exit(census(*manifests, os.Stdout))
+	}
 	if *keys > 0 {
 		os.Exit(reconcileChild(*keys, *keysDir))
 	}

@@ -39,11 +39,9 @@ func (d *decoder) component(val any, path string, want reflect.Type) reflect.Val
 	typ, _ := obj["type"].(string)
 	_, hasClass := obj["class_name"]
 	switch {
-	case NeedsPython(typ, hasClass):
-		if typ == "" {
-			typ, _ = obj["class_name"].(string)
-		}
-		d.refusals = append(d.refusals, Refusal{Path: path, Type: typ, Python: true})
+	case IsPython(typ, hasClass):
+		class, _ := obj["class_name"].(string)
+		d.refusals = append(d.refusals, Refusal{Path: path, Type: typ, Class: class, Python: true})
 		return reflect.Value{}
 	case typ == "":
 		d.problem(path, "a component without a type, and none inferred from its place")
@@ -137,10 +135,8 @@ func (d *decoder) unread(val any, path string) {
 		case Implemented(typ):
 			return // the CDK does not build it either
 		case hasClass || isComponentName(typ):
-			if hasClass && typ == "" {
-				typ, _ = x["class_name"].(string)
-			}
-			d.refusals = append(d.refusals, Refusal{Path: path, Type: typ, Python: NeedsPython(typ, hasClass)})
+			class, _ := x["class_name"].(string)
+			d.refusals = append(d.refusals, Refusal{Path: path, Type: typ, Class: class, Python: IsPython(typ, hasClass)})
 			return
 		}
 		for _, k := range sortedKeys(x) {

@@ -32,15 +32,22 @@ type Manifest struct {
 type Refusal struct {
 	Path   string // where in the manifest: streams[3].retriever.paginator
 	Type   string
-	Python bool // a Custom* component or a class_name: Python code
+	Class  string // its class_name, if any
+	Python bool   // a Custom* component or a class_name: Python code
 }
 
 func (r Refusal) String() string {
+	what := r.Type
 	switch {
-	case r.Python:
-		return fmt.Sprintf("%s: %s: Python code (a custom component), which the tap cannot run", r.Path, r.Type)
+	case what == "":
+		what = "class " + r.Class
+	case r.Class != "":
+		what += " (class " + r.Class + ")"
 	}
-	return fmt.Sprintf("%s: %s: component not implemented by the tap", r.Path, r.Type)
+	if r.Python {
+		return fmt.Sprintf("%s: %s: Python code (a custom component), which the tap cannot run", r.Path, what)
+	}
+	return fmt.Sprintf("%s: %s: component not implemented by the tap", r.Path, what)
 }
 
 // Problem is bad input at a place of the manifest.
@@ -104,6 +111,14 @@ func Parse(file string, data []byte, dir string) (*Manifest, error) {
 // FromTree reads a manifest given as a decoded tree (a config's
 // __injected_declarative_manifest).
 func FromTree(file string, root map[string]any, dir string) (*Manifest, error) {
+	m, _, err := fromTree(file, root, dir)
+	return m, err
+}
+
+// fromTree is FromTree that also returns the tree the model is decoded
+// from (references resolved, parameters and types passed down), when the
+// manifest got that far.
+func fromTree(file string, root map[string]any, dir string) (*Manifest, map[string]any, error) {
 	root = normalize(root).(map[string]any)
 	if _, ok := root["type"]; !ok {
 		root["type"] = "DeclarativeSource"
@@ -112,9 +127,9 @@ func FromTree(file string, root map[string]any, dir string) (*Manifest, error) {
 	if err != nil {
 		var p *Problem
 		if errors.As(err, &p) {
-			return nil, &Error{File: file, Problems: []Problem{*p}}
+			return nil, nil, &Error{File: file, Problems: []Problem{*p}}
 		}
-		return nil, err
+		return nil, nil, err
 	}
 	tree := propagate("", resolved, nil)
 	m := &Manifest{File: file, Dir: dir, Tree: tree}
@@ -131,9 +146,9 @@ func FromTree(file string, root map[string]any, dir string) (*Manifest, error) {
 		}
 	}
 	if len(d.problems) > 0 || len(d.refusals) > 0 {
-		return nil, &Error{File: file, Problems: d.problems, Refusals: d.refusals}
+		return nil, tree, &Error{File: file, Problems: d.problems, Refusals: d.refusals}
 	}
-	return m, nil
+	return m, tree, nil
 }
 
 // normalize makes a decoded tree's maps map[string]any all the way down,

@@ -485,13 +485,14 @@ streams:
   - name: s
     retriever:
       requester: {url_base: "https://a", authenticator: {type: CustomAuthenticator, class_name: source_x.components.Auth}}
-      record_selector: {extractor: {class_name: source_x.components.Extractor}}
+      record_selector: {extractor: {class_name: source_x.components.Extractor}, record_filter: {class_name: source_x.components.Filter}}
       paginator: {type: DefaultPaginator, pagination_strategy: {type: StopAfterN}}
   - name: t
     retriever: {type: AsyncRetriever}
 `, []string{
-			"test.yaml: refused: streams[0].retriever.requester.authenticator: CustomAuthenticator: Python code (a custom component), which the tap cannot run",
-			"test.yaml: refused: streams[0].retriever.record_selector.extractor: source_x.components.Extractor: Python code (a custom component), which the tap cannot run",
+			"test.yaml: refused: streams[0].retriever.requester.authenticator: CustomAuthenticator (class source_x.components.Auth): Python code (a custom component), which the tap cannot run",
+			"test.yaml: refused: streams[0].retriever.record_selector.extractor: CustomRecordExtractor (class source_x.components.Extractor): Python code (a custom component), which the tap cannot run",
+			"test.yaml: refused: streams[0].retriever.record_selector.record_filter: class source_x.components.Filter: Python code (a custom component), which the tap cannot run",
 			"test.yaml: refused: streams[0].retriever.paginator.pagination_strategy: StopAfterN: component not implemented by the tap",
 			"test.yaml: refused: streams[1].retriever: AsyncRetriever: component not implemented by the tap",
 		}},

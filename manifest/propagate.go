@@ -37,6 +37,20 @@ var defaultTypes = map[string]string{
 	"StreamGroup.streams":                            "DeclarativeStream",
 }
 
+// customTypes is the type the CDK gives a component written with a
+// class_name and no type, by its place.
+var customTypes = map[string]string{
+	"CompositeErrorHandler.backoff_strategies": "CustomBackoffStrategy",
+	"DeclarativeStream.retriever":              "CustomRetriever",
+	"DeclarativeStream.transformations":        "CustomTransformation",
+	"DefaultErrorHandler.backoff_strategies":   "CustomBackoffStrategy",
+	"DefaultPaginator.pagination_strategy":     "CustomPaginationStrategy",
+	"HttpRequester.authenticator":              "CustomAuthenticator",
+	"HttpRequester.error_handler":              "CustomErrorHandler",
+	"RecordSelector.extractor":                 "CustomRecordExtractor",
+	"SimpleRetriever.partition_router":         "CustomPartitionRouter",
+}
+
 // propagate gives every component its inferred type and its $parameters,
 // as the CDK's transformer does: a component's parameters are its
 // parent's with its own laid over them; each parameter is also set as a
@@ -50,10 +64,12 @@ func propagate(field string, comp map[string]any, parent map[string]any) map[str
 		c[k] = v
 	}
 	if _, ok := c["type"]; !ok {
-		if _, custom := c["class_name"]; !custom {
-			if t, ok := defaultTypes[field]; ok {
-				c["type"] = t
-			}
+		types := defaultTypes
+		if _, custom := c["class_name"]; custom {
+			types = customTypes
+		}
+		if t, ok := types[field]; ok {
+			c["type"] = t
 		}
 	}
 	params := make(map[string]any, len(parent))

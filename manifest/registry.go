@@ -102,9 +102,9 @@ func Implemented(typ string) bool {
 	return ok
 }
 
-// NeedsPython reports whether a component is Python code the tap cannot
+// IsPython reports whether a component is Python code the tap cannot
 // run: a Custom* type or one naming a class.
-func NeedsPython(typ string, hasClassName bool) bool {
+func IsPython(typ string, hasClassName bool) bool {
 	return hasClassName || strings.HasPrefix(typ, "Custom")
 }
 

@@ -1,0 +1,186 @@
+package manifest
+
+import (
+	"cmp"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"go.yaml.in/yaml/v4"
+)
+
+// Outcome is what became of one manifest of a census.
+type Outcome string
+
+const (
+	Loaded         Outcome = "loaded"
+	NeedsPython    Outcome = "needs Python"
+	NotImplemented Outcome = "not implemented"
+	BadInput       Outcome = "bad input"
+)
+
+// Census is the tally of loading every manifest of a folder: how many
+// load, how many need Python, how many use a component the tap does not
+// implement (and none of Python), how many are bad input; and by
+// component type, how many manifests use it and how many it refused.
+type Census struct {
+	Outcomes map[Outcome]int
+	Types    map[string]*TypeTally
+	Files    []CensusFile
+}
+
+// TypeTally is one component type's line of a census.
+type TypeTally struct {
+	Type      string
+	Manifests int // manifests that use it (outside their definitions)
+	Loaded    int // of those, how many loaded
+	Refused   int // manifests it was refused in
+}
+
+// CensusFile is one manifest's outcome; Why is its error's first line.
+type CensusFile struct {
+	Path    string
+	Outcome Outcome
+	Why     string
+}
+
+// Total is the number of manifests counted.
+func (c *Census) Total() int { return len(c.Files) }
+
+// Sorted lists the types, most refused first, then most used.
+func (c *Census) Sorted() []*TypeTally {
+	out := make([]*TypeTally, 0, len(c.Types))
+	for _, t := range c.Types {
+		out = append(out, t)
+	}
+	slices.SortFunc(out, func(a, b *TypeTally) int {
+		return cmp.Or(b.Refused-a.Refused, b.Manifests-a.Manifests, strings.Compare(a.Type, b.Type))
+	})
+	return out
+}
+
+// TakeCensus loads every manifest under dir: the files named
+// manifest.yaml at any depth (a checkout of Airbyte's connectors), and the
+// .yaml, .yml and .json files directly in dir.
+func TakeCensus(dir string) (*Census, error) {
+	var paths []string
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if path != dir && strings.HasPrefix(d.Name(), ".") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		ext := filepath.Ext(path)
+		top := filepath.Dir(path) == filepath.Clean(dir)
+		if d.Name() == "manifest.yaml" || top && (ext == ".yaml" || ext == ".yml" || ext == ".json") {
+			paths = append(paths, path)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	c := &Census{Outcomes: map[Outcome]int{}, Types: map[string]*TypeTally{}}
+	for _, p := range paths {
+		c.add(p)
+	}
+	return c, nil
+}
+
+func (c *Census) add(path string) {
+	f := CensusFile{Path: path}
+	tree, err := censusLoad(path)
+	var e *Error
+	switch {
+	case err == nil:
+		f.Outcome = Loaded
+	case errors.As(err, &e) && len(e.Problems) == 0:
+		f.Outcome = NotImplemented
+		for _, r := range e.Refusals {
+			if r.Python {
+				f.Outcome = NeedsPython
+				break
+			}
+		}
+	default:
+		f.Outcome = BadInput
+	}
+	if err != nil {
+		f.Why, _, _ = strings.Cut(err.Error(), "\n")
+	}
+	c.Outcomes[f.Outcome]++
+	c.Files = append(c.Files, f)
+	refused := map[string]bool{}
+	if e != nil {
+		for _, r := range e.Refusals {
+			refused[r.Type] = true
+		}
+	}
+	used := map[string]bool{}
+	for k, v := range tree {
+		if k != "definitions" && k != "schemas" && k != "metadata" {
+			typesUsed(v, used)
+		}
+	}
+	for t := range refused {
+		used[t] = true
+	}
+	for t := range used {
+		tt := c.Types[t]
+		if tt == nil {
+			tt = &TypeTally{Type: t}
+			c.Types[t] = tt
+		}
+		tt.Manifests++
+		if f.Outcome == Loaded {
+			tt.Loaded++
+		}
+		if refused[t] {
+			tt.Refused++
+		}
+	}
+}
+
+// censusLoad loads a manifest and returns its tree whenever its
+// references resolved, refused or not.
+func censusLoad(path string) (map[string]any, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var v any
+	if err := yaml.Unmarshal(data, &v); err != nil {
+		return nil, err
+	}
+	root, ok := v.(map[string]any)
+	if !ok {
+		return nil, errors.New("not an object")
+	}
+	_, tree, err := fromTree(path, root, filepath.Dir(path))
+	return tree, err
+}
+
+// typesUsed gathers the component types of a tree (JSON Schemas are not
+// components: their types are lower case).
+func typesUsed(v any, into map[string]bool) {
+	switch x := v.(type) {
+	case map[string]any:
+		if t, ok := x["type"].(string); ok && isComponentName(t) {
+			into[t] = true
+		}
+		for _, e := range x {
+			typesUsed(e, into)
+		}
+	case []any:
+		for _, e := range x {
+			typesUsed(e, into)
+		}
+	}
+}

@@ -1,0 +1,79 @@
+package manifest
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestCensusOfTheRealManifests(t *testing.T) {
+	c, err := TakeCensus(filepath.Join("testdata", "airbyte"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[Outcome]int{Loaded: 12, NeedsPython: 1}, c.Outcomes); diff != "" {
+		t.Errorf("outcomes (-want +got):\n%s", diff)
+	}
+	if got := c.Types["DeclarativeStream"]; got == nil || got.Manifests != 13 || got.Loaded != 12 || got.Refused != 0 {
+		t.Errorf("DeclarativeStream %+v", got)
+	}
+	if got := c.Types["CustomSchemaLoader"]; got == nil || got.Manifests != 1 || got.Refused != 1 {
+		t.Errorf("CustomSchemaLoader %+v", got)
+	}
+	if first := c.Sorted()[0]; first.Refused == 0 {
+		t.Errorf("the most refused type first, got %+v", first)
+	}
+}
+
+func TestCensusOutcomes(t *testing.T) {
+	dir := t.TempDir()
+	good := streamHead + `
+streams:
+  - name: s
+    retriever: {requester: {url_base: "https://a"}, record_selector: {extractor: {field_path: []}}}
+`
+	files := map[string]string{
+		"connectors/source-a/manifest.yaml": good,
+		"connectors/source-a/metadata.yaml": "not: a manifest",
+		"b.json":                            `{"streams": [{"name": "s", "retriever": {"requester": {"url_base": "https://a"}, "record_selector": {"extractor": {"field_path": []}}}}]}`,
+		"bad.yaml":                          "streams: [",
+		"ni.yml":                            good + "    incremental_sync: {type: IncrementingCountCursor, cursor_field: id}\n",
+		"py.yaml":                           good + "    transformations: [{class_name: x.T}]\n",
+	}
+	for name, content := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, err := TakeCensus(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]Outcome{}
+	for _, f := range c.Files {
+		rel, _ := filepath.Rel(dir, f.Path)
+		got[filepath.ToSlash(rel)] = f.Outcome
+	}
+	want := map[string]Outcome{
+		"connectors/source-a/manifest.yaml": Loaded,
+		"b.json":                            Loaded,
+		"bad.yaml":                          BadInput,
+		"ni.yml":                            NotImplemented,
+		"py.yaml":                           NeedsPython,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("outcomes (-want +got):\n%s", diff)
+	}
+	if tt := c.Types["IncrementingCountCursor"]; tt == nil || tt.Refused != 1 || tt.Loaded != 0 {
+		t.Errorf("IncrementingCountCursor %+v", tt)
+	}
+	if tt := c.Types["CustomTransformation"]; tt == nil || tt.Refused != 1 {
+		t.Errorf("CustomTransformation %+v", tt)
+	}
+}
