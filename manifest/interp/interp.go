@@ -127,6 +127,7 @@ type Template struct {
 	single node // the body is one {{ expression }} and nothing else
 	reads  VarSet
 	slots  int // local variables ({% set %}, {% for %})
+	size   int // a guess at the rendered text's length
 	// constant: the template reads no variable and no clock, so its
 	// result, computed at Compile, is val.
 	constant bool
@@ -154,6 +155,12 @@ func Compile(src string) (*Template, error) {
 	if len(body) == 1 {
 		if o, ok := body[0].(*outputStmt); ok {
 			t.single = o.x
+		}
+	}
+	for _, s := range body {
+		t.size += 24 // an expression's text
+		if s, ok := s.(*textStmt); ok {
+			t.size += len(s.s) - 24
 		}
 	}
 	if p.reads == 0 {
@@ -253,6 +260,7 @@ func (t *Template) eval(v *Vars) (any, error) {
 		return typed(x), nil
 	}
 	var b strings.Builder
+	b.Grow(t.size)
 	if err := f.exec(&b, t.body); err != nil {
 		return nil, t.wrap(err)
 	}
@@ -275,6 +283,7 @@ func (t *Template) Render(v *Vars) (string, error) {
 		f.locals = make([]any, t.slots)
 	}
 	var b strings.Builder
+	b.Grow(t.size)
 	if err := f.exec(&b, t.body); err != nil {
 		return "", t.wrap(err)
 	}

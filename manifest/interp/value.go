@@ -478,6 +478,9 @@ func LiteralEval(s string) (v any, ok bool) {
 	default:
 		return nil, false
 	}
+	if c := s[0]; c >= '0' && c <= '9' && !numberAlone(s) {
+		return nil, false // a date, a time, an id with letters: no literal
+	}
 	l := litParser{s: strings.TrimLeft(s, " \t\r\n\f")}
 	if strings.TrimSpace(l.s) == "set()" {
 		return []any{}, true
@@ -491,6 +494,25 @@ func LiteralEval(s string) (v any, ok bool) {
 		return nil, false
 	}
 	return v, true
+}
+
+// numberAlone: the number s starts with is followed by nothing a literal
+// may have after a number (a comma of a tuple, white space, a comment).
+// "2024-01-02" is refused here, before a number is parsed.
+func numberAlone(s string) bool {
+	i := 0
+	for i < len(s) && (isAlnum(s[i]) || s[i] == '_' || s[i] == '.' ||
+		(s[i] == '+' || s[i] == '-') && i > 0 && (s[i-1] == 'e' || s[i-1] == 'E')) {
+		i++
+	}
+	if i == len(s) {
+		return true
+	}
+	switch s[i] {
+	case ',', ' ', '\t', '\n', '\r', '\f', '#', '\\':
+		return true
+	}
+	return false
 }
 
 type litParser struct {
