@@ -320,7 +320,7 @@ type CursorPagination struct {
 	Node
 	CursorValue   Expr    `m:"cursor_value,required"`
 	PageSize      Expr    `m:"page_size"`
-	StopCondition Expr    `m:"stop_condition"`
+	StopCondition Cond    `m:"stop_condition"`
 	Decoder       Decoder `m:"decoder"`
 }
 
@@ -359,7 +359,7 @@ type DpathExtractor struct {
 // RecordFilter keeps the records for which its condition holds.
 type RecordFilter struct {
 	Node
-	Condition Expr `m:"condition"`
+	Condition Cond `m:"condition"`
 }
 
 // DatetimeBasedCursor windows a stream by a datetime field.
@@ -424,7 +424,7 @@ type ListPartitionRouter struct {
 type AddFields struct {
 	Node
 	Fields    []*AddedFieldDefinition `m:"fields,required"`
-	Condition Expr                    `m:"condition"`
+	Condition Cond                    `m:"condition"`
 }
 
 // AddedFieldDefinition is one field AddFields adds.
@@ -439,7 +439,7 @@ type AddedFieldDefinition struct {
 type RemoveFields struct {
 	Node
 	FieldPointers [][]string `m:"field_pointers,required"`
-	Condition     Expr       `m:"condition"`
+	Condition     Cond       `m:"condition"`
 }
 
 // DefaultErrorHandler decides what an answer means and how long to wait.
@@ -464,7 +464,7 @@ type HttpResponseFilter struct {
 	ErrorMessage         Expr   `m:"error_message"`
 	ErrorMessageContains string `m:"error_message_contains"`
 	HTTPCodes            []int  `m:"http_codes"`
-	Predicate            Expr   `m:"predicate"`
+	Predicate            Cond   `m:"predicate"`
 }
 
 // ExponentialBackoffStrategy waits factor·2^attempt seconds.

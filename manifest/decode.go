@@ -20,6 +20,7 @@ type decoder struct {
 var (
 	componentType = reflect.TypeFor[Component]()
 	exprType      = reflect.TypeFor[Expr]()
+	condType      = reflect.TypeFor[Cond]()
 	valueType     = reflect.TypeFor[Value]()
 )
 
@@ -171,6 +172,18 @@ func (d *decoder) value(dst reflect.Value, val any, path string) {
 			return
 		}
 		dst.Set(reflect.ValueOf(e))
+	case t == condType:
+		s, ok := scalarText(val)
+		if !ok {
+			d.problem(path, "expected a condition (a string), got %s", kindOf(val))
+			return
+		}
+		c, err := compileCond(s)
+		if err != nil {
+			d.problem(path, "%v", err)
+			return
+		}
+		dst.Set(reflect.ValueOf(c))
 	case t == valueType:
 		v, ok := d.tree(val, path)
 		if ok {

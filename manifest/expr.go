@@ -3,6 +3,8 @@ package manifest
 import (
 	"fmt"
 	"strconv"
+
+	"github.com/tap-dev/tap/manifest/interp"
 )
 
 // Expr is a value of the manifest that the CDK interpolates: a string
@@ -11,18 +13,41 @@ import (
 // page_size of 100) are kept as the text they read as, as the CDK does.
 type Expr struct {
 	Src string
-	set bool
+	T   *interp.Template // nil when the manifest did not give the field
 }
 
 // IsSet reports whether the manifest gave the field.
-func (e Expr) IsSet() bool { return e.set }
+func (e Expr) IsSet() bool { return e.T != nil }
 
 func (e Expr) String() string { return e.Src }
 
 // compileExpr is the one place an expression is compiled at load; an
 // invalid expression is bad input, reported at its place.
 func compileExpr(src string) (Expr, error) {
-	return Expr{Src: src, set: true}, nil
+	t, err := interp.Compile(src)
+	if err != nil {
+		return Expr{}, err
+	}
+	return Expr{Src: src, T: t}, nil
+}
+
+// Cond is an interpolated boolean (a RecordFilter's condition, a
+// paginator's stop_condition, a response filter's predicate), true or
+// false as the CDK's InterpolatedBoolean decides.
+type Cond struct {
+	Src string
+	C   *interp.Condition // nil when the manifest did not give the field
+}
+
+// IsSet reports whether the manifest gave the field.
+func (c Cond) IsSet() bool { return c.C != nil }
+
+func compileCond(src string) (Cond, error) {
+	c, err := interp.CompileCondition(src)
+	if err != nil {
+		return Cond{}, err
+	}
+	return Cond{Src: src, C: c}, nil
 }
 
 // Value is a tree of the manifest (a request body, the values of a list

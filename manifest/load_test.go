@@ -567,6 +567,20 @@ streams:
       record_selector: {extractor: {field_path: []}}
 `, `test.yaml: streams[0].retriever.requester.use_cache: expected true or false, got "maybe"`},
 		{"no streams", "version: 6.0.0\ncheck: {stream_names: []}\n", "test.yaml: streams: no streams"},
+		{"a Jinja syntax error", streamHead + `
+streams:
+  - name: s
+    retriever:
+      requester: {url_base: "https://a", path: "/x/{{ config['id' }}"}
+      record_selector: {extractor: {field_path: []}}
+`, `test.yaml: streams[0].retriever.requester.path: in "/x/{{ config['id' }}" at column `},
+		{"an unknown macro in a nested body", streamHead + `
+streams:
+  - name: s
+    retriever:
+      requester: {url_base: "https://a", request_body_json: {filter: {since: "{{ yesterday_utc() }}"}}}
+      record_selector: {extractor: {field_path: []}}
+`, `test.yaml: streams[0].retriever.requester.request_body_json.filter.since: in "{{ yesterday_utc() }}" at column `},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
