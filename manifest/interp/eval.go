@@ -36,6 +36,11 @@ func (f *frame) variable(v Var) any {
 	case Record:
 		return orNone(f.v.Record)
 	}
+	for _, n := range varNames {
+		if n.v == v {
+			return norm(f.v.Extra[n.name])
+		}
+	}
 	return nil
 }
 
@@ -352,6 +357,12 @@ func (f *frame) eval(n node) (any, error) {
 		if err != nil {
 			return nil, err
 		}
+		if l, ok := x.([]any); ok && (n.name == "append" || n.name == "extend") {
+			return f.grow(n, l, a)
+		}
+		if m, ok := x.(map[string]any); ok && n.name == "update" {
+			return f.update(n, m, a)
+		}
 		r, err := callMethod(x, n.name, a)
 		if err != nil {
 			if errors.Is(err, ErrUndefined) {
@@ -394,6 +405,60 @@ func (f *frame) eval(n node) (any, error) {
 		return ok != n.negate, nil
 	}
 	return nil, fmt.Errorf("unknown node %T", n)
+}
+
+// grow is list.append and list.extend, on a list the template holds in a
+// local ({% set ids = [] %}{% set _ = ids.append(x) %}): a Go slice
+// cannot grow where other holders see it, so the local is set anew.
+func (f *frame) grow(n *methodCall, l []any, a args) (any, error) {
+	if n.slot == 0 {
+		return nil, fmt.Errorf(".%s(): only a list held in a {%% set %%} variable can grow", n.name)
+	}
+	if len(a.pos) != 1 {
+		return nil, fmt.Errorf(".%s() takes exactly one argument (%d given)", n.name, len(a.pos))
+	}
+	l = l[:len(l):len(l)] // a new array: the old one may be the caller's
+	if n.name == "append" {
+		l = append(l, a.pos[0])
+	} else {
+		items, err := iterate(a.pos[0])
+		if err != nil {
+			return nil, err
+		}
+		l = append(l, items...)
+	}
+	f.locals[n.slot-1] = l
+	return nil, nil
+}
+
+// update is dict.update on a dict the template holds in a local; the
+// local gets a changed copy, so that a dict the caller passed in (a
+// config shared by streams running at once) never changes.
+func (f *frame) update(n *methodCall, m map[string]any, a args) (any, error) {
+	if n.slot == 0 {
+		return nil, errors.New(".update(): only a dict held in a {% set %} variable can change")
+	}
+	if len(a.pos) > 1 {
+		return nil, fmt.Errorf("update expected at most 1 argument, got %d", len(a.pos))
+	}
+	out := make(map[string]any, len(m)+len(a.kw)+1)
+	for k, x := range m {
+		out[k] = x
+	}
+	if len(a.pos) == 1 {
+		add, ok := a.pos[0].(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("update wants a dict, not %s", typeName(a.pos[0]))
+		}
+		for k, x := range add {
+			out[k] = x
+		}
+	}
+	for k, x := range a.kw {
+		out[k] = x
+	}
+	f.locals[n.slot-1] = out
+	return nil, nil
 }
 
 // args are a call's evaluated arguments.

@@ -27,7 +27,7 @@ import (
 )
 
 // Var names a variable the CDK passes to an interpolation.
-type Var uint16
+type Var uint32
 
 // The variables. StreamInterval and StreamPartition are the CDK's aliases
 // of StreamSlice: they read the same value.
@@ -43,13 +43,22 @@ const (
 	LastRecord
 	LastPageSize
 	Record
+	// The variables of components beyond the core ones (dynamic
+	// streams, async jobs, schema type identifiers); their values are in
+	// Vars.Extra, by name.
+	ComponentsValues
+	CreationResponse
+	PollingResponse
+	DownloadTarget
+	RawSchema
+	Property
 	// Clock is not a variable: a template that calls now_utc(),
 	// today_utc(), day_delta() or generate_uuid() reads it.
 	Clock
 )
 
 // VarSet is a set of variables.
-type VarSet uint16
+type VarSet uint32
 
 // Has tells whether the set holds v.
 func (s VarSet) Has(v Var) bool { return s&VarSet(v) != 0 }
@@ -69,6 +78,12 @@ var varNames = []struct {
 	{"last_record", LastRecord},
 	{"last_page_size", LastPageSize},
 	{"record", Record},
+	{"components_values", ComponentsValues},
+	{"creation_response", CreationResponse},
+	{"polling_response", PollingResponse},
+	{"download_target", DownloadTarget},
+	{"raw_schema", RawSchema},
+	{"property", Property},
 }
 
 // String lists the set's variable names, as a template writes them.
@@ -103,6 +118,8 @@ type Vars struct {
 	LastRecord                          map[string]any
 	LastPageSize                        int
 	Record                              map[string]any
+	// Extra holds the other variables (components_values, ...) by name.
+	Extra map[string]any
 	// Now is the clock of now_utc() and its kin; nil is time.Now.
 	Now func() time.Time
 }

@@ -40,6 +40,7 @@ func testVars() *Vars {
 		LastRecord:    map[string]any{"id": 9.0},
 		LastPageSize:  100,
 		Record:        record,
+		Extra:         map[string]any{"components_values": map[string]any{"name": "sheet1"}, "raw_schema": map[string]any{"type": "date"}},
 		Now:           frozen,
 	}
 }
@@ -237,6 +238,13 @@ func TestJinja(t *testing.T) {
 		{"{% for t in [] %}x{% else %}empty{% endfor %}", "empty"},
 		{"{% set n = record.id + 1 %}{{ n }}", int64(12346)},
 		{"{# a comment #}{{ 1 }}", int64(1)},
+		// source-gitlab's and source-google-sheets' ways of building a value
+		{"{% set ids = [] %}\n{% for t in record.get('tags', []) %}\n{% set _ = ids.append(t ~ '!') %}\n{% endfor %}\n{{ ids }}\n", []any{"x!", "y!"}},
+		{"{% set c = {} %}{% for t in record.tags %}{% set _ = c.update({t: loop.index}) %}{% endfor %}{{ c }}", map[string]any{"x": int64(1), "y": int64(2)}},
+		{"{% set t = record.tags %}{% set _ = t.extend(['z']) %}{{ t | length }}{{ record.tags | length }}", int64(32)}, // the record's list stays as it was
+		{"{% set o = record.owner %}{% set _ = o.update(name='Bo') %}{{ o.name }}{{ record.owner.name }}", "BoAnn"},
+		{"{{ components_values.name }}", "sheet1"},
+		{"{{ raw_schema['type'] == 'date' }}", true},
 		{"  {{- 'a' -}}  ", "a"},
 		{"{{ 'a' }}\n\n", "a\n"},
 	})
@@ -489,6 +497,7 @@ func TestCompileErrors(t *testing.T) {
 		{"{{ bar() }}", `at column 4: unknown macro "bar": expected one of camel_case_to_snake_case,`},
 		{"{{ config.a is nottest }}", `at column 16: unknown test "nottest"`},
 		{"{{ config.a.nomethod() }}", `at column 13: unknown method "nomethod"`},
+		{"{{ options['name'] }}", `unknown variable "options"`},
 		{"{{ 'abc }}", `at column 4: expected an expression, found a string that is not closed`},
 		{"{{ record.a | regex_search('(a') }}", "at column 15: regular expression \"(a\": error parsing regexp: missing closing ): `(a`"},
 		{"{% if config.a %}", `at column 18: expected {% endif %}, found the end of the template`},
@@ -515,6 +524,8 @@ func TestEvalErrors(t *testing.T) {
 		{"{{ record.status < 1 }}", `'<' not supported between instances of 'str' and 'int'`},
 		{"{{ str_to_datetime('invalid-date') }}", `str_to_datetime(): "invalid-date" is not an ISO 8601 date and time`},
 		{"{{ 1 / 0 }}", "division by zero"},
+		{"{{ record.tags.append(1) }}", "only a list held in a {% set %} variable can grow"},
+		{"{{ config.update({'a': 1}) }}", "only a dict held in a {% set %} variable can change"},
 		{"{{ 2 ** 64 }}", "integer result out of the 64-bit range"},
 		{"{{ 3 ** 1000000000000 }}", "integer result out of the 64-bit range"},
 		{"{{ 9223372036854775807 + 1 }}", "integer result out of the 64-bit range"},

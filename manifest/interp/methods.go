@@ -18,9 +18,9 @@ var methodNames = []string{
 	"replace", "startswith", "endswith", "title", "capitalize", "find", "count",
 	"isdigit", "isalpha", "isalnum", "isnumeric", "zfill", "splitlines", "format",
 	// dict
-	"get", "items", "keys", "values",
+	"get", "items", "keys", "values", "update",
 	// list
-	"index",
+	"index", "append", "extend",
 	// datetime, date, timedelta
 	"strftime", "isoformat", "timestamp", "date", "weekday", "isoweekday", "total_seconds",
 }
@@ -52,6 +52,8 @@ func callMethod(x any, name string, a args) (any, error) {
 			return a.get(1, "", nil), nil
 		case "keys":
 			return sortedKeys(v), nil
+		case "update":
+			return nil, errors.New("only a dict held in a {% set %} variable can change")
 		case "values", "items":
 			keys := sortedKeys(v)
 			out := make([]any, len(keys))

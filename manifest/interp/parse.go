@@ -60,6 +60,7 @@ type (
 	}
 	methodCall struct {
 		x    node
+		slot int // 1 + the local x is, whose list append changes
 		name string
 		args []node
 		kw   []kwArg
@@ -811,7 +812,11 @@ func (p *parser) postfix(x node) (node, error) {
 					if err != nil {
 						return nil, err
 					}
-					x = &methodCall{x: x, name: t.s, args: args, kw: kw}
+					m := &methodCall{x: x, name: t.s, args: args, kw: kw}
+					if l, ok := x.(*localRef); ok {
+						m.slot = l.slot + 1
+					}
+					x = m
 					continue
 				}
 				if r, ok := x.(*varRef); ok && r.v&(StreamSlice|StreamInterval|StreamPartition) != 0 &&
