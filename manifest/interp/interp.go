@@ -367,6 +367,12 @@ func plain(x any) bool {
 	return false
 }
 
+// Macros, Filters and Tests name what templates may call, sorted (for
+// the docs' table of what is supported).
+func Macros() []string  { return sortedNames(macros) }
+func Filters() []string { return sortedNames(filters) }
+func Tests() []string   { return sortedNames(tests) }
+
 // Condition is a compiled InterpolatedBoolean: a RecordFilter's
 // condition, a paginator's stop_condition, a response filter's
 // predicate.

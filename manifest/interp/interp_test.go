@@ -3,6 +3,8 @@ package interp
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -572,6 +574,47 @@ func TestConstantsAreFresh(t *testing.T) {
 	}
 	if x, err := MustCompile("{{ config }}").Eval(nil); err != nil || x != nil {
 		t.Errorf("Eval(nil) of {{ config }} = %v, %v; want None", x, err)
+	}
+}
+
+// TestConcurrentEval: one Template serves goroutines at once (run with
+// -race).
+func TestConcurrentEval(t *testing.T) {
+	tmpl := MustCompile("{% set ids = [] %}{% for t in record.tags %}{% set _ = ids.append(t) %}{% endfor %}{{ ids | join(',') }}-{{ now_utc().year }}")
+	cond, _ := CompileCondition("{{ record.status == 'active' }}")
+	v := testVars()
+	done := make(chan error, 4)
+	for range 4 {
+		go func() {
+			for range 200 {
+				x, err := tmpl.Eval(v)
+				if err != nil || x != "x,y-2021" {
+					done <- fmt.Errorf("Eval = %v, %v", x, err)
+					return
+				}
+				if ok, err := cond.Eval(v); err != nil || !ok {
+					done <- fmt.Errorf("condition = %v, %v", ok, err)
+					return
+				}
+			}
+			done <- nil
+		}()
+	}
+	for range 4 {
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+func TestNames(t *testing.T) {
+	for _, c := range []struct {
+		names []string
+		has   string
+	}{{Macros(), "format_datetime"}, {Filters(), "regex_search"}, {Tests(), "defined"}} {
+		if !slices.Contains(c.names, c.has) || !slices.IsSorted(c.names) {
+			t.Errorf("%v: want %s, sorted", c.names, c.has)
+		}
 	}
 }
 

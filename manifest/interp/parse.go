@@ -1176,11 +1176,13 @@ func unescape(s string) (string, int, bool) {
 	return "", 0, false
 }
 
-func names[V any](m map[string]V) string {
+func names[V any](m map[string]V) string { return strings.Join(sortedNames(m), ", ") }
+
+func sortedNames[V any](m map[string]V) []string {
 	ns := make([]string, 0, len(m))
 	for n := range m {
 		ns = append(ns, n)
 	}
 	slices.Sort(ns)
-	return strings.Join(ns, ", ")
+	return ns
 }
