@@ -65,8 +65,17 @@ func (d *decoder) component(val any, path string, want reflect.Type) reflect.Val
 		n.Parameters = p
 	}
 	d.fields(v.Elem(), obj, path)
+	if ch, ok := c.(checker); ok {
+		for _, p := range ch.check() {
+			d.problem(join(path, p.Path), "%s", p.Msg)
+		}
+	}
 	return v
 }
+
+// checker is a component with rules its fields' types do not say (an
+// enum, one of two fields): its problems' paths are its fields.
+type checker interface{ check() []Problem }
 
 // roleName names what a field of type t accepts, for an error.
 func roleName(t reflect.Type) string {

@@ -612,3 +612,40 @@ func TestRegistry(t *testing.T) {
 		t.Errorf("DpathExtractor fields %q", got)
 	}
 }
+
+func TestComponentRules(t *testing.T) {
+	tests := []struct{ name, requester, want string }{
+		{"http_method", `{url_base: "https://a", http_method: DELETE}`,
+			`test.yaml: streams[0].retriever.requester.http_method: expected one of GET, POST, got "DELETE"`},
+		{"no url", `{path: /x}`,
+			"test.yaml: streams[0].retriever.requester.url_base: missing: a requester needs url, or url_base (and path)"},
+		{"two bodies", `{url_base: "https://a", request_body_json: {a: 1}, request_body_data: {b: 2}}`,
+			"test.yaml: streams[0].retriever.requester.request_body: give one of request_body, request_body_json and request_body_data"},
+		{"inject_into", `{url_base: "https://a", authenticator: {type: ApiKeyAuthenticator, api_token: x, inject_into: {type: RequestOption, inject_into: cookie, field_name: k}}}`,
+			`test.yaml: streams[0].retriever.requester.authenticator.inject_into.inject_into: expected one of request_parameter, header, body_data, body_json, got "cookie"`},
+		{"a request option naming nothing", `{url_base: "https://a", authenticator: {type: ApiKeyAuthenticator, api_token: x, inject_into: {type: RequestOption, inject_into: header}}}`,
+			"test.yaml: streams[0].retriever.requester.authenticator.inject_into.field_name: missing: a request option needs field_name or field_path"},
+		{"a response filter's action", `{url_base: "https://a", error_handler: {response_filters: [{action: PANIC}]}}`,
+			`test.yaml: streams[0].retriever.requester.error_handler.response_filters[0].action: expected one of SUCCESS, FAIL, RETRY, IGNORE, RATE_LIMITED, got "PANIC"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			lines := loadErr(t, streamHead+"streams:\n  - name: s\n    retriever:\n      requester: "+tt.requester+"\n      record_selector: {extractor: {field_path: []}}\n")
+			if diff := cmp.Diff([]string{tt.want}, lines); diff != "" {
+				t.Errorf("lines (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestSupportedTable(t *testing.T) {
+	table := SupportedTable()
+	lines := strings.Split(strings.TrimSuffix(table, "\n"), "\n")
+	if len(lines) != 2+len(Kinds()) {
+		t.Fatalf("%d lines for %d kinds:\n%s", len(lines), len(Kinds()), table)
+	}
+	want := "| `DatetimeBasedCursor` | incremental sync | `cursor_field`, `datetime_format`, `cursor_datetime_formats`, `start_datetime`, `end_datetime`, `start_time_option`, `end_time_option`, `step`, `cursor_granularity`, `lookback_window`, `partition_field_start`, `partition_field_end`, `is_data_feed`, `is_client_side_incremental`, `is_compare_strictly`, `global_substream_cursor` |"
+	if !slices.Contains(lines, want) {
+		t.Errorf("no row\n%s\nin\n%s", want, table)
+	}
+}

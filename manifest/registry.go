@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"fmt"
 	"reflect"
 	"slices"
 	"strings"
@@ -117,4 +118,20 @@ func fieldTag(f reflect.StructField) (name string, required, ok bool) {
 	}
 	name, opt, _ := strings.Cut(tag, ",")
 	return name, opt == "required", true
+}
+
+// SupportedTable is the Markdown table of the components the tap
+// implements, made from the registry: one row a type, with its role and
+// the fields the tap reads of it.
+func SupportedTable() string {
+	var b strings.Builder
+	b.WriteString("| component | role | fields read |\n|---|---|---|\n")
+	for _, k := range registry {
+		fields := k.Fields()
+		for i, f := range fields {
+			fields[i] = "`" + f + "`"
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", k.Type, k.Role, strings.Join(fields, ", "))
+	}
+	return b.String()
 }
