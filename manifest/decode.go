@@ -199,7 +199,9 @@ func (d *decoder) value(dst reflect.Value, val any, path string) {
 			dst.Set(reflect.ValueOf(Value{V: v}))
 		}
 	case t.Kind() == reflect.Interface && t.NumMethod() == 0:
-		dst.Set(reflect.ValueOf(val))
+		if val != nil {
+			dst.Set(reflect.ValueOf(val))
+		}
 	case t.Kind() == reflect.Interface && t.Implements(componentType), t.Kind() == reflect.Pointer && byStruct[t].Type != "":
 		if s, ok := val.(string); ok && t == reflect.TypeFor[*MinMaxDatetime]() {
 			val = map[string]any{"type": "MinMaxDatetime", "datetime": s} // a bare datetime

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"time"
 
 	"go.yaml.in/yaml/v4"
 )
@@ -101,7 +102,7 @@ func Parse(file string, data []byte, dir string) (*Manifest, error) {
 	if err := yaml.Unmarshal(data, &tree); err != nil {
 		return nil, &Error{File: file, Problems: []Problem{{Msg: "not a YAML or JSON manifest: " + oneLine(err.Error())}}}
 	}
-	root, ok := tree.(map[string]any)
+	root, ok := normalize(tree).(map[string]any)
 	if !ok {
 		return nil, &Error{File: file, Problems: []Problem{{Msg: fmt.Sprintf("expected a manifest (an object with streams), got %s", kindOf(tree))}}}
 	}
@@ -174,6 +175,13 @@ func normalize(v any) any {
 			out[i] = normalize(e)
 		}
 		return out
+	case time.Time:
+		// YAML reads an unquoted 2021-01-01 as a timestamp; the manifest
+		// meant the text.
+		if x.Location() == time.UTC && x.Equal(x.Truncate(24*time.Hour)) {
+			return x.Format(time.DateOnly)
+		}
+		return x.Format(time.RFC3339Nano)
 	}
 	return v
 }

@@ -649,3 +649,32 @@ func TestSupportedTable(t *testing.T) {
 		t.Errorf("no row\n%s\nin\n%s", want, table)
 	}
 }
+
+// TestYAMLScalars: what YAML reads as other than text (a date, a number
+// key, a null) is what the manifest means.
+func TestYAMLScalars(t *testing.T) {
+	m := mustLoad(t, streamHead+`
+streams:
+  - name: s
+    retriever:
+      requester: {url_base: "https://a", request_parameters: {since: 2021-01-01, at: 2021-01-01T10:00:00Z}}
+      record_selector: {extractor: {field_path: []}}
+      paginator:
+        type: DefaultPaginator
+        pagination_strategy: {type: PageIncrement, page_size: 100}
+    schema_loader:
+      type: InlineSchemaLoader
+      schema: {type: object, description: null, properties: {200: {type: string}}}
+`)
+	params := requester(t, m, 0).RequestParams.V.(map[string]any)
+	if params["since"].(Expr).Src != "2021-01-01" || params["at"].(Expr).Src != "2021-01-01T10:00:00Z" {
+		t.Errorf("dates %#v", params)
+	}
+	if p := m.Streams[0].Retriever.(*SimpleRetriever).Paginator.(*DefaultPaginator).Strategy.(*PageIncrement); p.PageSize.Src != "100" {
+		t.Errorf("page_size %q", p.PageSize.Src)
+	}
+	schema := m.Streams[0].SchemaLoader[0].(*InlineSchemaLoader).Schema
+	if _, ok := schema["properties"].(map[string]any)["200"]; !ok || schema["description"] != nil {
+		t.Errorf("schema %#v", schema)
+	}
+}
