@@ -185,9 +185,9 @@ func strftime(t time.Time, f string, aware bool) string {
 		case 'l':
 			num((t.Hour()+11)%12+1, 2, '_')
 		case 'p':
-			b.WriteString(map[bool]string{true: "AM", false: "PM"}[t.Hour() < 12])
+			b.WriteString(ampm(t, "AM", "PM"))
 		case 'P':
-			b.WriteString(map[bool]string{true: "am", false: "pm"}[t.Hour() < 12])
+			b.WriteString(ampm(t, "am", "pm"))
 		case 'M':
 			num(t.Minute(), 2, '0')
 		case 'S':
@@ -245,6 +245,13 @@ func strftime(t time.Time, f string, aware bool) string {
 		}
 	}
 	return b.String()
+}
+
+func ampm(t time.Time, am, pm string) string {
+	if t.Hour() < 12 {
+		return am
+	}
+	return pm
 }
 
 // A DatetimeFormat is a compiled datetime_format of the CDK's

@@ -1163,7 +1163,13 @@ func unescape(s string) (string, int, bool) {
 	case '\n':
 		return "", 2, true
 	case 'x', 'u', 'U':
-		n := map[byte]int{'x': 2, 'u': 4, 'U': 8}[s[1]]
+		n := 8
+		switch s[1] {
+		case 'x':
+			n = 2
+		case 'u':
+			n = 4
+		}
 		if len(s) < 2+n {
 			return "", 0, false
 		}

@@ -841,7 +841,13 @@ func (l *litParser) number() (any, bool) {
 	s := l.s
 	start := l.i
 	if s[l.i] == '0' && l.i+1 < len(s) && strings.IndexByte("xXoObB", s[l.i+1]) >= 0 {
-		base := map[byte]int{'x': 16, 'o': 8, 'b': 2}[s[l.i+1]|0x20]
+		base := 2
+		switch s[l.i+1] | 0x20 {
+		case 'x':
+			base = 16
+		case 'o':
+			base = 8
+		}
 		l.i += 2
 		for l.i < len(s) && (isAlnum(s[l.i]) || s[l.i] == '_') {
 			l.i++
