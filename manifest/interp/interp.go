@@ -114,7 +114,7 @@ type Vars struct {
 	Partition, CursorSlice, ExtraFields map[string]any
 	NextPageToken                       map[string]any
 	Response                            any
-	Headers                             map[string]any
+	Headers                             map[string]any // see ResponseHeaders
 	LastRecord                          map[string]any
 	LastPageSize                        int
 	Record                              map[string]any
