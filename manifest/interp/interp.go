@@ -17,6 +17,16 @@
 // (str() of a dict, int versus float, None, datetime and timedelta,
 // floor division and modulo) as in Jinja's syntax, and a Go engine that
 // renders to text would still need Python's literal_eval behind it.
+//
+// Where it parts from the CDK, knowingly: Go's maps keep no order, so a
+// dict (decoded JSON's too) iterates and prints in sorted key order
+// where Python keeps the order it was written in; a float64 inside a
+// list or dict with no fraction prints as an int (JSON's ints arrive as
+// float64; pass json.Number to keep them apart); ints are 64-bit, and a
+// result past them is an error; tuples and sets are lists; a list or
+// dict a caller passed in is never changed (append and update work on a
+// template's own {% set %} values). today_with_timezone needs the
+// system's time zone database.
 package interp
 
 import (
