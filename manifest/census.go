@@ -8,8 +8,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-
-	"go.yaml.in/yaml/v4"
 )
 
 // Outcome is what became of one manifest of a census.
@@ -155,13 +153,9 @@ func censusLoad(path string) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	var v any
-	if err := yaml.Unmarshal(data, &v); err != nil {
+	root, err := parseYAML(path, data)
+	if err != nil {
 		return nil, err
-	}
-	root, ok := v.(map[string]any)
-	if !ok {
-		return nil, errors.New("not an object")
 	}
 	_, tree, err := fromTree(path, root, filepath.Dir(path))
 	return tree, err

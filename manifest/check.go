@@ -40,6 +40,9 @@ func (o *RequestOption) check() []Problem {
 }
 
 func (f *HttpResponseFilter) check() []Problem {
+	if f.Action == "RESET_PAGINATION" || f.Action == "REFRESH_TOKEN_THEN_RETRY" {
+		return []Problem{{Path: "action", Msg: "HttpResponseFilter action " + f.Action, notImplemented: true}}
+	}
 	return append(oneOf("action", f.Action, "SUCCESS", "FAIL", "RETRY", "IGNORE", "RATE_LIMITED"),
 		oneOf("failure_type", f.FailureType, "system_error", "config_error", "transient_error")...)
 }

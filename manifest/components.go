@@ -97,6 +97,7 @@ type DeclarativeSource struct {
 	Check            *CheckStream         `m:"check"`
 	Spec             *Spec                `m:"spec"`
 	ConcurrencyLevel *ConcurrencyLevel    `m:"concurrency_level"`
+	APIBudget        *HTTPAPIBudget       `m:"api_budget"`
 	// Blocks read only through $ref, and the Connector Builder's own.
 	Definitions any `m:"definitions"`
 	Schemas     any `m:"schemas"`
@@ -344,7 +345,7 @@ type RecordSelector struct {
 	Node
 	Extractor                Extractor     `m:"extractor,required"`
 	RecordFilter             *RecordFilter `m:"record_filter"`
-	SchemaNormalization      string        `m:"schema_normalization"`
+	SchemaNormalization      string        `m:"schema_normalization,scalar"`
 	TransformBeforeFiltering bool          `m:"transform_before_filtering"`
 }
 
@@ -508,6 +509,61 @@ type JsonFileSchemaLoader struct {
 	FilePath Expr `m:"file_path"`
 }
 
+// HTTPAPIBudget is the API's rate limits as the manifest states them:
+// the requests matching a policy's matchers share its limit.
+type HTTPAPIBudget struct {
+	Node
+	Policies                   []CallRatePolicy `m:"policies,required"`
+	RatelimitResetHeader       string           `m:"ratelimit_reset_header"`
+	RatelimitRemainingHeader   string           `m:"ratelimit_remaining_header"`
+	StatusCodesForRatelimitHit []int            `m:"status_codes_for_ratelimit_hit"`
+}
+
+// CallRatePolicy is one policy of an HTTPAPIBudget.
+type CallRatePolicy interface {
+	Component
+	callRatePolicy()
+}
+
+// FixedWindowCallRatePolicy allows call_limit requests a period.
+type FixedWindowCallRatePolicy struct {
+	Node
+	Period    Expr              `m:"period,required"`
+	CallLimit int               `m:"call_limit,required"`
+	Matchers  []*RequestMatcher `m:"matchers,required"`
+}
+
+// MovingWindowCallRatePolicy allows each rate's limit in any window of
+// its interval.
+type MovingWindowCallRatePolicy struct {
+	Node
+	Rates    []*Rate           `m:"rates,required"`
+	Matchers []*RequestMatcher `m:"matchers,required"`
+}
+
+// UnlimitedCallRatePolicy sets no limit on the requests it matches.
+type UnlimitedCallRatePolicy struct {
+	Node
+	Matchers []*RequestMatcher `m:"matchers,required"`
+}
+
+// Rate is a limit an interval (an ISO 8601 duration).
+type Rate struct {
+	Limit    Expr   `m:"limit,required"`
+	Interval string `m:"interval,required"`
+}
+
+// RequestMatcher says which requests a policy counts (an
+// HttpRequestRegexMatcher; none given matches every request).
+type RequestMatcher struct {
+	Method         string `m:"method"`
+	URLBase        string `m:"url_base"`
+	URLPathPattern string `m:"url_path_pattern"`
+	Params         any    `m:"params"`
+	Headers        any    `m:"headers"`
+	Weight         Expr   `m:"weight"`
+}
+
 // JsonDecoder reads an answer as JSON.
 type JsonDecoder struct{ Node }
 
@@ -542,6 +598,9 @@ func (*WaitUntilTimeFromHeader) backoffStrategy()    {}
 func (*InlineSchemaLoader) schemaLoader()            {}
 func (*JsonFileSchemaLoader) schemaLoader()          {}
 func (*JsonDecoder) decoder()                        {}
+func (*FixedWindowCallRatePolicy) callRatePolicy()   {}
+func (*MovingWindowCallRatePolicy) callRatePolicy()  {}
+func (*UnlimitedCallRatePolicy) callRatePolicy()     {}
 func (*RequestBodyJsonObject) requestBody()          {}
 func (*RequestBodyUrlEncodedForm) requestBody()      {}
 func (*RequestBodyPlainText) requestBody()           {}

@@ -67,6 +67,10 @@ func (d *decoder) component(val any, path string, want reflect.Type) reflect.Val
 	d.fields(v.Elem(), obj, path)
 	if ch, ok := c.(checker); ok {
 		for _, p := range ch.check() {
+			if p.notImplemented {
+				d.refusals = append(d.refusals, Refusal{Path: join(path, p.Path), Type: p.Msg})
+				continue
+			}
 			d.problem(join(path, p.Path), "%s", p.Msg)
 		}
 	}
@@ -102,12 +106,19 @@ func (d *decoder) fields(sv reflect.Value, obj map[string]any, path string) {
 	read := map[string]bool{"type": true, "$parameters": true}
 	t := sv.Type()
 	for i := range t.NumField() {
-		name, required, ok := fieldTag(t.Field(i))
+		name, opt, ok := fieldTag(t.Field(i))
 		if !ok {
 			continue
 		}
 		read[name] = true
 		val, present := obj[name]
+		if _, isObj := val.(map[string]any); isObj && opt == "scalar" {
+			// A value where the CDK also takes a component (a custom
+			// one): refused as a component the tap does not read.
+			d.unread(val, join(path, name))
+			continue
+		}
+		required := opt == "required"
 		if !present || val == nil {
 			if required {
 				d.problem(join(path, name), "missing, required by %s", typeName(obj, t))

@@ -48,13 +48,16 @@ func (r Refusal) String() string {
 	if r.Python {
 		return fmt.Sprintf("%s: %s: Python code (a custom component), which the tap cannot run", r.Path, what)
 	}
-	return fmt.Sprintf("%s: %s: component not implemented by the tap", r.Path, what)
+	return fmt.Sprintf("%s: %s: not implemented by the tap", r.Path, what)
 }
 
 // Problem is bad input at a place of the manifest.
 type Problem struct {
 	Path string
 	Msg  string
+	// notImplemented: a value of the CDK's the tap does not implement (a
+	// response filter's RESET_PAGINATION); Msg names it, for a Refusal.
+	notImplemented bool
 }
 
 func (p *Problem) Error() string {
@@ -98,15 +101,26 @@ func Load(path string) (*Manifest, error) {
 // Parse reads a manifest from data; file names it in errors and dir is
 // where the files it names are read.
 func Parse(file string, data []byte, dir string) (*Manifest, error) {
+	root, err := parseYAML(file, data)
+	if err != nil {
+		return nil, err
+	}
+	return FromTree(file, root, dir)
+}
+
+// parseYAML reads a manifest's text. A key given twice keeps its last
+// value, as the CDK's YAML loader does (some of Airbyte's manifests have
+// one).
+func parseYAML(file string, data []byte) (map[string]any, error) {
 	var tree any
-	if err := yaml.Unmarshal(data, &tree); err != nil {
+	if err := yaml.Load(data, &tree, yaml.WithUniqueKeys(false)); err != nil {
 		return nil, &Error{File: file, Problems: []Problem{{Msg: "not a YAML or JSON manifest: " + oneLine(err.Error())}}}
 	}
 	root, ok := normalize(tree).(map[string]any)
 	if !ok {
 		return nil, &Error{File: file, Problems: []Problem{{Msg: fmt.Sprintf("expected a manifest (an object with streams), got %s", kindOf(tree))}}}
 	}
-	return FromTree(file, root, dir)
+	return root, nil
 }
 
 // FromTree reads a manifest given as a decoded tree (a config's

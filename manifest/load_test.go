@@ -493,8 +493,8 @@ streams:
 			"test.yaml: refused: streams[0].retriever.requester.authenticator: CustomAuthenticator (class source_x.components.Auth): Python code (a custom component), which the tap cannot run",
 			"test.yaml: refused: streams[0].retriever.record_selector.extractor: CustomRecordExtractor (class source_x.components.Extractor): Python code (a custom component), which the tap cannot run",
 			"test.yaml: refused: streams[0].retriever.record_selector.record_filter: class source_x.components.Filter: Python code (a custom component), which the tap cannot run",
-			"test.yaml: refused: streams[0].retriever.paginator.pagination_strategy: StopAfterN: component not implemented by the tap",
-			"test.yaml: refused: streams[1].retriever: AsyncRetriever: component not implemented by the tap",
+			"test.yaml: refused: streams[0].retriever.paginator.pagination_strategy: StopAfterN: not implemented by the tap",
+			"test.yaml: refused: streams[1].retriever: AsyncRetriever: not implemented by the tap",
 		}},
 		{"a component the CDK runs in a field the tap does not read", streamHead + `
 streams:
@@ -505,8 +505,8 @@ streams:
     state_migrations: [{type: LegacyToPerPartitionStateMigration}]
 dynamic_streams: [{type: DynamicDeclarativeStream}]
 `, []string{
-			"test.yaml: refused: streams[0].state_migrations[0]: LegacyToPerPartitionStateMigration: component not implemented by the tap",
-			"test.yaml: refused: dynamic_streams[0]: DynamicDeclarativeStream: component not implemented by the tap",
+			"test.yaml: refused: streams[0].state_migrations[0]: LegacyToPerPartitionStateMigration: not implemented by the tap",
+			"test.yaml: refused: dynamic_streams[0]: DynamicDeclarativeStream: not implemented by the tap",
 		}},
 	}
 	for _, tt := range tests {
@@ -677,4 +677,64 @@ streams:
 	if _, ok := schema["properties"].(map[string]any)["200"]; !ok || schema["description"] != nil {
 		t.Errorf("schema %#v", schema)
 	}
+}
+
+func TestNewerCDKShapes(t *testing.T) {
+	t.Run("an API budget", func(t *testing.T) {
+		m := mustLoad(t, streamHead+`
+streams:
+  - name: s
+    retriever: {requester: {url_base: "https://a"}, record_selector: {extractor: {field_path: []}, schema_normalization: Default}}
+api_budget:
+  type: HTTPAPIBudget
+  policies:
+    - type: MovingWindowCallRatePolicy
+      rates: [{limit: 3, interval: PT1S}, {limit: 60, interval: PT1M}]
+      matchers: [{method: GET, url_path_pattern: ".*"}]
+    - type: FixedWindowCallRatePolicy
+      period: PT1H
+      call_limit: 1000
+      matchers: []
+  status_codes_for_ratelimit_hit: [503]
+`)
+		b := m.APIBudget
+		mw := b.Policies[0].(*MovingWindowCallRatePolicy)
+		fw := b.Policies[1].(*FixedWindowCallRatePolicy)
+		if mw.Rates[1].Limit.Src != "60" || mw.Rates[1].Interval != "PT1M" || mw.Matchers[0].URLPathPattern != ".*" ||
+			fw.CallLimit != 1000 || fw.Period.Src != "PT1H" || !slices.Equal(b.StatusCodesForRatelimitHit, []int{503}) {
+			t.Errorf("budget %+v %+v %+v", b, mw, fw)
+		}
+		if got := m.Streams[0].Retriever.(*SimpleRetriever).RecordSelector.SchemaNormalization; got != "Default" {
+			t.Errorf("schema_normalization %q", got)
+		}
+	})
+	t.Run("a key given twice keeps its last value, as the CDK's YAML loader", func(t *testing.T) {
+		m := mustLoad(t, streamHead+`
+streams:
+  - name: first
+    name: s
+    retriever: {requester: {url_base: "https://a"}, record_selector: {extractor: {field_path: []}}}
+`)
+		if m.Streams[0].Name != "s" {
+			t.Errorf("name %q", m.Streams[0].Name)
+		}
+	})
+	t.Run("a custom schema normalization, a response filter action not implemented", func(t *testing.T) {
+		lines := loadErr(t, streamHead+`
+streams:
+  - name: s
+    retriever:
+      requester: {url_base: "https://a", error_handler: {response_filters: [{action: RESET_PAGINATION, http_codes: [400]}]}}
+      record_selector:
+        extractor: {field_path: []}
+        schema_normalization: {type: CustomSchemaNormalization, class_name: x.N}
+`)
+		want := []string{
+			"test.yaml: refused: streams[0].retriever.requester.error_handler.response_filters[0].action: HttpResponseFilter action RESET_PAGINATION: not implemented by the tap",
+			"test.yaml: refused: streams[0].retriever.record_selector.schema_normalization: CustomSchemaNormalization (class x.N): Python code (a custom component), which the tap cannot run",
+		}
+		if diff := cmp.Diff(want, lines); diff != "" {
+			t.Errorf("lines (-want +got):\n%s", diff)
+		}
+	})
 }

@@ -80,6 +80,10 @@ var registry = []Kind{
 	{"InlineSchemaLoader", "schema loader", func() Component { return new(InlineSchemaLoader) }},
 	{"JsonFileSchemaLoader", "schema loader", func() Component { return new(JsonFileSchemaLoader) }},
 	{"JsonDecoder", "decoder", func() Component { return new(JsonDecoder) }},
+	{"HTTPAPIBudget", "API budget", func() Component { return new(HTTPAPIBudget) }},
+	{"FixedWindowCallRatePolicy", "call rate policy", func() Component { return new(FixedWindowCallRatePolicy) }},
+	{"MovingWindowCallRatePolicy", "call rate policy", func() Component { return new(MovingWindowCallRatePolicy) }},
+	{"UnlimitedCallRatePolicy", "call rate policy", func() Component { return new(UnlimitedCallRatePolicy) }},
 }
 
 var (
@@ -110,14 +114,15 @@ func IsPython(typ string, hasClassName bool) bool {
 }
 
 // fieldTag reads a struct field's `m` tag: the manifest's name of the
-// field and whether it is required.
-func fieldTag(f reflect.StructField) (name string, required, ok bool) {
+// field and its option: "required", or "scalar" (an object there is a
+// component the tap does not implement).
+func fieldTag(f reflect.StructField) (name, opt string, ok bool) {
 	tag, ok := f.Tag.Lookup("m")
 	if !ok {
-		return "", false, false
+		return "", "", false
 	}
-	name, opt, _ := strings.Cut(tag, ",")
-	return name, opt == "required", true
+	name, opt, _ = strings.Cut(tag, ",")
+	return name, opt, true
 }
 
 // SupportedTable is the Markdown table of the components the tap
