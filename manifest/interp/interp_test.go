@@ -240,6 +240,8 @@ func TestJinja(t *testing.T) {
 		{"{% for t in [] %}x{% else %}empty{% endfor %}", "empty"},
 		{"{% set n = record.id + 1 %}{{ n }}", int64(12346)},
 		{"{# a comment #}{{ 1 }}", int64(1)},
+		{"{% raw %}{{ not evaluated }}{% endraw %}", "{{ not evaluated }}"},
+		{"a {%- raw -%} {{ x }} {%- endraw -%} b", "a{{ x }}b"},
 		// source-gitlab's and source-google-sheets' ways of building a value
 		{"{% set ids = [] %}\n{% for t in record.get('tags', []) %}\n{% set _ = ids.append(t ~ '!') %}\n{% endfor %}\n{{ ids }}\n", []any{"x!", "y!"}},
 		{"{% set c = {} %}{% for t in record.tags %}{% set _ = c.update({t: loop.index}) %}{% endfor %}{{ c }}", map[string]any{"x": int64(1), "y": int64(2)}},
@@ -509,7 +511,8 @@ func TestCompileErrors(t *testing.T) {
 		{"{{ now_utc }}", `macro "now_utc" is not called`},
 		{"{{ import os) }}", `unknown variable "import"`},
 		{"{{ [a for a in range(1000000000)] }}", `unknown variable "a"`},
-		{"{% while x %}", `unknown statement "while": expected if, for or set`},
+		{"{% while x %}", `unknown statement "while": expected if, for, set or raw`},
+		{"{% raw %}{{ x }}", `at column 4: expected {% endraw %}, found the end of the template`},
 		{"{{ 1 }}{% endif %}", `at column 11: unexpected {% endif %}`},
 	} {
 		_, err := Compile(c.src)

@@ -2,6 +2,7 @@ package interp
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -243,6 +244,16 @@ func (p *parser) block(ends []string) ([]stmt, string, error) {
 				return nil, "", p.expected("a statement name (if, for, set)")
 			}
 			name := p.tok.s
+			if name == "raw" {
+				raw, err := p.raw()
+				if err != nil {
+					return nil, "", err
+				}
+				if raw != "" {
+					body = append(body, &textStmt{raw})
+				}
+				continue
+			}
 			for _, e := range ends {
 				if name == e {
 					p.next()
@@ -256,6 +267,33 @@ func (p *parser) block(ends []string) ([]stmt, string, error) {
 			body = append(body, s)
 		}
 	}
+}
+
+var endraw = regexp.MustCompile(`\{%[-+]?\s*endraw\s*[-+]?%\}`)
+
+// raw reads {% raw %}...{% endraw %}: its text as it is.
+func (p *parser) raw() (string, error) {
+	start := p.tok.pos
+	p.next()
+	if err := p.end(); err != nil {
+		return "", err
+	}
+	m := endraw.FindStringIndex(p.src[p.pos:])
+	if m == nil {
+		return "", p.errAt(start, "expected {%% endraw %%}, found the end of the template")
+	}
+	text := p.src[p.pos : p.pos+m[0]]
+	if p.trimNext {
+		text = strings.TrimLeft(text, " \t\r\n")
+		p.trimNext = false
+	}
+	tag := p.src[p.pos+m[0] : p.pos+m[1]]
+	if tag[2] == '-' {
+		text = strings.TrimRight(text, " \t\r\n")
+	}
+	p.trimNext = tag[len(tag)-3] == '-'
+	p.pos += m[1]
+	return text, nil
 }
 
 // nextTag is the index of the next {{, {% or {# at or after i, or
@@ -313,7 +351,7 @@ func (p *parser) statement() (stmt, error) {
 	case "endif", "endfor", "else", "elif":
 		return nil, p.errAt(p.tok.pos, "unexpected {%% %s %%}", p.tok.s)
 	}
-	return nil, p.errAt(p.tok.pos, "unknown statement %q: expected if, for or set", p.tok.s)
+	return nil, p.errAt(p.tok.pos, "unknown statement %q: expected if, for, set or raw", p.tok.s)
 }
 
 func (p *parser) ifStatement() (stmt, error) {
