@@ -621,6 +621,21 @@ func TestNames(t *testing.T) {
 	}
 }
 
+func TestStr(t *testing.T) {
+	for _, c := range []struct {
+		x    any
+		want string
+	}{
+		{true, "True"}, {nil, "None"}, {int64(1700000000), "1700000000"}, {1e21, "1e+21"}, {1.5, "1.5"},
+		{2.0, "2.0"}, {[]any{2.0}, "[2]"}, // Eval's float, and a JSON int in a list
+		{"a", "a"}, {[]any{"a", nil}, "['a', None]"}, {map[string]any{"k": false}, "{'k': False}"},
+	} {
+		if got := Str(c.x); got != c.want {
+			t.Errorf("Str(%#v) = %q, want %q", c.x, got, c.want)
+		}
+	}
+}
+
 func TestGenerateUUID(t *testing.T) {
 	tmpl := MustCompile("{{ generate_uuid() }}")
 	a, err := tmpl.Eval(&Vars{})

@@ -273,6 +273,11 @@ func cmp3[T int | int64 | float64 | time.Duration](a, b T) int {
 	return 0
 }
 
+// Str is Python's str() of a value Eval gave (True, None, 1e+21, a
+// dict's repr): what the CDK's components do with a result they want as
+// text, as MinMaxDatetime does before it parses a start_datetime.
+func Str(x any) string { return pyStr(x) }
+
 // pyStr is Python's str(x), what {{ x }} prints.
 func pyStr(x any) string {
 	switch v := x.(type) {
