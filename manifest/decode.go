@@ -56,7 +56,7 @@ func (d *decoder) component(val any, path string, want reflect.Type) reflect.Val
 	c := k.new()
 	v := reflect.ValueOf(c)
 	if !v.Type().AssignableTo(want) {
-		d.problem(path, "%s is a %s, not %s", typ, k.Role, roleName(want))
+		d.problem(path, "%s is %s, not %s", typ, article(k.Role), roleName(want))
 		return reflect.Value{}
 	}
 	n := c.node()
@@ -84,7 +84,7 @@ type checker interface{ check() []Problem }
 // roleName names what a field of type t accepts, for an error.
 func roleName(t reflect.Type) string {
 	if k, ok := byStruct[t]; ok {
-		return "a " + k.Type
+		return article(k.Type)
 	}
 	name := t.Name()
 	var b strings.Builder
@@ -94,7 +94,15 @@ func roleName(t reflect.Type) string {
 		}
 		b.WriteRune(r)
 	}
-	return "a " + strings.ToLower(b.String())
+	return article(strings.ToLower(b.String()))
+}
+
+// article puts "a" or "an" before a name.
+func article(name string) string {
+	if name != "" && strings.ContainsRune("aeiouAEIOU", rune(name[0])) {
+		return "an " + name
+	}
+	return "a " + name
 }
 
 // fields fills the tagged fields of the struct sv from obj. A field the

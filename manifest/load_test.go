@@ -558,7 +558,7 @@ streams:
       requester: {url_base: "https://a"}
       record_selector: {extractor: {field_path: []}}
       paginator: {type: BearerAuthenticator, api_token: x}
-`, "test.yaml: streams[0].retriever.paginator: BearerAuthenticator is a authenticator, not a paginator"},
+`, "test.yaml: streams[0].retriever.paginator: BearerAuthenticator is an authenticator, not a paginator"},
 		{"a wrong kind of value", streamHead + `
 streams:
   - name: s
