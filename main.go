@@ -27,7 +27,7 @@ import (
 const usage = `tap — a declarative Singer tap and Airbyte source
 
 Singer:
-  tap --config CONFIG [--state STATE] [--catalog CATALOG | --properties CATALOG] [--shard I/N] [--reconcile]
+  tap --config CONFIG [--state STATE] [--state-out STATE] [--catalog CATALOG | --properties CATALOG] [--shard I/N] [--reconcile]
   tap --config CONFIG --discover
   tap --about [--format json|markdown|meltano]
   tap --version
@@ -52,7 +52,10 @@ Airbyte declarative manifests:
 
 Flags:
   --config FILE       the config (base_url, auth, streams, limits)
-  --state FILE        state from an earlier run (bookmarks)
+  --state FILE        state from an earlier run (bookmarks); a file that does not exist yet or
+                      is empty starts a first run
+  --state-out FILE    a Singer sync: at exit (also a failed one) write the last STATE's value to
+                      FILE, atomically; with --state FILE too, the whole incremental loop
   --catalog FILE      a catalog selecting streams and properties
   --properties FILE   the old name of --catalog
   --discover          print the catalog of the configured streams
@@ -130,6 +133,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var test testFlag
 	fs.StringVar(&f.Config, "config", "", "")
 	fs.StringVar(&f.State, "state", "", "")
+	fs.StringVar(&f.StateOut, "state-out", "", "")
 	fs.StringVar(&f.Catalog, "catalog", "", "")
 	fs.StringVar(&properties, "properties", "", "")
 	fs.BoolVar(&discover, "discover", false, "")
@@ -187,6 +191,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return badUsage(cmd, stdout, stderr, "give --catalog or --properties, not both")
 		}
 		f.Catalog = properties
+	}
+	if f.StateOut != "" && (cmd != "" || test != "" || discover || infer != "" || about || version) {
+		return badUsage(cmd, stdout, stderr, "--state-out: is for a Singer sync (tap --config CONFIG --state-out FILE) only")
 	}
 	if f.Reconcile && (cmd != "" || test != "" || discover || infer != "") {
 		return badUsage(cmd, stdout, stderr, "--reconcile: is for a Singer sync (tap --config CONFIG --reconcile) only")

@@ -137,5 +137,7 @@ func airbyteRead(ctx context.Context, f inputs.Files, aw *output.Airbyte) error 
 		return err
 	}
 	aw.SetNamespaces(sel.Namespace)
-	return tap.Sync(ctx, tap.Options{Config: cfg, Selection: sel, State: st, Writer: aw, Log: aw.Logger(f.Level(cfg)), Shard: f.Shard})
+	log := aw.Logger(f.Level(cfg))
+	f.LogFirstRun(log)
+	return tap.Sync(ctx, tap.Options{Config: cfg, Selection: sel, State: st, Writer: aw, Log: log, Shard: f.Shard})
 }

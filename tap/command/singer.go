@@ -8,10 +8,15 @@ package command
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"log/slog"
 	"net"
 	"net/url"
+	"os"
+	"slices"
 	"strconv"
 
 	"github.com/tap-dev/tap/demoapi"
@@ -28,7 +33,36 @@ func SingerSync(ctx context.Context, f inputs.Files, stdout, stderr io.Writer) e
 	if err != nil {
 		return err
 	}
-	return tap.Sync(ctx, tap.Options{Config: cfg, Selection: sel, State: st, Writer: output.NewSinger(stdout), Log: output.NewStderrLogger(stderr, f.Level(cfg), cfg.Redactor), Shard: f.Shard, Reconcile: f.Reconcile})
+	log := output.NewStderrLogger(stderr, f.Level(cfg), cfg.Redactor)
+	f.LogFirstRun(log)
+	w := output.NewSinger(stdout)
+	err = tap.Sync(ctx, tap.Options{Config: cfg, Selection: sel, State: st, Writer: w, Log: log, Shard: f.Shard, Reconcile: f.Reconcile})
+	return errors.Join(err, keepState(f.StateOut, w.LastState(), log))
+}
+
+// keepState writes value, the last STATE's, to path (--state-out)
+// atomically: a run killed while writing leaves the file it had. A run
+// that wrote no STATE (it failed before its first checkpoint) leaves the
+// file as it was, so that a loop reading and writing one file never loses
+// its bookmarks.
+func keepState(path string, value []byte, log *slog.Logger) error {
+	if path == "" {
+		return nil
+	}
+	if value == nil {
+		log.Warn("state: no STATE was written: " + path + " is left as it was")
+		return nil
+	}
+	data := append(slices.Clip(value), '\n')
+	write := settings.WriteFileAtomic // keeps the file's mode, follows a link
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		write = func(path string, data []byte) error { return settings.CreateFileAtomic(path, data, 0o644) }
+	}
+	if err := write(path, data); err != nil {
+		return fmt.Errorf("--state-out: cannot write %s: %w", path, err)
+	}
+	log.Info("state: the last STATE is in " + path)
+	return nil
 }
 
 // SingerDiscover is `tap --config C --discover`.

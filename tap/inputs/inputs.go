@@ -12,7 +12,11 @@
 package inputs
 
 import (
+	"bytes"
+	"errors"
+	"io/fs"
 	"log/slog"
+	"os"
 
 	"github.com/tap-dev/tap/settings"
 	"github.com/tap-dev/tap/streammap"
@@ -30,6 +34,7 @@ func (e *UsageError) Error() string { return e.Msg }
 // Files are the paths given on the command line; empty means not given.
 type Files struct {
 	Config, State, Catalog string
+	StateOut               string     // --state-out: where the last STATE's value is written at exit ("" = nowhere)
 	LogLevel               string     // --log-level: debug, info, warn or error; "" = the config's log_level
 	Shard                  keys.Shard // --shard I/N: this process's part of the chunked backfills
 	Reconcile              bool       // --reconcile: reconcile now the streams that have a reconcile block
@@ -102,13 +107,46 @@ func (f Files) LoadConfig() (*settings.Config, error) {
 	return cfg, nil
 }
 
-// LoadState reads --state, checked against cfg; without one, a run starts
-// from the empty state.
+// LoadState reads --state, checked against cfg; without one, or with one
+// that does not exist yet or is empty (FirstRun), a run starts from the
+// empty state.
 func (f Files) LoadState(cfg *settings.Config) (*state.State, error) {
-	if f.State == "" {
+	if f.State == "" || f.FirstRun() != "" {
 		return state.New(), nil
 	}
 	return state.LoadFor(f.State, cfg)
+}
+
+// FirstRun says why --state starts a first run: the file does not exist
+// yet, or holds nothing but white space ("" when it holds a state, or no
+// --state was given). So the loop `tap --state s.json --state-out s.json`
+// needs no first state written by hand, as the Singer tools' own loops
+// do not.
+func (f Files) FirstRun() string {
+	if f.State == "" {
+		return ""
+	}
+	fi, err := os.Stat(f.State)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "does not exist yet"
+	case err != nil || !fi.Mode().IsRegular():
+		return "" // read as a state, whose error names the file
+	case fi.Size() == 0:
+		return "is empty"
+	case fi.Size() <= 4<<10:
+		if b, err := os.ReadFile(f.State); err == nil && len(bytes.TrimSpace(b)) == 0 {
+			return "is empty"
+		}
+	}
+	return ""
+}
+
+// LogFirstRun says on log, once, that --state starts a first run.
+func (f Files) LogFirstRun(log *slog.Logger) {
+	if why := f.FirstRun(); why != "" {
+		log.Info("state: " + f.State + " " + why + ": a first run, every stream from its start")
+	}
 }
 
 // LoadRead reads the state and the configured catalog of `tap read`,
@@ -132,7 +170,7 @@ func (f Files) LoadRead(cfg *settings.Config) (*state.State, *catalog.Selection,
 		return nil, nil, err
 	}
 	st := state.New()
-	if f.State != "" {
+	if f.State != "" && f.FirstRun() == "" {
 		if st, err = state.LoadMatching(f.State, cfg, sel.Namespace); err != nil {
 			return nil, nil, err
 		}

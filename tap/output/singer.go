@@ -164,6 +164,14 @@ func (s *Singer) stateLocked(st State) error {
 	return err
 }
 
+// LastState is the value of the last STATE written, nil before the
+// first: what --state-out keeps.
+func (s *Singer) LastState() []byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lastState
+}
+
 // Flush writes the STATE held back, if any, then the lines not yet
 // written.
 func (s *Singer) Flush() error {
