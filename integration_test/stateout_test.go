@@ -146,3 +146,46 @@ func TestStateOutOnFailure(t *testing.T) {
 		t.Errorf("--state-out file is %q, want %q", got, before)
 	}
 }
+
+// TestWrittenFilesEndWithNewline: what the tap writes for a person to
+// keep — a config from init, an inferred schema, the state of
+// --state-out — ends with a newline, as text files do.
+func TestWrittenFilesEndWithNewline(t *testing.T) {
+	t.Parallel()
+	_, base := startDemo(t, demoBase())
+	d := newTapDir(t, tapConfig(base, demoStreams(t, nil, "customers")))
+	r := runTap(t, d.dir, time.Minute, nil, "init", "--openapi", demoOpenAPI(t), "--base-url", base, "--out", "init.json")
+	if r.code != 0 {
+		t.Fatalf("init: exit %d; stderr:\n%s", r.code, r.stderr)
+	}
+	r = runTap(t, d.dir, time.Minute, nil, "--config", "config.json", "--infer-schema", "customers")
+	if r.code != 0 {
+		t.Fatalf("--infer-schema: exit %d; stderr:\n%s", r.code, r.stderr)
+	}
+	if err := os.WriteFile(filepath.Join(d.dir, "schema.json"), r.stdout, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = runTap(t, d.dir, time.Minute, nil, "--config", "config.json", "--state-out", "state.json")
+	if r.code != 0 {
+		t.Fatalf("sync: exit %d; stderr:\n%s", r.code, r.stderr)
+	}
+	for _, name := range []string{"init.json", "schema.json", "state.json"} {
+		b, err := os.ReadFile(filepath.Join(d.dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(b) == 0 || b[len(b)-1] != '\n' {
+			t.Errorf("%s does not end with a newline: %q", name, b[max(0, len(b)-20):])
+		}
+	}
+}
+
+// demoOpenAPI is the absolute path of the demo's OpenAPI document.
+func demoOpenAPI(t *testing.T) string {
+	t.Helper()
+	p, err := filepath.Abs("../docs/testdata/demo-openapi.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}

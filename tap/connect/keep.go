@@ -87,7 +87,7 @@ func writePending(path, rt, replaces string) error {
 	if err != nil {
 		return err
 	}
-	return settings.CreateFileAtomic(path, b, 0o600)
+	return settings.CreateFileAtomic(path, append(b, '\n'), 0o600) // a text file ends with a newline
 }
 
 // takePending moves the token of a Pending file left by an earlier run
