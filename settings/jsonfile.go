@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"reflect"
 	"strings"
 	"unicode/utf8"
 
@@ -127,6 +128,10 @@ func decodeStrict(tree any, out any) error {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(out); err != nil {
+		if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+			name = strings.Trim(name, `"`)
+			return fmt.Errorf("unknown field %q%s", name, didYouMean(name, jsonFieldNames(reflect.TypeOf(out))))
+		}
 		return DescribeDecodeError(err)
 	}
 	return nil
@@ -184,10 +189,34 @@ func ReadJSONFile(path, what string) (any, error) {
 func describeSyntax(b []byte, err error) error {
 	var se *codec.SyntaxError
 	if errors.As(err, &se) {
+		if at := trailingComma(b, int64(se.Offset)); at >= 0 {
+			line, col := lineCol(b, at)
+			return fmt.Errorf("invalid JSON at line %d, column %d: a comma after the last member: JSON allows none; delete it", line, col)
+		}
 		line, col := lineCol(b, int64(se.Offset))
 		return fmt.Errorf("invalid JSON at line %d, column %d: %s", line, col, se.Msg)
 	}
 	return fmt.Errorf("invalid JSON: %v", err)
+}
+
+// trailingComma is the offset of a comma just before the '}' or ']' at
+// which a syntax error was found (off is at that bracket or just past it,
+// as decoders differ), -1 when the error is no such comma: a trailing
+// comma is then reported where it is, not at the next line's bracket.
+func trailingComma(b []byte, off int64) int64 {
+	for _, at := range []int64{off, off - 1} {
+		if at < 0 || at >= int64(len(b)) || (b[at] != '}' && b[at] != ']') {
+			continue
+		}
+		i := at - 1
+		for i >= 0 && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+			i--
+		}
+		if i >= 0 && b[i] == ',' {
+			return i
+		}
+	}
+	return -1
 }
 
 func lineCol(b []byte, off int64) (line, col int) {

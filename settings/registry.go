@@ -201,7 +201,14 @@ func checkUnknown(tree map[string]any, prefix string) error {
 				return err
 			}
 		default:
-			return fmt.Errorf("unknown field %q", name)
+			known := make([]string, 0, len(registry))
+			for _, s := range registry {
+				if rest, ok := strings.CutPrefix(s.Name, prefix); ok {
+					first, _, _ := strings.Cut(rest, ".")
+					known = append(known, first)
+				}
+			}
+			return fmt.Errorf("unknown field %q%s", name, didYouMean(k, known))
 		}
 	}
 	return nil

@@ -110,7 +110,7 @@ func (c *Config) checkStreams(file string) error {
 func LoadSchema(d *streams.Definition, dir string) (map[string]any, error) {
 	raw := bytes.TrimSpace(d.Schema)
 	if len(raw) == 0 || string(raw) == "null" {
-		return nil, fmt.Errorf("stream %q: schema: is required (a path to a JSON Schema file, or an inline schema object)", d.Name)
+		return nil, fmt.Errorf("stream %q: schema: is required (a path to a JSON Schema file, or an inline schema object; tap --config CONFIG --infer-schema %s prints one from the stream's first pages)", d.Name, d.Name)
 	}
 	var name string
 	if raw[0] == '"' {

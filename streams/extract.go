@@ -3,6 +3,8 @@ package streams
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -37,6 +39,41 @@ func Lookup(v any, path string) (value any, found bool) {
 		}
 	}
 	return v, true
+}
+
+// KeysNear describes, for an error, the keys of the deepest object on
+// path that the body has: "; its keys: data, has_more" (names only, never
+// values, which may be secrets; at most 20), or "" when that object has
+// none. A user who wrote the wrong path sees the right one.
+func KeysNear(body any, path string) string {
+	at, where := body, ""
+	for seg := range strings.SplitSeq(path, ".") {
+		m, ok := at.(map[string]any)
+		if !ok {
+			break
+		}
+		next, ok := m[seg]
+		if !ok {
+			break
+		}
+		if _, obj := next.(map[string]any); !obj {
+			break
+		}
+		at, where = next, where+"."+seg
+	}
+	m, ok := at.(map[string]any)
+	if !ok || len(m) == 0 {
+		return ""
+	}
+	keys := slices.Sorted(maps.Keys(m))
+	more := ""
+	if len(keys) > 20 {
+		keys, more = keys[:20], ", …"
+	}
+	if where == "" {
+		return "; its keys: " + strings.Join(keys, ", ") + more
+	}
+	return "; the keys of " + where[1:] + ": " + strings.Join(keys, ", ") + more
 }
 
 // LookupNullable is Lookup where a null met on the way counts as found
@@ -102,7 +139,7 @@ func (d *Definition) Extract(body any) ([]any, error) {
 	}
 	v, found := LookupNullable(body, d.RecordsPath)
 	if !found {
-		return nil, streamErr(d.Name, "records_path %q is not in the response (the body is a JSON %s)", d.RecordsPath, jsonType(body))
+		return nil, streamErr(d.Name, "records_path %q is not in the response (the body is a JSON %s%s)", d.RecordsPath, jsonType(body), KeysNear(body, d.RecordsPath))
 	}
 	switch recs := v.(type) {
 	case nil:

@@ -131,3 +131,20 @@ func TestExtractGraphQL(t *testing.T) {
 		})
 	}
 }
+
+func TestKeysNear(t *testing.T) {
+	body := map[string]any{"data": map[string]any{"items": []any{}, "paging": map[string]any{"next": "x"}}, "meta": 1}
+	for _, c := range []struct{ path, want string }{
+		{"results", "; its keys: data, meta"},
+		{"data.records", "; the keys of data: items, paging"},
+		{"data.paging.cursor", "; the keys of data.paging: next"},
+		{"meta.x", "; its keys: data, meta"},
+	} {
+		if got := KeysNear(body, c.path); got != c.want {
+			t.Errorf("KeysNear(%q) = %q, want %q", c.path, got, c.want)
+		}
+	}
+	if got := KeysNear([]any{1}, "data"); got != "" {
+		t.Errorf("KeysNear of an array = %q, want none", got)
+	}
+}
