@@ -34,7 +34,7 @@ var streamFields = []StreamField{
 	{"on_request_failure", "On request failure", "A request that failed for good: fail the run [default], or dead_letter and go on."},
 	{"incremental", "Incremental filter", "How requests ask the API for what changed since the bookmark."},
 	{"incremental.param", "Filter parameter", "Query parameter (or GraphQL variable) carrying bookmark − overlap."},
-	{"incremental.overlap_s", "Overlap (s)", "Seconds subtracted from a time bookmark, for rows committed late."},
+	{"incremental.overlap_s", "Overlap (s)", "Seconds subtracted from a time bookmark, for rows committed late (default 300; 0: none)."},
 	{"incremental.overlap", "Overlap", "Subtracted from a numeric bookmark (ids, versions)."},
 	{"incremental.format", "Time format", "rfc3339, date, unix, unix_ms or a Go time layout."},
 	{"incremental.end_param", "End parameter", "Query parameter of a chunk window's exclusive upper bound."},

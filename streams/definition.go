@@ -64,8 +64,9 @@ type Incremental struct {
 	// bound: bookmark − overlap.
 	Param string `json:"param"`
 	// OverlapS is subtracted from a time bookmark, so that rows committed
-	// late with an older replication key are read again.
-	OverlapS int `json:"overlap_s"`
+	// late with an older replication key are read again; absent (nil) it
+	// is DefaultOverlapS, and 0 turns it off (Overlap).
+	OverlapS *int `json:"overlap_s,omitempty"`
 	// Overlap is subtracted from a numeric bookmark (ids, versions). Zero
 	// means the request starts at the bookmark itself.
 	Overlap json.Number `json:"overlap"`
@@ -186,8 +187,8 @@ func (d *Definition) Check() error {
 		if inc.Param == "" {
 			return bad("incremental.param", "is required: the query parameter (or GraphQL variable) that carries the lower bound, e.g. \"updated_since\"")
 		}
-		if inc.OverlapS < 0 {
-			return bad("incremental.overlap_s", "must be a duration in seconds >= 0, got %d", inc.OverlapS)
+		if inc.OverlapS != nil && *inc.OverlapS < 0 {
+			return bad("incremental.overlap_s", "must be a duration in seconds >= 0, got %d", *inc.OverlapS)
 		}
 		if inc.Overlap != "" {
 			if f, err := inc.Overlap.Float64(); err != nil || f < 0 {

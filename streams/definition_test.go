@@ -145,7 +145,7 @@ func TestCheck(t *testing.T) {
 		"stray brace":          {d: base(func(d *Definition) { d.Path = "/v1/}x" }), wantErr: `path: has a '}' without a '{'`},
 		"incremental without param": {d: base(func(d *Definition) {
 			d.ReplicationKey = "updated_at"
-			d.Incremental = &Incremental{OverlapS: 60}
+			d.Incremental = &Incremental{OverlapS: new(60)}
 		}), wantErr: `stream "items": incremental.param: is required`},
 		"incremental with param": {d: base(func(d *Definition) {
 			d.ReplicationKey = "updated_at"

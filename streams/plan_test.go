@@ -15,7 +15,7 @@ import (
 
 func incDef(mod func(*Definition)) *Definition {
 	d := &Definition{Name: "orders", Path: "/v1/orders", ReplicationKey: "updated_at",
-		Incremental: &Incremental{Param: "since", EndParam: "until", OverlapS: 60}}
+		Incremental: &Incremental{Param: "since", EndParam: "until", OverlapS: new(60)}}
 	if mod != nil {
 		mod(d)
 	}
@@ -326,7 +326,7 @@ func TestUnsortedErrorNamesBoth(t *testing.T) {
 func TestPlanPartitionBookmarks(t *testing.T) {
 	d := incDef(func(d *Definition) {
 		d.Parent = &Parent{Stream: "orders", Key: "id", As: "order_id"}
-		d.Incremental.OverlapS = 0
+		d.Incremental.OverlapS = new(0)
 	})
 	// A Meltano SDK state, read as it is: number contexts stay numbers.
 	b := Bounds{StartDate: day(1), Now: day(10), MaxPartitions: 2, Partitions: []PartitionBookmark{

@@ -12,7 +12,7 @@ import (
 // bookmark: what changed since then, with an overlap so that rows
 // committed late with an older replication key are read again. No
 // bookmark (nil) is startDate, the config's start_date; otherwise the
-// bookmark less inc.OverlapS seconds (a time) or inc.Overlap (a number):
+// bookmark less inc.TimeOverlap() (a time) or inc.Overlap (a number):
 // see keys.Subtract. inc may be nil (no overlap).
 func LowerBound(bookmark any, inc *Incremental, startDate time.Time) (any, error) {
 	if bookmark == nil {
@@ -21,7 +21,24 @@ func LowerBound(bookmark any, inc *Incremental, startDate time.Time) (any, error
 	if inc == nil {
 		return keys.Subtract(bookmark, 0, "")
 	}
-	return keys.Subtract(bookmark, time.Duration(inc.OverlapS)*time.Second, inc.Overlap)
+	return keys.Subtract(bookmark, inc.TimeOverlap(), inc.Overlap)
+}
+
+// DefaultOverlapS is the overlap of a time replication key whose
+// incremental block gives no overlap_s: the rows committed in the five
+// minutes before the bookmark, late, are read again (an updated-since
+// minus overlap cursor, as the Meltano SDK's and Airbyte's lookback
+// windows do). A primary key makes the repeat harmless to a target that
+// upserts.
+const DefaultOverlapS = 300
+
+// TimeOverlap is what is subtracted from a time bookmark: overlap_s, or
+// DefaultOverlapS when it is absent.
+func (inc *Incremental) TimeOverlap() time.Duration {
+	if inc.OverlapS == nil {
+		return DefaultOverlapS * time.Second
+	}
+	return time.Duration(*inc.OverlapS) * time.Second
 }
 
 // FailedWindow is a chunk window whose walk did not reach its end: it

@@ -20,20 +20,20 @@ func TestLowerBound(t *testing.T) {
 		want     any
 		wantErr  string
 	}{
-		"no bookmark":           {nil, &Incremental{OverlapS: 300}, start, ""},
-		"time minus overlap":    {"2026-08-18T11:00:00+02:00", &Incremental{OverlapS: 300}, time.Date(2026, 8, 18, 8, 55, 0, 0, time.UTC), ""},
-		"date bookmark":         {"2026-08-18", &Incremental{OverlapS: 3600}, time.Date(2026, 8, 17, 23, 0, 0, 0, time.UTC), ""},
+		"no bookmark":           {nil, &Incremental{OverlapS: new(300)}, start, ""},
+		"time minus overlap":    {"2026-08-18T11:00:00+02:00", &Incremental{OverlapS: new(300)}, time.Date(2026, 8, 18, 8, 55, 0, 0, time.UTC), ""},
+		"date bookmark":         {"2026-08-18", &Incremental{OverlapS: new(3600)}, time.Date(2026, 8, 17, 23, 0, 0, 0, time.UTC), ""},
 		"time, nil incremental": {"2026-08-18T09:00:00Z", nil, time.Date(2026, 8, 18, 9, 0, 0, 0, time.UTC), ""},
-		"time.Time bookmark":    {time.Date(2026, 8, 18, 9, 0, 0, 0, time.UTC), &Incremental{OverlapS: 1}, time.Date(2026, 8, 18, 8, 59, 59, 0, time.UTC), ""},
-		"int minus overlap":     {json.Number("9007199254740993"), &Incremental{OverlapS: 300, Overlap: "1"}, json.Number("9007199254740992"), ""},
+		"time.Time bookmark":    {time.Date(2026, 8, 18, 9, 0, 0, 0, time.UTC), &Incremental{OverlapS: new(1)}, time.Date(2026, 8, 18, 8, 59, 59, 0, time.UTC), ""},
+		"int minus overlap":     {json.Number("9007199254740993"), &Incremental{OverlapS: new(300), Overlap: "1"}, json.Number("9007199254740992"), ""},
 		"big int":               {json.Number("123456789012345678901234567890"), &Incremental{Overlap: "100"}, json.Number("123456789012345678901234567790"), ""},
-		"overlap_s not applied": {json.Number("1000"), &Incremental{OverlapS: 300}, json.Number("1000"), ""},
+		"overlap_s not applied": {json.Number("1000"), &Incremental{OverlapS: new(300)}, json.Number("1000"), ""},
 		"decimal":               {json.Number("10.25"), &Incremental{Overlap: "0.5"}, json.Number("9.75"), ""},
 		"decimal to int":        {json.Number("10.5"), &Incremental{Overlap: "0.5"}, json.Number("10"), ""},
 		"float64 bookmark":      {float64(1000), &Incremental{Overlap: "10"}, json.Number("990"), ""},
 		"int bookmark":          {int64(5), nil, json.Number("5"), ""},
 		"below zero":            {json.Number("3"), &Incremental{Overlap: "5"}, json.Number("-2"), ""},
-		"opaque string":         {"v0042", &Incremental{OverlapS: 300}, "v0042", ""},
+		"opaque string":         {"v0042", &Incremental{OverlapS: new(300)}, "v0042", ""},
 		"bad overlap":           {json.Number("3"), &Incremental{Overlap: "x"}, nil, "incremental.overlap"},
 		"bool bookmark":         {true, nil, nil, "bookmark must be"},
 	}
@@ -66,7 +66,7 @@ func TestLowerBound(t *testing.T) {
 // stood while the walk goes on; the bookmark moves once it is read.
 func TestPlanBackfillOutcomes(t *testing.T) {
 	chunked := func(sorted bool) *Definition {
-		return incDef(func(d *Definition) { d.Incremental.ChunkDays = 1; d.Incremental.OverlapS = 0; d.IsSorted = sorted })
+		return incDef(func(d *Definition) { d.Incremental.ChunkDays = 1; d.Incremental.OverlapS = new(0); d.IsSorted = sorted })
 	}
 	w := func(d int) keys.Window { return keys.Window{Start: day(d), End: day(d + 1)} }
 	ts := func(d, h int) string { return day(d).Add(time.Duration(h) * time.Hour).Format(time.RFC3339) }

@@ -575,7 +575,7 @@ func childCase(name, state string, parents []map[string]any, children map[string
 			"name": "c", "path": "/c/{id}", "records_path": "data", "primary_key": []string{"id"},
 			"parent":          map[string]any{"stream": "s", "key": "id", "as": "order_id"},
 			"replication_key": "updated_at",
-			"incremental":     map[string]any{"param": "since", "format": "rfc3339"},
+			"incremental":     map[string]any{"param": "since", "format": "rfc3339", "overlap_s": 0},
 			"pagination":      map[string]any{"type": "none"},
 			"schema": map[string]any{"type": "object", "properties": map[string]any{
 				"id": map[string]any{"type": "integer"}, "order_id": map[string]any{"type": "integer"},

@@ -71,6 +71,9 @@ func (e *engine) plan(n *node) error {
 		return err
 	}
 	n.plan = p
+	if inc := d.Incremental; n.selected && inc != nil && inc.OverlapS == nil && b.Bookmark != nil && !b.Numeric && !p.FullTable() {
+		e.log.Info(fmt.Sprintf("incremental: the default overlap applies: the filter starts %d s before the bookmark (incremental.overlap_s sets it; 0 turns it off)", streams.DefaultOverlapS), "stream", d.Name)
+	}
 	if n.selected && d.Parent == nil && e.state != nil {
 		if t, ok := e.state.Resume(d.Name); ok {
 			r, err := pages.ResumeFromTree(t)

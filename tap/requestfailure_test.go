@@ -21,7 +21,7 @@ func TestRequestDeadLetters(t *testing.T) {
 			}
 		}
 	}
-	windows := map[string]any{"incremental": map[string]any{"param": "from", "end_param": "to", "chunk_days": 3, "format": "rfc3339"},
+	windows := map[string]any{"incremental": map[string]any{"param": "from", "end_param": "to", "chunk_days": 3, "format": "rfc3339", "overlap_s": 0},
 		"pagination": map[string]any{"type": "none"}}
 	state := `{"bookmarks":{"s":{"replication_key":"updated_at","replication_key_value":"` + key(2) + `"}}}`
 	for _, c := range []engineCase{{

@@ -250,7 +250,7 @@ func (w *inferWalk) planChain(cfg *tap.Config, known map[string]any, log *slog.L
 			b.Numeric = settings.KeyKind(known, d.ReplicationKey) == "number"
 		case inc.Overlap != "":
 			b.Numeric = true
-		case inc.Format == "" && inc.OverlapS == 0 && inc.ChunkDays == 0:
+		case inc.Format == "" && inc.OverlapS == nil && inc.ChunkDays == 0:
 			// No schema and nothing in the definition says the key is a time:
 			// sending start_date to a numeric filter would be refused.
 			log.Info("infer-schema: start_date not applied: without a schema the replication key may be a number; set incremental.format to filter by time", "stream", d.Name)
