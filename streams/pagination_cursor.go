@@ -92,6 +92,25 @@ type cursorPaginator struct {
 	p    CursorOptions
 }
 
+// doubt notes on resp, which has no token at next_cursor_path, that the
+// walk may end too early: the page is full (page_size records), or
+// has_more_path says there is more. A path the API does not use
+// (next_cursor where the API says paging.next_cursor) would end every
+// walk after its first page.
+func (c cursorPaginator) doubt(resp *Page) {
+	why := ""
+	if more, found := resp.Value(c.p.HasMorePath); c.p.HasMorePath != "" && found && more == true {
+		why = fmt.Sprintf("has_more_path %q says there is more", c.p.HasMorePath)
+	} else if c.p.PageSize > 0 && len(resp.Records) >= c.p.PageSize {
+		why = fmt.Sprintf("the page is full (%d records, page_size %d)", len(resp.Records), c.p.PageSize)
+	}
+	if why == "" {
+		return
+	}
+	resp.Doubt = fmt.Sprintf("stream %q: the walk stops: the page has no next_cursor_path %q, but %s: is the path right?%s",
+		c.name, c.p.NextCursorPath, why, resp.keysNear(c.p.NextCursorPath))
+}
+
 func (c cursorPaginator) First(req Request) Request {
 	return req.WithParams(pageSizeParam(c.p.PageSizeParam, c.p.PageSize)...)
 }
@@ -130,6 +149,9 @@ func (c cursorPaginator) Next(last Request, resp *Page) (Request, bool, error) {
 		return last.WithParams(c.p.CursorParam, token), true, nil
 	}
 	v, found := resp.Value(c.p.NextCursorPath)
+	if !found {
+		c.doubt(resp)
+	}
 	if !found || v == nil {
 		return Request{}, false, nil
 	}

@@ -43,6 +43,11 @@ type Page struct {
 	// Next is, while Walk hands the page over, the request of the page
 	// after it; nil when the walk ends with this page.
 	Next *Request
+	// Doubt, set by the paginator, says why the walk ended on a page
+	// that looks as if more followed (a full page with no next token at
+	// the configured path): likely a wrong path, which would otherwise
+	// truncate the stream in silence. "" when the end is not in doubt.
+	Doubt string
 	// More, when not nil, says the page is one part of a body read as it
 	// arrives (a jsonl, csv or xml export, a report's file), its records
 	// handed over in pages of bounded size: More reads the page after
@@ -80,11 +85,29 @@ type Envelope interface {
 	Lookup(path string) (any, bool)
 }
 
+// keyLister is an Envelope that can name the keys a body has near a
+// path, for a message that helps the user find the right one.
+type keyLister interface {
+	KeysNear(path string) string
+}
+
+// keysNear is KeysNear of the page's body at path, "" when its Values
+// cannot tell.
+func (p *Page) keysNear(path string) string {
+	if l, ok := p.Values.(keyLister); ok {
+		return l.KeysNear(path)
+	}
+	return ""
+}
+
 // Decoded is the Envelope of a body decoded whole.
 type Decoded struct{ Body any }
 
 // Lookup is LookupNullable(Body, path).
 func (d Decoded) Lookup(path string) (any, bool) { return LookupNullable(d.Body, path) }
+
+// KeysNear is KeysNear(Body, path).
+func (d Decoded) KeysNear(path string) string { return KeysNear(d.Body, path) }
 
 // Enclosing is what a spliced page's Envelope gives for a path that
 // encloses the records (a GraphQL connection): an object, found, whose

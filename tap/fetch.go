@@ -233,6 +233,11 @@ func (e *engine) follow(ctx context.Context, n *node, first streams.Request, par
 			n.counts.Pages.Add(1) // a body read in pages counts once
 		}
 		n.counts.Received.Add(int64(len(resp.Records)))
+		if resp.Doubt != "" && e.policy.testRun() {
+			// A test reads one record: a walk that would end too early
+			// is what it is there to find.
+			return errors.New(resp.Doubt)
+		}
 		extracted := e.now()
 		var err error
 		if kids {
@@ -242,6 +247,9 @@ func (e *engine) follow(ctx context.Context, n *node, first streams.Request, par
 		}
 		if err != nil {
 			return err
+		}
+		if resp.Doubt != "" {
+			e.log.Warn(resp.Doubt)
 		}
 		// Records of a sorted stream arrive in key order, so once a page
 		// is written the largest key on it is safe to checkpoint.

@@ -117,14 +117,21 @@ func walk(ctx context.Context, d *streams.Definition, p streams.Paginator, first
 		}
 		g.pages++
 		next, more, stop := p.Next(req, resp)
+		repeated := false
 		if stop == nil && more {
-			stop = g.check(req, next, resp)
+			stop, repeated = g.check(req, next, resp)
 		}
 		if stop == nil && more {
 			resp.Next = &next
 			if ahead {
 				pending = prefetch(ctx, d, fetch, next)
 			}
+		}
+		if repeated {
+			// The page of a loop holds only rows read before (an API
+			// ignoring the cursor answers page 1 again): writing it
+			// would write them twice.
+			return stop
 		}
 		if err := page(resp); err != nil {
 			return err
@@ -211,24 +218,27 @@ func (g *guard) sent(req streams.Request) {
 }
 
 // check applies the loop guards to next, the request that would follow
-// resp (the answer to last), and records next as sent.
-func (g *guard) check(last, next streams.Request, resp *streams.Page) error {
+// resp (the answer to last), and records next as sent. repeated is true
+// when the walk stops on a repeated request and resp's rows were all read
+// before in this walk: the page is not to be handed over.
+func (g *guard) check(last, next streams.Request, resp *streams.Page) (stop error, repeated bool) {
 	name := g.d.Name
 	h := g.requestHash(next)
 	if page, ok := g.requests[h]; ok {
+		repeated = len(resp.Records) > 0 && g.stalePage(resp.Records)
 		if page == g.pages {
-			return streamErr(name, "next page repeats the request just made (%s); stopping instead of looping", describeRequest(last))
+			return streamErr(name, "next page repeats the request just made (%s); stopping instead of looping", describeRequest(last)), repeated
 		}
 		return streamErr(name, "the request for page %d repeats the request of page %d (%s): the API's pages run in a cycle; stopping instead of looping",
-			g.pages+1, page, describeRequest(next))
+			g.pages+1, page, describeRequest(next)), repeated
 	}
 	if limit := g.d.Pagination.MaxPages; limit > 0 && g.pages >= limit {
-		return streamErr(name, "more than max_pages (%d) pages; raise pagination.max_pages if the stream is really this long", limit)
+		return streamErr(name, "more than max_pages (%d) pages; raise pagination.max_pages if the stream is really this long", limit), false
 	}
 	if len(resp.Records) == 0 {
 		g.empties++
 		if g.empties > maxEmptyFollows {
-			return streamErr(name, "%d empty pages in a row while the API still says there are more; stopping instead of looping", g.empties)
+			return streamErr(name, "%d empty pages in a row while the API still says there are more; stopping instead of looping", g.empties), false
 		}
 	} else {
 		g.empties = 0
@@ -236,11 +246,11 @@ func (g *guard) check(last, next streams.Request, resp *streams.Page) error {
 			g.stale = 0
 		} else if g.stale++; g.stale >= maxStalePages {
 			return streamErr(name, "%d pages in a row held only rows already read in this walk (told apart by %s) while the API still says there are more; stopping instead of looping",
-				g.stale, g.identity())
+				g.stale, g.identity()), true
 		}
 	}
 	g.requests[h] = g.pages + 1
-	return nil
+	return nil, false
 }
 
 // identity says how rows are told apart, for the error message.

@@ -203,6 +203,7 @@ func appendNew(list []string, s string) []string {
 type Page struct {
 	of      *Reader
 	body    []byte
+	scanned []byte // the body Scan read, which recs point into
 	recs    []codec.Record
 	given   []given  // by record, the tree it was given as (ScanLines)
 	env     [][]byte // the envelope values' text, by path
@@ -282,6 +283,7 @@ func (r *Reader) Take() *Page {
 // page.
 func (p *Page) Release() {
 	clear(p.given) // the trees go with the page
+	p.scanned = nil
 	r := p.of
 	r.mu.Lock()
 	if b := p.body; b != nil {
@@ -355,6 +357,7 @@ func (r *Reader) body(ctx context.Context, old []byte, size int, wait bool) []by
 // path (codec.Page.Scan), and the caller decodes it.
 func (p *Page) Scan(body []byte) (ok bool) {
 	s := p.of
+	p.scanned = body
 	p.recs, p.env, ok = s.page.Scan(p.recs, p.env, body)
 	p.given = p.given[:0]
 	p.parent.clear()
@@ -585,6 +588,17 @@ func (p *Page) Lookup(path string) (any, bool) {
 		return streams.LookupNullable(v, rest)
 	}
 	return nil, false
+}
+
+// KeysNear names the keys of the body near path (streams.KeysNear), for
+// a warning that the paginator's path is not in the body: the body is
+// decoded for it, which only such a warning pays for.
+func (p *Page) KeysNear(path string) string {
+	v, err := codec.Decode(p.scanned)
+	if err != nil {
+		return ""
+	}
+	return streams.KeysNear(v, path)
 }
 
 // Mapped is, on a stream with maps, what they made of the last record
