@@ -6,7 +6,6 @@ package infer
 import (
 	"encoding/json"
 	"math"
-	"slices"
 	"strings"
 	"time"
 
@@ -162,15 +161,15 @@ func (s *Shape) schema(nullable bool) *Schema {
 		out.Format = "date-time"
 	}
 	if kinds&kindObject != 0 {
+		// Every property may be null and none is required, as tap init
+		// writes: a few pages are one sample, and the first record with
+		// a null (an unassigned ticket's assignee) would otherwise fail
+		// its schema and be set aside.
 		props := make(map[string]*Schema, len(s.props))
 		for k, p := range s.props {
-			props[k] = p.schema(p.nonNull < s.objects)
-			if p.nonNull == s.objects {
-				out.Required = append(out.Required, k)
-			}
+			props[k] = p.schema(true)
 		}
 		out.Properties = &props
-		slices.Sort(out.Required)
 	}
 	if kinds&kindArray != 0 && s.items != nil && (s.items.nonNull > 0 || s.items.null) {
 		out.Items = s.items.schema(false)

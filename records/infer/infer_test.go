@@ -35,26 +35,23 @@ func TestInferShapes(t *testing.T) {
 	}, {
 		name:    "integer",
 		records: `[{"a":1},{"a":-20}]`,
-		want:    `{"type":"object","properties":{"a":{"type":"integer"}},"required":["a"]}`,
+		want:    `{"type":"object","properties":{"a":{"type":["null","integer"]}}}`,
 	}, {
 		name:    "integer and number make number",
 		records: `[{"a":1},{"a":1.5},{"a":1e3},{"a":2E-1}]`,
-		want:    `{"type":"object","properties":{"a":{"type":"number"}},"required":["a"]}`,
+		want:    `{"type":"object","properties":{"a":{"type":["null","number"]}}}`,
 	}, {
 		name:    "a number with an exponent is not an integer",
 		records: `[{"a":1e3}]`,
-		want:    `{"type":"object","properties":{"a":{"type":"number"}},"required":["a"]}`,
+		want:    `{"type":"object","properties":{"a":{"type":["null","number"]}}}`,
 	}, {
 		name:    "20-digit integer",
 		records: `[{"a":12345678901234567890}]`,
-		want:    `{"type":"object","properties":{"a":{"type":"integer"}},"required":["a"]}`,
+		want:    `{"type":"object","properties":{"a":{"type":["null","integer"]}}}`,
 	}, {
-		name:    "null and missing add null and drop required",
+		name:    "every property may be null, none is required (one sample proves neither)",
 		records: `[{"id":1,"a":null,"b":"x"},{"id":2,"a":true}]`,
-		want: `{"type":"object","properties":{
-			"a":{"type":["null","boolean"]},
-			"b":{"type":["null","string"]},
-			"id":{"type":"integer"}},"required":["id"]}`,
+		want:    `{"type":"object","properties":{"a":{"type":["null","boolean"]},"b":{"type":["null","string"]},"id":{"type":["null","integer"]}}}`,
 	}, {
 		name:    "only null",
 		records: `[{"a":null},{"a":null}]`,
@@ -62,54 +59,37 @@ func TestInferShapes(t *testing.T) {
 	}, {
 		name:    "date-time when every string is one",
 		records: `[{"t":"2026-01-02T03:04:05Z","u":"2026-01-02T03:04:05.123+02:00"},{"t":"2025-12-31T23:59:59Z","u":null}]`,
-		want: `{"type":"object","properties":{
-			"t":{"type":"string","format":"date-time"},
-			"u":{"type":["null","string"],"format":"date-time"}},"required":["t"]}`,
+		want:    `{"type":"object","properties":{"t":{"type":["null","string"],"format":"date-time"},"u":{"type":["null","string"],"format":"date-time"}}}`,
 	}, {
 		name:    "one string that is not a date-time drops the format",
 		records: `[{"t":"2026-01-02T03:04:05Z"},{"t":"2026-01-02"},{"t":"yesterday"}]`,
-		want:    `{"type":"object","properties":{"t":{"type":"string"}},"required":["t"]}`,
+		want:    `{"type":"object","properties":{"t":{"type":["null","string"]}}}`,
 	}, {
 		name:    "not quite RFC 3339",
 		records: `[{"a":"2026-01-02 03:04:05Z"},{"b":"2026-01-02T03:04:05"},{"c":"2026-13-02T03:04:05Z"}]`,
-		want: `{"type":"object","properties":{
-			"a":{"type":["null","string"]},
-			"b":{"type":["null","string"]},
-			"c":{"type":["null","string"]}}}`,
+		want:    `{"type":"object","properties":{"a":{"type":["null","string"]},"b":{"type":["null","string"]},"c":{"type":["null","string"]}}}`,
 	}, {
 		name: "nested objects",
 		records: `[{"addr":{"city":"Paris","zip":"75001","geo":{"lat":48.8,"lon":2}}},
 			{"addr":{"city":"Lyon","geo":{"lat":45.7,"lon":4.8}}},
 			{"addr":null}]`,
-		want: `{"type":"object","properties":{
-			"addr":{"type":["null","object"],"properties":{
-				"city":{"type":"string"},
-				"geo":{"type":"object","properties":{"lat":{"type":"number"},"lon":{"type":"number"}},"required":["lat","lon"]},
-				"zip":{"type":["null","string"]}},
-				"required":["city","geo"]}},
-			"required":[]}`,
+		want: `{"type":"object","properties":{"addr":{"type":["null","object"],"properties":{"city":{"type":["null","string"]},"geo":{"type":["null","object"],"properties":{"lat":{"type":["null","number"]},"lon":{"type":["null","number"]}}},"zip":{"type":["null","string"]}}}}}`,
 	}, {
 		name:    "array items merged over every element",
 		records: `[{"t":[1,2]},{"t":[]},{"t":[3.5,null,"x"]}]`,
-		want: `{"type":"object","properties":{
-			"t":{"type":"array","items":{"type":["null","number","string"]}}},"required":["t"]}`,
+		want:    `{"type":"object","properties":{"t":{"type":["null","array"],"items":{"type":["null","number","string"]}}}}`,
 	}, {
 		name:    "arrays of objects",
 		records: `[{"l":[{"k":"a","v":1},{"k":"b"}]},{"l":[{"k":"c","v":2}]}]`,
-		want: `{"type":"object","properties":{
-			"l":{"type":"array","items":{"type":"object","properties":{
-				"k":{"type":"string"},"v":{"type":["null","integer"]}},"required":["k"]}}},"required":["l"]}`,
+		want:    `{"type":"object","properties":{"l":{"type":["null","array"],"items":{"type":"object","properties":{"k":{"type":["null","string"]},"v":{"type":["null","integer"]}}}}}}`,
 	}, {
 		name:    "only empty arrays: no items",
 		records: `[{"t":[]},{"t":[]}]`,
-		want:    `{"type":"object","properties":{"t":{"type":"array"}},"required":["t"]}`,
+		want:    `{"type":"object","properties":{"t":{"type":["null","array"]}}}`,
 	}, {
 		name:    "mixed types make a type array",
 		records: `[{"a":"1"},{"a":1},{"a":false},{"a":{"x":1}},{"a":[true]}]`,
-		want: `{"type":"object","properties":{
-			"a":{"type":["array","boolean","integer","object","string"],
-				"properties":{"x":{"type":"integer"}},"required":["x"],
-				"items":{"type":"boolean"}}},"required":["a"]}`,
+		want:    `{"type":"object","properties":{"a":{"type":["null","array","boolean","integer","object","string"],"properties":{"x":{"type":["null","integer"]}},"items":{"type":"boolean"}}}}`,
 	}} {
 		t.Run(c.name, func(t *testing.T) {
 			got, recs := inferFrom(t, c.records)

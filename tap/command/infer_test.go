@@ -433,9 +433,10 @@ func TestInferSchemaChild(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatal(err)
 	}
+	nullable := func(t string) map[string]any { return map[string]any{"type": []any{"null", t}} }
 	wantSchema := map[string]any{"type": "object", "properties": map[string]any{
-		"qty": map[string]any{"type": "integer"}, "sku": map[string]any{"type": "string"}, "thing_id": map[string]any{"type": "integer"},
-	}, "required": []any{"qty", "sku", "thing_id"}}
+		"qty": nullable("integer"), "sku": nullable("string"), "thing_id": nullable("integer"),
+	}}
 	if d := cmp.Diff(wantSchema, got); d != "" {
 		t.Errorf("schema (-want +got):\n%s", d)
 	}
