@@ -106,10 +106,12 @@ func setPageSize(d map[string]any, name string, n int) {
 func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
 
 // tapConfig is a config pointing the tap at base with the given streams:
-// fast retries, no client-side rate limit, the sentinel token.
+// fast retries, no client-side rate limit, the sentinel token, records
+// that fail their schema set aside in dead_letter.jsonl.
 func tapConfig(base string, streams []any) map[string]any {
 	return map[string]any{
 		"base_url":             base,
+		"dead_letter_path":     "dead_letter.jsonl",
 		"auth":                 map[string]any{"type": "bearer", "token": sentinel},
 		"start_date":           startDate,
 		"rate_limit":           map[string]any{"requests_per_second": 0, "max_in_flight": 4},

@@ -14,6 +14,7 @@ import (
 	neturl "net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
@@ -106,7 +107,15 @@ type Validator struct {
 	drift  *Drift
 	dead   *DeadLetters
 	log    *slog.Logger
+	// emitted counts the records that failed their schema and were
+	// emitted anyway (policy Emit): each of the first emitWarnings is a
+	// WARN, the count is the run's last word on them (Emitted).
+	emitted atomic.Int64
 }
+
+// emitWarnings is how many records failing their schema a stream logs
+// one by one under policy Emit; the rest are counted.
+const emitWarnings = 5
 
 // New compiles o.Schema; the error names the stream.
 func New(o Options) (*Validator, error) {
@@ -245,6 +254,10 @@ func findUnreadableNumber(v any, pointer string) (string, bool) {
 	return "", false
 }
 
+// Emitted is how many records failed their schema and were emitted
+// anyway (policy Emit).
+func (v *Validator) Emitted() int64 { return v.emitted.Load() }
+
 // Check validates one record and applies the policy: it says whether to
 // emit the record, or fails the run. extracted is when the record was
 // read, for its dead letter.
@@ -259,7 +272,9 @@ func (v *Validator) Check(m map[string]any, extracted time.Time) (bool, error) {
 	case Fail:
 		return false, fmt.Errorf("stream %q: record %s fails its schema at %q: %s (on_schema_violation is fail)", v.stream, v.pkText(pk), pointerText(bad[0].Pointer), first)
 	case Emit:
-		v.log.Warn("record fails its schema; emitted anyway", "stream", v.stream, "primary_key", v.pkText(pk), "pointer", pointerText(bad[0].Pointer), "error", first)
+		if v.emitted.Add(1) <= emitWarnings {
+			v.log.Warn("record fails its schema; emitted anyway", "stream", v.stream, "primary_key", v.pkText(pk), "pointer", pointerText(bad[0].Pointer), "error", first)
+		}
 		return true, nil
 	}
 	return false, v.dead.write(letter{Stream: v.stream, PrimaryKey: pk, Record: m, Errors: bad, TimeExtracted: extracted.UTC().Format(time.RFC3339Nano)})

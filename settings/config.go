@@ -193,6 +193,7 @@ func LoadWith(path string, prepare func(c *Config, streamsPath string) error) (*
 	}
 	stringifyValues(obj["headers"])
 	stringifyValues(obj["path_params"])
+	defaultViolation(obj)
 	if err := applyRegistry(obj); err != nil {
 		return nil, inputErr(path, err)
 	}
@@ -248,6 +249,21 @@ func LoadWith(path string, prepare func(c *Config, streamsPath string) error) (*
 		return nil, inputErr(streamsPath, err)
 	}
 	return &cfg, nil
+}
+
+// defaultViolation sets on_schema_violation when the config leaves it
+// out: dead_letter when the config names a dead_letter_path, else emit.
+// A record that fails its schema is never set aside in a file the user
+// did not ask for: next to a config that Meltano writes in a temporary
+// folder, or inside a container, it would be lost with the run.
+func defaultViolation(obj map[string]any) {
+	if _, set := obj["on_schema_violation"]; set {
+		return
+	}
+	obj["on_schema_violation"] = ViolationEmit
+	if p, set := obj["dead_letter_path"]; set && p != nil {
+		obj["on_schema_violation"] = ViolationDeadLetter
+	}
 }
 
 // check checks what the registry cannot: the shape of values and the

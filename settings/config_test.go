@@ -33,7 +33,7 @@ func TestLoadStreamsFileAndEnv(t *testing.T) {
 		t.Errorf("schema relative to the streams file not loaded")
 	}
 	// Defaults.
-	if cfg.RateLimit.RequestsPerSecond != 10 || cfg.RateLimit.Burst != 1 || cfg.Retry.MaxAttempts != 6 || cfg.MaxParallelStreams != 2 || cfg.OnSchemaViolation != "dead_letter" {
+	if cfg.RateLimit.RequestsPerSecond != 10 || cfg.RateLimit.Burst != 1 || cfg.Retry.MaxAttempts != 6 || cfg.MaxParallelStreams != 2 || cfg.OnSchemaViolation != "emit" {
 		t.Errorf("defaults not applied: %+v %+v", cfg.RateLimit, cfg.Retry)
 	}
 	if cfg.DeadLetterPath != filepath.Join(dir, "conf", "dead_letter.jsonl") {
@@ -108,5 +108,26 @@ func TestFillPathParams(t *testing.T) {
 				t.Errorf("path = %q, want %q", d.Path, tt.want)
 			}
 		})
+	}
+}
+
+// TestDefaultViolation: on_schema_violation left out is dead_letter when
+// the config names a dead_letter_path, else emit; given, it stays.
+func TestDefaultViolation(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		obj  map[string]any
+		want string
+	}{
+		{"nothing given", map[string]any{}, ViolationEmit},
+		{"a dead_letter_path", map[string]any{"dead_letter_path": "/data/dead.jsonl"}, ViolationDeadLetter},
+		{"a null dead_letter_path", map[string]any{"dead_letter_path": nil}, ViolationEmit},
+		{"given", map[string]any{"on_schema_violation": "fail"}, ViolationFail},
+		{"given with a path", map[string]any{"on_schema_violation": "emit", "dead_letter_path": "d.jsonl"}, ViolationEmit},
+	} {
+		defaultViolation(c.obj)
+		if got := c.obj["on_schema_violation"]; got != c.want {
+			t.Errorf("%s: on_schema_violation = %v, want %s", c.name, got, c.want)
+		}
 	}
 }

@@ -96,6 +96,7 @@ func (e *engine) sync(ctx context.Context, every time.Duration) error {
 		func(stream string) []records.Entry { return e.byName[stream].check.Drift().Report(e.log) })
 	e.backfillSummary()
 	e.reportDeadLetters()
+	e.reportEmittedViolations()
 	if ferr := e.out.Flush(); ferr != nil && err == nil {
 		err = ferr
 	}
@@ -105,6 +106,21 @@ func (e *engine) sync(ctx context.Context, every time.Duration) error {
 // reportDeadLetters logs the run's dead letters by stream and kind.
 func (e *engine) reportDeadLetters() {
 	failure.Summary(e.log, e.report.Level, e.dead.Depths(), e.cfg.DeadLetterAlert, e.cfg.DeadLetterPath)
+}
+
+// reportEmittedViolations ends the run with one WARN per stream whose
+// records failed their schema and were emitted anyway
+// (on_schema_violation emit): nothing was set aside, but the destination
+// holds records its schema does not describe.
+func (e *engine) reportEmittedViolations() {
+	for _, n := range e.nodes {
+		if n.check == nil {
+			continue
+		}
+		if k := n.check.Emitted(); k > 0 {
+			e.log.Warn("records failed their schema and were emitted as they came (on_schema_violation emit)", "stream", n.def.Name, "count", k)
+		}
+	}
 }
 
 // breakerMetric is the client's OnBreaker in a sync: a metric line on

@@ -53,7 +53,7 @@ func TestSingerSyncSummaryTable(t *testing.T) {
 	defer srv.Close()
 	dir := t.TempDir()
 	schema := `{"type": "object", "properties": {"id": {"type": "integer"}}}`
-	cfg := fmt.Sprintf(`{"base_url": %q, "rate_limit": {"requests_per_second": 0},
+	cfg := fmt.Sprintf(`{"base_url": %q, "rate_limit": {"requests_per_second": 0}, "dead_letter_path": "dead_letter.jsonl",
 	  "retry": {"max_attempts": 3, "base_delay_ms": 1, "max_delay_ms": 2},
 	  "streams": [
 	    {"name": "a", "path": "/a", "records_path": "", "primary_key": ["id"], "schema": %s},

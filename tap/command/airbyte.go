@@ -139,5 +139,11 @@ func airbyteRead(ctx context.Context, f inputs.Files, aw *output.Airbyte) error 
 	aw.SetNamespaces(sel.Namespace)
 	log := aw.Logger(f.Level(cfg))
 	f.LogFirstRun(log)
+	if cfg.OnSchemaViolation == settings.ViolationDeadLetter {
+		// A dead-letter file would stay in the container, and the
+		// records with it: they are emitted, their violations logged.
+		cfg.OnSchemaViolation = settings.ViolationEmit
+		log.Info("on_schema_violation: dead_letter is emit in Airbyte mode: a record that fails its schema is emitted and its violation logged, not set aside in a file inside the container")
+	}
 	return tap.Sync(ctx, tap.Options{Config: cfg, Selection: sel, State: st, Writer: aw, Log: log, Shard: f.Shard})
 }

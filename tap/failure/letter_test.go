@@ -241,18 +241,19 @@ func TestSummary(t *testing.T) {
 		"within the alert": {
 			depths: depths, alert: 3,
 			want: []string{
-				`level=INFO msg="dead letters" stream=orders kind=request count=2 path=dead.jsonl`,
+				`level=INFO msg="dead letters" stream=orders kind=request count=2 path=/data/dead.jsonl`,
 				`level=INFO msg="METRIC: {\"metric\":\"dead_letters\",\"tags\":{\"endpoint\":\"orders\",\"kind\":\"request\"},\"type\":\"counter\",\"value\":2}"`,
-				`level=INFO msg="dead letters" stream=users kind=record count=1 path=dead.jsonl`,
+				`level=INFO msg="dead letters" stream=users kind=record count=1 path=/data/dead.jsonl`,
 				`level=INFO msg="METRIC: {\"metric\":\"dead_letters\",\"tags\":{\"endpoint\":\"users\",\"kind\":\"record\"},\"type\":\"counter\",\"value\":1}"`,
+				`level=WARN msg="dead letters: set aside this run; fix the cause, then tap replay --dead-letters the file" count=3 path=/data/dead.jsonl`,
 			},
 		},
 		"past the alert, metrics at debug": {
 			depths: depths, alert: 2, level: slog.LevelDebug,
 			want: []string{
-				`level=INFO msg="dead letters" stream=orders kind=request count=2 path=dead.jsonl`,
-				`level=INFO msg="dead letters" stream=users kind=record count=1 path=dead.jsonl`,
-				`level=WARN msg="dead letters pass dead_letter_alert" count=3 dead_letter_alert=2 path=dead.jsonl`,
+				`level=INFO msg="dead letters" stream=orders kind=request count=2 path=/data/dead.jsonl`,
+				`level=INFO msg="dead letters" stream=users kind=record count=1 path=/data/dead.jsonl`,
+				`level=WARN msg="dead letters pass dead_letter_alert: set aside this run; fix the cause, then tap replay --dead-letters the file" count=3 dead_letter_alert=2 path=/data/dead.jsonl`,
 			},
 		},
 	}
@@ -265,7 +266,7 @@ func TestSummary(t *testing.T) {
 				}
 				return a
 			}}))
-			Summary(log, tt.level, tt.depths, tt.alert, "dead.jsonl")
+			Summary(log, tt.level, tt.depths, tt.alert, "/data/dead.jsonl")
 			var got []string
 			if s := strings.TrimSpace(buf.String()); s != "" {
 				got = strings.Split(s, "\n")
