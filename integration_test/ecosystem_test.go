@@ -76,6 +76,13 @@ func TestEcosystemFiles(t *testing.T) {
 		if !strings.HasPrefix(c.what, "--") {
 			doc = read(c.what)
 		}
+		if c.what == meltanoFile {
+			// The file is for meltano.yml, whose schema refuses Meltano
+			// Hub's own keys (settings' TestMeltanoFileValidInMeltanoYML);
+			// a Hub entry is the file plus the rating Hub gives after its
+			// review, which Hub's schema requires.
+			doc.(map[string]any)["quality"] = "unknown"
+		}
 		if err := ecosystemSchema(t, c.schema).Validate(doc); err != nil {
 			t.Errorf("%s does not fit %s: %#v", c.what, c.schema, err)
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -38,10 +39,9 @@ func (a About) Meltano() string {
 	fmt.Fprintf(&b, "namespace: %s\n", strings.ReplaceAll(MeltanoName, "-", "_"))
 	fmt.Fprintf(&b, "variant: %s\n", MeltanoVariant)
 	fmt.Fprintf(&b, "label: %s\n", yamlString("Declarative REST/GraphQL"))
-	// Meltano Hub's rating is given by Hub after review; until then
-	// "unknown" is the only honest value.
-	b.WriteString("quality: unknown\n")
-	b.WriteString("maintenance_status: active\n")
+	// Hub's own keys (quality, maintenance_status) are left out: the
+	// file goes under plugins.extractors of meltano.yml, whose schema
+	// refuses them.
 	fmt.Fprintf(&b, "repo: %s\n", yamlString(repoURL))
 	fmt.Fprintf(&b, "docs: %s\n", yamlString(repoURL+"/blob/main/docs/guides/singer-meltano.md"))
 	fmt.Fprintf(&b, "description: %s\n", yamlString(a.Description))
@@ -50,8 +50,9 @@ func (a About) Meltano() string {
 	for _, c := range a.Capabilities {
 		fmt.Fprintf(&b, "- %s\n", c)
 	}
+	settings := slices.DeleteFunc(slices.Clone(a.Settings), func(s Setting) bool { return s.demoOnly() })
 	var required []string
-	for _, s := range a.Settings {
+	for _, s := range settings {
 		if s.Required {
 			required = append(required, s.Name)
 		}
@@ -68,7 +69,7 @@ func (a About) Meltano() string {
 		}
 	}
 	b.WriteString("settings:\n")
-	for _, s := range a.Settings {
+	for _, s := range settings {
 		fmt.Fprintf(&b, "- name: %s\n", s.Name)
 		fmt.Fprintf(&b, "  label: %s\n", yamlString(s.Title))
 		fmt.Fprintf(&b, "  kind: %s\n", s.MeltanoKind())

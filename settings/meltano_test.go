@@ -1,12 +1,15 @@
 package settings
 
 import (
+	"encoding/json"
 	"os"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/santhosh-tekuri/jsonschema/v5"
+	"go.yaml.in/yaml/v4"
 )
 
 // The committed plugin definition is what the registry generates now: a
@@ -58,4 +61,62 @@ func TestMeltanoKindsAndCapabilitiesAreMeltanos(t *testing.T) {
 			t.Errorf("capability %q is not a Meltano extractor capability", c)
 		}
 	}
+}
+
+// TestMeltanoFileValidInMeltanoYML: the plugin definition, pasted as an
+// item under plugins.extractors, makes a meltano.yml that meltano.yml's
+// published JSON Schema (testdata/meltano, MIT, from the Meltano
+// repository) accepts; Hub-only keys (quality, maintenance_status) and
+// the demo's settings are not in it.
+func TestMeltanoFileValidInMeltanoYML(t *testing.T) {
+	var plugin map[string]any
+	if err := yaml.Unmarshal([]byte(AboutInfo().Meltano()), &plugin); err != nil {
+		t.Fatalf("the plugin definition is not YAML: %v", err)
+	}
+	project := map[string]any{"version": 1, "plugins": map[string]any{"extractors": []any{plugin}}}
+	c := jsonschema.NewCompiler()
+	c.Draft = jsonschema.Draft2020
+	if err := c.AddResource("meltano.schema.json", mustOpen(t, "testdata/meltano/meltano.schema.json")); err != nil {
+		t.Fatal(err)
+	}
+	schema, err := c.Compile("meltano.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(project)
+	var doc any
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if err := schema.Validate(doc); err != nil {
+		t.Errorf("meltano.yml's schema refuses the plugin definition: %v", err)
+	}
+	for _, key := range []string{"quality", "maintenance_status"} {
+		if _, ok := plugin[key]; ok {
+			t.Errorf("the plugin definition carries Meltano Hub's key %q", key)
+		}
+	}
+	settings, _ := plugin["settings"].([]any)
+	for _, s := range settings {
+		if name, _ := s.(map[string]any)["name"].(string); name == "demo" || strings.HasPrefix(name, "demo.") {
+			t.Errorf("the plugin definition exposes the demo's setting %q", name)
+		}
+	}
+	// The schema does refuse a Hub-only key: the check above is not empty.
+	plugin["quality"] = "unknown"
+	b, _ = json.Marshal(project)
+	_ = json.Unmarshal(b, &doc)
+	if schema.Validate(doc) == nil {
+		t.Errorf("meltano.yml's schema accepts quality on an extractor: the test proves nothing")
+	}
+}
+
+func mustOpen(t *testing.T, path string) *os.File {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
 }

@@ -119,6 +119,15 @@ var groups = map[string]struct{ Title, Description string }{
 	"rate_limit.shared": {"Shared rate limit (Redis)", "A rate limit counted in Redis, shared by every process naming the same key."},
 	"retry":             {"Retries", "How a failed attempt is retried: attempts, full-jitter backoff, Retry-After."},
 	"circuit_breaker":   {"Circuit breaker", "Consecutive transient failures stop every request for a cooldown."},
+	"feed":              {"Streaming feeds", "Limits of the websocket, SSE and NDJSON feed streams: idle timeout and reconnects; a stream's own feed block wins."},
+}
+
+// demoOnly reports whether s configures the bundled demo API: a knob of
+// the tap's own demo and tests, not of a connection to a real API, so
+// the Meltano plugin definition leaves it out and the Airbyte spec hides
+// it from the form (a config may still carry it: the registry checks it).
+func (s *Setting) demoOnly() bool {
+	return s.Name == "demo" || strings.HasPrefix(s.Name, "demo.")
 }
 
 func bound(v float64) *float64 { return &v }

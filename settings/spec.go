@@ -68,6 +68,11 @@ func ConnectionSpecification() map[string]any {
 		if s.Secret {
 			leaf["airbyte_secret"] = true
 		}
+		if s.demoOnly() {
+			// A config may carry it (the samples do), but a connection's
+			// form does not show it.
+			leaf["airbyte_hidden"] = true
+		}
 		if len(s.Enum) > 0 {
 			leaf["enum"] = s.Enum
 		}
