@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/tap-dev/tap/streams"
 )
 
 // Setting is one config setting. The registry of them drives the checks
@@ -91,8 +93,8 @@ var registry = []Setting{
 	{Name: "circuit_breaker.cooldown_s", Title: "Cooldown (s)", Type: "number", Default: 30, Minimum: bound(0.001), Maximum: bound(86_400), Description: "Time the open circuit sends nothing before one probe request."},
 	{Name: "circuit_breaker.max_openings", Title: "Openings per run at most", Type: "integer", Default: 5, Minimum: bound(1), Maximum: bound(1000), Description: "The circuit opening this many times in one run fails the run."},
 	{Name: "request_timeout_s", Title: "Request timeout (s)", Type: "number", Default: 30, Minimum: bound(0.001), Maximum: bound(86_400), Description: "Timeout of one request attempt, body included."},
-	{Name: "feed.idle_timeout_s", Title: "Idle timeout (s)", Type: "number", Default: 10, Minimum: bound(0.001), Maximum: bound(86_400), Description: "A feed stream's connection that sends nothing, not even a heartbeat, for this long is dead: reconnect from the last good seq. A stream's feed.idle_timeout_s wins."},
-	{Name: "feed.max_reconnects", Title: "Max reconnects", Type: "integer", Default: 10, Minimum: bound(0), Maximum: bound(1e6), Description: "Reconnects of a feed stream in one run (full-jitter backoff from retry.base_delay_ms); one more fails the run with STATE at the last good seq. A stream's feed.max_reconnects wins."},
+	{Name: "feed.idle_timeout_s", Title: "Idle timeout (s)", Type: "number", Default: 10, Minimum: bound(streams.FeedIdleTimeoutMinS), Maximum: bound(streams.FeedIdleTimeoutMaxS), Description: "A feed stream's connection that sends nothing, not even a heartbeat, for this long is dead: reconnect from the last good seq. A stream's feed.idle_timeout_s wins."},
+	{Name: "feed.max_reconnects", Title: "Max reconnects", Type: "integer", Default: 10, Minimum: bound(0), Maximum: bound(streams.FeedMaxReconnectsMax), Description: "Reconnects of a feed stream in one run (full-jitter backoff from retry.base_delay_ms); one more fails the run with STATE at the last good seq. A stream's feed.max_reconnects wins."},
 	{Name: "max_parallel_streams", Title: "Streams synced at once", Type: "integer", Default: 2, Minimum: bound(1), Maximum: bound(1000), Description: "Top-level streams synced at once."},
 	{Name: "max_pages", Title: "Pages per walk at most", Type: "integer", Default: 0, Minimum: bound(0), Maximum: bound(1e12), Description: "Pages allowed per stream walk; more is an error. 0 = unlimited."},
 	{Name: "max_partitions", Title: "Per-parent bookmarks at most", Type: "integer", Default: 10000, Minimum: bound(1), Maximum: bound(1e9), Description: "Per-parent bookmarks a child stream keeps; beyond it the smallest are folded into one floor (re-read, never lost)."},

@@ -7,6 +7,16 @@ import (
 	"strings"
 )
 
+// The bounds of a feed's idle timeout and reconnects, the same for the
+// config's feed block (the settings registry) and a stream's: a timeout
+// of a nanosecond would make a ticker of zero period (a panic), one of
+// centuries overflow time.Duration, and either fail every connect.
+const (
+	FeedIdleTimeoutMinS  = 0.001
+	FeedIdleTimeoutMaxS  = 86_400
+	FeedMaxReconnectsMax = 1_000_000
+)
+
 // Feed protocols.
 const (
 	FeedWebSocket = "websocket"
@@ -142,11 +152,11 @@ func (d *Definition) checkFeed() error {
 	if f.TypePath == "" && (len(f.RecordTypes) > 0 || len(f.HeartbeatTypes) > 0 || len(f.EndTypes) > 0) {
 		return bad("type_path", "is required with record_types, heartbeat_types or end_types: where a message holds its type, e.g. \"type\"")
 	}
-	if f.IdleTimeoutS != nil && *f.IdleTimeoutS <= 0 {
-		return bad("idle_timeout_s", "must be a number of seconds > 0, got %v", *f.IdleTimeoutS)
+	if v := f.IdleTimeoutS; v != nil && !(*v >= FeedIdleTimeoutMinS && *v <= FeedIdleTimeoutMaxS) {
+		return bad("idle_timeout_s", "must be a number of seconds from %v to %v, got %v", FeedIdleTimeoutMinS, FeedIdleTimeoutMaxS, *v)
 	}
-	if f.MaxReconnects != nil && *f.MaxReconnects < 0 {
-		return bad("max_reconnects", "must be an integer >= 0, got %d", *f.MaxReconnects)
+	if v := f.MaxReconnects; v != nil && (*v < 0 || *v > FeedMaxReconnectsMax) {
+		return bad("max_reconnects", "must be an integer from 0 to %d, got %d", FeedMaxReconnectsMax, *v)
 	}
 	if f.StartSeq < 0 {
 		return bad("start_seq", "must be an integer >= 0, got %d", f.StartSeq)

@@ -23,7 +23,12 @@ func TestFeedCheck(t *testing.T) {
 		{"backfill without stream", `{"protocol": "sse", "path": "/f", "seq_path": "seq", "on_gap": "backfill"}`, `stream "trades": feed.backfill.stream: is required with on_gap "backfill": the REST stream that serves a range of seqs`},
 		{"backfill without params", `{"protocol": "sse", "path": "/f", "seq_path": "seq", "on_gap": "backfill", "backfill": {"stream": "h"}}`, `stream "trades": feed.backfill: needs from_param and to_param: the query parameters of the first and last seq of a range`},
 		{"unknown on_gap", `{"protocol": "sse", "path": "/f", "seq_path": "seq", "on_gap": "skip"}`, `stream "trades": feed.on_gap: must be "reconnect", "backfill" or "fail", got "skip"`},
-		{"zero idle timeout", `{"protocol": "sse", "path": "/f", "seq_path": "seq", "idle_timeout_s": 0}`, `stream "trades": feed.idle_timeout_s: must be a number of seconds > 0, got 0`},
+		{"zero idle timeout", `{"protocol": "sse", "path": "/f", "seq_path": "seq", "idle_timeout_s": 0}`, `stream "trades": feed.idle_timeout_s: must be a number of seconds from 0.001 to 86400, got 0`},
+		// A nanosecond made a ticker of no period (a panic); centuries
+		// overflowed time.Duration and failed every connect.
+		{"a nanosecond's idle timeout", `{"protocol": "sse", "path": "/f", "seq_path": "seq", "idle_timeout_s": 1e-9}`, `stream "trades": feed.idle_timeout_s: must be a number of seconds from 0.001 to 86400, got 1e-09`},
+		{"an idle timeout of centuries", `{"protocol": "sse", "path": "/f", "seq_path": "seq", "idle_timeout_s": 1e10}`, `stream "trades": feed.idle_timeout_s: must be a number of seconds from 0.001 to 86400, got 1e+10`},
+		{"too many reconnects", `{"protocol": "sse", "path": "/f", "seq_path": "seq", "max_reconnects": 10000001}`, `stream "trades": feed.max_reconnects: must be an integer from 0 to 1000000, got 10000001`},
 		{"negative stop", `{"protocol": "sse", "path": "/f", "seq_path": "seq", "stop": {"max_records": -1}}`, `stream "trades": feed.stop.max_records: must be an integer >= 0, got -1`},
 	}
 	for _, c := range cases {
