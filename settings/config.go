@@ -499,6 +499,6 @@ func fillPathParams(d *streams.Definition, vals map[string]string) {
 		if !ok || (d.Parent != nil && (name == d.Parent.Key || name == d.Parent.As)) {
 			return m
 		}
-		return url.PathEscape(v)
+		return streams.EscapePathValue(v)
 	})
 }

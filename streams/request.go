@@ -15,8 +15,9 @@ import (
 //
 //   - Method is d.Method upper-cased, GET by default, POST for GraphQL.
 //   - URL is d.Path with every {name} placeholder replaced by vars[name],
-//     escaped with url.PathEscape ("a/b c" → "a%2Fb%20c"), so a value
-//     can never add path segments. A placeholder vars has no value for is
+//     escaped with url.PathEscape ("a/b c" → "a%2Fb%20c"), dots too in a
+//     value of only dots (".." → "%2E%2E"), so a value can never add or
+//     remove path segments. A placeholder vars has no value for is
 //     an error naming it.
 //   - Query is a copy of d.Params (nil when there are none).
 //   - Body is d.Body for a POST; for GraphQL it is
@@ -70,9 +71,22 @@ func fillPath(stream, path string, vars map[string]string) (string, error) {
 		if !ok {
 			return "", streamErr(stream, "path placeholder {%s} has no value", part)
 		}
-		b.WriteString(url.PathEscape(value))
+		b.WriteString(EscapePathValue(value))
 	}
 	return b.String(), nil
+}
+
+// EscapePathValue is url.PathEscape of a path placeholder's value, and
+// a value of nothing but dots ("..", ".") with its dots escaped too:
+// PathEscape leaves '.' as it is, and a dot segment from a parent key, a
+// path_params value or a reconcile key would make a normalising server
+// answer for a path outside the template (/raw/../x is /x).
+func EscapePathValue(value string) string {
+	e := url.PathEscape(value)
+	if value != "" && strings.Trim(value, ".") == "" {
+		e = strings.ReplaceAll(e, ".", "%2E")
+	}
+	return e
 }
 
 // splitPath splits path at its {placeholders}: literal text at even

@@ -21,6 +21,10 @@ func TestFirstRequest(t *testing.T) {
 		"no params": {d: Definition{Path: "/v1/orders", Method: "get"}, want: Request{Method: "GET", URL: "/v1/orders"}},
 		"placeholders escaped": {d: Definition{Path: "/v1/orders/{order_id}/items/{x}"}, vars: map[string]string{"order_id": "a/b c", "x": "?&#%"},
 			want: Request{Method: "GET", URL: "/v1/orders/a%2Fb%20c/items/%3F&%23%25"}},
+		// A dot segment would climb out of the template on a server
+		// that normalises the path (/raw/../x is /x).
+		"dot segments escaped": {d: Definition{Path: "/raw/{a}/{b}/x/{c}"}, vars: map[string]string{"a": "..", "b": ".", "c": "v1.2"},
+			want: Request{Method: "GET", URL: "/raw/%2E%2E/%2E/x/v1.2"}},
 		"missing placeholder": {d: Definition{Path: "/v1/orders/{order_id}/items"}, vars: map[string]string{"id": "1"},
 			wantErr: `stream "items": path placeholder {order_id} has no value`},
 		"unclosed placeholder": {d: Definition{Path: "/v1/orders/{order_id"}, wantErr: "unclosed placeholder"},
