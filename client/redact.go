@@ -44,8 +44,60 @@ func newRedactor(auth Auth, values Redactor) *redactor {
 }
 
 func (r *redactor) secretName(name string) bool {
-	n := strings.ToLower(name)
-	return secretParams[n] || r.names[n]
+	return SecretName(name) || r.names[strings.ToLower(name)]
+}
+
+// secretWords are the words that make a query parameter or header name
+// one carrying a credential ("x-api-key", "session_id", "jwt"): the one
+// list the run's redaction and tap init's placeholders share.
+var secretWords = map[string]bool{
+	"key": true, "apikey": true, "token": true, "secret": true, "password": true, "passwd": true,
+	"pwd": true, "signature": true, "sig": true, "auth": true, "credential": true, "credentials": true, "session": true,
+	"jwt": true, "cookie": true,
+}
+
+// pagingWords mark a paging parameter (page_token, next_key), which is
+// no credential whatever else its name says.
+var pagingWords = map[string]bool{"page": true, "cursor": true, "next": true, "offset": true}
+
+// SecretName reports whether a query parameter or header of this name
+// carries a credential: one of the well-known names (access_token,
+// X-Amz-Signature, …), or a name with a word of secretWords in it
+// ("session_id", "X-Api-Key", "apiKey", "credentials") and none of
+// pagingWords. Words are split at '_', '-', '.' and lower-to-upper case
+// changes, and compared whole: "tokens" or "monkey" is no credential.
+func SecretName(name string) bool {
+	if secretParams[strings.ToLower(name)] {
+		return true
+	}
+	secret := false
+	for _, w := range nameWords(name) {
+		if pagingWords[w] {
+			return false
+		}
+		secret = secret || secretWords[w]
+	}
+	return secret
+}
+
+// nameWords splits a parameter or header name into its lower-case words.
+func nameWords(name string) []string {
+	var words []string
+	start := 0
+	for i := 0; i <= len(name); i++ {
+		split := i == len(name) || name[i] == '_' || name[i] == '-' || name[i] == '.'
+		camel := i > 0 && i < len(name) && name[i] >= 'A' && name[i] <= 'Z' && name[i-1] >= 'a' && name[i-1] <= 'z'
+		if split || camel {
+			if i > start {
+				words = append(words, strings.ToLower(name[start:i]))
+			}
+			start = i
+			if split {
+				start = i + 1
+			}
+		}
+	}
+	return words
 }
 
 // query masks the values of credential parameters in a raw query string,

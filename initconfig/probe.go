@@ -3,6 +3,7 @@ package initconfig
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tap-dev/tap/client"
 	"github.com/tap-dev/tap/codec"
 	"github.com/tap-dev/tap/records/infer"
 	"github.com/tap-dev/tap/streams"
@@ -46,7 +48,19 @@ func Probe(ctx context.Context, rawURL, authHeader string) (*Result, error) {
 		req.Header.Set(hname, strings.TrimSpace(value))
 	}
 	where := u.Scheme + "://" + u.Host + u.EscapedPath()
-	resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
+	hc := &http.Client{Timeout: 30 * time.Second, CheckRedirect: func(next *http.Request, via []*http.Request) error {
+		if len(via) >= 10 {
+			return errors.New("stopped after 10 redirects")
+		}
+		// As the run's client: no credential off the origin. Go drops
+		// only Authorization and Cookie on a redirect to another host;
+		// an X-Api-Key would follow.
+		if hname != "" && !sameOrigin(next.URL, via[0].URL) {
+			next.Header.Del(hname)
+		}
+		return nil
+	}}
+	resp, err := hc.Do(req)
 	if err != nil {
 		// The error names the URL with its query, which may hold a key.
 		return nil, inputErr("--probe: %s is unreachable: %v", where, netReason(err))
@@ -62,6 +76,21 @@ func Probe(ctx context.Context, rawURL, authHeader string) (*Result, error) {
 	return fromResponse(u, resp.Header, body, req.Header.Get(hname), hname)
 }
 
+// sameOrigin reports whether a and b have one scheme, host and port
+// (a port left out is the scheme's own).
+func sameOrigin(a, b *url.URL) bool {
+	port := func(u *url.URL) string {
+		if p := u.Port(); p != "" {
+			return p
+		}
+		if u.Scheme == "https" {
+			return "443"
+		}
+		return "80"
+	}
+	return strings.EqualFold(a.Scheme, b.Scheme) && strings.EqualFold(a.Hostname(), b.Hostname()) && port(a) == port(b)
+}
+
 // netReason is an error's last part ("connection refused"), without the
 // URL a *url.Error repeats.
 func netReason(err error) string {
@@ -69,17 +98,6 @@ func netReason(err error) string {
 		err = ue.Err
 	}
 	return firstLine(err)
-}
-
-// secretParam tells a query parameter that carries a credential.
-func secretParam(name string) bool {
-	n := strings.ToLower(name)
-	for _, w := range []string{"key", "token", "secret", "signature", "password", "auth", "sig"} {
-		if strings.Contains(n, w) && !strings.Contains(n, "page") {
-			return true
-		}
-	}
-	return false
 }
 
 // fromResponse generates the config of one answer to u.
@@ -107,7 +125,7 @@ func fromResponse(u *url.URL, header http.Header, body []byte, authValue, authNa
 	res.Config.Auth = probeAuth(authName, authValue, res)
 	query := u.Query()
 	for _, k := range sortedKeys(query) {
-		if secretParam(k) {
+		if client.SecretName(k) {
 			if res.Config.Auth != nil {
 				return nil, inputErr("--probe: both --auth-header and the query parameter %s look like credentials; pass one", k)
 			}
