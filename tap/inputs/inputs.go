@@ -17,6 +17,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"slices"
 
 	"github.com/tap-dev/tap/settings"
 	"github.com/tap-dev/tap/streammap"
@@ -64,17 +65,15 @@ func (f Files) Level(cfg *settings.Config) slog.Level {
 	return l
 }
 
-// Load reads the config, then the state and the catalog, so that every
-// input is checked before anything is sent or written.
+// Load reads the config, then the catalog and the state, so that every
+// input is checked before anything is sent or written. The catalog comes
+// before the state: a stream it reads as a full table may keep a
+// bookmark the state check would otherwise refuse (one in the future).
 func (f Files) Load() (*settings.Config, *state.State, *catalog.Selection, error) {
 	if f.Config == "" {
 		return nil, nil, nil, &UsageError{Msg: "--config is required"}
 	}
 	cfg, err := f.LoadConfig()
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	st, err := f.LoadState(cfg)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -87,6 +86,10 @@ func (f Files) Load() (*settings.Config, *state.State, *catalog.Selection, error
 		if sel, err = catalog.Load(f.Catalog, cfg, m); err != nil {
 			return nil, nil, nil, err
 		}
+	}
+	st, err := f.loadState(cfg, sel.FullTable)
+	if err != nil {
+		return nil, nil, nil, err
 	}
 	if err := backfill.CheckStarts(cfg, st, sel); err != nil {
 		return nil, nil, nil, err
@@ -111,10 +114,16 @@ func (f Files) LoadConfig() (*settings.Config, error) {
 // that does not exist yet or is empty (FirstRun), a run starts from the
 // empty state.
 func (f Files) LoadState(cfg *settings.Config) (*state.State, error) {
+	return f.loadState(cfg, nil)
+}
+
+// loadState is LoadState with the streams read as a full table this run
+// (nil: none).
+func (f Files) loadState(cfg *settings.Config, fullTable func(stream string) bool) (*state.State, error) {
 	if f.State == "" || f.FirstRun() != "" {
 		return state.New(), nil
 	}
-	return state.LoadFor(f.State, cfg)
+	return state.LoadFor(f.State, cfg, fullTable)
 }
 
 // FirstRun says why --state starts a first run: the file does not exist
@@ -171,7 +180,7 @@ func (f Files) LoadRead(cfg *settings.Config) (*state.State, *catalog.Selection,
 	}
 	st := state.New()
 	if f.State != "" && f.FirstRun() == "" {
-		if st, err = state.LoadMatching(f.State, cfg, sel.Namespace); err != nil {
+		if st, err = state.LoadMatching(f.State, cfg, sel.Namespace, func(s string) bool { return slices.Contains(fullRefresh, s) }); err != nil {
 			return nil, nil, err
 		}
 	}

@@ -64,13 +64,17 @@ func failedWindows(field string, b map[string]any) ([]streams.FailedWindow, erro
 // The bookmarks of other streams are kept from then on as the JSON they
 // came in: a state with many of them costs each STATE a copy, not a new
 // encoding of each.
-func (st *State) Check(cfg *settings.Config) error {
+//
+// fullTable (nil: none) names the streams this run reads as a full
+// table: a bookmark of theirs in the future is no harm, as the walk does
+// not use it; it is kept, and Ignored says so.
+func (st *State) Check(cfg *settings.Config, fullTable func(stream string) bool) error {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if err := st.checkLocked(cfg); err != nil {
 		return err
 	}
-	if err := st.checkSkipsLocked(cfg, time.Now()); err != nil {
+	if err := st.checkSkipsLocked(cfg, time.Now(), fullTable); err != nil {
 		return err
 	}
 	return st.packLocked(cfg)
@@ -85,7 +89,7 @@ const futureSlack = 24 * time.Hour
 // meanwhile never), a window that ends before it starts (what lies
 // between is never asked for), and a replication_key that is not the
 // stream's (the value is another field's, no bound of this one).
-func (st *State) checkSkipsLocked(cfg *settings.Config, now time.Time) error {
+func (st *State) checkSkipsLocked(cfg *settings.Config, now time.Time, fullTable func(string) bool) error {
 	for i := range cfg.Streams {
 		d := &cfg.Streams[i]
 		b := st.bookmarks[d.Name]
@@ -96,7 +100,9 @@ func (st *State) checkSkipsLocked(cfg *settings.Config, now time.Time) error {
 		if k, ok := b[keyReplicationKey].(string); ok && k != "" && k != d.ReplicationKey {
 			return fmt.Errorf("%s.%s: %q, but the stream's replication_key is %q: the bookmark bounds another field, and reading from it could skip rows; remove the stream's bookmark to read it from start_date", field, keyReplicationKey, k, d.ReplicationKey)
 		}
-		if t, ok := keys.ParseTime(b[keyValue]); ok && t.After(now.Add(futureSlack)) {
+		if t, ok := keys.ParseTime(b[keyValue]); ok && t.After(now.Add(futureSlack)) && fullTable != nil && fullTable(d.Name) {
+			st.ignored = append(st.ignored, fmt.Sprintf("%s.%s: %s is in the future (the clock says %s); the stream is read as a full table this run, which does not use it: kept as it is", field, keyValue, jsonText(b[keyValue]), now.UTC().Format(time.RFC3339)))
+		} else if ok && t.After(now.Add(futureSlack)) {
 			return fmt.Errorf("%s.%s: %s is in the future (the clock says %s): a run from it reads nothing until then, and never what is written meanwhile; remove or fix the bookmark", field, keyValue, jsonText(b[keyValue]), now.UTC().Format(time.RFC3339))
 		}
 		if wm, ok := b[keyWindow].(map[string]any); ok {

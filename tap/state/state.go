@@ -121,12 +121,12 @@ func Load(path string) (*State, error) {
 
 // LoadFor reads a state file and checks its bookmarks against the streams
 // of cfg.
-func LoadFor(path string, cfg *settings.Config) (*State, error) {
+func LoadFor(path string, cfg *settings.Config, fullTable func(stream string) bool) (*State, error) {
 	st, err := Load(path)
 	if err != nil {
 		return nil, err
 	}
-	if err := st.Check(cfg); err != nil {
+	if err := st.Check(cfg, fullTable); err != nil {
 		return nil, inputErr(path, err)
 	}
 	return st, nil
@@ -135,13 +135,13 @@ func LoadFor(path string, cfg *settings.Config) (*State, error) {
 // LoadMatching reads a state file, applies the Airbyte per-stream states
 // of the catalog's namespaces (MatchNamespaces), then checks the
 // bookmarks against the streams of cfg.
-func LoadMatching(path string, cfg *settings.Config, namespace func(stream string) string) (*State, error) {
+func LoadMatching(path string, cfg *settings.Config, namespace func(stream string) string, fullTable func(stream string) bool) (*State, error) {
 	st, err := Load(path)
 	if err != nil {
 		return nil, err
 	}
 	st.MatchNamespaces(namespace)
-	if err := st.Check(cfg); err != nil {
+	if err := st.Check(cfg, fullTable); err != nil {
 		return nil, inputErr(path, err)
 	}
 	return st, nil

@@ -176,7 +176,7 @@ func TestLoadForChecksFailedWindows(t *testing.T) {
 			if err := os.WriteFile(path, []byte(bookmark(tt.failed, tt.high)), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			st, err := LoadFor(path, cfg)
+			st, err := LoadFor(path, cfg, nil)
 			if tt.wantErr != "" {
 				if err == nil || err.Error() != path+": "+tt.wantErr {
 					t.Fatalf("error:\n %v\nwant:\n %s: %s", err, path, tt.wantErr)
@@ -292,7 +292,7 @@ func TestCheckKeepsOtherStreamsRaw(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := &settings.Config{Streams: []streams.Definition{{Name: "orders", ReplicationKey: "updated_at"}}}
-	if err := st.Check(cfg); err != nil {
+	if err := st.Check(cfg, nil); err != nil {
 		t.Fatal(err)
 	}
 	if len(st.raw) != 1 || len(st.bookmarks) != 1 {
@@ -334,7 +334,7 @@ func TestCheckRefusesSkippingBookmarks(t *testing.T) {
 			if err := os.WriteFile(path, []byte(`{"bookmarks": {"events": `+tt.bookmark+`}}`), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			_, err := LoadFor(path, cfg)
+			_, err := LoadFor(path, cfg, nil)
 			var ie *settings.InputError
 			switch {
 			case tt.wantErr == "" && err != nil:
