@@ -25,10 +25,12 @@ type csvReader struct {
 	rows   int         // rows read, the header among them
 	names  []string
 	shapes []*shape
-	// collided is the pointer of the first header name that became
-	// another once its invalid UTF-8 was repaired: every row would lose
-	// one of the two values, so each is marked as a JSON record is
-	// (codec.CollisionKey) and refused by the stream's validator.
+	// collided is the pointer of the first header name that is there
+	// twice, as written or once its invalid UTF-8 was repaired: every row
+	// would lose one of the two values, so each is marked as a JSON
+	// record is (codec.CollisionKey) and refused by the stream's
+	// validator (a dead letter, or the run's error, per
+	// on_schema_violation).
 	collided string
 	// keys are the names as JSON object keys, each with its colon
 	// (AppendText); plain is false when a row's text could not stand
@@ -178,6 +180,14 @@ func strs(row [][]byte) []string {
 
 // start takes the column names from the first row.
 func (c *csvReader) start(first []string) error {
+	// A body whose lines end with CR alone (classic Mac OS exports) is
+	// one line to CSV: its header would swallow every row, and the body
+	// read as 0 records.
+	for _, name := range first {
+		if (c.dec.csv.Header == nil || *c.dec.csv.Header) && strings.ContainsRune(name, '\r') {
+			return fmt.Errorf("stream %q: the csv header holds a carriage return: the body's lines end with CR alone, which CSV does not read as line ends; have the API (or a proxy) send LF or CRLF line ends", c.dec.stream)
+		}
+	}
 	c.names = make([]string, len(first))
 	c.shapes = make([]*shape, len(first))
 	header := c.dec.csv.Header == nil || *c.dec.csv.Header
@@ -189,11 +199,11 @@ func (c *csvReader) start(first []string) error {
 			name = strings.TrimPrefix(name, "\uFEFF") // a byte order mark some exports start with
 		}
 		// A name is written as JSON writes it, each invalid byte a
-		// U+FFFD; two names made one so are a collision, two names that
-		// were one already a duplicate column (the last wins, as a
-		// duplicate JSON key does).
+		// U+FFFD; two names made one so, or a name twice (id,id,v), are
+		// a collision: every row would lose one of the two values, and
+		// the key could come from either.
 		repaired := repairUTF8(name)
-		if was, ok := raw[repaired]; ok && was != name && c.collided == "" {
+		if _, ok := raw[repaired]; ok && c.collided == "" {
 			c.collided = "/" + pointerEscaper.Replace(repaired)
 		}
 		raw[repaired] = name

@@ -73,12 +73,17 @@ func TestDecoders(t *testing.T) {
 			want: []any{map[string]any{"column_1": "1", "column_2": "a"}, map[string]any{"column_1": "2", "column_2": "b"}}},
 		// Header names are repaired as JSON writes them; two made one so
 		// mark every row for the validator to refuse (issue 29: the
-		// RECORD had the key twice), one alone, or a duplicate column
-		// (the last wins, as a duplicate JSON key), does not.
+		// RECORD had the key twice), and so does a name twice (id,id,v:
+		// a column was dropped in silence, the key taken from the
+		// second); one repaired alone does not.
 		"csv header names collide once repaired": {def: streams.Definition{Format: "csv"}, body: "id,type\xff,type\xfe\n1,x,y\n",
 			want: []any{map[string]any{"id": "1", "type\uFFFD": "y", codec.CollisionKey: "/type\uFFFD"}}},
-		"csv header name repaired": {def: streams.Definition{Format: "csv"}, body: "id,a/b\xff,id\n1,x,2\n",
-			want: []any{map[string]any{"id": "2", "a/b\uFFFD": "x"}}},
+		"csv header name repaired": {def: streams.Definition{Format: "csv"}, body: "id,a/b\xff\n1,x\n",
+			want: []any{map[string]any{"id": "1", "a/b\uFFFD": "x"}}},
+		"csv header name twice": {def: streams.Definition{Format: "csv"}, body: "id,id,v\n1,2,x\n",
+			want: []any{map[string]any{"id": "2", "v": "x", codec.CollisionKey: "/id"}}},
+		"csv with CR-only line ends": {def: streams.Definition{Format: "csv"}, body: "id,v\r1,a\r2,b\r",
+			wantErr: "the csv header holds a carriage return: the body's lines end with CR alone"},
 		"csv ragged": {def: streams.Definition{Format: "csv"}, body: "id,name\n1\n", wantErr: "the csv body is not CSV"},
 		"xml": {def: streams.Definition{Format: "xml", RecordsPath: "feed.items.item"}, schema: typed,
 			body: `<?xml version="1.0" encoding="UTF-8"?><feed><meta><n>2</n></meta><items>
