@@ -202,6 +202,12 @@ type writer struct {
 }
 
 func createFile(path string, h header) (*writer, error) {
+	// A keys file that is a link (to a volume, say) is replaced where it
+	// points, as the config rewrite does: renamed over the link, the new
+	// keys would sit beside it and the link's target keep stale ones.
+	if target, err := filepath.EvalSymlinks(path); err == nil {
+		path = target
+	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return nil, fmt.Errorf("keys file: %w", err)

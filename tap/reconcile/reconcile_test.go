@@ -331,3 +331,27 @@ func TestDue(t *testing.T) {
 		}
 	}
 }
+
+// TestKeysFileThroughALink: a keys file that is a symbolic link (to a
+// volume) is rewritten where it points; the link stays a link, and no
+// regular file takes its place beside the stale target.
+func TestKeysFileThroughALink(t *testing.T) {
+	dir := t.TempDir()
+	volume := filepath.Join(dir, "volume")
+	if err := os.Mkdir(volume, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	target := filepath.Join(volume, "orders.keys")
+	writeKeys(t, target, Int, 1, 1, 2)
+	link := filepath.Join(dir, "orders.keys")
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	writeKeys(t, link, Int, 2, 1, 2, 3)
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("the link was replaced: %v %v", fi.Mode(), err)
+	}
+	if h, got := readKeys(t, target); h.runs != 2 || len(got) != 3 {
+		t.Errorf("the link's target holds %v %v, want the new keys", h, got)
+	}
+}
