@@ -1,12 +1,17 @@
 package tap
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/tap-dev/tap/codec"
+	"github.com/tap-dev/tap/records"
 	"github.com/tap-dev/tap/streams"
 	"github.com/tap-dev/tap/streams/pages"
 	"github.com/tap-dev/tap/tap/deletes"
@@ -151,10 +156,43 @@ func (e *engine) fetchByID(ctx context.Context, n *node, k reconcile.Key) (bool,
 	if !ok || !isObj {
 		return false, fmt.Errorf("stream %q: reconcile.by_id: the answer for key %s holds no record at records_path %q", d.Name, k, d.Reconcile.ByID.RecordsPath)
 	}
-	if v := m[d.PrimaryKey[0]]; v == nil {
+	v := m[d.PrimaryKey[0]]
+	if v == nil {
 		return false, fmt.Errorf("stream %q: reconcile.by_id: the record for key %s has no %s", d.Name, k, d.PrimaryKey[0])
 	}
+	if got := keyText(v); got != k.String() {
+		// The API answered for another key: writing it would write that
+		// row again and count key k as emitted, so that k is never
+		// delivered nor found missing again. A dead letter says so, and
+		// k stays missing for the next reconcile.
+		e.log.Warn("reconcile.by_id: the answer is the record of another key; set aside, the key stays missing", "stream", d.Name, "key", k.String(), "got", got)
+		l := records.RequestLetter{Stream: d.Name, Context: map[string]any{d.PrimaryKey[0]: k.Value(keyKind(k))}, Method: cmp.Or(strings.ToUpper(req.Method), "GET"), URL: req.URL,
+			Status: resp.Status, Error: fmt.Sprintf("stream %q: reconcile.by_id: the answer for key %s holds the record of key %s", d.Name, k, got), Time: e.now()}
+		n.counts.DeadLetters.Add(1)
+		return false, e.dead.Request(l)
+	}
 	return e.emitFetched(n, m)
+}
+
+// keyText is a primary-key value as reconcile.Key.String writes it.
+func keyText(v any) string {
+	switch v := v.(type) {
+	case string:
+		return v
+	case json.Number:
+		return v.String()
+	case float64:
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	}
+	return fmt.Sprint(v)
+}
+
+// keyKind is the kind of key k.
+func keyKind(k reconcile.Key) reconcile.Kind {
+	if k.String() == strconv.FormatInt(k.Int(), 10) {
+		return reconcile.Int
+	}
+	return reconcile.Text
 }
 
 // emitFetched writes a row read by id as n's record: validated and
