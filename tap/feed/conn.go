@@ -132,6 +132,11 @@ func (s *sse) read() ([]byte, error) {
 		field, value, _ := bytes.Cut(b, []byte(":"))
 		value = bytes.TrimPrefix(value, []byte(" "))
 		if string(field) == "data" {
+			// An event is bounded as a line is: many data lines of a
+			// bounded length each would otherwise grow it without end.
+			if len(s.data)+len(value)+1 > maxMessage {
+				return nil, fmt.Errorf("an event of more than %d bytes of data", maxMessage)
+			}
 			if has {
 				s.data = append(s.data, '\n')
 			}

@@ -42,3 +42,35 @@ func TestNDJSONSkipsEmptyLinesAndACutLine(t *testing.T) {
 		t.Fatalf("a line cut by the connection's end was read: %q", b)
 	}
 }
+
+// endlessData is an SSE body of data lines that never ends its event,
+// cut after limit bytes; read counts what was read of it.
+type endlessData struct{ read, limit int }
+
+func (e *endlessData) Read(p []byte) (int, error) {
+	if e.read >= e.limit {
+		return 0, io.EOF
+	}
+	line := "data: " + strings.Repeat("x", 1017) + "\n" // 1 KiB a line
+	n := 0
+	for n+len(line) <= len(p) && e.read+n < e.limit {
+		n += copy(p[n:], line)
+	}
+	e.read += n
+	return n, nil
+}
+
+// An SSE event is bounded as a line is: data lines that never end their
+// event (1 GB in 2 s from a hostile server) stop the read at maxMessage,
+// not at the machine's memory.
+func TestSSEEventIsBounded(t *testing.T) {
+	body := &endlessData{limit: 4 * maxMessage}
+	s := &sse{lines: newLines(io.NopCloser(body))}
+	_, err := s.read()
+	if err == nil || !strings.Contains(err.Error(), "an event of more than") {
+		t.Fatalf("err = %v, want the event's bound", err)
+	}
+	if body.read > maxMessage+1<<20 {
+		t.Errorf("read %d bytes before stopping, want about maxMessage (%d)", body.read, maxMessage)
+	}
+}
