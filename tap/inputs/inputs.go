@@ -4,9 +4,10 @@
 //
 // Every input is read and checked before anything is sent or written,
 // each against the others: the config first, with its streams and its
-// stream maps compiled; then the state, against the config's streams; then
-// the catalog, whose names are the streams the maps write; and last the
-// start of each chunked backfill, which the config or the state must give.
+// stream maps compiled; then the catalog, whose names are the streams the
+// maps write; then the state, against the config's streams and what the
+// catalog reads as a full table; and last the start of each chunked
+// backfill, which the config or the state must give.
 // A problem is an *settings.InputError naming the file and the field, or a
 // *UsageError for the command line: exit 2, nothing started.
 package inputs
