@@ -180,31 +180,10 @@ func (en *Engine) WriteRecord(stream string, rec map[string]any, extracted time.
 	if err != nil {
 		return err
 	}
-	ok, err := n.check.Check(rec, extracted)
-	if err != nil || !ok {
-		if err == nil { // set aside again
-			n.counts.DeadLetters.Add(1)
-		}
-		return err
-	}
-	if n.outs != nil {
-		return e.emitMapped(n, rec, extracted)
-	}
-	b, err := n.encode(rec)
-	if err != nil {
-		return fmt.Errorf("stream %q: %w", n.def.Name, err)
-	}
-	if err := e.schema(n); err != nil {
-		return err
-	}
-	// Through the sync's own write (e.record): a letter may hold a
-	// configured secret (hand-made, from an older version, or written
-	// under another config), which is masked as in a sync.
-	if err := e.record(n, n.def.Name, b, extracted); err != nil {
-		return err
-	}
-	n.counts.Records.Add(1)
-	return nil
+	// Through the sync's own write: a letter may hold a configured
+	// secret (hand-made, from an older version, or written under another
+	// config), which is masked as in a sync.
+	return e.write(n, rec, extracted, streams.Partition{}, fromReplay)
 }
 
 // Walk is what a request letter asks to read again (Engine.Rewalk).

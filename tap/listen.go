@@ -54,7 +54,7 @@ type listener struct {
 }
 
 func (l *listener) Record(rec map[string]any) error {
-	return l.e.emit(l.n, rec, l.e.now(), streams.Partition{})
+	return l.e.write(l.n, rec, l.e.now(), streams.Partition{}, fromWalk)
 }
 
 func (l *listener) Checkpoint(seq int64) error {

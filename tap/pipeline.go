@@ -39,7 +39,7 @@ func (e *engine) handle(ctx context.Context, n *node, rec any, extracted time.Ti
 		return errRecordLimit
 	}
 	if n.selected {
-		if err := e.emit(n, m, extracted, part); err != nil {
+		if err := e.write(n, m, extracted, part, fromWalk); err != nil {
 			return err
 		}
 	}
@@ -84,62 +84,6 @@ func (n *node) childKeys() []string {
 		}
 	}
 	return names
-}
-
-// emit validates a record and writes it, showing its replication key to
-// the stream's plan; a record sent to the dead letters is not emitted and
-// is not shown.
-func (e *engine) emit(n *node, m map[string]any, extracted time.Time, part streams.Partition) error {
-	d := n.def
-	if rk := d.ReplicationKey; rk != "" && n.below.Below(part, m[rk]) {
-		return nil // client-side incremental: an earlier run wrote it
-	}
-	ok, err := n.check.Check(m, extracted)
-	if err != nil || !ok {
-		if err == nil { // not emitted, not failed: dead-lettered
-			n.counts.DeadLetters.Add(1)
-		}
-		return err
-	}
-	if rk := d.ReplicationKey; rk != "" {
-		if err := e.observe(n, part, m[rk]); err != nil {
-			return err
-		}
-	}
-	if err := e.marked(n, m, extracted); err != nil {
-		return err
-	}
-	if n.outs != nil {
-		return e.emitMapped(n, m, extracted)
-	}
-	b, err := n.encode(m)
-	if err != nil {
-		return fmt.Errorf("stream %q: %w", d.Name, err)
-	}
-	if err := e.schema(n); err != nil {
-		return err
-	}
-	if err := e.record(n, d.Name, b, extracted); err != nil {
-		return err
-	}
-	n.counts.Records.Add(1)
-	return nil
-}
-
-// record writes one record of n as stream (its own, or a mapped one):
-// into the lines of its page when they are gathered.
-func (e *engine) record(n *node, stream string, rec []byte, extracted time.Time) error {
-	// An API may echo a credential into a record (a field the schema
-	// does not declare, say): it never reaches stdout.
-	if masked, fields := e.cfg.Redactor.Record(rec); fields != nil {
-		rec = masked
-		for _, f := range fields {
-			if n.counts.Secret(stream, f) {
-				e.log.Warn("a configured secret appeared in a record; it is replaced by REDACTED (counted as secrets_masked)", "stream", stream, "field", f)
-			}
-		}
-	}
-	return n.write.Record(e.out, stream, rec, extracted)
 }
 
 // observe shows a record's replication-key value to the stream's plan.
@@ -271,17 +215,10 @@ func (e *engine) emitSpliced(n *node, p streams.Spliced, i int, raw []byte, extr
 			return err
 		}
 	}
-	if err := e.schema(n); err != nil {
-		return err
-	}
 	if s := p.Mapped(); s != nil {
-		return e.writeMapped(n, s, extracted)
+		return e.put(n, nil, s, extracted)
 	}
-	if err := e.record(n, d.Name, raw, extracted); err != nil {
-		return err
-	}
-	n.counts.Records.Add(1)
-	return nil
+	return e.put(n, raw, nil, extracted)
 }
 
 // repeated reports whether rec (a tree or a spliced record's keys)
@@ -306,28 +243,6 @@ func attachMaps(n *node, m *streammap.Mapper, sel *catalog.Selection, redact fun
 	if outs := mapped.New(m, n.def.Name, n.def.ReplicationKey, sel, redact); outs != nil {
 		n.outs, n.selected, n.fullTable = outs, outs.Selected(), n.fullTable || outs.FullTable()
 	}
-}
-
-// emitMapped writes a validated record as each selected stream its maps
-// make of it.
-func (e *engine) emitMapped(n *node, m map[string]any, extracted time.Time) error {
-	if err := e.schema(n); err != nil {
-		return err
-	}
-	if err := n.outs.Map(m, len(n.children) > 0); err != nil {
-		return err
-	}
-	return e.writeMapped(n, nil, extracted)
-}
-
-// writeMapped writes a record as each selected output's map made it: a
-// spliced record as s did, else as emitMapped mapped it.
-func (e *engine) writeMapped(n *node, s streams.Mapped, extracted time.Time) error {
-	wrote, err := n.outs.Write(s, func(stream string, rec []byte) error { return e.record(n, stream, rec, extracted) })
-	if wrote && err == nil {
-		n.counts.Records.Add(1)
-	}
-	return err
 }
 
 // schemaMapped writes the SCHEMA of each selected stream a node's maps

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/tap-dev/tap/codec"
 	"github.com/tap-dev/tap/records"
@@ -41,18 +40,10 @@ func (e *engine) syncWithDeletes(ctx context.Context, n *node) error {
 	return s.End(ctx, &tombstones{e: e, n: n}, e.syncTree(ctx, n))
 }
 
-// marked is the engine's hook on a record about to be written as a
-// stream's own: a soft-deleted one gains _sdc_deleted_at, and the key of
-// every one is noted for the keys file.
-func (e *engine) marked(n *node, m map[string]any, extracted time.Time) error {
-	return n.deletions.Note(m, deletes.Mark(n.def, m, extracted))
-}
-
 // tombstones is a stream's deletes.Run.
 type tombstones struct {
-	e       *engine
-	n       *node
-	scratch []string
+	e *engine
+	n *node
 }
 
 func (t *tombstones) Walk(ctx context.Context, sub *streams.Definition, first streams.Request, each func(map[string]any) error) error {
@@ -82,17 +73,7 @@ func (t *tombstones) Counter(name string, value any, tags map[string]any) {
 func (t *tombstones) WriteDeletion(key any, at string) error {
 	e, n := t.e, t.n
 	m := map[string]any{n.def.PrimaryKey[0]: key, streams.DeletedAt: at}
-	if n.outs != nil {
-		return e.emitMapped(n, m, e.now())
-	}
-	b, err := codec.AppendObject(nil, m, &t.scratch)
-	if err != nil {
-		return fmt.Errorf("stream %q: deletion record: %w", n.def.Name, err)
-	}
-	if err := e.schema(n); err != nil {
-		return err
-	}
-	return e.record(n, n.def.Name, b, e.now())
+	return e.write(n, m, e.now(), streams.Partition{}, fromDeletion)
 }
 
 // subNode is a walk of n's that is not n's records (its deletion events,
@@ -195,32 +176,13 @@ func keyKind(k reconcile.Key) reconcile.Kind {
 	return reconcile.Text
 }
 
-// emitFetched writes a row read by id as n's record: validated and
-// marked as any, but neither noted (the reconcile writes the new keys
-// file itself) nor shown to the plan, whose bookmark is written.
+// emitFetched writes a row read by id as n's record (fromFetch). It
+// reports whether the row was written as a live one.
 func (e *engine) emitFetched(n *node, m map[string]any) (bool, error) {
-	extracted := e.now()
-	ok, err := n.check.Check(m, extracted)
-	if err != nil || !ok {
-		if err == nil {
-			n.counts.DeadLetters.Add(1)
-		}
-		return false, err
-	}
-	deletes.Mark(n.def, m, extracted)
-	if n.outs != nil {
-		err = e.emitMapped(n, m, extracted)
-	} else {
-		var b []byte
-		if b, err = n.encode(m); err == nil {
-			if err = e.schema(n); err == nil {
-				err = e.record(n, n.def.Name, b, extracted)
-			}
-		}
-	}
-	if err != nil {
+	setAside := n.counts.DeadLetters.Load()
+	if err := e.write(n, m, e.now(), streams.Partition{}, fromFetch); err != nil {
 		return false, err
 	}
 	_, deleted := m[streams.DeletedAt]
-	return !deleted, nil
+	return n.counts.DeadLetters.Load() == setAside && !deleted, nil
 }
