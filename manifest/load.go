@@ -10,13 +10,14 @@ package manifest
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v4"
+
+	"github.com/tap-dev/tap/inputfile"
 )
 
 // Manifest is a loaded manifest.
@@ -91,9 +92,9 @@ func (e *Error) Lines() []string {
 
 // Load reads the manifest at path (YAML or JSON).
 func Load(path string) (*Manifest, error) {
-	data, err := os.ReadFile(path)
+	data, err := inputfile.Read(path, inputfile.MaxConfig)
 	if err != nil {
-		return nil, &Error{File: path, Problems: []Problem{{Msg: fmt.Sprintf("cannot read the manifest: %v", errors.Unwrap(err))}}}
+		return nil, &Error{File: path, Problems: []Problem{{Msg: fmt.Sprintf("cannot read the manifest: %v", err)}}}
 	}
 	return Parse(path, data, filepath.Dir(path))
 }

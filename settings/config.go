@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/tap-dev/tap/demoapi"
+	"github.com/tap-dev/tap/inputfile"
 	"github.com/tap-dev/tap/records"
 	"github.com/tap-dev/tap/streammap"
 	"github.com/tap-dev/tap/streams"
@@ -179,7 +180,7 @@ func Load(path string) (*Config, error) { return LoadWith(path, nil) }
 // --infer-schema uses it for schemas not written yet. prepare's error is
 // returned as is.
 func LoadWith(path string, prepare func(c *Config, streamsPath string) error) (*Config, error) {
-	raw, err := ReadJSONFile(path, "config")
+	raw, err := ReadJSONFile(path, "config", inputfile.MaxConfig)
 	if err != nil {
 		return nil, err
 	}
@@ -215,7 +216,7 @@ func LoadWith(path string, prepare func(c *Config, streamsPath string) error) (*
 		if !filepath.IsAbs(streamsPath) {
 			streamsPath = filepath.Join(filepath.Dir(path), streamsPath)
 		}
-		raw, err := ReadJSONFile(streamsPath, "streams file")
+		raw, err := ReadJSONFile(streamsPath, "streams file", inputfile.MaxConfig)
 		if err != nil {
 			return nil, err
 		}

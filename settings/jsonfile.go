@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/tap-dev/tap/codec"
+	"github.com/tap-dev/tap/inputfile"
 	"github.com/tap-dev/tap/streams"
 )
 
@@ -169,12 +170,13 @@ func goTypeName(t string) string {
 	return t
 }
 
-// ReadJSONFile reads and decodes a JSON file, naming line and column on a
-// syntax error.
-func ReadJSONFile(path, what string) (any, error) {
-	b, err := os.ReadFile(path)
+// ReadJSONFile reads and decodes a JSON file, a regular one of at most
+// limit bytes (package inputfile), naming line and column on a syntax
+// error.
+func ReadJSONFile(path, what string, limit int64) (any, error) {
+	b, err := inputfile.Read(path, limit)
 	if err != nil {
-		return nil, &InputError{File: path, Err: fmt.Errorf("cannot read %s: %v", what, unwrapPathError(err))}
+		return nil, &InputError{File: path, Err: fmt.Errorf("cannot read %s: %v", what, err)}
 	}
 	if err := checkUTF8(b); err != nil {
 		return nil, &InputError{File: path, Err: err}

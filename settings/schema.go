@@ -6,11 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/tap-dev/tap/codec"
+	"github.com/tap-dev/tap/inputfile"
 	"github.com/tap-dev/tap/records"
 	"github.com/tap-dev/tap/schemas"
 	"github.com/tap-dev/tap/streams"
@@ -121,12 +121,12 @@ func LoadSchema(d *streams.Definition, dir string) (map[string]any, error) {
 		if !filepath.IsAbs(p) {
 			p = filepath.Join(dir, p)
 		}
-		b, err := os.ReadFile(p)
+		b, err := inputfile.Read(p, inputfile.MaxConfig)
 		if errors.Is(err, fs.ErrNotExist) && strings.HasPrefix(filepath.ToSlash(name), "schemas/") {
 			b, err = schemas.FS.ReadFile(strings.TrimPrefix(filepath.ToSlash(name), "schemas/"))
 		}
 		if err != nil {
-			return nil, fmt.Errorf("stream %q: schema: cannot read %s: %v", d.Name, p, unwrapPathError(err))
+			return nil, fmt.Errorf("stream %q: schema: cannot read %s: %v", d.Name, p, err)
 		}
 		if err := checkUTF8(b); err != nil {
 			return nil, fmt.Errorf("stream %q: schema %s: %v", d.Name, name, err)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/tap-dev/tap/inputfile"
 	"github.com/tap-dev/tap/settings"
 	"github.com/tap-dev/tap/streammap"
 	"github.com/tap-dev/tap/streams"
@@ -85,7 +86,7 @@ type airbyteSelection struct {
 // run must ignore. Every error is an *settings.InputError naming the file
 // and the field.
 func LoadConfigured(path string, cfg *settings.Config, m *streammap.Mapper) (*Selection, []string, error) {
-	tree, err := settings.ReadJSONFile(path, "configured catalog")
+	tree, err := settings.ReadJSONFile(path, "configured catalog", inputfile.MaxCatalog)
 	if err != nil {
 		return nil, nil, err
 	}

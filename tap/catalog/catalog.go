@@ -23,6 +23,7 @@ import (
 	"slices"
 
 	"github.com/tap-dev/tap/codec"
+	"github.com/tap-dev/tap/inputfile"
 	"github.com/tap-dev/tap/settings"
 	"github.com/tap-dev/tap/streammap"
 	"github.com/tap-dev/tap/streams"
@@ -174,7 +175,7 @@ func (s *Selection) FullTable(stream string) bool {
 // streams of cfg (with stream maps, m, of the streams they write). Every
 // error is an *settings.InputError naming the file and the field.
 func Load(path string, cfg *settings.Config, m *streammap.Mapper) (*Selection, error) {
-	tree, err := settings.ReadJSONFile(path, "catalog")
+	tree, err := settings.ReadJSONFile(path, "catalog", inputfile.MaxCatalog)
 	if err != nil {
 		return nil, err
 	}

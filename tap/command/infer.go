@@ -10,12 +10,12 @@ import (
 	"io/fs"
 	"log/slog"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/tap-dev/tap/inputfile"
 	"github.com/tap-dev/tap/records/infer"
 	"github.com/tap-dev/tap/schemas"
 	"github.com/tap-dev/tap/settings"
@@ -166,7 +166,7 @@ func schemaMissing(d *streams.Definition, dir string) (bool, string) {
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(dir, p)
 	}
-	b, err := os.ReadFile(p)
+	b, err := inputfile.Read(p, inputfile.MaxConfig)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		if rel, ok := strings.CutPrefix(filepath.ToSlash(name), "schemas/"); ok {

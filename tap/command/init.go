@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/tap-dev/tap/initconfig"
+	"github.com/tap-dev/tap/inputfile"
 	"github.com/tap-dev/tap/tap"
 )
 
@@ -36,8 +37,8 @@ func Init(ctx context.Context, o InitOptions, stdout, stderr io.Writer) error {
 			return &tap.UsageError{Msg: "init: --auth-header goes with --probe; --openapi reads the auth from the document's securitySchemes"}
 		}
 		var data []byte
-		if data, err = os.ReadFile(o.OpenAPI); err != nil {
-			return &tap.UsageError{Msg: fmt.Sprintf("init: --openapi: %v", unwrapPath(err))}
+		if data, err = inputfile.Read(o.OpenAPI, inputfile.MaxConfig); err != nil {
+			return &tap.UsageError{Msg: fmt.Sprintf("init: --openapi %s: %v", o.OpenAPI, err)}
 		}
 		res, err = initconfig.FromOpenAPI(ctx, data, o.OpenAPI, initconfig.Options{BaseURL: o.BaseURL, Paths: o.Paths})
 	default:

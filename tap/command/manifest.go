@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/tap-dev/tap/inputfile"
 	"github.com/tap-dev/tap/manifest"
 	"github.com/tap-dev/tap/settings"
 	"github.com/tap-dev/tap/tap"
@@ -20,7 +21,7 @@ func HasInjectedManifest(path string) bool {
 	if path == "" {
 		return false
 	}
-	v, err := settings.ReadJSONFile(path, "the config")
+	v, err := settings.ReadJSONFile(path, "the config", inputfile.MaxConfig)
 	if err != nil {
 		return false
 	}
@@ -61,7 +62,7 @@ func manifestRun(_ context.Context, cmd string, f inputs.Files, aw *output.Airby
 	}
 	var config map[string]any
 	if f.Config != "" {
-		v, err := settings.ReadJSONFile(f.Config, "the config")
+		v, err := settings.ReadJSONFile(f.Config, "the config", inputfile.MaxConfig)
 		if err != nil {
 			return err
 		}

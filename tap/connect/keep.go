@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/tap-dev/tap/inputfile"
 	"github.com/tap-dev/tap/settings"
 )
 
@@ -40,7 +41,7 @@ func inFile(cfg *settings.Config, log *slog.Logger, write func(path string, data
 	return func(_ context.Context, rt string) error {
 		mu.Lock()
 		defer mu.Unlock()
-		raw, err := os.ReadFile(cfg.Path)
+		raw, err := inputfile.Read(cfg.Path, inputfile.MaxConfig)
 		if err != nil {
 			return fmt.Errorf("writing the rotated refresh token: %w", err)
 		}
@@ -155,7 +156,7 @@ func CheckRewritable(cfg *settings.Config, log *slog.Logger) error {
 	if a.Type != "oauth2" || a.GrantType != "refresh_token" || cfg.Path == "" {
 		return nil
 	}
-	raw, err := os.ReadFile(cfg.Path)
+	raw, err := inputfile.Read(cfg.Path, inputfile.MaxConfig)
 	if err != nil {
 		return &settings.InputError{File: cfg.Path, Err: fmt.Errorf("cannot read the config: %w", err)}
 	}
@@ -205,7 +206,7 @@ func InControl(cfg *settings.Config, to ConfigSender, log *slog.Logger) Keeper {
 		mu.Lock()
 		defer mu.Unlock()
 		if current == nil {
-			raw, err := os.ReadFile(cfg.Path)
+			raw, err := inputfile.Read(cfg.Path, inputfile.MaxConfig)
 			if err != nil {
 				return fmt.Errorf("reading the config for the rotated refresh token: %w", err)
 			}

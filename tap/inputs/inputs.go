@@ -20,6 +20,7 @@ import (
 	"os"
 	"slices"
 
+	"github.com/tap-dev/tap/inputfile"
 	"github.com/tap-dev/tap/settings"
 	"github.com/tap-dev/tap/streammap"
 	"github.com/tap-dev/tap/streams/keys"
@@ -145,7 +146,7 @@ func (f Files) FirstRun() string {
 	case fi.Size() == 0:
 		return "is empty"
 	case fi.Size() <= 4<<10:
-		if b, err := os.ReadFile(f.State); err == nil && len(bytes.TrimSpace(b)) == 0 {
+		if b, err := inputfile.Read(f.State, 4<<10); err == nil && len(bytes.TrimSpace(b)) == 0 {
 			return "is empty"
 		}
 	}

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/tap-dev/tap/inputfile"
 )
 
 // A keys file is one header line, then the keys in ascending order, each
@@ -169,12 +171,12 @@ type File struct {
 // openFile opens the keys file at path; a file that is not there is
 // (nil, nil).
 func openFile(path string) (*File, error) {
-	f, err := os.Open(path)
+	f, err := inputfile.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("keys file %s: %w", path, err)
 	}
 	r := bufio.NewReaderSize(f, 64<<10)
 	line, err := r.ReadString('\n')

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -136,6 +137,17 @@ func TestKeysFileErrors(t *testing.T) {
 		}
 		if _, err := Open("s", path, Int, 0); err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), path) {
 			t.Errorf("%s: Open error %v; want it to name %s and say %q", name, err, path, tt.want)
+		}
+	}
+	// Not a regular file: a device would grow without end, a FIFO's open
+	// would wait for a writer.
+	fifo := filepath.Join(dir, "fifo.keys")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{fifo, "/dev/zero", dir} {
+		if _, err := Open("s", path, Int, 0); err == nil || !strings.Contains(err.Error(), "keys file "+path+": not a regular file") {
+			t.Errorf("keys file %s: Open error %v; want it to name the file and say it is not a regular file", path, err)
 		}
 	}
 	path := filepath.Join(dir, "text.keys")

@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"github.com/tap-dev/tap/codec"
+	"github.com/tap-dev/tap/inputfile"
 	"github.com/tap-dev/tap/records"
 	"github.com/tap-dev/tap/settings"
 	"github.com/tap-dev/tap/streams/keys"
@@ -220,9 +221,9 @@ func (l letterLine) walkKey() string {
 // A line that is not a letter is kept too, untouched: replay never drops
 // what it cannot read.
 func readLetters(path string) ([]letterLine, int64, error) {
-	b, err := os.ReadFile(path)
+	b, err := inputfile.Read(path, inputfile.MaxLetters)
 	if err != nil {
-		return nil, 0, &tap.InputError{File: path, Err: fmt.Errorf("cannot read the dead letters: %w", errors.Unwrap(err))}
+		return nil, 0, &tap.InputError{File: path, Err: fmt.Errorf("cannot read the dead letters: %w", err)}
 	}
 	b = b[:bytes.LastIndexByte(b, '\n')+1]
 	var out []letterLine

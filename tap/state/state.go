@@ -40,6 +40,7 @@ import (
 	"time"
 
 	"github.com/tap-dev/tap/codec"
+	"github.com/tap-dev/tap/inputfile"
 	"github.com/tap-dev/tap/settings"
 	"github.com/tap-dev/tap/streams"
 	"github.com/tap-dev/tap/streams/keys"
@@ -108,7 +109,7 @@ func New() *State {
 // per-stream STATE messages (or a legacy state object) that Airbyte passes
 // back.
 func Load(path string) (*State, error) {
-	tree, err := settings.ReadJSONFile(path, "state")
+	tree, err := settings.ReadJSONFile(path, "state", inputfile.MaxState)
 	if err != nil {
 		return nil, err
 	}
