@@ -678,6 +678,20 @@ func (c *Client) quotaError(cs *call) error {
 	}
 }
 
+// sharedWaitError is the DeferError of a wait on the shared bucket in
+// Redis beyond MaxRetryAfter.
+func (c *Client) sharedWaitError(cs *call, sw *limit.SharedWaitError) error {
+	stream := ""
+	if cs != nil {
+		stream = cs.req.Stream
+	}
+	return &DeferError{
+		Stream:  stream,
+		Reason:  fmt.Sprintf("%v, more than retry.max_retry_after_s (%s): a key shared with a slower config, or a clock gone wrong", sw, c.cfg.Limit.MaxRetryAfter),
+		RetryAt: sw.Until,
+	}
+}
+
 // windowError is the DeferError of an API rate-limit window used up
 // until a reset beyond MaxRetryAfter, which is as long a Retry-After.
 func (c *Client) windowError(cs *call, we *limit.WindowError) error {

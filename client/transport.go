@@ -100,11 +100,14 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if release, err = c.lim.Acquire(ctx, sp); err != nil {
 			tk.done(neutral)
 			var we *limit.WindowError
+			var sw *limit.SharedWaitError
 			switch {
 			case errors.Is(err, limit.ErrQuotaReached):
 				err = c.quotaError(cs)
 			case errors.As(err, &we):
 				err = c.windowError(cs, we)
+			case errors.As(err, &sw):
+				err = c.sharedWaitError(cs, sw)
 			}
 			return fail(err)
 		}

@@ -228,6 +228,34 @@ func newSharedLimiter(cfg *Config) *sharedLimiter {
 	return l
 }
 
+// longSharedWait is a wait on Redis's bucket long enough to say so in
+// the log: a run that sits silent that long looks hung.
+const longSharedWait = 5 * time.Second
+
+// maxWait is the longest wait on Redis that acquire sleeps for a request
+// of n tokens: Config.MaxRetryAfter (the longest a server may pause the
+// run, and so the longest pause another process can have set), plus the
+// request's own turn at the slowest rate a 429 can bring this config to.
+// 0 is no cap.
+func (l *sharedLimiter) maxWait(n int) time.Duration {
+	if l.local.pause <= 0 {
+		return 0
+	}
+	return l.local.pause + time.Duration(float64(n)*l.interval/l.fmin)*time.Microsecond
+}
+
+// SharedWaitError is acquire's error when the shared bucket in Redis asks
+// for a wait beyond Config.MaxRetryAfter: the caller defers, as on so
+// long a Retry-After.
+type SharedWaitError struct {
+	Wait  time.Duration
+	Until time.Time
+}
+
+func (e *SharedWaitError) Error() string {
+	return fmt.Sprintf("the shared rate limit in Redis (rate_limit.shared) asks to wait %s", e.Wait.Round(time.Second))
+}
+
 // grantEarly is how long before its turn a request may be granted (see
 // the model above): about the lateness of a sleep on a busy machine.
 const grantEarly = 3 * time.Millisecond
@@ -248,12 +276,6 @@ func (l *sharedLimiter) acquire(ctx context.Context, sp Spend) (func(), error) {
 	if sp.Retry {
 		n = 0 // FreeRetries, as in the process: a retry's backoff paces it, not the bucket
 	}
-	var waited time.Duration
-	defer func() {
-		if waited > 0 {
-			l.onWait(ctx, WaitBucket, waited)
-		}
-	}()
 	// Each round either is granted or sleeps until it would conform; a
 	// round loses only to a grant to another request, so rounds are few
 	// unless many wait. The bound is a guard against a clock gone wrong.
@@ -286,10 +308,24 @@ func (l *sharedLimiter) acquire(ctx context.Context, sp Spend) (func(), error) {
 			return release, nil
 		}
 		d := time.Duration(wait) * time.Microsecond
+		if max := l.maxWait(n); max > 0 && d > max {
+			// Redis asks for longer than any server may make the run
+			// wait, beyond this config's own pace: a key shared with a
+			// slower config, a pause set by another tool, or a clock gone
+			// wrong on a host. The run defers, as on such a Retry-After,
+			// rather than sleep it out.
+			l.log.Warn("rate_limit.shared: Redis asks to wait longer than retry.max_retry_after_s; the run stops here instead", "wait_s", d.Round(time.Second).Seconds(), "max_retry_after_s", max.Seconds(), "key", l.s.key)
+			return fail(&SharedWaitError{Wait: d, Until: l.now().Add(d)})
+		}
+		if d >= longSharedWait {
+			l.log.Info("rate_limit.shared: waiting on the shared bucket in Redis", "wait_s", d.Round(time.Millisecond).Seconds(), "key", l.s.key)
+		}
+		// Counted as it is waited, so that the progress lines show a
+		// long wait while it lasts.
+		l.onWait(ctx, WaitBucket, d)
 		if err := l.sleep(ctx, d); err != nil {
 			return fail(err)
 		}
-		waited += d
 	}
 	return fail(fmt.Errorf("rate_limit.shared: no grant after %d tries", rounds))
 }

@@ -3,7 +3,9 @@ package limit
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -299,5 +301,70 @@ func TestSharedConcurrentAcquireSettle(t *testing.T) {
 	close(errs)
 	for err := range errs {
 		t.Fatal(err)
+	}
+}
+
+// A wait Redis asks for is capped as a server's Retry-After is: past
+// MaxRetryAfter and the request's own turn at the slowest rate (a key
+// shared with a slower config, a clock gone wrong)
+// acquire defers at once with a *SharedWaitError and a WARN, instead of
+// sleeping it out; under it, the wait is counted as wait_bucket_s before
+// it is slept, so that the progress lines show it while it lasts.
+func TestSharedWaitCapped(t *testing.T) {
+	srv := redistest.ForTest(t)
+	ctx := context.Background()
+	for _, tt := range []struct {
+		name   string
+		ahead  time.Duration // the bucket's theoretical arrival time, ahead of now
+		defers bool
+	}{
+		{"a year ahead", 365 * 24 * time.Hour, true},
+		{"past the cap", 400 * time.Second, true}, // 300 s, and a turn of 10 s at the slowest rate
+		{"under the cap", 10 * time.Second, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var sl sleeps
+			var logs strings.Builder
+			var counted []time.Duration
+			s, err := DialShared(ctx, srv.URL(), "t:cap:"+tt.name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			l := New(Config{RequestsPerSecond: 10, Burst: 1, MaxInFlight: 8, Shared: s, MaxRetryAfter: 300 * time.Second,
+				Sleep: sl.sleep, Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+				OnWait: func(_ context.Context, kind Wait, d time.Duration) {
+					if kind == WaitBucket {
+						counted = append(counted, d)
+					}
+				}}).shared
+			tat := time.Now().Add(tt.ahead).UnixMicro()
+			if _, err := s.rdb.do(ctx, "SET", l.key("gcra"), strconv.FormatInt(tat, 10)); err != nil {
+				t.Fatal(err)
+			}
+			_, err = l.acquire(ctx, Spend{Weight: 1})
+			var sw *SharedWaitError
+			if tt.defers {
+				if !errors.As(err, &sw) || sw.Wait < tt.ahead-time.Minute {
+					t.Fatalf("acquire: %v, want a *SharedWaitError of about %s", err, tt.ahead)
+				}
+				if len(sl.d) != 0 || len(counted) != 0 {
+					t.Errorf("slept %v and counted %v: want neither", sl.d, counted)
+				}
+				if !strings.Contains(logs.String(), "level=WARN") || !strings.Contains(logs.String(), "max_retry_after_s") {
+					t.Errorf("no WARN naming max_retry_after_s: %s", logs.String())
+				}
+				return
+			}
+			if !errors.Is(err, errNoSleep) || len(sl.d) != 1 {
+				t.Fatalf("acquire: %v after sleeps %v, want one sleep", err, sl.d)
+			}
+			if len(counted) != 1 || counted[0] != sl.d[0] || counted[0] < tt.ahead-2*time.Second {
+				t.Errorf("counted %v for a sleep of %v, want the same wait of about %s", counted, sl.d, tt.ahead)
+			}
+			if !strings.Contains(logs.String(), "waiting on the shared bucket") {
+				t.Errorf("a wait of %s is not logged: %s", tt.ahead, logs.String())
+			}
+		})
 	}
 }
