@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"path/filepath"
 	"regexp"
@@ -17,7 +18,9 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 	"go.yaml.in/yaml/v4"
 
+	"github.com/tap-dev/tap/inputfile"
 	"github.com/tap-dev/tap/streams"
+	"github.com/tap-dev/tap/yamlbound"
 )
 
 // Options choose what FromOpenAPI generates.
@@ -89,6 +92,11 @@ func FromOpenAPI(ctx context.Context, data []byte, file string, opts Options) (*
 // loadDocument decodes and resolves the document, converting Swagger 2.
 func loadDocument(ctx context.Context, data []byte, file string, res *Result) (*openapi3.T, error) {
 	isJSON := bytes.HasPrefix(bytes.TrimSpace(data), []byte("{"))
+	if !isJSON {
+		if err := yamlbound.Check(data, yamlbound.MaxNodes); err != nil {
+			return nil, inputErr("%s: not JSON or YAML: %v", file, firstLine(err))
+		}
+	}
 	head, err := version(data, isJSON)
 	if err != nil {
 		return nil, inputErr("%s: not JSON or YAML: %v", file, firstLine(err))
@@ -96,8 +104,8 @@ func loadDocument(ctx context.Context, data []byte, file string, res *Result) (*
 	loader := openapi3.NewLoader()
 	loader.Context = ctx
 	loader.IsExternalRefsAllowed = true
-	loader.ReadFromURIFunc = localFilesOnly
 	abs, _ := filepath.Abs(file)
+	loader.ReadFromURIFunc = localFiles(filepath.Dir(abs))
 	location := &url.URL{Path: filepath.ToSlash(abs)}
 	switch {
 	case strings.HasPrefix(head.OpenAPI, "3."):
@@ -176,13 +184,64 @@ func load3(loader *openapi3.Loader, data []byte, location *url.URL, isJSON bool)
 	return &doc, nil
 }
 
-// localFilesOnly reads the files a $ref names, never a URL: a document
-// downloaded from anywhere must not make init fetch from the network.
-func localFilesOnly(loader *openapi3.Loader, location *url.URL) ([]byte, error) {
-	if location.Scheme != "" && location.Scheme != "file" {
-		return nil, fmt.Errorf("$ref to %s://%s: only local files are followed", location.Scheme, location.Host)
+// localFiles reads the files a $ref names, as a document downloaded from
+// anywhere may name any: never a URL (init must not fetch from the
+// network), only a regular file inside the document's folder dir (its
+// symlinks resolved; not /dev/zero, a FIFO or /etc/passwd), bounded as
+// every input file is, and JSON or YAML whose aliases stay bounded. An
+// error names the file, never its content.
+func localFiles(dir string) openapi3.ReadFromURIFunc {
+	return func(_ *openapi3.Loader, location *url.URL) ([]byte, error) {
+		if location.Scheme != "" && location.Scheme != "file" {
+			return nil, fmt.Errorf("$ref to %s://%s: only local files are followed", location.Scheme, location.Host)
+		}
+		p := filepath.FromSlash(location.Path)
+		real, err := filepath.EvalSymlinks(p)
+		if err != nil {
+			return nil, fmt.Errorf("$ref to %s: %v", p, pathErr(err))
+		}
+		root, err := filepath.EvalSymlinks(dir)
+		if err != nil {
+			return nil, fmt.Errorf("$ref to %s: %v", p, pathErr(err))
+		}
+		if rel, err := filepath.Rel(root, real); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return nil, fmt.Errorf("$ref to %s: outside the document's folder %s: only files inside it are followed", p, dir)
+		}
+		b, err := inputfile.Read(real, inputfile.MaxConfig)
+		if err != nil {
+			return nil, fmt.Errorf("$ref to %s: %v", p, err)
+		}
+		// The loader's own error on a file it cannot parse quotes its
+		// first bytes: parse it first, and say only where it fails.
+		if err := yamlbound.Check(b, yamlbound.MaxNodes); err != nil {
+			return nil, fmt.Errorf("$ref to %s: not JSON or YAML: %s", p, yamlPlace(err))
+		}
+		return b, nil
 	}
-	return openapi3.ReadFromFile(loader, location)
+}
+
+// pathErr is err without the path a *fs.PathError repeats.
+func pathErr(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// yamlPlace is a YAML error without the text it quotes: its line, or
+// the bound it passed.
+func yamlPlace(err error) string {
+	msg := err.Error()
+	if _, rest, ok := strings.Cut(msg, "line "); ok {
+		if n, _, ok := strings.Cut(rest, ":"); ok {
+			return "at line " + n
+		}
+	}
+	if strings.Contains(msg, "aliases") {
+		return msg
+	}
+	return "cannot be parsed"
 }
 
 // refMessage is the loader's error on one line.

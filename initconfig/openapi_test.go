@@ -3,10 +3,14 @@ package initconfig
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -256,5 +260,127 @@ func TestFromOpenAPIRefToAnotherFile(t *testing.T) {
 				t.Errorf("schema from the other file: %s", r.Config.Streams[0].Schema)
 			}
 		})
+	}
+}
+
+// diamondDoc is an OpenAPI document whose record schema is L0, each L<i>
+// an allOf of L<i+1> twice, levels deep: a walk per path visits 2^levels
+// schemas.
+func diamondDoc(levels int) []byte {
+	schemas := map[string]any{}
+	for i := range levels {
+		next := map[string]any{"$ref": "#/components/schemas/L" + strconv.Itoa(i+1)}
+		schemas["L"+strconv.Itoa(i)] = map[string]any{"allOf": []any{next, next}, "oneOf": []any{next, next}}
+	}
+	schemas["L"+strconv.Itoa(levels)] = map[string]any{"type": "object", "required": []any{"id"},
+		"properties": map[string]any{"id": map[string]any{"type": "string"}, "updated_at": map[string]any{"type": "string", "format": "date-time"}}}
+	doc := map[string]any{
+		"openapi": "3.0.3", "info": map[string]any{"title": "diamonds", "version": "1"},
+		"servers": []any{map[string]any{"url": "https://api.example.com"}},
+		"paths": map[string]any{"/things": map[string]any{"get": map[string]any{
+			"responses": map[string]any{"200": map[string]any{"description": "ok", "content": map[string]any{
+				"application/json": map[string]any{"schema": map[string]any{"type": "array", "items": map[string]any{"$ref": "#/components/schemas/L0"}}}}}},
+		}}},
+		"components": map[string]any{"schemas": schemas},
+	}
+	b, _ := json.Marshal(doc)
+	return b
+}
+
+// TestDiamondsWalkedOnce: a 40-level diamond document (a few KB) makes
+// its stream as a flat one does; walked per path it ran for ever.
+func TestDiamondsWalkedOnce(t *testing.T) {
+	done := make(chan error, 1)
+	var res *Result
+	go func() {
+		var err error
+		res, err = FromOpenAPI(context.Background(), diamondDoc(40), "diamonds.json", Options{})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(time.Minute): // a bound on a walk of 2^40, not a measure: the fix takes milliseconds
+		t.Fatal("FromOpenAPI of a 40-level diamond document did not end in a minute: a schema is walked once per path")
+	}
+	if len(res.Config.Streams) != 1 {
+		t.Fatalf("streams: %d, want 1", len(res.Config.Streams))
+	}
+	d := res.Config.Streams[0]
+	var schema struct{ Properties map[string]any }
+	if err := json.Unmarshal(d.Schema, &schema); err != nil {
+		t.Fatal(err)
+	}
+	if len(d.PrimaryKey) != 1 || d.PrimaryKey[0] != "id" || schema.Properties["updated_at"] == nil {
+		t.Errorf("stream %+v: want primary key id and updated_at in its schema", d)
+	}
+}
+
+// TestRefsStayInTheFolder: a $ref is followed only to a regular file
+// inside the document's folder, bounded; the error names the file and
+// never quotes what it holds.
+func TestRefsStayInTheFolder(t *testing.T) {
+	outside := t.TempDir()
+	secretFile := filepath.Join(outside, "passwd")
+	if err := os.WriteFile(secretFile, []byte("root:x:0:0:SECRET-LINE:/root:/bin/bash\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "garbage.yaml"), []byte("SECRET-LINE: [unclosed\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/dev/zero", filepath.Join(dir, "zero.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(dir, "fifo.yaml"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "thing.yaml"), []byte("type: object\nproperties:\n  id: {type: string}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	doc := func(ref string) string {
+		return `{"openapi": "3.0.3", "info": {"title": "t", "version": "1"}, "servers": [{"url": "https://api.example.com"}],
+"paths": {"/things": {"get": {"responses": {"200": {"description": "ok", "content": {"application/json":
+{"schema": {"type": "array", "items": {"$ref": "` + ref + `"}}}}}}}}}}`
+	}
+	for _, tt := range []struct{ ref, want string }{
+		{"thing.yaml", ""},
+		{secretFile, "outside the document's folder"},
+		{"../" + filepath.Base(outside) + "/passwd", "outside the document's folder"},
+		{"zero.yaml", "outside the document's folder"}, // the link's target is /dev/zero
+		{"fifo.yaml", "not a regular file (a FIFO)"},
+		{"garbage.yaml", "not JSON or YAML: at line"},
+	} {
+		file := filepath.Join(dir, "api.json")
+		res, err := FromOpenAPI(context.Background(), []byte(doc(tt.ref)), file, Options{})
+		if tt.want == "" {
+			if err != nil || len(res.Config.Streams) != 1 {
+				t.Errorf("$ref %s: %v, want one stream", tt.ref, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("$ref %s: err %v, want one saying %q", tt.ref, err, tt.want)
+			continue
+		}
+		if strings.Contains(err.Error(), "SECRET-LINE") || strings.Contains(err.Error(), "root:x") {
+			t.Errorf("$ref %s: the error quotes the file: %v", tt.ref, err)
+		}
+	}
+}
+
+// TestYAMLAliasBomb: a document of a few KB whose aliases double at each
+// level is refused before it is decoded whole.
+func TestYAMLAliasBomb(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("openapi: 3.0.3\ninfo: {title: t, version: '1'}\npaths: {}\nx-l0: &l0 [x, x]\n")
+	for i := 1; i <= 40; i++ {
+		fmt.Fprintf(&b, "x-l%d: &l%d [*l%d, *l%d]\n", i, i, i-1, i-1)
+	}
+	_, err := FromOpenAPI(context.Background(), []byte(b.String()), "bomb.yaml", Options{})
+	if err == nil || !strings.Contains(err.Error(), "aliases expand it") {
+		t.Fatalf("err %v, want the aliases refused", err)
 	}
 }

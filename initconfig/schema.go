@@ -19,11 +19,14 @@ type shape struct {
 	items    *openapi3.SchemaRef
 }
 
-// flatten resolves s's composition. seen guards against a schema that
-// includes itself through allOf.
+// flatten resolves s's composition. Each schema is merged once for each
+// way it is reached (through allOf, its required list counted; through
+// oneOf/anyOf, not): a document whose allOf forms diamonds — two parts
+// that share one part, forty levels deep — costs its size, not 2^40
+// walks, and one that includes itself ends.
 func flatten(s *openapi3.Schema) *shape {
 	f := &shape{props: map[string]*openapi3.SchemaRef{}}
-	f.add(s, true, map[*openapi3.Schema]bool{})
+	f.add(s, true, map[merged]bool{})
 	if len(f.types) == 0 {
 		switch {
 		case len(f.props) > 0:
@@ -35,12 +38,21 @@ func flatten(s *openapi3.Schema) *shape {
 	return f
 }
 
-func (f *shape) add(s *openapi3.Schema, withRequired bool, seen map[*openapi3.Schema]bool) {
-	if s == nil || seen[s] {
+// merged is a schema merged into a shape, and whether its required list
+// counted.
+type merged struct {
+	s            *openapi3.Schema
+	withRequired bool
+}
+
+// add merges s into f. A schema merged once adds nothing the second time
+// (the first property of a name wins, the first format, the first
+// items), so seen skips it.
+func (f *shape) add(s *openapi3.Schema, withRequired bool, seen map[merged]bool) {
+	if s == nil || seen[merged{s, withRequired}] {
 		return
 	}
-	seen[s] = true
-	defer delete(seen, s)
+	seen[merged{s, withRequired}] = true
 	for _, t := range s.Type.Slice() {
 		if t == "null" {
 			f.nullable = true

@@ -18,6 +18,7 @@ import (
 	"go.yaml.in/yaml/v4"
 
 	"github.com/tap-dev/tap/inputfile"
+	"github.com/tap-dev/tap/yamlbound"
 )
 
 // Manifest is a loaded manifest.
@@ -113,6 +114,9 @@ func Parse(file string, data []byte, dir string) (*Manifest, error) {
 // value, as the CDK's YAML loader does (some of Airbyte's manifests have
 // one).
 func parseYAML(file string, data []byte) (map[string]any, error) {
+	if err := yamlbound.Check(data, yamlbound.MaxNodes); err != nil {
+		return nil, &Error{File: file, Problems: []Problem{{Msg: "not a YAML or JSON manifest: " + oneLine(err.Error())}}}
+	}
 	var tree any
 	if err := yaml.Load(data, &tree, yaml.WithUniqueKeys(false)); err != nil {
 		return nil, &Error{File: file, Problems: []Problem{{Msg: "not a YAML or JSON manifest: " + oneLine(err.Error())}}}

@@ -2,6 +2,7 @@ package manifest
 
 import (
 	"errors"
+	"fmt"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -737,4 +738,18 @@ streams:
 			t.Errorf("lines (-want +got):\n%s", diff)
 		}
 	})
+}
+
+// TestAliasBomb: a manifest of a few KB whose YAML aliases double at each
+// level is refused at load, before it is decoded whole.
+func TestAliasBomb(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("version: 6.0.0\ntype: DeclarativeSource\nl0: &l0 [x, x]\n")
+	for i := 1; i <= 40; i++ {
+		fmt.Fprintf(&b, "l%d: &l%d [*l%d, *l%d]\n", i, i, i-1, i-1)
+	}
+	_, err := Parse("bomb.yaml", []byte(b.String()), ".")
+	if err == nil || !strings.Contains(err.Error(), "aliases expand it") {
+		t.Fatalf("err %v, want the aliases refused", err)
+	}
 }
