@@ -484,3 +484,70 @@ func TestFeedErrorHidesSecrets(t *testing.T) {
 	}
 	d.checkSecrets(r)
 }
+
+// A feed in Airbyte mode is offered as full_refresh: a full refresh reads
+// it from its start, whatever seq the state it is given holds, so that an
+// overwrite destination loses nothing before that seq. (A run by Singer's
+// rules resumes after the seq, as TestFeedStopsAndResumesExactly shows.)
+func TestFeedFullRefreshReadsFromTheStart(t *testing.T) {
+	t.Parallel()
+	dc := demoBase()
+	dc.FeedTrades = 60
+	_, base := startDemo(t, dc)
+	d := newTapDir(t, tapConfig(base, []any{feedStream("ndjson", map[string]any{"stop": map[string]any{"max_records": 40}})}))
+	writeFile(t, filepath.Join(d.dir, "catalog.json"), []byte(`{"streams": [{"stream": {"name": "trades", "json_schema": {}, "supported_sync_modes": ["full_refresh"]},
+		"sync_mode": "full_refresh", "destination_sync_mode": "overwrite"}]}`))
+	writeFile(t, filepath.Join(d.dir, "state.json"), []byte(`[{"type": "STREAM", "stream": {"stream_descriptor": {"name": "trades"}, "stream_state": {"seq": 20}}}]`))
+	r := runTap(t, d.dir, time.Minute, nil, "read", "--config", "config.json", "--catalog", "catalog.json", "--state", "state.json")
+	if r.code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
+	}
+	var seqs []int64
+	for _, line := range bytes.Split(bytes.TrimSpace(r.stdout), []byte("\n")) {
+		var m struct {
+			Type   string
+			Record struct {
+				Stream string
+				Data   struct{ Seq int64 }
+			}
+		}
+		if err := json.Unmarshal(line, &m); err != nil {
+			t.Fatalf("stdout line is not JSON: %v: %.200s", err, line)
+		}
+		if m.Type == "RECORD" && m.Record.Stream == "trades" {
+			seqs = append(seqs, m.Record.Data.Seq)
+		}
+	}
+	checkSeqs(t, seqs, 1, 40)
+}
+
+// `tap check` checks a feed by connecting to it (not by a GET of a first
+// page, which a feed does not have): each protocol connects; a feed the
+// API does not serve fails the check, naming the stream.
+func TestCheckConnectsToFeeds(t *testing.T) {
+	t.Parallel()
+	dc := demoBase()
+	dc.FeedTrades = 50
+	_, base := startDemo(t, dc)
+	for _, tt := range []struct {
+		protocol, path, want string
+	}{
+		{"websocket", "", `"status":"SUCCEEDED"`},
+		{"sse", "", `"status":"SUCCEEDED"`},
+		{"ndjson", "", `"status":"SUCCEEDED"`},
+		{"ndjson", "/v1/feed/nope", `{"message":"Connection check failed: stream \"trades\": feed: HTTP 404`},
+		{"websocket", "/v1/feed/nope", `{"message":"Connection check failed: stream \"trades\": feed: HTTP 404","status":"FAILED"}`},
+	} {
+		t.Run(tt.protocol+tt.path, func(t *testing.T) {
+			extra := map[string]any{}
+			if tt.path != "" {
+				extra["path"] = tt.path
+			}
+			d := newTapDir(t, tapConfig(base, []any{feedStream(tt.protocol, extra)}))
+			r := runTap(t, d.dir, time.Minute, nil, "check", "--config", "config.json")
+			if r.code != 0 || !bytes.Contains(r.stdout, []byte(tt.want)) {
+				t.Fatalf("exit %d, stdout:\n%s\nwant %s", r.code, r.stdout, tt.want)
+			}
+		})
+	}
+}

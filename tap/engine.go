@@ -97,7 +97,9 @@ var ErrReportJob = errors.New("async stream not read: it would create a report j
 // sync sends and reads it: the same client, request building and status
 // rules. For a child stream, parent is the parent's record whose key
 // fills its path. It returns the page's first record and how many it
-// holds: none when the status is one the stream ignores.
+// holds: none when the status is one the stream ignores. A feed stream is
+// connected to once instead (feed.Probe): no record, and 1 when its first
+// message came within its idle timeout.
 func (en *Engine) FirstPage(ctx context.Context, stream string, parent map[string]any) (map[string]any, int, error) {
 	e := en.e
 	n, err := e.node(stream)
@@ -115,6 +117,15 @@ func (en *Engine) FirstPage(ctx context.Context, stream string, parent map[strin
 	}
 	if n.def.Async != nil {
 		return nil, 0, ErrReportJob
+	}
+	if n.def.Feed != nil {
+		// A feed has no first page: connecting to it, and its first
+		// message, say what a first page would.
+		heard, err := e.probeFeed(ctx, n)
+		if heard {
+			return nil, 1, err
+		}
+		return nil, 0, err
 	}
 	var w *keys.Window
 	if ws := n.plan.Windows(); len(ws) > 0 && n.def.Parent == nil {

@@ -3,6 +3,7 @@ package tap
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"time"
 
@@ -18,11 +19,7 @@ import (
 // bookmarks.<stream>.seq.
 func (e *engine) listen(ctx context.Context, n *node) error {
 	d := n.def
-	s := feed.Stream{Name: d.Name, Def: *d.Feed, Last: d.Feed.FirstSeq() - 1,
-		Idle: time.Duration(e.cfg.Feed.IdleTimeoutS * float64(time.Second)), MaxReconnects: e.cfg.Feed.MaxReconnects,
-		BaseDelay: time.Duration(e.cfg.Retry.BaseDelayMS) * time.Millisecond,
-		MaxDelay:  time.Duration(e.cfg.Retry.MaxDelayMS) * time.Millisecond,
-		Client:    e.client, Run: &listener{e: e, n: n}, Log: e.log, Now: e.now, Rand: rand.Float64}
+	s := e.feedStream(n)
 	if e.policy.testRun() {
 		s.Def.Stop.MaxRecords = e.policy.recordLimit
 	}
@@ -44,6 +41,29 @@ func (e *engine) listen(ctx context.Context, n *node) error {
 	}
 	e.state.SetSyncing(d.Name, false)
 	return e.checkpoint(n)
+}
+
+// feedStream is n's feed as the config sets it, from its first seq.
+func (e *engine) feedStream(n *node) feed.Stream {
+	d := n.def
+	return feed.Stream{Name: d.Name, Def: *d.Feed, Last: d.Feed.FirstSeq() - 1,
+		Idle: time.Duration(e.cfg.Feed.IdleTimeoutS * float64(time.Second)), MaxReconnects: e.cfg.Feed.MaxReconnects,
+		BaseDelay: time.Duration(e.cfg.Retry.BaseDelayMS) * time.Millisecond,
+		MaxDelay:  time.Duration(e.cfg.Retry.MaxDelayMS) * time.Millisecond,
+		Client:    e.client, Run: &listener{e: e, n: n}, Log: e.log, Now: e.now, Rand: rand.Float64}
+}
+
+// probeFeed connects to n's feed once, as `tap check` asks (feed.Probe):
+// heard says its first message came within the idle timeout.
+func (e *engine) probeFeed(ctx context.Context, n *node) (heard bool, err error) {
+	heard, err = feed.Probe(client.WithStream(ctx, n.def.Name), e.feedStream(n))
+	if ue := (*feed.URLError)(nil); errors.As(err, &ue) {
+		return false, &InputError{File: e.cfg.Path, Err: ue.Err}
+	}
+	if err != nil {
+		return false, fmt.Errorf("stream %q: feed: %w", n.def.Name, err)
+	}
+	return heard, nil
 }
 
 // listener is the run's side of a feed (feed.Run).

@@ -75,15 +75,15 @@ type airbyteStreamRef struct {
 // airbyteSelection is what a configured catalog asks of a run.
 type airbyteSelection struct {
 	sel *Selection
-	// fullRefresh lists the incremental streams configured full_refresh:
-	// they run without their incoming bookmark.
+	// fullRefresh lists the incremental streams and the feeds configured
+	// full_refresh: they run without their incoming bookmark or seq.
 	fullRefresh []string
 }
 
 // LoadConfigured reads an Airbyte ConfiguredAirbyteCatalog and turns it
 // into the Selection of a run: only the listed streams sync. It returns
-// the incremental streams configured for full_refresh, whose bookmarks the
-// run must ignore. Every error is an *settings.InputError naming the file
+// the incremental streams and feeds configured for full_refresh, whose
+// bookmarks (a feed's seq) the run must ignore. Every error is an *settings.InputError naming the file
 // and the field.
 func LoadConfigured(path string, cfg *settings.Config, m *streammap.Mapper) (*Selection, []string, error) {
 	tree, err := settings.ReadJSONFile(path, "configured catalog", inputfile.MaxCatalog)
@@ -128,7 +128,10 @@ func parseConfigured(tree any, cfg *settings.Config, m *streammap.Mapper) (*airb
 				return nil, fmt.Errorf("streams[%d].cursor_field: stream %q has the source-defined cursor [%q], got %q", i, name, d.ReplicationKey, cs.CursorField)
 			}
 		case SyncFullRefresh, "": // the protocol's default
-			if d.ReplicationKey != "" {
+			// A full refresh reads all again: an incremental stream from
+			// its start date, a feed from its first seq (an overwrite
+			// destination would lose what came before the state's).
+			if d.ReplicationKey != "" || d.Feed != nil {
 				out.fullRefresh = append(out.fullRefresh, d.Name)
 			}
 		default:

@@ -94,7 +94,11 @@ func checkTree(ctx context.Context, e firstPages, cfg *tap.Config, d *streams.De
 	if err != nil {
 		return err
 	}
-	log.Info("check: stream answered", "stream", d.Name, "records_on_first_page", count)
+	if d.Feed != nil {
+		log.Info("check: feed connected", "stream", d.Name, "first_message", count > 0)
+	} else {
+		log.Info("check: stream answered", "stream", d.Name, "records_on_first_page", count)
+	}
 	for i := range cfg.Streams {
 		c := &cfg.Streams[i]
 		if c.Parent == nil || c.Parent.Stream != d.Name {

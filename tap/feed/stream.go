@@ -66,6 +66,56 @@ func (e *URLError) Unwrap() error { return e.Err }
 // Read reads the feed of s from the seq after s.Last until its stop
 // rules end it, each record through s.Run, its place checkpointed.
 func Read(ctx context.Context, s Stream) error {
+	r, shown, err := s.runner()
+	if err != nil {
+		return err
+	}
+	s.Log.Info("reading the feed", "stream", s.Name, "protocol", s.Def.Protocol, "url", shown, "from_seq", s.Last+1)
+	return r.Run(ctx, s.Last)
+}
+
+// Probe connects to the feed of s once, asking from the seq after s.Last,
+// and waits for its first message at most the idle timeout: what `tap
+// check` asks of a feed. heard says a message came; a connection refused
+// or cut before the wait ends is the error (no reconnect). Nothing is
+// written.
+func Probe(ctx context.Context, s Stream) (heard bool, err error) {
+	r, _, err := s.runner()
+	if err != nil {
+		return false, err
+	}
+	c, err := r.open(ctx, s.Last+1)
+	if err != nil {
+		return false, err
+	}
+	first := make(chan error, 1)
+	go func() {
+		for {
+			b, err := c.read()
+			if err != nil || b != nil {
+				first <- err
+				return
+			}
+		}
+	}()
+	defer func() {
+		c.close()
+		if !heard && err == nil {
+			<-first // the close ended the read
+		}
+	}()
+	select {
+	case err := <-first:
+		return err == nil, err
+	case <-time.After(r.cfg.Idle):
+		return false, nil // connected; a quiet feed says nothing yet
+	case <-ctx.Done():
+		return false, ctx.Err()
+	}
+}
+
+// runner is the feed's Runner, and its URL as logs show it.
+func (s Stream) runner() (*Runner, string, error) {
 	f := &s.Def
 	raw := f.URL
 	if raw != "" {
@@ -84,7 +134,7 @@ func Read(ctx context.Context, s Stream) error {
 	}
 	u, err := s.Client.Resolve(raw, q)
 	if err != nil {
-		return &URLError{Err: err}
+		return nil, "", &URLError{Err: err}
 	}
 	idle := s.Idle
 	if f.IdleTimeoutS != nil {
@@ -105,8 +155,7 @@ func Read(ctx context.Context, s Stream) error {
 	if f.Protocol == streams.FeedWebSocket {
 		shown = "ws" + strings.TrimPrefix(shown, "http") // as the user wrote it
 	}
-	s.Log.Info("reading the feed", "stream", s.Name, "protocol", f.Protocol, "url", shown, "from_seq", s.Last+1)
-	return r.Run(ctx, s.Last)
+	return r, shown, nil
 }
 
 // sink is the Sink of a Stream: its Run, and the backfill stream's walk.
