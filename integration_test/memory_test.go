@@ -5,7 +5,9 @@ import (
 	"compress/gzip"
 	"context"
 	"errors"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -210,4 +213,62 @@ func TestHostileBodiesRunInBoundedMemory(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestFeedReadAheadBounded: a feed of 8 MiB messages into a stdout no one
+// reads. The tap may read ahead while its write waits, but only so many
+// bytes (two messages of the largest size), not so many messages: the
+// child's resident memory stays bounded while the server would send
+// 480 MiB, and the server is held back by the unread connection.
+func TestFeedReadAheadBounded(t *testing.T) {
+	t.Parallel()
+	const msgs, size, maxMiB = 60, 8 << 20, 200
+	filler := strings.Repeat("x", size)
+	var sent atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/x-ndjson")
+		for i := 1; i <= msgs; i++ {
+			if _, err := io.WriteString(w, `{"type":"trade","seq":`+strconv.Itoa(i)+`,"symbol":"`+filler+`"}`+"\n"); err != nil {
+				return
+			}
+			sent.Add(1)
+		}
+	}))
+	defer srv.Close()
+	d := newTapDir(t, tapConfig(srv.URL, []any{feedStream("ndjson", map[string]any{"path": "/"})}))
+	stdoutR, stdoutW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdoutR.Close() // never read: the tap's writes wait
+	cmd := exec.Command(plainTap(t), "--config", "config.json")
+	cmd.Dir, cmd.Stdout = d.dir, stdoutW
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	stdoutW.Close()
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	status := filepath.Join("/proc", strconv.Itoa(cmd.Process.Pid), "status")
+	// Watch until the server has been held still for a second (the tap
+	// reads no more) or has sent everything; at most 30 s.
+	var peak int64
+	last, still := sent.Load(), time.Now()
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		kib := procKiB(status, "VmRSS:")
+		peak = max(peak, kib>>10)
+		if peak > maxMiB {
+			t.Fatalf("the tap passed %d MiB resident (%d MiB) with %d of %d messages of 8 MiB sent: its read-ahead is not bounded in bytes", maxMiB, peak, sent.Load(), msgs)
+		}
+		if n := sent.Load(); n != last {
+			last, still = n, time.Now()
+		} else if time.Since(still) > time.Second || n == msgs {
+			break
+		}
+	}
+	if n := sent.Load(); n >= msgs {
+		t.Fatalf("the server sent all %d messages to a tap whose stdout is not read: it read them all ahead", n)
+	}
+	t.Logf("held at %d of %d messages of 8 MiB sent, peak %d MiB resident", sent.Load(), msgs, peak)
 }

@@ -21,6 +21,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/sync/semaphore"
+
 	"github.com/tap-dev/tap/codec"
 	"github.com/tap-dev/tap/streams"
 )
@@ -219,9 +221,15 @@ func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Se
 
 // frame is what a connection's reader hands on.
 type frame struct {
-	b   []byte
-	err error
+	b    []byte
+	size int64 // its share of maxReadAhead
+	err  error
 }
+
+// maxReadAhead bounds the bytes of the messages read from a connection
+// and not yet handled: two messages of the largest size, so that reading
+// never waits on a message's own size.
+const maxReadAhead = 2 * maxMessage
 
 // connection reads one connection from the next seq until it ends;
 // heard says it delivered a message.
@@ -233,18 +241,25 @@ func (r *Runner) connection(ctx context.Context) (out outcome, heard bool, err e
 		c.Log.Warn("cannot connect to the feed", "stream", c.Stream, "from_seq", from, "error", c.Scrub(err.Error()))
 		return reconnect, false, err
 	}
+	// The messages read and not yet handled are bounded in bytes, not in
+	// count: with a stalled stdout, 256 messages of 16 MiB would be 4 GiB.
 	frames := make(chan frame, 256)
-	done := make(chan struct{})
+	ahead := semaphore.NewWeighted(maxReadAhead)
+	rctx, stop := context.WithCancel(ctx)
 	defer func() {
-		close(done)
+		stop()
 		conn.close()
 	}()
 	go func() {
 		for {
 			b, err := conn.read()
+			w := min(int64(len(b)), maxReadAhead)
+			if ahead.Acquire(rctx, w) != nil {
+				return
+			}
 			select {
-			case frames <- frame{b, err}:
-			case <-done:
+			case frames <- frame{b, w, err}:
+			case <-rctx.Done():
 				return
 			}
 			if err != nil {
@@ -282,6 +297,7 @@ func (r *Runner) connection(ctx context.Context) (out outcome, heard bool, err e
 			at, _ := r.watch.next()
 			timer = r.arm(at)
 		case f := <-frames:
+			ahead.Release(f.size) // f.b is handled before the next frame is taken
 			if f.err != nil {
 				c.Log.Warn("the feed's connection ended; reconnecting", "stream", c.Stream, "last_seq", r.seq.last, "error", c.Scrub(f.err.Error()))
 				return reconnect, heard, f.err
