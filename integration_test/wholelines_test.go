@@ -4,9 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -147,5 +152,83 @@ func waitStopped(t *testing.T, pid int) {
 			t.Fatalf("the tap (pid %d) did not stop within 30 s of SIGSTOP", pid)
 		}
 		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestKillOnAFullPipeLeavesWholeLines: a tap killed (SIGKILL, which no handler sees)
+// while a slow target holds its stdout pipe full leaves no part of a line
+// in the pipe: whatever the target reads after the kill ends with a whole
+// line. Records of 60 B to 12 KiB, so that lines longer than PIPE_BUF
+// (4 KiB) are among those cut at; six kills at different moments, each
+// once the target has read so much.
+func TestKillOnAFullPipeLeavesWholeLines(t *testing.T) {
+	t.Parallel()
+	var body strings.Builder
+	body.WriteString(`{"data": [`)
+	for i := range 6000 {
+		if i > 0 {
+			body.WriteString(",")
+		}
+		body.WriteString(`{"id": ` + strconv.Itoa(i) + `, "note": "` + strings.Repeat("n", 40+(i*7919)%12000) + `"}`)
+	}
+	body.WriteString(`]}`)
+	page := body.String()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, page)
+	}))
+	defer srv.Close()
+	d := newTapDir(t, tapConfig(srv.URL, []any{map[string]any{"name": "notes", "path": "/notes", "records_path": "data",
+		"primary_key": []string{"id"}, "pagination": map[string]any{"type": "none"},
+		"schema": map[string]any{"type": "object", "properties": map[string]any{"id": map[string]any{"type": "integer"}, "note": map[string]any{"type": "string"}}}}}))
+	for run := range 6 {
+		killAt := (run + 1) * 300 << 10 // bytes the target has read
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(plainTap(t), "--config", "config.json")
+		cmd.Dir, cmd.Stdout = d.dir, w
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		w.Close()
+		// A slow target: 4,000 bytes a millisecond at most, so the pipe
+		// stays full while the tap writes.
+		got, due := make(chan []byte, 1), make(chan struct{})
+		go func() {
+			var out []byte
+			buf := make([]byte, 4000)
+			for {
+				n, err := r.Read(buf)
+				if len(out) < killAt && len(out)+n >= killAt {
+					close(due)
+				}
+				out = append(out, buf[:n]...)
+				if err != nil {
+					got <- out
+					return
+				}
+				time.Sleep(time.Millisecond)
+			}
+		}()
+		select {
+		case <-due:
+		case <-time.After(time.Minute): // a bound
+			t.Fatalf("run %d: the target did not read %d bytes in a minute", run+1, killAt)
+		}
+		cmd.Process.Kill()
+		cmd.Wait()
+		var out []byte
+		select {
+		case out = <-got:
+		case <-time.After(time.Minute): // a bound: the pipe ends with the child
+			t.Fatal("the pipe did not end after the kill")
+		}
+		r.Close()
+		if len(out) > 0 && out[len(out)-1] != '\n' {
+			i := bytes.LastIndexByte(out, '\n')
+			t.Errorf("run %d, killed once %d bytes were read: the pipe ends with part of a line (%d bytes after the last whole line of %d bytes read)", run+1, killAt, len(out)-i-1, len(out))
+		}
 	}
 }

@@ -9,20 +9,20 @@ import (
 	"github.com/tap-dev/tap/codec"
 )
 
-// lineBatch is the most a lineWriter holds before it writes. It is the
-// default capacity of a Linux pipe: a write that fits in the pipe is
-// copied in whole without waiting for the reader, so a kill cannot land
-// in the middle of it. Into a larger pipe (the tap asks for 1 MiB) a
-// writer batches up to a quarter of it: fewer writes, and fewer wake-ups
-// of the reader, showed as 7% of the CPU.
+// lineBatch is the most a lineWriter holds before it writes. Into a
+// larger pipe (the tap asks for 1 MiB) a writer batches up to a quarter
+// of it: fewer writes, and fewer wake-ups of the reader, showed as 7% of
+// the CPU. A batch goes into a pipe as whole lines only (wholeLines), so
+// that a kill cannot leave part of a line in it.
 const lineBatch = 64 << 10
 
 // lineWriter writes protocol messages as whole lines. Lines are built
 // under a mutex, so messages of parallel streams interleave only at line
 // boundaries, and are handed to the underlying writer only in batches of
-// whole lines, one Write per batch: a tap killed at any moment has written
-// no part of a line (a buffer flushed when full would cut one in two). A
-// line longer than the batch is written alone, whole.
+// whole lines, one Write per batch: a buffer flushed when full would cut
+// a line in two. A line longer than the batch is written alone. Into a
+// pipe, a Write is split as the pipe's room allows (wholeLines): a tap
+// killed at any moment has written no part of a line.
 type lineWriter struct {
 	mu    sync.Mutex
 	w     io.Writer
@@ -34,7 +34,10 @@ type lineWriter struct {
 func newLineWriter(w io.Writer) *lineWriter {
 	batch := lineBatch
 	if f, ok := w.(*os.File); ok {
-		batch = max(batch, pipeSize(f)/4)
+		if size := pipeSize(f); size > 0 {
+			batch = max(batch, size/4)
+			w = newWholeLines(f, size)
+		}
 	}
 	return &lineWriter{w: w, buf: make([]byte, 0, lineBatch), batch: batch}
 }
