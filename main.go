@@ -92,6 +92,9 @@ Flags:
                       __injected_declarative_manifest
   --version           print "tap VERSION"
   --log-level LEVEL   debug, info, warn or error (default: the config's log_level, info)
+  --trace FILE        write one JSON line per HTTP attempt to FILE (the setting trace_path):
+                      stream, method, URL (secret values masked), status, bytes, ms, attempt,
+                      the wait before it; never a header or a body
   --help              this text
 
 Exit codes: 0 ok, 1 run failed (last STATE valid), 2 bad input, 75 deferred (retry later).
@@ -154,6 +157,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	fs.StringVar(&f.LogLevel, "log-level", "", "")
+	fs.StringVar(&f.Trace, "trace", "", "")
 	var manifestPath string
 	fs.StringVar(&f.Manifest, "manifest", "", "")
 	fs.StringVar(&manifestPath, "manifest-path", "", "")

@@ -108,6 +108,11 @@ type Config struct {
 	// the goroutine calling Do, concurrently for concurrent calls.
 	OnAttempt func(stream, method, path string, status int, d time.Duration)
 
+	// OnTrace, if set, is called after every attempt OnAttempt is called
+	// for, with what a request trace writes of it (Trace). It is called
+	// as OnAttempt is.
+	OnTrace func(Trace)
+
 	// For tests.
 	Transport http.RoundTripper                                // base transport [a clone of http.DefaultTransport: HTTPS_PROXY/NO_PROXY, TLS verified]
 	Rand      func() float64                                   // uniform [0,1) for jitter [math/rand/v2]; called under a lock
@@ -395,6 +400,9 @@ type call struct {
 	prevStatus int       // of the attempt before the current one (0: none, or no response)
 	token      string    // the access token the current attempt carried
 	reauthed   bool      // a 401 dropped the access token once already
+	// waited is what the call waited, by reason, since its last attempt
+	// ended: the wait before the next one, for Config.OnTrace.
+	waited [waitKinds]time.Duration
 }
 
 // spend is what each attempt of the call costs the limiter.

@@ -86,19 +86,20 @@ func (s *stats) opened()  { s.update(func(t *Stats) { t.BreakerOpenings++ }) }
 
 // wait adds d to one kind of wait, in the totals and in the waits of the
 // stream whose request ctx carries (none outside Client.Do).
-func (s *stats) wait(ctx context.Context, kind func(*Waits) *time.Duration, d time.Duration) {
+func (s *stats) wait(ctx context.Context, kind waitKind, d time.Duration) {
 	if d <= 0 {
 		return
 	}
 	stream, attributed := "", false
 	if cs := callFrom(ctx); cs != nil {
 		stream, attributed = cs.req.Stream, true
+		cs.waited[kind] += d // the wait before its next attempt, for a trace
 	}
 	s.update(func(t *Stats) {
-		*kind(&t.Waits) += d
+		*kind.of(&t.Waits) += d
 		if attributed {
 			w := t.ByStream[stream]
-			*kind(&w) += d
+			*kind.of(&w) += d
 			t.ByStream[stream] = w
 		}
 	})
@@ -116,8 +117,33 @@ func (s *stats) limitWait(ctx context.Context, kind limit.Wait, d time.Duration)
 	}
 }
 
-func slotWait(w *Waits) *time.Duration       { return &w.WaitSlot }
-func bucketWait(w *Waits) *time.Duration     { return &w.WaitBucket }
-func retryAfterWait(w *Waits) *time.Duration { return &w.WaitRetryAfter }
-func backoffWait(w *Waits) *time.Duration    { return &w.WaitBackoff }
-func breakerWait(w *Waits) *time.Duration    { return &w.WaitBreaker }
+// waitKind is a reason a request waits, as the stats and a trace name it.
+type waitKind int
+
+const (
+	slotWait waitKind = iota
+	bucketWait
+	retryAfterWait
+	backoffWait
+	breakerWait
+	waitKinds
+)
+
+func (k waitKind) of(w *Waits) *time.Duration {
+	switch k {
+	case slotWait:
+		return &w.WaitSlot
+	case bucketWait:
+		return &w.WaitBucket
+	case retryAfterWait:
+		return &w.WaitRetryAfter
+	case backoffWait:
+		return &w.WaitBackoff
+	}
+	return &w.WaitBreaker
+}
+
+// String is the kind as the run summary's wait_<kind>_s columns name it.
+func (k waitKind) String() string {
+	return [...]string{"slot", "bucket", "retry_after", "backoff", "breaker"}[k]
+}

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tap-dev/tap/client/limit"
@@ -36,16 +37,19 @@ type transport struct {
 
 // attempt is the bookkeeping of one round trip.
 type attempt struct {
-	c       *Client
-	cs      *call // nil outside Client.Do
-	parent  context.Context
-	ctx     context.Context // parent + Timeout
-	cancel  context.CancelFunc
-	release func()
-	ticket  *ticket
-	start   time.Time
-	path    string // redacted URL path, for OnAttempt
-	status  int
+	c        *Client
+	cs       *call // nil outside Client.Do
+	parent   context.Context
+	ctx      context.Context // parent + Timeout
+	cancel   context.CancelFunc
+	release  func()
+	ticket   *ticket
+	start    time.Time
+	path     string // redacted URL path, for OnAttempt
+	url      string // redacted URL, its query included, for OnTrace
+	status   int
+	bytes    atomic.Int64 // of the body read (a feed may close it from another goroutine), for OnTrace
+	errClass string       // without an answer: timeout or transport, for OnTrace
 	// sp is what the attempt took from the limiter, when limited. Its
 	// cost reservation is trued up by the caller's handler (costDone),
 	// or released when the answer never reaches one: a redirect hop,
@@ -131,6 +135,9 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		c: c, cs: cs, parent: ctx, ctx: actx, cancel: cancel, release: release, ticket: tk,
 		start: c.now(), path: c.red.scrub(req.URL.EscapedPath()), sp: sp, limited: limited, stream: streamOf(ctx),
 	}
+	if c.cfg.OnTrace != nil {
+		a.url = c.red.url(out.URL) // as sent, an api_key in the query masked
+	}
 	if cs != nil {
 		cs.attempt = a
 		cs.token = token
@@ -150,6 +157,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			tk.done(neutral)
 		case actx.Err() != nil:
 			err = &timeoutError{d: c.cfg.Timeout}
+			a.errClass = "timeout"
 			tk.done(failing)
 		case permanentTransportError(err):
 			tk.done(neutral)
@@ -161,6 +169,9 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			c.stats.cancelled()
 		} else {
 			c.stats.status(0)
+		}
+		if a.errClass == "" {
+			a.errClass = "transport"
 		}
 		a.finish()
 		return nil, err
@@ -177,6 +188,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		tk.done(failing)
 		c.stats.status(0)
+		a.errClass = "timeout"
 		a.finish()
 		return nil, &timeoutError{d: c.cfg.Timeout}
 	}
@@ -223,6 +235,9 @@ func (a *attempt) finish() {
 			}
 			f(stream, method, a.path, a.status, a.c.now().Sub(a.start))
 		}
+		if f := a.c.cfg.OnTrace; f != nil && !a.cancelled {
+			f(a.trace())
+		}
 	})
 }
 
@@ -235,6 +250,7 @@ type attemptBody struct {
 
 func (b *attemptBody) Read(p []byte) (int, error) {
 	n, err := b.rc.Read(p)
+	b.a.bytes.Add(int64(n))
 	if err != nil && err != io.EOF && b.a.parent.Err() == nil && b.a.ctx.Err() != nil {
 		err = &timeoutError{d: b.a.c.cfg.Timeout}
 	}

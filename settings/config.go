@@ -51,6 +51,7 @@ type Config struct {
 	OnSchemaViolation  string               `json:"on_schema_violation"`
 	DeadLetterPath     string               `json:"dead_letter_path"`
 	DeadLetterAlert    int                  `json:"dead_letter_alert"`
+	TracePath          string               `json:"trace_path"`
 	LogLevel           string               `json:"log_level"`
 	MetricsLogLevel    string               `json:"metrics_log_level"`
 	Demo               demoapi.Config       `json:"demo"`
@@ -318,6 +319,14 @@ func (c *Config) check() error {
 	if !filepath.IsAbs(c.DeadLetterPath) {
 		c.DeadLetterPath = filepath.Join(filepath.Dir(c.Path), c.DeadLetterPath)
 	}
+	if c.TracePath != "" {
+		if !filepath.IsAbs(c.TracePath) {
+			c.TracePath = filepath.Join(filepath.Dir(c.Path), c.TracePath)
+		}
+		if err := checkWritable(c.TracePath); err != nil {
+			return fmt.Errorf("trace_path: %w", err)
+		}
+	}
 	if c.OnSchemaViolation == ViolationDeadLetter || c.requestDeadLetters() {
 		if err := checkWritable(c.DeadLetterPath); err != nil {
 			return fmt.Errorf("dead_letter_path: %w", err)
@@ -328,6 +337,20 @@ func (c *Config) check() error {
 			return err
 		}
 	}
+	return nil
+}
+
+// SetTracePath sets trace_path to path, a --trace flag's: relative to the
+// current folder, checked writable.
+func (c *Config) SetTracePath(path string) error {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return err
+	}
+	if err := checkWritable(abs); err != nil {
+		return err
+	}
+	c.TracePath = abs
 	return nil
 }
 

@@ -30,6 +30,7 @@ import (
 
 	"github.com/tap-dev/tap/client"
 	"github.com/tap-dev/tap/client/limit"
+	"github.com/tap-dev/tap/client/trace"
 	"github.com/tap-dev/tap/demoapi"
 	"github.com/tap-dev/tap/settings"
 )
@@ -105,6 +106,22 @@ func Open(cfg *settings.Config, o Options) (*Conn, error) {
 		return nil, err
 	}
 	cc.Limit.Shared = shared
+	if cfg.TracePath != "" {
+		tw, err := trace.Create(cfg.TracePath)
+		if err != nil {
+			closeShared()
+			stop()
+			return nil, &settings.InputError{File: cfg.Path, Err: err}
+		}
+		cc.OnTrace = tw.Attempt
+		stopAPI := stop
+		stop = func() { // after the client: its last attempts are in
+			stopAPI()
+			if err := tw.Close(); err != nil && o.Log != nil {
+				o.Log.Warn("the request trace is incomplete", "trace_path", cfg.TracePath, "error", err.Error())
+			}
+		}
+	}
 	c, err := client.New(cc)
 	if err != nil {
 		closeShared()
@@ -117,8 +134,8 @@ func Open(cfg *settings.Config, o Options) (*Conn, error) {
 	return &Conn{Client: c, Base: strings.TrimRight(base.String(), "/"), stop: stop}, nil
 }
 
-// Close closes the client (and its Redis connection) and stops the demo
-// API, if the connection started one.
+// Close closes the client (and its Redis connection), then the request
+// trace, and stops the demo API, if the connection started one.
 func (c *Conn) Close() {
 	c.Client.Close()
 	c.stop()

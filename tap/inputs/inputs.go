@@ -39,6 +39,7 @@ type Files struct {
 	Config, State, Catalog string
 	StateOut               string     // --state-out: where the last STATE's value is written at exit ("" = nowhere)
 	LogLevel               string     // --log-level: debug, info, warn or error; "" = the config's log_level
+	Trace                  string     // --trace: the request trace's file, for trace_path ("" = the config's)
 	Shard                  keys.Shard // --shard I/N: this process's part of the chunked backfills
 	Reconcile              bool       // --reconcile: reconcile now the streams that have a reconcile block
 	Manifest               string     // --manifest (or --manifest-path): an Airbyte declarative manifest
@@ -105,6 +106,11 @@ func (f Files) LoadConfig() (*settings.Config, error) {
 	cfg, err := settings.Load(f.Config)
 	if err != nil {
 		return nil, err
+	}
+	if f.Trace != "" {
+		if err := cfg.SetTracePath(f.Trace); err != nil {
+			return nil, &UsageError{Msg: "--trace: " + err.Error()}
+		}
 	}
 	if _, err := Maps(cfg); err != nil {
 		return nil, err

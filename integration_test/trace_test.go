@@ -1,0 +1,117 @@
+package integration_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestRequestTrace runs a sync whose API throttles once (429 with
+// Retry-After) and fails once (503), with --trace: one line per attempt,
+// as many as the run summary's requests, each with its status, attempt
+// number and the wait before it by reason; the API key sent in the query
+// appears in no line.
+func TestRequestTrace(t *testing.T) {
+	t.Parallel()
+	const key = "SECRET-trace-key-77"
+	var mu sync.Mutex
+	seen := map[string]int{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		page := r.URL.Query().Get("page")
+		mu.Lock()
+		seen[page]++
+		n := seen[page]
+		mu.Unlock()
+		switch {
+		case page == "1" && n == 1:
+			w.Header().Set("Retry-After", "1")
+			w.WriteHeader(http.StatusTooManyRequests)
+			return
+		case page == "2" && n == 1:
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		if page == "1" {
+			w.Write([]byte(`{"data": [{"id": 1}, {"id": 2}]}`))
+		} else {
+			w.Write([]byte(`{"data": [{"id": 3}]}`))
+		}
+	}))
+	defer srv.Close()
+	cfg := tapConfig(srv.URL, []any{map[string]any{"name": "items", "path": "/items", "records_path": "data", "primary_key": []string{"id"},
+		"pagination": map[string]any{"type": "page_number", "page_param": "page", "page_size": 2},
+		"schema":     map[string]any{"type": "object", "properties": map[string]any{"id": map[string]any{"type": "integer"}}}}})
+	cfg["auth"] = map[string]any{"type": "api_key", "in": "query", "name": "key", "value": key}
+	d := newTapDir(t, cfg)
+	r := runTap(t, d.dir, time.Minute, nil, "--config", "config.json", "--trace", "requests.jsonl")
+	if r.code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
+	}
+	raw, err := os.ReadFile(filepath.Join(d.dir, "requests.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(raw), key) {
+		t.Fatalf("the trace holds the API key:\n%s", raw)
+	}
+	type line struct {
+		Time    time.Time
+		Stream  string
+		Method  string
+		URL     string
+		Status  int
+		Bytes   int64
+		MS      *float64
+		Attempt int
+		Wait    map[string]float64
+		WaitMS  float64 `json:"wait_ms"`
+	}
+	var lines []line
+	sc := bufio.NewScanner(strings.NewReader(string(raw)))
+	for sc.Scan() {
+		var l line
+		dec := json.NewDecoder(strings.NewReader(sc.Text()))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&l); err != nil {
+			t.Fatalf("trace line %q: %v", sc.Text(), err)
+		}
+		if l.Time.IsZero() || l.Stream != "items" || l.Method != "GET" || l.MS == nil || !strings.Contains(l.URL, "/items?") || !strings.Contains(l.URL, "key=") {
+			t.Errorf("trace line lacks a field: %s", sc.Text())
+		}
+		lines = append(lines, l)
+	}
+	var got []string
+	for _, l := range lines {
+		got = append(got, strconv.Itoa(l.Status)+"#"+strconv.Itoa(l.Attempt))
+	}
+	if want := "429#1 200#2 503#1 200#2"; strings.Join(got, " ") != want {
+		t.Fatalf("attempts (status#attempt) %q, want %q", strings.Join(got, " "), want)
+	}
+	if ra := lines[1].Wait["retry_after_ms"]; ra < 900 || lines[1].WaitMS < ra {
+		t.Errorf("the retry of the 429 waited %v (wait_ms %v), want Retry-After's second", lines[1].Wait, lines[1].WaitMS)
+	}
+	if _, ok := lines[3].Wait["backoff_ms"]; !ok {
+		t.Errorf("the retry of the 503 has no backoff wait: %+v", lines[3])
+	}
+	if lines[0].Wait != nil || lines[0].Bytes != 0 && lines[1].Bytes == 0 {
+		t.Errorf("the first attempt: %+v; the second: %+v", lines[0], lines[1])
+	}
+	// The trace agrees with the run summary.
+	m := regexp.MustCompile(`run summary records=\d+ seconds=\S+ requests=(\d+)`).FindSubmatch(r.stderr)
+	if m == nil {
+		t.Fatalf("no run summary in stderr:\n%s", r.stderr)
+	}
+	if n, _ := strconv.Atoi(string(m[1])); n != len(lines) {
+		t.Errorf("the summary says %d requests, the trace has %d lines", n, len(lines))
+	}
+}
