@@ -313,10 +313,15 @@ func checkOutput(t *testing.T, command, stream, want, got string) {
 	}
 }
 
+// logTime is the time a log line of stderr starts with.
+var logTime = regexp.MustCompile(`(?m)^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z `)
+
 // holdsInOrder reports whether each line of want, … standing for any text
 // within a line, matches a line of got, in order; else the first line that
 // does not.
 func holdsInOrder(want, got string) (string, bool) {
+	// The docs show log lines without the time each starts with.
+	got = logTime.ReplaceAllString(got, "")
 	lines := strings.Split(strings.TrimRight(got, "\n"), "\n")
 	for _, w := range strings.Split(strings.TrimRight(want, "\n"), "\n") {
 		parts := strings.Split(w, "…")

@@ -92,6 +92,8 @@ Flags:
                       __injected_declarative_manifest
   --version           print "tap VERSION"
   --log-level LEVEL   debug, info, warn or error (default: the config's log_level, info)
+  --log-format F      Singer mode's stderr: text (default: "TIME LEVEL message key=value") or
+                      json (one object a line: time, level, msg and the keys)
   --trace FILE        write one JSON line per HTTP attempt to FILE (the setting trace_path):
                       stream, method, URL (secret values masked), status, bytes, ms, attempt,
                       the wait before it; never a header or a body
@@ -158,6 +160,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	fs.StringVar(&f.LogLevel, "log-level", "", "")
 	fs.StringVar(&f.Trace, "trace", "", "")
+	fs.StringVar(&f.LogFormat, "log-format", "", "")
 	var manifestPath string
 	fs.StringVar(&f.Manifest, "manifest", "", "")
 	fs.StringVar(&manifestPath, "manifest-path", "", "")
@@ -172,6 +175,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return badUsage(cmd, stdout, stderr, fmt.Sprintf("unexpected argument %q (see tap --help)", fs.Arg(0)))
 	}
 	if err := inputs.CheckLogLevel(f.LogLevel); err != nil {
+		return badUsage(cmd, stdout, stderr, err.Error())
+	}
+	if err := inputs.CheckLogFormat(f.LogFormat); err != nil {
 		return badUsage(cmd, stdout, stderr, err.Error())
 	}
 	if shard != "" {

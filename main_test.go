@@ -40,7 +40,7 @@ import (
 // an absolute path, and so does it in the output the row is checked
 // against (rows giving absolute paths).
 // In an expected output {{any}} stands for any text within one line (a
-// duration, a port) and a line that is just {{lines}} for any number of
+// duration, a port), {{time}} for the time a log line starts with, and a line that is just {{lines}} for any number of
 // whole lines (output whose amount depends on timing); everything else is
 // literal. No output may hold the secret of base_config.json.
 type cliCase struct {
@@ -190,6 +190,7 @@ func matches(want, got string) bool {
 	pattern := regexp.QuoteMeta(want)
 	pattern = strings.ReplaceAll(pattern, `\{\{lines\}\}`+"\n", `(?:[^\n]*\n)*?`)
 	pattern = strings.ReplaceAll(pattern, `\{\{any\}\}`, `[^\n]*`)
+	pattern = strings.ReplaceAll(pattern, `\{\{time\}\}`, `\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z`)
 	return regexp.MustCompile(`\A` + pattern + `\z`).MatchString(got)
 }
 

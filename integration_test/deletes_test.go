@@ -29,6 +29,7 @@ func deletesConfig(t *testing.T, gen, listDelayMS int) map[string]any {
 	readJSON(t, filepath.Join("..", "sample_deletes.json"), &cfg)
 	cfg["demo"] = map[string]any{"accounts": map[string]any{"count": 200, "generation": gen, "list_delay_ms": listDelayMS}}
 	cfg["rate_limit"] = map[string]any{"requests_per_second": 0}
+	cfg["metrics_log_level"] = "info" // the reconcile's METRIC lines are read
 	if listDelayMS > 0 {
 		// Pages of 20 keys: a listing of ten pages or more, each slow.
 		s := cfg["streams"].([]any)[0].(map[string]any)
@@ -70,7 +71,7 @@ func runDeletes(t *testing.T, dir string, cfg map[string]any, extra []string, lo
 	return r
 }
 
-var reconcileLine = regexp.MustCompile(`(?m)^INFO reconcile stream=accounts listed=(\d+) deleted=(\d+) missed=(\d+) fetched=(\d+)$`)
+var reconcileLine = regexp.MustCompile(`(?m)^\S+ INFO reconcile stream=accounts listed=(\d+) deleted=(\d+) missed=(\d+) fetched=(\d+)$`)
 
 // reconciled reads the run's reconcile line: listed, deleted, missed,
 // fetched.

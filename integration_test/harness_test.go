@@ -118,6 +118,7 @@ func tapConfig(base string, streams []any) map[string]any {
 		"retry":                map[string]any{"max_attempts": 6, "base_delay_ms": 5, "max_delay_ms": 50},
 		"request_timeout_s":    5,
 		"max_parallel_streams": 2,
+		"metrics_log_level":    "info", // the METRIC lines some tests read
 		"streams":              streams,
 	}
 }

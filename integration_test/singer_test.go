@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -169,8 +170,10 @@ func TestSingerRunOfEveryDemoStream(t *testing.T) {
 	if !bytes.Contains(r.stdout, []byte(`"account_number":9007199254740993`)) {
 		t.Errorf("the big integer 9007199254740993 did not survive")
 	}
-	if !bytes.Contains(r.stderr, []byte("INFO METRIC: {")) || !bytes.Contains(r.stderr, []byte("run summary")) {
-		t.Errorf("stderr lacks metric lines or the run summary:\n%s", r.stderr)
+	// METRIC lines only when asked (metrics_log_level), a time on every line.
+	if bytes.Contains(r.stderr, []byte("METRIC: {")) || !bytes.Contains(r.stderr, []byte("run summary")) ||
+		!regexp.MustCompile(`\A(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z (INFO|WARN) [^\n]*\n)+\z`).Match(r.stderr) {
+		t.Errorf("stderr: want the run summary, a time on every line and no METRIC line (metrics_log_level is debug):\n%s", r.stderr)
 	}
 	// The table a person reads: a row per stream, counting what stdout carries.
 	table := summaryTable(t, r.stderr)

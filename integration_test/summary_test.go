@@ -1,15 +1,19 @@
 package integration_test
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 )
+
+// logTime is the time a log line starts with.
+var logTime = regexp.MustCompile(`(?m)^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z `)
 
 // summaryTable reads the per-stream table a Singer run ends its stderr
 // with: each row's cells by column name, by stream.
 func summaryTable(t *testing.T, stderr []byte) map[string]map[string]string {
 	t.Helper()
-	lines := strings.Split(string(stderr), "\n")
+	lines := strings.Split(logTime.ReplaceAllString(string(stderr), ""), "\n")
 	start := -1
 	for i, l := range lines {
 		if l == "INFO run summary by stream:" {

@@ -263,6 +263,7 @@ func (e *engine) syncTree(ctx context.Context, root *node) error {
 			n.below = clientside.New(n.def, n.plan.FullTable(), e.state.Value(n.def.Name),
 				func(p streams.Partition) any { return n.plan.PartitionSince(p) }, e.log)
 			n.counts.Start(e.now())
+			e.logStart(n)
 			e.status(n, output.StatusStarted)
 			e.state.SetSyncing(n.def.Name, true)
 		}
@@ -513,4 +514,22 @@ func (e *engine) backfillSummary() {
 	for _, s := range e.backfills() {
 		e.log.Info(s.Book.Count(s.Failed).String(), "stream", s.Name)
 	}
+}
+
+// logStart says a stream starts, and from where: a run whose first
+// requests are slow is not silent.
+func (e *engine) logStart(n *node) {
+	args := []any{"stream", n.def.Name}
+	switch lower := n.plan.Lower(); {
+	case n.def.Feed != nil:
+		args = append(args, "feed", n.def.Feed.Protocol)
+	case n.plan.FullTable() || lower == nil:
+		args = append(args, "read", "all")
+	default:
+		if t, ok := lower.(time.Time); ok {
+			lower = t.UTC().Format(time.RFC3339)
+		}
+		args = append(args, "from", lower)
+	}
+	e.log.Info("stream started", args...)
 }

@@ -270,6 +270,9 @@ func (l *local) waitBlocked(ctx context.Context, sp Spend) error {
 			// rather than sleep for a day (or for years).
 			return &WindowError{ResetAt: until, Wait: d}
 		}
+		if d >= longWait && why != "window" { // a window's wait is logged above
+			l.log.Info("rate limit: waiting", "why", why, "wait_s", d.Round(time.Millisecond).Seconds())
+		}
 		if err := l.sleep(ctx, d); err != nil {
 			return err
 		}
@@ -312,6 +315,9 @@ func (l *local) waitTokens(ctx context.Context, n int) error {
 	}
 	if d <= 0 {
 		return nil
+	}
+	if d >= longWait {
+		l.log.Info("rate limit: waiting for the bucket (requests_per_second)", "wait_s", d.Round(time.Millisecond).Seconds())
 	}
 	if err := l.sleep(ctx, d); err != nil {
 		at := l.now()

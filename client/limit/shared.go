@@ -228,9 +228,9 @@ func newSharedLimiter(cfg *Config) *sharedLimiter {
 	return l
 }
 
-// longSharedWait is a wait on Redis's bucket long enough to say so in
-// the log: a run that sits silent that long looks hung.
-const longSharedWait = 5 * time.Second
+// longWait is a wait long enough to say so in the log: a run that sits
+// silent that long looks hung.
+const longWait = 5 * time.Second
 
 // maxWait is the longest wait on Redis that acquire sleeps for a request
 // of n tokens: Config.MaxRetryAfter (the longest a server may pause the
@@ -317,7 +317,7 @@ func (l *sharedLimiter) acquire(ctx context.Context, sp Spend) (func(), error) {
 			l.log.Warn("rate_limit.shared: Redis asks to wait longer than retry.max_retry_after_s; the run stops here instead", "wait_s", d.Round(time.Second).Seconds(), "max_retry_after_s", max.Seconds(), "key", l.s.key)
 			return fail(&SharedWaitError{Wait: d, Until: l.now().Add(d)})
 		}
-		if d >= longSharedWait {
+		if d >= longWait {
 			l.log.Info("rate_limit.shared: waiting on the shared bucket in Redis", "wait_s", d.Round(time.Millisecond).Seconds(), "key", l.s.key)
 		}
 		// Counted as it is waited, so that the progress lines show a

@@ -22,7 +22,6 @@ import (
 	"github.com/tap-dev/tap/streams"
 	"github.com/tap-dev/tap/tap"
 	"github.com/tap-dev/tap/tap/inputs"
-	"github.com/tap-dev/tap/tap/output"
 )
 
 // InferSchema walks the first pages of a stream and prints a JSON Schema
@@ -50,7 +49,7 @@ func InferSchema(ctx context.Context, f inputs.Files, stream string, pages int, 
 	var known map[string]any // the target's own schema, when it has a usable one
 	cfg, err := settings.LoadWith(f.Config, func(c *tap.Config, streamsPath string) error {
 		var err error
-		log = output.NewStderrLogger(stderr, f.Level(c), c.Redactor)
+		log = f.Logger(c, stderr)
 		known, err = prepareInference(c, streamsPath, stream, log)
 		return err
 	})

@@ -33,7 +33,7 @@ func SingerSync(ctx context.Context, f inputs.Files, stdout, stderr io.Writer) e
 	if err != nil {
 		return err
 	}
-	log := output.NewStderrLogger(stderr, f.Level(cfg), cfg.Redactor)
+	log := f.Logger(cfg, stderr)
 	f.LogFirstRun(log)
 	w := output.NewSinger(stdout)
 	err = tap.Sync(ctx, tap.Options{Config: cfg, Selection: sel, State: st, Writer: w, Log: log, Shard: f.Shard, Reconcile: f.Reconcile})

@@ -29,7 +29,7 @@ func SingerTest(ctx context.Context, f inputs.Files, mode string, stdout, stderr
 		return err
 	}
 	w := output.NewSinger(stdout)
-	log := output.NewStderrLogger(stderr, f.Level(cfg), cfg.Redactor)
+	log := f.Logger(cfg, stderr)
 	switch mode {
 	case TestSchema:
 		return writeSchemas(cfg, st, w, log)

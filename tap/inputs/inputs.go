@@ -15,10 +15,13 @@ package inputs
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"os"
 	"slices"
+	"time"
 
 	"github.com/tap-dev/tap/inputfile"
 	"github.com/tap-dev/tap/settings"
@@ -26,6 +29,7 @@ import (
 	"github.com/tap-dev/tap/streams/keys"
 	"github.com/tap-dev/tap/tap/backfill"
 	"github.com/tap-dev/tap/tap/catalog"
+	"github.com/tap-dev/tap/tap/output"
 	"github.com/tap-dev/tap/tap/state"
 )
 
@@ -43,6 +47,7 @@ type Files struct {
 	Shard                  keys.Shard // --shard I/N: this process's part of the chunked backfills
 	Reconcile              bool       // --reconcile: reconcile now the streams that have a reconcile block
 	Manifest               string     // --manifest (or --manifest-path): an Airbyte declarative manifest
+	LogFormat              string     // --log-format: text ("") or json, of Singer mode's stderr
 }
 
 // CheckLogLevel checks the value of --log-level: empty (the config's
@@ -55,6 +60,21 @@ func CheckLogLevel(name string) error {
 		return &UsageError{Msg: "--log-level: " + err.Error()}
 	}
 	return nil
+}
+
+// CheckLogFormat checks the value of --log-format.
+func CheckLogFormat(name string) error {
+	switch name {
+	case "", output.LogText, output.LogJSON:
+		return nil
+	}
+	return &UsageError{Msg: fmt.Sprintf("--log-format: expected text or json, got %q", name)}
+}
+
+// Logger is a Singer run's log on w: its level (Level) and format
+// (--log-format), a time on every line, the config's secrets masked.
+func (f Files) Logger(cfg *settings.Config, w io.Writer) *slog.Logger {
+	return output.NewLogger(w, output.LogOptions{Level: f.Level(cfg), Redactor: cfg.Redactor, Format: f.LogFormat, Now: time.Now})
 }
 
 // Level is the level of a run's log: --log-level when given, else the

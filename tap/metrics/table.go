@@ -24,7 +24,8 @@ type Row struct {
 
 // Table renders rows as a table a person reads: a column per
 // count, right-aligned; the attempts by status class only for the classes
-// seen; the waits in seconds; a total row when there are several streams.
+// seen; the waits in seconds; a total row when there are several streams;
+// no column (but records) that is zero for every stream.
 func Table(rows []Row) string {
 	classes := []string{"no_response", "1xx", "2xx", "3xx", "4xx", "5xx"}
 	var seen []int
@@ -75,7 +76,8 @@ func Table(rows []Row) string {
 	if len(rows) > 1 {
 		cells = append(cells, total.cells(seen, feeds))
 	}
-	width := make([]int, len(header))
+	cells = dropZeroColumns(cells)
+	width := make([]int, len(cells[0]))
 	for _, row := range cells {
 		for i, c := range row {
 			width[i] = max(width[i], len(c))
@@ -97,6 +99,28 @@ func Table(rows []Row) string {
 		}
 	}
 	return b.String()
+}
+
+// dropZeroColumns leaves out the columns after stream and records that
+// are zero for every stream: a person reads what happened, not the many
+// things that did not.
+func dropZeroColumns(cells [][]string) [][]string {
+	keep := []int{0, 1}
+	for i := 2; i < len(cells[0]); i++ {
+		for _, row := range cells[1:] {
+			if strings.Trim(row[i], "0.") != "" {
+				keep = append(keep, i)
+				break
+			}
+		}
+	}
+	out := make([][]string, len(cells))
+	for j, row := range cells {
+		for _, i := range keep {
+			out[j] = append(out[j], row[i])
+		}
+	}
+	return out
 }
 
 func (r Row) cells(classes []int, feeds bool) []string {

@@ -49,3 +49,17 @@ func TestTable(t *testing.T) {
 		t.Errorf("one stream's table:\n%s", strings.Join(one, "\n"))
 	}
 }
+
+// A column that is zero for every stream is left out: a quiet run's table
+// is its records, pages and requests.
+func TestTableDropsZeroColumns(t *testing.T) {
+	rows := []Row{
+		{Stream: "customers", Records: 500, Pages: 5, Requests: 5, ByClass: [6]int64{2: 5}},
+		{Stream: "orders", Records: 0, Pages: 1, Requests: 1, ByClass: [6]int64{2: 1}, Waits: client.Waits{WaitBucket: 300 * time.Millisecond}},
+	}
+	tb := taptest.ReadTable(t, strings.Split(Table(rows), "\n"))
+	want := []string{"stream", "records", "pages", "requests", "2xx", "bucket_s"}
+	if diff := cmp.Diff(want, tb.Header); diff != "" {
+		t.Errorf("header (-want +got):\n%s", diff)
+	}
+}

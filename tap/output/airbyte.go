@@ -265,12 +265,14 @@ func (a *Airbyte) Log(level slog.Level, msg string) error {
 // Singer METRIC lines (one per HTTP request) mean nothing to Airbyte: they
 // are written only at level DEBUG.
 func (a *Airbyte) Logger(level slog.Level) *slog.Logger {
-	return slog.New(&lineHandler{mu: &sync.Mutex{}, level: level, redact: a.redact, emit: func(l slog.Level, line string) {
-		if level > slog.LevelDebug && strings.HasPrefix(line, "METRIC: ") {
+	h := &lineHandler{mu: &sync.Mutex{}, level: level, redact: a.redact}
+	h.emit = func(l slog.Level, msg string, attrs []slog.Attr) {
+		if level > slog.LevelDebug && strings.HasPrefix(msg, "METRIC: ") {
 			return
 		}
-		_ = a.Log(l, line)
-	}})
+		_ = a.Log(l, h.withAttrs(msg, attrs))
+	}
+	return slog.New(h)
 }
 
 // Failure types of an Airbyte error trace; the command that failed says

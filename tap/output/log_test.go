@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tap-dev/tap/settings"
 )
@@ -48,5 +49,23 @@ func TestStderrLoggerEscapesControls(t *testing.T) {
 	want := "ERROR API said \\x1b[2J\\x1b]0;pwned\\a error=\"bad\\x1b[31m red\"\nINFO two\nINFO lines\\r\n"
 	if out.String() != want {
 		t.Errorf("stderr\n%q\nwant\n%q", out.String(), want)
+	}
+}
+
+// A run's log has a time on every line, the summary table's lines too;
+// --log-format json writes one object a line; secrets are masked in both.
+func TestLoggerFormats(t *testing.T) {
+	at := time.Date(2026, 12, 5, 4, 55, 6, 883000000, time.UTC)
+	red := settings.NewRedactor("s3cret-token-1")
+	for _, tt := range []struct{ format, want string }{
+		{LogText, "2026-12-05T04:55:06.883Z INFO run summary by stream:\n2026-12-05T04:55:06.883Z INFO stream  records run=7 url=\"https://a.example/?k=REDACTED\"\n"},
+		{LogJSON, `{"time":"2026-12-05T04:55:06.883Z","level":"INFO","msg":"run summary by stream:\nstream  records","run":"7","url":"https://a.example/?k=REDACTED"}` + "\n"},
+	} {
+		var b strings.Builder
+		log := NewLogger(&b, LogOptions{Level: slog.LevelInfo, Redactor: red, Format: tt.format, Now: func() time.Time { return at }})
+		log.With("run", 7).Info("run summary by stream:\nstream  records", "url", "https://a.example/?k=s3cret-token-1")
+		if b.String() != tt.want {
+			t.Errorf("%s:\n%s\nwant:\n%s", tt.format, b.String(), tt.want)
+		}
 	}
 }

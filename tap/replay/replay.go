@@ -71,7 +71,7 @@ func Run(ctx context.Context, f inputs.Files, lettersPath string, stdout, stderr
 	}
 	cfg.DeadLetterPath = side
 	cfg.OnSchemaViolation = settings.ViolationDeadLetter
-	log := output.NewStderrLogger(stderr, f.Level(cfg), cfg.Redactor)
+	log := f.Logger(cfg, stderr)
 	st.SetRedactor(cfg.Redactor)
 	work.SetRedactor(cfg.Redactor)
 	out := output.NewSinger(stdout)
