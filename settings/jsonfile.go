@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -17,14 +18,34 @@ import (
 )
 
 // resolveEnv replaces every {"env": "NAME"} object of the decoded tree by
-// the value of that environment variable.
+// the value of that environment variable. Every placeholder whose
+// variable is not set is named in one error, so that a user sets them all
+// at once rather than one run at a time.
 func resolveEnv(v any, path string) (any, error) {
+	var missing []string // "path: NAME"
+	out, err := resolveEnvIn(v, path, &missing)
+	if err != nil {
+		return nil, err
+	}
+	switch len(missing) {
+	case 0:
+		return out, nil
+	case 1:
+		field, name, _ := strings.Cut(missing[0], ": ")
+		return nil, fmt.Errorf("%s: environment variable %s is not set", field, name)
+	}
+	slices.Sort(missing)
+	return nil, fmt.Errorf("%d environment variables are not set: %s", len(missing), strings.Join(missing, ", "))
+}
+
+func resolveEnvIn(v any, path string, missing *[]string) (any, error) {
 	switch v := v.(type) {
 	case map[string]any:
 		if name, ok := v["env"].(string); ok && len(v) == 1 {
 			val, set := os.LookupEnv(name)
 			if !set {
-				return nil, fmt.Errorf("%s: environment variable %s is not set", fieldName(path), name)
+				*missing = append(*missing, fieldName(path)+": "+name)
+				return v, nil
 			}
 			if !utf8.ValidString(val) {
 				return nil, fmt.Errorf("%s: environment variable %s is not UTF-8 text", fieldName(path), name)
@@ -32,7 +53,7 @@ func resolveEnv(v any, path string) (any, error) {
 			return val, nil
 		}
 		for k, e := range v {
-			r, err := resolveEnv(e, join(path, k))
+			r, err := resolveEnvIn(e, join(path, k), missing)
 			if err != nil {
 				return nil, err
 			}
@@ -40,7 +61,7 @@ func resolveEnv(v any, path string) (any, error) {
 		}
 	case []any:
 		for i, e := range v {
-			r, err := resolveEnv(e, fmt.Sprintf("%s[%d]", path, i))
+			r, err := resolveEnvIn(e, fmt.Sprintf("%s[%d]", path, i), missing)
 			if err != nil {
 				return nil, err
 			}
