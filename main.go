@@ -94,6 +94,8 @@ Flags:
   --log-level LEVEL   debug, info, warn or error (default: the config's log_level, info)
   --log-format F      Singer mode's stderr: text (default: "TIME LEVEL message key=value") or
                       json (one object a line: time, level, msg and the keys)
+  --report FILE       a Singer sync: write a self-contained HTML report of the run to FILE at
+                      its end (also a failed or interrupted one; the setting report_path)
   --trace FILE        write one JSON line per HTTP attempt to FILE (the setting trace_path):
                       stream, method, URL (secret values masked), status, bytes, ms, attempt,
                       the wait before it; never a header or a body
@@ -160,6 +162,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	fs.StringVar(&f.LogLevel, "log-level", "", "")
 	fs.StringVar(&f.Trace, "trace", "", "")
+	fs.StringVar(&f.Report, "report", "", "")
 	fs.StringVar(&f.LogFormat, "log-format", "", "")
 	var manifestPath string
 	fs.StringVar(&f.Manifest, "manifest", "", "")

@@ -52,6 +52,7 @@ type Config struct {
 	DeadLetterPath     string               `json:"dead_letter_path"`
 	DeadLetterAlert    int                  `json:"dead_letter_alert"`
 	TracePath          string               `json:"trace_path"`
+	ReportPath         string               `json:"report_path"`
 	LogLevel           string               `json:"log_level"`
 	MetricsLogLevel    string               `json:"metrics_log_level"`
 	Demo               demoapi.Config       `json:"demo"`
@@ -327,6 +328,14 @@ func (c *Config) check() error {
 			return fmt.Errorf("trace_path: %w", err)
 		}
 	}
+	if c.ReportPath != "" {
+		if !filepath.IsAbs(c.ReportPath) {
+			c.ReportPath = filepath.Join(filepath.Dir(c.Path), c.ReportPath)
+		}
+		if err := checkWritable(c.ReportPath); err != nil {
+			return fmt.Errorf("report_path: %w", err)
+		}
+	}
 	if c.OnSchemaViolation == ViolationDeadLetter || c.requestDeadLetters() {
 		if err := checkWritable(c.DeadLetterPath); err != nil {
 			return fmt.Errorf("dead_letter_path: %w", err)
@@ -342,7 +351,13 @@ func (c *Config) check() error {
 
 // SetTracePath sets trace_path to path, a --trace flag's: relative to the
 // current folder, checked writable.
-func (c *Config) SetTracePath(path string) error {
+func (c *Config) SetTracePath(path string) error { return setPath(&c.TracePath, path) }
+
+// SetReportPath sets report_path to path, a --report flag's, as
+// SetTracePath does.
+func (c *Config) SetReportPath(path string) error { return setPath(&c.ReportPath, path) }
+
+func setPath(field *string, path string) error {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return err
@@ -350,7 +365,7 @@ func (c *Config) SetTracePath(path string) error {
 	if err := checkWritable(abs); err != nil {
 		return err
 	}
-	c.TracePath = abs
+	*field = abs
 	return nil
 }
 

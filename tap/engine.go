@@ -30,7 +30,7 @@ type Engine struct{ e *engine }
 func Open(mode Mode, o Options) (*Engine, error) {
 	cfg := o.Config
 	r := run{policy: policy{mode: mode, recordLimit: o.RecordLimit, tree: o.Tree, shard: o.Shard, reconcile: o.Reconcile},
-		sel: o.Selection, state: o.State, out: o.Writer, log: o.Log}
+		sel: o.Selection, state: o.State, out: o.Writer, log: o.Log, report: o.Report}
 	var keep connect.Keeper // nil: in the config file
 	if aw, ok := o.Writer.(*output.Airbyte); ok {
 		keep = connect.InControl(cfg, aw, o.Log)

@@ -7,6 +7,7 @@ import (
 	"github.com/tap-dev/tap/tap/catalog"
 	"github.com/tap-dev/tap/tap/connect"
 	"github.com/tap-dev/tap/tap/output"
+	"github.com/tap-dev/tap/tap/runreport"
 	"github.com/tap-dev/tap/tap/state"
 )
 
@@ -55,4 +56,5 @@ type run struct {
 	// and a replay add their request metric lines, a sync its breaker's.
 	// nil: the engine sends nothing.
 	connect *connect.Options
+	report  *runreport.Recorder // nil: no report
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/tap-dev/tap/tap/catalog"
 	"github.com/tap-dev/tap/tap/failure"
 	"github.com/tap-dev/tap/tap/output"
+	"github.com/tap-dev/tap/tap/runreport"
 	"github.com/tap-dev/tap/tap/state"
 )
 
@@ -37,6 +38,9 @@ type Options struct {
 	// Reconcile reconciles every stream that has a reconcile block,
 	// whether or not its every_runs are due (--reconcile).
 	Reconcile bool
+	// Report, if set, is fed the run's attempts, records and summary for
+	// its HTML report (--report); the caller writes the file.
+	Report *runreport.Recorder
 }
 
 // Sync runs one sync: every selected stream, records then STATE, through

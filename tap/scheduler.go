@@ -97,8 +97,12 @@ type engine struct {
 // Close the engine when done.
 func newEngine(cfg *Config, r run) (*engine, error) {
 	level, _ := settings.Level(cfg.MetricsLogLevel) // checked by the registry
+	rep := metrics.Reporter{Log: r.log, Level: level}
+	if r.report != nil {
+		rep.Watch = r.report
+	}
 	e := &engine{cfg: cfg, policy: r.policy, state: r.state, out: r.out, log: r.log, now: time.Now,
-		report: metrics.NewRun(metrics.Reporter{Log: r.log, Level: level})}
+		report: metrics.NewRun(rep)}
 	e.fetch = e.fetcher
 	id, err := records.NewRun(e.now())
 	if err != nil {
@@ -117,6 +121,9 @@ func newEngine(cfg *Config, r run) (*engine, error) {
 			co.OnAttempt, co.OnBreaker = e.report.Attempt, e.breakerMetric
 		case ModeReplay:
 			co.OnAttempt = e.report.Attempt
+		}
+		if r.report != nil {
+			co.OnTrace = r.report.Attempt
 		}
 		conn, err := connect.Open(cfg, co)
 		if err != nil {

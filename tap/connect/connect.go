@@ -60,6 +60,9 @@ type Options struct {
 	// a run's request metric and breaker metric lines.
 	OnAttempt func(stream, method, path string, status int, d time.Duration)
 	OnBreaker func(state string, openings int)
+	// OnTrace is the client's hook of that name: a run's report. The
+	// request trace (trace_path) is written besides.
+	OnTrace func(client.Trace)
 }
 
 // Conn is a run's connection. Close it when the run is done.
@@ -114,6 +117,9 @@ func Open(cfg *settings.Config, o Options) (*Conn, error) {
 			return nil, &settings.InputError{File: cfg.Path, Err: err}
 		}
 		cc.OnTrace = tw.Attempt
+		if f := o.OnTrace; f != nil {
+			cc.OnTrace = func(t client.Trace) { tw.Attempt(t); f(t) }
+		}
 		stopAPI := stop
 		stop = func() { // after the client: its last attempts are in
 			stopAPI()
@@ -206,6 +212,7 @@ func clientConfig(cfg *settings.Config, base *url.URL, o Options) (client.Config
 		Logger:             o.Log,
 		OnAttempt:          o.OnAttempt,
 		OnBreaker:          o.OnBreaker,
+		OnTrace:            o.OnTrace,
 	}
 	if o.Quota != nil && rl.DailyQuota > 0 {
 		day, used, ok, err := o.Quota.Quota()

@@ -44,6 +44,7 @@ type Files struct {
 	StateOut               string     // --state-out: where the last STATE's value is written at exit ("" = nowhere)
 	LogLevel               string     // --log-level: debug, info, warn or error; "" = the config's log_level
 	Trace                  string     // --trace: the request trace's file, for trace_path ("" = the config's)
+	Report                 string     // --report: the run report's file, for report_path ("" = the config's)
 	Shard                  keys.Shard // --shard I/N: this process's part of the chunked backfills
 	Reconcile              bool       // --reconcile: reconcile now the streams that have a reconcile block
 	Manifest               string     // --manifest (or --manifest-path): an Airbyte declarative manifest
@@ -130,6 +131,11 @@ func (f Files) LoadConfig() (*settings.Config, error) {
 	if f.Trace != "" {
 		if err := cfg.SetTracePath(f.Trace); err != nil {
 			return nil, &UsageError{Msg: "--trace: " + err.Error()}
+		}
+	}
+	if f.Report != "" {
+		if err := cfg.SetReportPath(f.Report); err != nil {
+			return nil, &UsageError{Msg: "--report: " + err.Error()}
 		}
 	}
 	if _, err := Maps(cfg); err != nil {

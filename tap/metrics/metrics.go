@@ -16,6 +16,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/tap-dev/tap/client"
 	"github.com/tap-dev/tap/codec"
 )
 
@@ -26,6 +27,15 @@ import (
 type Reporter struct {
 	Log   *slog.Logger
 	Level slog.Level
+	// Watch, if set, is told each selected stream's records as the run
+	// goes and the summary's rows at its end: a run's report.
+	Watch Watcher
+}
+
+// Watcher is what a run's report needs of its counts (tap/runreport).
+type Watcher interface {
+	Records(now time.Time, stream string, n int64)
+	Summary(rows []Row, st client.Stats)
 }
 
 // Counter writes a counter METRIC line at the reporter's level.

@@ -49,10 +49,22 @@ func (r *Run) Progress(every time.Duration, waits func() map[string]client.Waits
 	go func() {
 		defer close(exited)
 		defer ticker.Stop()
+		var samples <-chan time.Time // the report's records, four times a second
+		if r.Watch != nil {
+			t := time.NewTicker(250 * time.Millisecond)
+			defer t.Stop()
+			samples = t.C
+			r.sample()
+		}
 		for {
 			select {
 			case <-done:
+				if r.Watch != nil {
+					r.sample() // the run's last counts
+				}
 				return
+			case <-samples:
+				r.sample()
 			case <-ticker.C:
 				w := waits()
 				for _, s := range r.selected {
@@ -66,6 +78,14 @@ func (r *Run) Progress(every time.Duration, waits func() map[string]client.Waits
 	return func() {
 		close(done)
 		<-exited
+	}
+}
+
+// sample tells the report each selected stream's records so far.
+func (r *Run) sample() {
+	now := time.Now()
+	for _, s := range r.selected {
+		r.Watch.Records(now, s.Name, s.Records.Load())
 	}
 }
 

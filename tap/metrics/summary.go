@@ -51,6 +51,9 @@ func (r *Run) Summary(elapsed time.Duration, st client.Stats, deadLetters int, d
 	}
 	// One message: Singer's stderr writes it a line each, Airbyte one LOG.
 	r.Log.Info("run summary by stream:\n" + Table(rows))
+	if r.Watch != nil {
+		r.Watch.Summary(rows, st)
+	}
 }
 
 // byStatus renders responses by status as "200:5,503:1", statuses in

@@ -1,0 +1,147 @@
+// Package runreport makes a run's HTML report (tap --report FILE, setting
+// report_path): one self-contained file — inline CSS and SVG, no script,
+// no font or image from anywhere — written at the end of every run, also
+// one that fails or is interrupted. It shows the run, a row per stream,
+// records and requests over the run's time with each 429 marked, where
+// the time went, and the warnings.
+//
+// The Recorder is fed as the run goes (each HTTP attempt, the records
+// written so far, the warnings) in fixed memory: the series keep 120
+// points whatever the run's length, and the lists are capped.
+package runreport
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tap-dev/tap/client"
+	"github.com/tap-dev/tap/settings"
+	"github.com/tap-dev/tap/tap/metrics"
+)
+
+// Caps on the lists a report keeps; past them only a count.
+const (
+	maxMarks    = 500 // 429s marked on the chart
+	maxWarnings = 200
+)
+
+// Recorder gathers what a run's report shows. Its methods are safe for
+// concurrent use.
+type Recorder struct {
+	mu       sync.Mutex
+	start    time.Time
+	requests *series // attempts by status class
+	records  *series // records written so far, by stream
+	waits    *series // seconds waited before attempts, by reason
+	marks    []mark  // the 429s
+	moreMark int
+	warnings []string
+	moreWarn int
+	rows     []metrics.Row
+	stats    client.Stats
+}
+
+// mark is a 429 and the wait before the attempt that followed it.
+type mark struct {
+	at     time.Duration
+	stream string
+}
+
+// New starts a recorder of a run that starts at start.
+func New(start time.Time) *Recorder {
+	return &Recorder{start: start, requests: newSeries(false), records: newSeries(true), waits: newSeries(false)}
+}
+
+// Attempt records one HTTP attempt (the client's OnTrace).
+func (r *Recorder) Attempt(t client.Trace) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	at := t.Time.Sub(r.start)
+	r.requests.add(statusClass(t.Status), at, 1)
+	for reason, d := range t.Waits {
+		r.waits.add(reason, at, d.Seconds())
+	}
+	if t.Status == 429 {
+		if len(r.marks) < maxMarks {
+			r.marks = append(r.marks, mark{at: at, stream: t.Stream})
+		} else {
+			r.moreMark++
+		}
+	}
+}
+
+// Records records that stream has written n records by now.
+func (r *Recorder) Records(now time.Time, stream string, n int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.records.add(stream, now.Sub(r.start), float64(n))
+}
+
+// Warn records a warning line, its secrets masked already.
+func (r *Recorder) Warn(line string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.warnings) < maxWarnings {
+		r.warnings = append(r.warnings, line)
+	} else {
+		r.moreWarn++
+	}
+}
+
+// Summary records the run summary's rows and the client's totals.
+func (r *Recorder) Summary(rows []metrics.Row, st client.Stats) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.rows, r.stats = rows, st
+}
+
+func statusClass(status int) string {
+	if status < 100 || status > 599 {
+		return "no_response"
+	}
+	return string(rune('0'+status/100)) + "xx"
+}
+
+// WarnTee is h with every WARN and ERROR record also kept in r, its
+// message and keys rendered as a log line and masked by red: the report's
+// list of warnings.
+func WarnTee(h slog.Handler, r *Recorder, red *settings.Redactor) slog.Handler {
+	return warnTee{Handler: h, r: r, red: red}
+}
+
+type warnTee struct {
+	slog.Handler
+	r     *Recorder
+	red   *settings.Redactor
+	attrs []slog.Attr
+}
+
+func (t warnTee) Handle(ctx context.Context, rec slog.Record) error {
+	if rec.Level >= slog.LevelWarn {
+		var b strings.Builder
+		b.WriteString(rec.Message)
+		write := func(a slog.Attr) bool {
+			fmt.Fprintf(&b, " %s=%s", a.Key, a.Value.Resolve().String())
+			return true
+		}
+		for _, a := range t.attrs {
+			write(a)
+		}
+		rec.Attrs(write)
+		t.r.Warn(t.red.Redact(b.String()))
+	}
+	return t.Handler.Handle(ctx, rec)
+}
+
+func (t warnTee) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return warnTee{Handler: t.Handler.WithAttrs(attrs), r: t.r, red: t.red, attrs: append(slices.Clip(t.attrs), attrs...)}
+}
+
+func (t warnTee) WithGroup(name string) slog.Handler {
+	return warnTee{Handler: t.Handler.WithGroup(name), r: t.r, red: t.red, attrs: t.attrs}
+}

@@ -1,0 +1,40 @@
+package runreport
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tap-dev/tap/client"
+	"github.com/tap-dev/tap/settings"
+	"github.com/tap-dev/tap/tap/metrics"
+)
+
+// The report masks secrets in the error and the warnings, escapes what an
+// API wrote, marks each 429, and keeps its lists bounded.
+func TestHTML(t *testing.T) {
+	start := time.Date(2026, 12, 5, 5, 0, 0, 0, time.UTC)
+	r := New(start)
+	r.Attempt(client.Trace{Time: start.Add(time.Second), Stream: "items", Status: 429})
+	r.Attempt(client.Trace{Time: start.Add(2 * time.Second), Stream: "items", Status: 200, Waits: map[string]time.Duration{"retry_after": time.Second}})
+	r.Records(start.Add(2*time.Second), "items", 2)
+	for range maxWarnings + 5 {
+		r.Warn("drift <b>bold</b> s3cret-token-1")
+	}
+	r.Summary([]metrics.Row{{Stream: "items", Records: 2, Requests: 2}}, client.Stats{})
+	page, err := r.HTML(Run{Version: "0.2.0", Mode: "Singer sync", Start: start, End: start.Add(3 * time.Second), Exit: 1,
+		Error: "stream items: key s3cret-token-1 refused"}, settings.NewRedactor("s3cret-token-1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	html := string(page)
+	for _, want := range []string{`<td id="exit" class="failed">1</td>`, "key REDACTED refused", "&lt;b&gt;bold&lt;/b&gt;",
+		`class="throttle"`, `<td class="records">2</td>`, "5 more warnings not shown"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("the report lacks %s", want)
+		}
+	}
+	if strings.Contains(html, "s3cret-token-1") || strings.Contains(html, "<b>bold") {
+		t.Errorf("the report holds a secret or an API's markup")
+	}
+}
