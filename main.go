@@ -94,8 +94,9 @@ Flags:
   --log-level LEVEL   debug, info, warn or error (default: the config's log_level, info)
   --log-format F      Singer mode's stderr: text (default: "TIME LEVEL message key=value") or
                       json (one object a line: time, level, msg and the keys)
-  --report FILE       a Singer sync: write a self-contained HTML report of the run to FILE at
-                      its end (also a failed or interrupted one; the setting report_path)
+  --report FILE       write a self-contained HTML report of the run (a sync, --test, read or
+                      replay) to FILE at its end, also a failed or interrupted one (the
+                      setting report_path)
   --trace FILE        write one JSON line per HTTP attempt to FILE (the setting trace_path):
                       stream, method, URL (secret values masked), status, bytes, ms, attempt,
                       the wait before it; never a header or a body

@@ -107,6 +107,57 @@ func TestRunReport(t *testing.T) {
 		}
 		renderInBrowser(t, filepath.Join(d.dir, "run.html"))
 	})
+	t.Run("an Airbyte read", func(t *testing.T) {
+		srv, _ := reportServer(t, false)
+		d := newTapDir(t, reportConfig(srv.URL))
+		writeFile(t, filepath.Join(d.dir, "catalog.json"), []byte(`{"streams": [{"stream": {"name": "items", "json_schema": {}, "supported_sync_modes": ["full_refresh"]}, "sync_mode": "full_refresh", "destination_sync_mode": "overwrite"}]}`))
+		r := runTap(t, d.dir, time.Minute, nil, "read", "--config", "config.json", "--catalog", "catalog.json", "--report", "run.html")
+		if r.code != 0 {
+			t.Fatalf("exit %d; stdout:\n%s", r.code, r.stdout)
+		}
+		page, err := os.ReadFile(filepath.Join(d.dir, "run.html"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Contains(page, []byte("<td>Airbyte read</td>")) || !bytes.Contains(page, []byte(`<td class="records">3</td>`)) || bytes.Contains(page, []byte(sentinel)) {
+			t.Errorf("the Airbyte read's report lacks its mode or its 3 records, or holds the secret")
+		}
+	})
+	t.Run("a feed", func(t *testing.T) {
+		dc := demoBase()
+		dc.FeedTrades = 30
+		_, base := startDemo(t, dc)
+		d := newTapDir(t, tapConfig(base, []any{feedStream("ndjson", map[string]any{"stop": map[string]any{"max_records": 20}})}))
+		r := runTap(t, d.dir, time.Minute, nil, "--config", "config.json", "--report", "run.html")
+		if r.code != 0 {
+			t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
+		}
+		page, err := os.ReadFile(filepath.Join(d.dir, "run.html"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Contains(page, []byte(`<td class="records">20</td>`)) || !bytes.Contains(page, []byte(`<td class="gaps">0</td>`)) {
+			t.Errorf("the feed's report lacks its 20 records or its feed columns")
+		}
+	})
+	t.Run("a replay", func(t *testing.T) {
+		dir := t.TempDir()
+		cfg := sampleConfig(t, dir)
+		if r := runTap(t, dir, 2*time.Minute, nil, "--config", cfg); r.code != 0 {
+			t.Fatalf("sync: exit %d; stderr:\n%s", r.code, r.stderr)
+		}
+		r := runTap(t, dir, time.Minute, nil, "replay", "--config", cfg, "--dead-letters", "dead.jsonl", "--report", "replay.html")
+		if r.code != 0 {
+			t.Fatalf("replay: exit %d; stderr:\n%s", r.code, r.stderr)
+		}
+		page, err := os.ReadFile(filepath.Join(dir, "replay.html"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Contains(page, []byte("<td>replay</td>")) || !bytes.Contains(page, []byte("<li>replay summary letters=")) {
+			t.Errorf("the replay's report lacks its mode or its summary line")
+		}
+	})
 	t.Run("a run that fails", func(t *testing.T) {
 		srv, _ := reportServer(t, false)
 		cfg := reportConfig(srv.URL)

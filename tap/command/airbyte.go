@@ -12,6 +12,7 @@ import (
 	"github.com/tap-dev/tap/tap/catalog"
 	"github.com/tap-dev/tap/tap/inputs"
 	"github.com/tap-dev/tap/tap/output"
+	"github.com/tap-dev/tap/tap/runreport"
 )
 
 // Airbyte runs an Airbyte command: spec, check, discover or read. Every
@@ -127,7 +128,7 @@ func airbyteDiscover(f inputs.Files, aw *output.Airbyte) error {
 
 // airbyteRead is `tap read --config C --catalog K [--state S]`: the same
 // engine as the Singer mode, with the Airbyte writer.
-func airbyteRead(ctx context.Context, f inputs.Files, aw *output.Airbyte) error {
+func airbyteRead(ctx context.Context, f inputs.Files, aw *output.Airbyte) (err error) {
 	cfg, err := loadAirbyteConfig("read", f, aw)
 	if err != nil {
 		return err
@@ -137,7 +138,8 @@ func airbyteRead(ctx context.Context, f inputs.Files, aw *output.Airbyte) error 
 		return err
 	}
 	aw.SetNamespaces(sel.Namespace)
-	log := aw.Logger(f.Level(cfg))
+	rec, log, finish := runreport.Start(cfg, "Airbyte read", aw.Logger(f.Level(cfg)))
+	defer func() { err = errors.Join(err, finish(tap.ExitCode(err), err)) }()
 	f.LogFirstRun(log)
 	if cfg.OnSchemaViolation == settings.ViolationDeadLetter {
 		// A dead-letter file would stay in the container, and the
@@ -145,5 +147,5 @@ func airbyteRead(ctx context.Context, f inputs.Files, aw *output.Airbyte) error 
 		cfg.OnSchemaViolation = settings.ViolationEmit
 		log.Info("on_schema_violation: dead_letter is emit in Airbyte mode: a record that fails its schema is emitted and its violation logged, not set aside in a file inside the container")
 	}
-	return tap.Sync(ctx, tap.Options{Config: cfg, Selection: sel, State: st, Writer: aw, Log: log, Shard: f.Shard})
+	return tap.Sync(ctx, tap.Options{Config: cfg, Selection: sel, State: st, Writer: aw, Log: log, Shard: f.Shard, Report: rec})
 }

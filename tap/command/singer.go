@@ -18,7 +18,6 @@ import (
 	"os"
 	"slices"
 	"strconv"
-	"time"
 
 	"github.com/tap-dev/tap/demoapi"
 	"github.com/tap-dev/tap/settings"
@@ -35,40 +34,12 @@ func SingerSync(ctx context.Context, f inputs.Files, stdout, stderr io.Writer) (
 	if err != nil {
 		return err
 	}
-	log := f.Logger(cfg, stderr)
-	var rec *runreport.Recorder
-	if cfg.ReportPath != "" {
-		start := time.Now()
-		rec = runreport.New(start)
-		log = slog.New(runreport.WarnTee(log.Handler(), rec, cfg.Redactor))
-		defer func() { err = errors.Join(err, writeReport(cfg, rec, "Singer sync", start, err, log)) }()
-	}
+	rec, log, finish := runreport.Start(cfg, "Singer sync", f.Logger(cfg, stderr))
+	defer func() { err = errors.Join(err, finish(tap.ExitCode(err), err)) }()
 	f.LogFirstRun(log)
 	w := output.NewSinger(stdout)
 	err = tap.Sync(ctx, tap.Options{Config: cfg, Selection: sel, State: st, Writer: w, Log: log, Shard: f.Shard, Reconcile: f.Reconcile, Report: rec})
 	return errors.Join(err, keepState(f.StateOut, w.LastState(), log))
-}
-
-// writeReport writes the run's HTML report to report_path, atomically;
-// runErr is how the run ended.
-func writeReport(cfg *tap.Config, rec *runreport.Recorder, mode string, start time.Time, runErr error, log *slog.Logger) error {
-	run := runreport.Run{Version: settings.Version, Config: cfg.Path, Mode: mode, Start: start, End: time.Now(), Exit: tap.ExitCode(runErr)}
-	if runErr != nil {
-		run.Error = runErr.Error()
-	}
-	page, err := rec.HTML(run, cfg.Redactor)
-	if err != nil {
-		return fmt.Errorf("report: %w", err)
-	}
-	write := settings.WriteFileAtomic // keeps the file's mode, follows a link
-	if _, err := os.Stat(cfg.ReportPath); errors.Is(err, fs.ErrNotExist) {
-		write = func(path string, data []byte) error { return settings.CreateFileAtomic(path, data, 0o644) }
-	}
-	if err := write(cfg.ReportPath, page); err != nil {
-		return fmt.Errorf("report_path: cannot write %s: %w", cfg.ReportPath, err)
-	}
-	log.Info("report: the run's report is in " + cfg.ReportPath)
-	return nil
 }
 
 // keepState writes value, the last STATE's, to path (--state-out)

@@ -2,6 +2,7 @@ package command
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -9,6 +10,7 @@ import (
 	"github.com/tap-dev/tap/tap"
 	"github.com/tap-dev/tap/tap/inputs"
 	"github.com/tap-dev/tap/tap/output"
+	"github.com/tap-dev/tap/tap/runreport"
 	"github.com/tap-dev/tap/tap/state"
 )
 
@@ -23,18 +25,19 @@ const (
 // stops at its first RECORD). As in the Meltano SDK every stream is
 // synced, whatever the catalog selects. No STATE is written: a test that
 // read one record must not move a bookmark.
-func SingerTest(ctx context.Context, f inputs.Files, mode string, stdout, stderr io.Writer) error {
+func SingerTest(ctx context.Context, f inputs.Files, mode string, stdout, stderr io.Writer) (err error) {
 	cfg, st, _, err := f.Load()
 	if err != nil {
 		return err
 	}
 	w := output.NewSinger(stdout)
-	log := f.Logger(cfg, stderr)
+	rec, log, finish := runreport.Start(cfg, "Singer --test", f.Logger(cfg, stderr))
+	defer func() { err = errors.Join(err, finish(tap.ExitCode(err), err)) }()
 	switch mode {
 	case TestSchema:
 		return writeSchemas(cfg, st, w, log)
 	case TestAll:
-		return tap.Sync(ctx, tap.Options{Config: cfg, State: st, Writer: w, Log: log, RecordLimit: 1})
+		return tap.Sync(ctx, tap.Options{Config: cfg, State: st, Writer: w, Log: log, RecordLimit: 1, Report: rec})
 	}
 	return &tap.UsageError{Msg: fmt.Sprintf("--test: expected all or schema, got %q", mode)}
 }

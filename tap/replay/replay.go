@@ -29,6 +29,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tap-dev/tap/client"
 	"github.com/tap-dev/tap/codec"
 	"github.com/tap-dev/tap/inputfile"
 	"github.com/tap-dev/tap/records"
@@ -37,11 +38,13 @@ import (
 	"github.com/tap-dev/tap/streams/pages"
 	"github.com/tap-dev/tap/tap"
 	"github.com/tap-dev/tap/tap/inputs"
+	"github.com/tap-dev/tap/tap/metrics"
 	"github.com/tap-dev/tap/tap/output"
+	"github.com/tap-dev/tap/tap/runreport"
 )
 
 // Run replays the letters of the file lettersPath (see the package doc).
-func Run(ctx context.Context, f inputs.Files, lettersPath string, stdout, stderr io.Writer) error {
+func Run(ctx context.Context, f inputs.Files, lettersPath string, stdout, stderr io.Writer) (err error) {
 	if f.Config == "" || lettersPath == "" {
 		return &tap.UsageError{Msg: "replay needs --config and --dead-letters"}
 	}
@@ -71,11 +74,12 @@ func Run(ctx context.Context, f inputs.Files, lettersPath string, stdout, stderr
 	}
 	cfg.DeadLetterPath = side
 	cfg.OnSchemaViolation = settings.ViolationDeadLetter
-	log := f.Logger(cfg, stderr)
+	rec, log, finish := runreport.Start(cfg, "replay", f.Logger(cfg, stderr))
+	defer func() { err = errors.Join(err, finish(tap.ExitCode(err), err)) }()
 	st.SetRedactor(cfg.Redactor)
 	work.SetRedactor(cfg.Redactor)
 	out := output.NewSinger(stdout)
-	r, err := tap.Open(tap.ModeReplay, tap.Options{Config: cfg, State: work, Writer: out, Log: log})
+	r, err := tap.Open(tap.ModeReplay, tap.Options{Config: cfg, State: work, Writer: out, Log: log, Report: rec})
 	if err != nil {
 		return err
 	}
@@ -136,7 +140,14 @@ func Run(ctx context.Context, f inputs.Files, lettersPath string, stdout, stderr
 	if err := rewriteLetters(lettersPath, read, keep, again); err != nil {
 		return err
 	}
-	r.Records(func(_ string, n int64) { sum.records += n })
+	var rows []metrics.Row // the report's: what the replay wrote, by stream
+	r.Records(func(stream string, n int64) {
+		sum.records += n
+		rows = append(rows, metrics.Row{Stream: stream, Records: n})
+	})
+	if rec != nil {
+		rec.Summary(rows, client.Stats{Requests: r.Requests()})
+	}
 	sum.left = len(keep) + bytes.Count(again, []byte{'\n'})
 	sum.write(r, log, lettersPath)
 	return nil

@@ -30,6 +30,10 @@ func (r *Recorder) HTML(run Run, red *settings.Redactor) ([]byte, error) {
 	for _, w := range r.warnings {
 		v.Warnings = append(v.Warnings, red.Redact(w))
 	}
+	v.Outcomes = r.outcomes
+	for _, row := range r.rows {
+		v.Feeds = v.Feeds || row.Feed
+	}
 	for _, row := range r.rows {
 		v.Total.Records += row.Records
 		v.Total.Requests += row.Requests
@@ -59,6 +63,8 @@ type view struct {
 	Records      template.HTML // inline SVG
 	Requests     template.HTML
 	Warnings     []string
+	Outcomes     []string // backfill windows, reconciles, a replay
+	Feeds        bool     // a feed stream ran: its columns are shown
 	MoreMarks    int
 	MoreWarnings int
 }
@@ -205,9 +211,9 @@ td:first-child,th:first-child{text-align:left}.failed{color:#b00}.ok{color:#070}
 </table>
 <h2>Streams</h2>
 <table id="streams">
-<tr><th>stream</th><th>records</th><th>pages</th><th>requests</th><th>2xx</th><th>4xx</th><th>5xx</th><th>no response</th><th>retries</th><th>dead letters</th><th>drift</th></tr>
-{{range .Rows}}<tr data-stream="{{.Stream}}"><td>{{.Stream}}</td><td class="records">{{.Records}}</td><td>{{.Pages}}</td><td class="requests">{{.Requests}}</td><td>{{class . 2}}</td><td>{{class . 4}}</td><td>{{class . 5}}</td><td>{{class . 0}}</td><td>{{.Retries}}</td><td class="dead">{{.DeadLetters}}</td><td>{{.Drift}}</td></tr>
-{{end}}<tr id="total"><th>total</th><th class="records">{{.Total.Records}}</th><th></th><th class="requests">{{.Total.Requests}}</th><th></th><th></th><th></th><th></th><th></th><th class="dead">{{.Total.DeadLetters}}</th><th></th></tr>
+<tr><th>stream</th><th>records</th><th>pages</th><th>requests</th><th>2xx</th><th>4xx</th><th>5xx</th><th>no response</th><th>retries</th><th>dead letters</th><th>drift</th>{{if .Feeds}}<th>feed gaps</th><th>silences</th><th>reconnects</th><th>backfilled</th>{{end}}</tr>
+{{range .Rows}}<tr data-stream="{{.Stream}}"><td>{{.Stream}}</td><td class="records">{{.Records}}</td><td>{{.Pages}}</td><td class="requests">{{.Requests}}</td><td>{{class . 2}}</td><td>{{class . 4}}</td><td>{{class . 5}}</td><td>{{class . 0}}</td><td>{{.Retries}}</td><td class="dead">{{.DeadLetters}}</td><td>{{.Drift}}</td>{{if $.Feeds}}<td class="gaps">{{.Gaps}}</td><td>{{.Silences}}</td><td class="reconnects">{{.Reconnects}}</td><td>{{.Backfilled}}</td>{{end}}</tr>
+{{end}}<tr id="total"><th>total</th><th class="records">{{.Total.Records}}</th><th></th><th class="requests">{{.Total.Requests}}</th><th></th><th></th><th></th><th></th><th></th><th class="dead">{{.Total.DeadLetters}}</th><th></th>{{if .Feeds}}<th></th><th></th><th></th><th></th>{{end}}</tr>
 </table>
 <h2>Records over the run</h2>
 {{.Records}}
@@ -218,6 +224,8 @@ td:first-child,th:first-child{text-align:left}.failed{color:#b00}.ok{color:#070}
 <table id="time"><tr><th>waiting</th><th>seconds (summed over streams)</th></tr>
 {{range .Time}}<tr><td>{{.What}}</td><td>{{secs .Seconds}}</td></tr>{{end}}
 </table>
+<h2>Backfill windows, reconciles, replays</h2>
+{{if .Outcomes}}<ul id="outcomes">{{range .Outcomes}}<li>{{.}}</li>{{end}}</ul>{{else}}<p id="outcomes">None in this run.</p>{{end}}
 <h2>Warnings</h2>
 {{if .Warnings}}<ul id="warnings">{{range .Warnings}}<li>{{.}}</li>{{end}}</ul>{{else}}<p id="warnings">None.</p>{{end}}
 {{if .MoreWarnings}}<p>{{.MoreWarnings}} more warnings not shown.</p>{{end}}

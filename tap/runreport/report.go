@@ -12,8 +12,11 @@ package runreport
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -42,6 +45,7 @@ type Recorder struct {
 	moreMark int
 	warnings []string
 	moreWarn int
+	outcomes []string
 	rows     []metrics.Row
 	stats    client.Stats
 }
@@ -93,6 +97,16 @@ func (r *Recorder) Warn(line string) {
 	}
 }
 
+// Outcome records a line of what became of a part of the run (a
+// backfill's windows, a reconcile), its secrets masked already.
+func (r *Recorder) Outcome(line string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.outcomes) < maxWarnings {
+		r.outcomes = append(r.outcomes, line)
+	}
+}
+
 // Summary records the run summary's rows and the client's totals.
 func (r *Recorder) Summary(rows []metrics.Row, st client.Stats) {
 	r.mu.Lock()
@@ -107,12 +121,42 @@ func statusClass(status int) string {
 	return string(rune('0'+status/100)) + "xx"
 }
 
-// WarnTee is h with every WARN and ERROR record also kept in r, its
-// message and keys rendered as a log line and masked by red: the report's
-// list of warnings.
-func WarnTee(h slog.Handler, r *Recorder, red *settings.Redactor) slog.Handler {
-	return warnTee{Handler: h, r: r, red: red}
+// Start begins the report of a run of cfg in mode when report_path is
+// set: the recorder to hand the engine (nil without a report), log with
+// the run's warnings and outcome lines kept for the report, and finish,
+// which writes the file at the run's end given its exit status and error
+// (a no-op without a report).
+func Start(cfg *settings.Config, mode string, log *slog.Logger) (*Recorder, *slog.Logger, func(exit int, runErr error) error) {
+	if cfg.ReportPath == "" {
+		return nil, log, func(int, error) error { return nil }
+	}
+	start := time.Now()
+	r := New(start)
+	log = slog.New(warnTee{Handler: log.Handler(), r: r, red: cfg.Redactor})
+	return r, log, func(exit int, runErr error) error {
+		run := Run{Version: settings.Version, Config: cfg.Path, Mode: mode, Start: start, End: time.Now(), Exit: exit}
+		if runErr != nil {
+			run.Error = runErr.Error()
+		}
+		page, err := r.HTML(run, cfg.Redactor)
+		if err != nil {
+			return fmt.Errorf("report: %w", err)
+		}
+		write := settings.WriteFileAtomic // keeps the file's mode, follows a link
+		if _, err := os.Stat(cfg.ReportPath); errors.Is(err, fs.ErrNotExist) {
+			write = func(path string, data []byte) error { return settings.CreateFileAtomic(path, data, 0o644) }
+		}
+		if err := write(cfg.ReportPath, page); err != nil {
+			return fmt.Errorf("report_path: cannot write %s: %w", cfg.ReportPath, err)
+		}
+		log.Info("report: the run's report is in " + cfg.ReportPath)
+		return nil
+	}
 }
+
+// outcomes are the INFO lines whose message says what became of a part of
+// the run: a backfill's windows, a reconcile, a replay.
+var outcomes = []string{"windows", "reconcile", "replay summary"}
 
 type warnTee struct {
 	slog.Handler
@@ -122,7 +166,7 @@ type warnTee struct {
 }
 
 func (t warnTee) Handle(ctx context.Context, rec slog.Record) error {
-	if rec.Level >= slog.LevelWarn {
+	if rec.Level >= slog.LevelWarn || slices.Contains(outcomes, rec.Message) {
 		var b strings.Builder
 		b.WriteString(rec.Message)
 		write := func(a slog.Attr) bool {
@@ -133,7 +177,11 @@ func (t warnTee) Handle(ctx context.Context, rec slog.Record) error {
 			write(a)
 		}
 		rec.Attrs(write)
-		t.r.Warn(t.red.Redact(b.String()))
+		if rec.Level >= slog.LevelWarn {
+			t.r.Warn(t.red.Redact(b.String()))
+		} else {
+			t.r.Outcome(t.red.Redact(b.String()))
+		}
 	}
 	return t.Handler.Handle(ctx, rec)
 }
