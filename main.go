@@ -97,6 +97,9 @@ Flags:
   --report FILE       write a self-contained HTML report of the run (a sync, --test, read or
                       replay) to FILE at its end, also a failed or interrupted one (the
                       setting report_path)
+  --summary-json FILE write the run summary to FILE as one JSON document at the run's end (per
+                      stream and total: records, requests by status, waits, dead letters,
+                      bookmarks, exit status; the setting summary_json_path)
   --trace FILE        write one JSON line per HTTP attempt to FILE (the setting trace_path):
                       stream, method, URL (secret values masked), status, bytes, ms, attempt,
                       the wait before it; never a header or a body
@@ -164,6 +167,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&f.LogLevel, "log-level", "", "")
 	fs.StringVar(&f.Trace, "trace", "", "")
 	fs.StringVar(&f.Report, "report", "", "")
+	fs.StringVar(&f.SummaryJSON, "summary-json", "", "")
 	fs.StringVar(&f.LogFormat, "log-format", "", "")
 	var manifestPath string
 	fs.StringVar(&f.Manifest, "manifest", "", "")

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -49,6 +50,9 @@ type modelRow struct {
 	// records is how many RECORD messages the row writes for n events,
 	// and measured how many of them its rate counts.
 	records, measured func(n int) int
+	// flags are the row's command-line flags after --config, each
+	// "{dir}" in them the bench's folder.
+	flags []string
 }
 
 func allOf(n int) int { return n }
@@ -85,6 +89,12 @@ var modelRows = func() []modelRow {
 		rows = append(rows, modelRow{name: m.name, target: 0.8, records: allOf, measured: allOf,
 			streams: func(b *bench) []any { return []any{b.modelStream(m.name, m.pagination)} }})
 	}
+	// The cost of seeing a run (#45): keyset with the HTML report and the
+	// request trace, against keyset without (CPU within 5%, and peak RSS
+	// within 2 MiB of keyset's row).
+	rows = append(rows, modelRow{name: "keyset --report --trace", target: 0.95, records: allOf, measured: allOf,
+		flags:   []string{"--report", "{dir}/report.html", "--trace", "{dir}/trace.jsonl"},
+		streams: func(b *bench) []any { return []any{b.modelStream("keyset", keysetPagination)} }})
 	rows = append(rows, shapeRows()...)
 	return append(rows,
 		modelRow{name: "jsonl body", target: 0.5, records: allOf, measured: allOf, streams: func(b *bench) []any {
@@ -267,7 +277,11 @@ func (b *bench) runModel(ctx context.Context, bin string, row modelRow, srv *mod
 		return nil, err
 	}
 	timeout := 2*time.Minute + time.Duration(n/5_000)*time.Second
-	t, err := b.runPinned(ctx, []string{bin, "--config", cfg}, timeout)
+	args := []string{bin, "--config", cfg}
+	for _, f := range row.flags {
+		args = append(args, strings.ReplaceAll(f, "{dir}", filepath.Dir(cfg)))
+	}
+	t, err := b.runPinned(ctx, args, timeout)
 	if err != nil {
 		return nil, err
 	}

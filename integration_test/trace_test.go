@@ -2,7 +2,9 @@ package integration_test
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -113,5 +115,85 @@ func TestRequestTrace(t *testing.T) {
 	}
 	if n, _ := strconv.Atoi(string(m[1])); n != len(lines) {
 		t.Errorf("the summary says %d requests, the trace has %d lines", n, len(lines))
+	}
+}
+
+// summaryLine reads the run summary line's requests and by_status.
+func summaryCounts(t *testing.T, stderr []byte) (int, map[string]int) {
+	t.Helper()
+	m := regexp.MustCompile(`run summary records=\d+ seconds=\S+ requests=(\d+) by_status=(\S*)`).FindSubmatch(stderr)
+	if m == nil {
+		t.Fatalf("no run summary in stderr:\n%s", stderr)
+	}
+	n, _ := strconv.Atoi(string(m[1]))
+	by := map[string]int{}
+	for _, kv := range strings.Split(string(m[2]), ",") {
+		if code, count, ok := strings.Cut(kv, ":"); ok {
+			by[code], _ = strconv.Atoi(count)
+		}
+	}
+	return n, by
+}
+
+// TestTraceAndSummaryJSONAgree: on the sample config and on a throttled
+// run, the trace's lines and --summary-json's requests and statuses are
+// the run summary's, and neither holds the bearer token or the API key.
+func TestTraceAndSummaryJSONAgree(t *testing.T) {
+	t.Parallel()
+	throttled, _ := reportServer(t, false)
+	dir := t.TempDir()
+	sample := sampleConfig(t, dir)
+	td := newTapDir(t, reportConfig(throttled.URL))
+	for _, c := range []struct {
+		name, dir, config string
+	}{{"sample", dir, sample}, {"throttled", td.dir, "config.json"}} {
+		t.Run(c.name, func(t *testing.T) {
+			r := runTap(t, c.dir, 2*time.Minute, nil, "--config", c.config, "--trace", "trace.jsonl", "--summary-json", "summary.json")
+			if r.code != 0 {
+				t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
+			}
+			requests, byStatus := summaryCounts(t, r.stderr)
+			trace, err := os.ReadFile(filepath.Join(c.dir, "trace.jsonl"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			traced := map[string]int{}
+			for _, line := range strings.Split(strings.TrimSpace(string(trace)), "\n") {
+				var l struct{ Status int }
+				if err := json.Unmarshal([]byte(line), &l); err != nil {
+					t.Fatal(err)
+				}
+				traced[strconv.Itoa(l.Status)]++
+			}
+			raw, err := os.ReadFile(filepath.Join(c.dir, "summary.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var sum struct {
+				ExitStatus int `json:"exit_status"`
+				Total      struct {
+					Requests int            `json:"requests"`
+					ByStatus map[string]int `json:"requests_by_status"`
+				}
+				Streams map[string]struct{ Records int64 }
+			}
+			if err := json.Unmarshal(raw, &sum); err != nil {
+				t.Fatal(err)
+			}
+			if sum.Total.Requests != requests || len(strings.Split(strings.TrimSpace(string(trace)), "\n")) != requests {
+				t.Errorf("requests: summary %d, --summary-json %d, trace lines %d", requests, sum.Total.Requests, strings.Count(string(trace), "\n"))
+			}
+			if !maps.Equal(sum.Total.ByStatus, byStatus) || !maps.Equal(traced, byStatus) {
+				t.Errorf("by status: summary %v, --summary-json %v, trace %v", byStatus, sum.Total.ByStatus, traced)
+			}
+			if sum.ExitStatus != 0 || len(sum.Streams) == 0 {
+				t.Errorf("summary.json: exit %d, %d streams", sum.ExitStatus, len(sum.Streams))
+			}
+			for what, b := range map[string][]byte{"trace": trace, "summary": raw} {
+				if bytes.Contains(b, []byte(sentinel)) || bytes.Contains(b, []byte("demo-token")) {
+					t.Errorf("the %s holds a secret", what)
+				}
+			}
+		})
 	}
 }

@@ -53,6 +53,7 @@ type Config struct {
 	DeadLetterAlert    int                  `json:"dead_letter_alert"`
 	TracePath          string               `json:"trace_path"`
 	ReportPath         string               `json:"report_path"`
+	SummaryJSONPath    string               `json:"summary_json_path"`
 	LogLevel           string               `json:"log_level"`
 	MetricsLogLevel    string               `json:"metrics_log_level"`
 	Demo               demoapi.Config       `json:"demo"`
@@ -328,12 +329,18 @@ func (c *Config) check() error {
 			return fmt.Errorf("trace_path: %w", err)
 		}
 	}
-	if c.ReportPath != "" {
-		if !filepath.IsAbs(c.ReportPath) {
-			c.ReportPath = filepath.Join(filepath.Dir(c.Path), c.ReportPath)
+	for _, p := range []struct {
+		name string
+		path *string
+	}{{"report_path", &c.ReportPath}, {"summary_json_path", &c.SummaryJSONPath}} {
+		if *p.path == "" {
+			continue
 		}
-		if err := checkWritable(c.ReportPath); err != nil {
-			return fmt.Errorf("report_path: %w", err)
+		if !filepath.IsAbs(*p.path) {
+			*p.path = filepath.Join(filepath.Dir(c.Path), *p.path)
+		}
+		if err := checkWritable(*p.path); err != nil {
+			return fmt.Errorf("%s: %w", p.name, err)
 		}
 	}
 	if c.OnSchemaViolation == ViolationDeadLetter || c.requestDeadLetters() {
@@ -356,6 +363,10 @@ func (c *Config) SetTracePath(path string) error { return setPath(&c.TracePath, 
 // SetReportPath sets report_path to path, a --report flag's, as
 // SetTracePath does.
 func (c *Config) SetReportPath(path string) error { return setPath(&c.ReportPath, path) }
+
+// SetSummaryJSONPath sets summary_json_path to path, a --summary-json
+// flag's, as SetTracePath does.
+func (c *Config) SetSummaryJSONPath(path string) error { return setPath(&c.SummaryJSONPath, path) }
 
 func setPath(field *string, path string) error {
 	abs, err := filepath.Abs(path)

@@ -138,7 +138,7 @@ func airbyteRead(ctx context.Context, f inputs.Files, aw *output.Airbyte) (err e
 		return err
 	}
 	aw.SetNamespaces(sel.Namespace)
-	rec, log, finish := runreport.Start(cfg, "Airbyte read", aw.Logger(f.Level(cfg)))
+	rec, log, finish := runreport.Start(cfg, "Airbyte read", aw.Logger(f.Level(cfg)), st.Value)
 	defer func() { err = errors.Join(err, finish(tap.ExitCode(err), err)) }()
 	f.LogFirstRun(log)
 	if cfg.OnSchemaViolation == settings.ViolationDeadLetter {

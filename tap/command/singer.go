@@ -34,7 +34,7 @@ func SingerSync(ctx context.Context, f inputs.Files, stdout, stderr io.Writer) (
 	if err != nil {
 		return err
 	}
-	rec, log, finish := runreport.Start(cfg, "Singer sync", f.Logger(cfg, stderr))
+	rec, log, finish := runreport.Start(cfg, "Singer sync", f.Logger(cfg, stderr), st.Value)
 	defer func() { err = errors.Join(err, finish(tap.ExitCode(err), err)) }()
 	f.LogFirstRun(log)
 	w := output.NewSinger(stdout)

@@ -31,7 +31,7 @@ func SingerTest(ctx context.Context, f inputs.Files, mode string, stdout, stderr
 		return err
 	}
 	w := output.NewSinger(stdout)
-	rec, log, finish := runreport.Start(cfg, "Singer --test", f.Logger(cfg, stderr))
+	rec, log, finish := runreport.Start(cfg, "Singer --test", f.Logger(cfg, stderr), st.Value)
 	defer func() { err = errors.Join(err, finish(tap.ExitCode(err), err)) }()
 	switch mode {
 	case TestSchema:

@@ -45,6 +45,7 @@ type Files struct {
 	LogLevel               string     // --log-level: debug, info, warn or error; "" = the config's log_level
 	Trace                  string     // --trace: the request trace's file, for trace_path ("" = the config's)
 	Report                 string     // --report: the run report's file, for report_path ("" = the config's)
+	SummaryJSON            string     // --summary-json: the summary's file, for summary_json_path ("" = the config's)
 	Shard                  keys.Shard // --shard I/N: this process's part of the chunked backfills
 	Reconcile              bool       // --reconcile: reconcile now the streams that have a reconcile block
 	Manifest               string     // --manifest (or --manifest-path): an Airbyte declarative manifest
@@ -136,6 +137,11 @@ func (f Files) LoadConfig() (*settings.Config, error) {
 	if f.Report != "" {
 		if err := cfg.SetReportPath(f.Report); err != nil {
 			return nil, &UsageError{Msg: "--report: " + err.Error()}
+		}
+	}
+	if f.SummaryJSON != "" {
+		if err := cfg.SetSummaryJSONPath(f.SummaryJSON); err != nil {
+			return nil, &UsageError{Msg: "--summary-json: " + err.Error()}
 		}
 	}
 	if _, err := Maps(cfg); err != nil {

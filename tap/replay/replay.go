@@ -74,7 +74,7 @@ func Run(ctx context.Context, f inputs.Files, lettersPath string, stdout, stderr
 	}
 	cfg.DeadLetterPath = side
 	cfg.OnSchemaViolation = settings.ViolationDeadLetter
-	rec, log, finish := runreport.Start(cfg, "replay", f.Logger(cfg, stderr))
+	rec, log, finish := runreport.Start(cfg, "replay", f.Logger(cfg, stderr), st.Value)
 	defer func() { err = errors.Join(err, finish(tap.ExitCode(err), err)) }()
 	st.SetRedactor(cfg.Redactor)
 	work.SetRedactor(cfg.Redactor)

@@ -3,7 +3,7 @@ package runreport
 import (
 	"bytes"
 	"fmt"
-	"html/template"
+	"html"
 	"slices"
 	"strings"
 	"time"
@@ -40,7 +40,9 @@ func (r *Recorder) HTML(run Run, red *settings.Redactor) ([]byte, error) {
 		v.Total.DeadLetters += row.DeadLetters
 	}
 	st := r.stats
+	v.Before, v.After = r.before, r.after
 	v.Time = []timeRow{
+		{"in requests (sent to answered)", r.reqTime.Seconds()},
 		{"waiting for an in-flight slot", st.WaitSlot.Seconds()}, {"waiting on the rate limit (bucket)", st.WaitBucket.Seconds()},
 		{"honouring Retry-After", st.WaitRetryAfter.Seconds()}, {"backing off before retries", st.WaitBackoff.Seconds()},
 		{"waiting on the circuit breaker", st.WaitBreaker.Seconds()},
@@ -48,9 +50,7 @@ func (r *Recorder) HTML(run Run, red *settings.Redactor) ([]byte, error) {
 	v.Records = r.lineChart()
 	v.Requests = r.barChart()
 	var b bytes.Buffer
-	if err := page.Execute(&b, v); err != nil {
-		return nil, err
-	}
+	render(&b, v)
 	return b.Bytes(), nil
 }
 
@@ -60,11 +60,13 @@ type view struct {
 	Rows         []metrics.Row
 	Total        struct{ Records, Requests, DeadLetters int64 }
 	Time         []timeRow
-	Records      template.HTML // inline SVG
-	Requests     template.HTML
+	Records      string // inline SVG
+	Requests     string
 	Warnings     []string
-	Outcomes     []string // backfill windows, reconciles, a replay
-	Feeds        bool     // a feed stream ran: its columns are shown
+	Outcomes     []string          // backfill windows, reconciles, a replay
+	Before       map[string]string // bookmarks by stream
+	After        map[string]string
+	Feeds        bool // a feed stream ran: its columns are shown
 	MoreMarks    int
 	MoreWarnings int
 }
@@ -79,7 +81,7 @@ const chartW, chartH, pad = 720.0, 200.0, 40.0
 var palette = []string{"#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf", "#d62728"}
 
 // lineChart is records written so far, a line per stream.
-func (r *Recorder) lineChart() template.HTML {
+func (r *Recorder) lineChart() string {
 	s := r.records
 	streams := sortedKeys(s.rows)
 	top := 1.0
@@ -98,16 +100,16 @@ func (r *Recorder) lineChart() template.HTML {
 			pts = append(pts, fmt.Sprintf("%.1f,%.1f", x(j, s.last), y(v, top)))
 		}
 		fmt.Fprintf(&b, `<polyline fill="none" stroke="%s" stroke-width="2" points="%s"><title>%s: %d records</title></polyline>`,
-			palette[i%len(palette)], strings.Join(pts, " "), template.HTMLEscapeString(k), int64(vals[len(vals)-1]))
+			palette[i%len(palette)], strings.Join(pts, " "), html.EscapeString(k), int64(vals[len(vals)-1]))
 	}
 	legend(&b, streams, func(i int) string { return palette[i%len(palette)] })
 	b.WriteString("</svg>")
-	return template.HTML(b.String())
+	return b.String()
 }
 
 // barChart is attempts by status class, stacked per slot, each 429
 // marked with a red tick.
-func (r *Recorder) barChart() template.HTML {
+func (r *Recorder) barChart() string {
 	s := r.requests
 	classes := []string{"2xx", "3xx", "1xx", "4xx", "5xx", "no_response"}
 	top := 1.0
@@ -138,11 +140,11 @@ func (r *Recorder) barChart() template.HTML {
 	for _, m := range r.marks {
 		xm := pad + m.at.Seconds()/s.width.Seconds()*bw
 		fmt.Fprintf(&b, `<line class="throttle" x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f" stroke="#d62728" stroke-width="2"><title>429 at %s (%s)</title></line>`,
-			xm, xm, pad-10, chartH-pad, m.at.Round(time.Millisecond), template.HTMLEscapeString(m.stream))
+			xm, xm, pad-10, chartH-pad, m.at.Round(time.Millisecond), html.EscapeString(m.stream))
 	}
 	legend(&b, classes, func(i int) string { return colors[classes[i]] })
 	b.WriteString("</svg>")
-	return template.HTML(b.String())
+	return b.String()
 }
 
 func openSVG(b *strings.Builder, title string) {
@@ -162,7 +164,7 @@ func axes(b *strings.Builder, s *series, top float64) {
 func legend(b *strings.Builder, names []string, color func(i int) string) {
 	for i, n := range names {
 		fmt.Fprintf(b, `<rect x="%.0f" y="%.0f" width="10" height="10" fill="%s"/><text x="%.0f" y="%.0f" font-size="11">%s</text>`,
-			pad+float64(i%6)*110, chartH-pad+22+float64(i/6)*14, color(i), pad+float64(i%6)*110+14, chartH-pad+31+float64(i/6)*14, template.HTMLEscapeString(n))
+			pad+float64(i%6)*110, chartH-pad+22+float64(i/6)*14, color(i), pad+float64(i%6)*110+14, chartH-pad+31+float64(i/6)*14, html.EscapeString(n))
 	}
 }
 
@@ -186,14 +188,21 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
-var page = template.Must(template.New("report").Funcs(template.FuncMap{
-	"class": func(r metrics.Row, i int) int64 { return r.ByClass[i] },
-	"secs":  func(f float64) string { return fmt.Sprintf("%.1f", f) },
-	"utc":   func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
-}).Parse(`<!DOCTYPE html>
+// render writes the page of v. Every text that comes from the run (a
+// stream's name, an error, a warning, a bookmark) goes through
+// html.EscapeString; the charts are SVG built here from numbers and
+// escaped names. (html/template would do the same and cost every run
+// 1.6 MB of memory at start, report or not.)
+func render(b *bytes.Buffer, v view) {
+	e := html.EscapeString
+	status := "ok"
+	if v.Run.Error != "" {
+		status = "failed"
+	}
+	fmt.Fprintf(b, `<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">
-<title>tap run report: {{.Run.Mode}} {{utc .Run.Start}}</title>
+<title>tap run report: %s %s</title>
 <style>
 body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#222}
 table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:.2em .6em;text-align:right}
@@ -201,33 +210,63 @@ td:first-child,th:first-child{text-align:left}.failed{color:#b00}.ok{color:#070}
 </style></head><body>
 <h1>tap run report</h1>
 <table id="run">
-<tr><th>version</th><td>{{.Run.Version}}</td></tr>
-<tr><th>config</th><td>{{.Run.Config}}</td></tr>
-<tr><th>mode</th><td>{{.Run.Mode}}</td></tr>
-<tr><th>start</th><td>{{utc .Run.Start}}</td></tr>
-<tr><th>end</th><td>{{utc .Run.End}} ({{.Duration}})</td></tr>
-<tr><th>exit status</th><td id="exit" class="{{if .Run.Error}}failed{{else}}ok{{end}}">{{.Run.Exit}}</td></tr>
-{{if .Run.Error}}<tr><th>error</th><td id="error">{{.Run.Error}}</td></tr>{{end}}
-</table>
-<h2>Streams</h2>
-<table id="streams">
-<tr><th>stream</th><th>records</th><th>pages</th><th>requests</th><th>2xx</th><th>4xx</th><th>5xx</th><th>no response</th><th>retries</th><th>dead letters</th><th>drift</th>{{if .Feeds}}<th>feed gaps</th><th>silences</th><th>reconnects</th><th>backfilled</th>{{end}}</tr>
-{{range .Rows}}<tr data-stream="{{.Stream}}"><td>{{.Stream}}</td><td class="records">{{.Records}}</td><td>{{.Pages}}</td><td class="requests">{{.Requests}}</td><td>{{class . 2}}</td><td>{{class . 4}}</td><td>{{class . 5}}</td><td>{{class . 0}}</td><td>{{.Retries}}</td><td class="dead">{{.DeadLetters}}</td><td>{{.Drift}}</td>{{if $.Feeds}}<td class="gaps">{{.Gaps}}</td><td>{{.Silences}}</td><td class="reconnects">{{.Reconnects}}</td><td>{{.Backfilled}}</td>{{end}}</tr>
-{{end}}<tr id="total"><th>total</th><th class="records">{{.Total.Records}}</th><th></th><th class="requests">{{.Total.Requests}}</th><th></th><th></th><th></th><th></th><th></th><th class="dead">{{.Total.DeadLetters}}</th><th></th>{{if .Feeds}}<th></th><th></th><th></th><th></th>{{end}}</tr>
-</table>
-<h2>Records over the run</h2>
-{{.Records}}
-<h2>Requests over the run</h2>
-{{.Requests}}
-{{if .MoreMarks}}<p>{{.MoreMarks}} more 429s not marked.</p>{{end}}
-<h2>Where the time went</h2>
-<table id="time"><tr><th>waiting</th><th>seconds (summed over streams)</th></tr>
-{{range .Time}}<tr><td>{{.What}}</td><td>{{secs .Seconds}}</td></tr>{{end}}
-</table>
-<h2>Backfill windows, reconciles, replays</h2>
-{{if .Outcomes}}<ul id="outcomes">{{range .Outcomes}}<li>{{.}}</li>{{end}}</ul>{{else}}<p id="outcomes">None in this run.</p>{{end}}
-<h2>Warnings</h2>
-{{if .Warnings}}<ul id="warnings">{{range .Warnings}}<li>{{.}}</li>{{end}}</ul>{{else}}<p id="warnings">None.</p>{{end}}
-{{if .MoreWarnings}}<p>{{.MoreWarnings}} more warnings not shown.</p>{{end}}
-</body></html>
-`))
+<tr><th>version</th><td>%s</td></tr>
+<tr><th>config</th><td>%s</td></tr>
+<tr><th>mode</th><td>%s</td></tr>
+<tr><th>start</th><td>%s</td></tr>
+<tr><th>end</th><td>%s (%s)</td></tr>
+<tr><th>exit status</th><td id="exit" class="%s">%d</td></tr>
+`, e(v.Run.Mode), utc(v.Run.Start), e(v.Run.Version), e(v.Run.Config), e(v.Run.Mode), utc(v.Run.Start), utc(v.Run.End), v.Duration, status, v.Run.Exit)
+	if v.Run.Error != "" {
+		fmt.Fprintf(b, "<tr><th>error</th><td id=\"error\">%s</td></tr>\n", e(v.Run.Error))
+	}
+	b.WriteString("</table>\n<h2>Streams</h2>\n<table id=\"streams\">\n<tr><th>stream</th><th>records</th><th>pages</th><th>requests</th><th>2xx</th><th>4xx</th><th>5xx</th><th>no response</th><th>retries</th><th>dead letters</th><th>drift</th><th>bookmark before</th><th>bookmark after</th>")
+	if v.Feeds {
+		b.WriteString("<th>feed gaps</th><th>silences</th><th>reconnects</th><th>backfilled</th>")
+	}
+	b.WriteString("</tr>\n")
+	for _, r := range v.Rows {
+		fmt.Fprintf(b, `<tr data-stream="%s"><td>%s</td><td class="records">%d</td><td>%d</td><td class="requests">%d</td><td>%d</td><td>%d</td><td>%d</td><td>%d</td><td>%d</td><td class="dead">%d</td><td>%d</td><td class="before">%s</td><td class="after">%s</td>`,
+			e(r.Stream), e(r.Stream), r.Records, r.Pages, r.Requests, r.ByClass[2], r.ByClass[4], r.ByClass[5], r.ByClass[0], r.Retries, r.DeadLetters, r.Drift,
+			e(v.Before[r.Stream]), e(v.After[r.Stream]))
+		if v.Feeds {
+			fmt.Fprintf(b, `<td class="gaps">%d</td><td>%d</td><td class="reconnects">%d</td><td>%d</td>`, r.Gaps, r.Silences, r.Reconnects, r.Backfilled)
+		}
+		b.WriteString("</tr>\n")
+	}
+	fmt.Fprintf(b, `<tr id="total"><th>total</th><th class="records">%d</th><th></th><th class="requests">%d</th><th></th><th></th><th></th><th></th><th></th><th class="dead">%d</th><th></th><th></th><th></th>`,
+		v.Total.Records, v.Total.Requests, v.Total.DeadLetters)
+	if v.Feeds {
+		b.WriteString("<th></th><th></th><th></th><th></th>")
+	}
+	fmt.Fprintf(b, "</tr>\n</table>\n<h2>Records over the run</h2>\n%s\n<h2>Requests over the run</h2>\n%s\n", v.Records, v.Requests)
+	if v.MoreMarks > 0 {
+		fmt.Fprintf(b, "<p>%d more 429s not marked.</p>\n", v.MoreMarks)
+	}
+	b.WriteString("<h2>Where the time went</h2>\n<table id=\"time\"><tr><th>time</th><th>seconds (summed over streams)</th></tr>\n")
+	for _, t := range v.Time {
+		fmt.Fprintf(b, "<tr><td>%s</td><td>%.1f</td></tr>\n", e(t.What), t.Seconds)
+	}
+	b.WriteString("</table>\n<h2>Backfill windows, reconciles, replays</h2>\n")
+	list(b, "outcomes", v.Outcomes, "None in this run.")
+	b.WriteString("<h2>Warnings</h2>\n")
+	list(b, "warnings", v.Warnings, "None.")
+	if v.MoreWarnings > 0 {
+		fmt.Fprintf(b, "<p>%d more warnings not shown.</p>\n", v.MoreWarnings)
+	}
+	b.WriteString("</body></html>\n")
+}
+
+func list(b *bytes.Buffer, id string, items []string, none string) {
+	if len(items) == 0 {
+		fmt.Fprintf(b, "<p id=\"%s\">%s</p>\n", id, none)
+		return
+	}
+	fmt.Fprintf(b, "<ul id=\"%s\">", id)
+	for _, it := range items {
+		fmt.Fprintf(b, "<li>%s</li>", html.EscapeString(it))
+	}
+	b.WriteString("</ul>\n")
+}
+
+func utc(t time.Time) string { return t.UTC().Format(time.RFC3339) }

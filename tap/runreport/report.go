@@ -48,6 +48,9 @@ type Recorder struct {
 	outcomes []string
 	rows     []metrics.Row
 	stats    client.Stats
+	reqTime  time.Duration     // the attempts' own durations, summed
+	before   map[string]string // bookmarks at the start, by stream
+	after    map[string]string // and at the end
 }
 
 // mark is a 429 and the wait before the attempt that followed it.
@@ -67,6 +70,7 @@ func (r *Recorder) Attempt(t client.Trace) {
 	defer r.mu.Unlock()
 	at := t.Time.Sub(r.start)
 	r.requests.add(statusClass(t.Status), at, 1)
+	r.reqTime += t.Duration
 	for reason, d := range t.Waits {
 		r.waits.add(reason, at, d.Seconds())
 	}
@@ -121,37 +125,75 @@ func statusClass(status int) string {
 	return string(rune('0'+status/100)) + "xx"
 }
 
-// Start begins the report of a run of cfg in mode when report_path is
-// set: the recorder to hand the engine (nil without a report), log with
-// the run's warnings and outcome lines kept for the report, and finish,
-// which writes the file at the run's end given its exit status and error
-// (a no-op without a report).
-func Start(cfg *settings.Config, mode string, log *slog.Logger) (*Recorder, *slog.Logger, func(exit int, runErr error) error) {
-	if cfg.ReportPath == "" {
+// Start begins the report of a run of cfg in mode when report_path or
+// summary_json_path is set: the recorder to hand the engine (nil without
+// either), log with the report's lines kept, and finish, which writes the
+// files at the run's end given its exit status and error (a no-op
+// without them). bookmark gives a stream's bookmark, read at the start
+// and at the end.
+func Start(cfg *settings.Config, mode string, log *slog.Logger, bookmark func(stream string) any) (*Recorder, *slog.Logger, func(exit int, runErr error) error) {
+	if cfg.ReportPath == "" && cfg.SummaryJSONPath == "" {
 		return nil, log, func(int, error) error { return nil }
 	}
 	start := time.Now()
 	r := New(start)
+	before := bookmarks(cfg, bookmark)
 	log = slog.New(warnTee{Handler: log.Handler(), r: r, red: cfg.Redactor})
 	return r, log, func(exit int, runErr error) error {
 		run := Run{Version: settings.Version, Config: cfg.Path, Mode: mode, Start: start, End: time.Now(), Exit: exit}
 		if runErr != nil {
 			run.Error = runErr.Error()
 		}
-		page, err := r.HTML(run, cfg.Redactor)
-		if err != nil {
-			return fmt.Errorf("report: %w", err)
+		r.mu.Lock()
+		r.before, r.after = before, bookmarks(cfg, bookmark)
+		r.mu.Unlock()
+		var errs []error
+		if cfg.ReportPath != "" {
+			page, err := r.HTML(run, cfg.Redactor)
+			if err == nil {
+				err = writeFile(cfg.ReportPath, page)
+			}
+			if err != nil {
+				errs = append(errs, fmt.Errorf("report_path: %w", err))
+			} else {
+				log.Info("report: the run's report is in " + cfg.ReportPath)
+			}
 		}
-		write := settings.WriteFileAtomic // keeps the file's mode, follows a link
-		if _, err := os.Stat(cfg.ReportPath); errors.Is(err, fs.ErrNotExist) {
-			write = func(path string, data []byte) error { return settings.CreateFileAtomic(path, data, 0o644) }
+		if cfg.SummaryJSONPath != "" {
+			doc, err := r.JSON(run, cfg.Redactor, cfg.DeadLetterPath)
+			if err == nil {
+				err = writeFile(cfg.SummaryJSONPath, doc)
+			}
+			if err != nil {
+				errs = append(errs, fmt.Errorf("summary_json_path: %w", err))
+			}
 		}
-		if err := write(cfg.ReportPath, page); err != nil {
-			return fmt.Errorf("report_path: cannot write %s: %w", cfg.ReportPath, err)
-		}
-		log.Info("report: the run's report is in " + cfg.ReportPath)
-		return nil
+		return errors.Join(errs...)
 	}
+}
+
+// bookmarks is each stream's bookmark as text ("" for none).
+func bookmarks(cfg *settings.Config, bookmark func(stream string) any) map[string]string {
+	out := map[string]string{}
+	for _, d := range cfg.Streams {
+		if v := bookmark(d.Name); v != nil {
+			out[d.Name] = fmt.Sprint(v)
+		}
+	}
+	return out
+}
+
+// writeFile writes data to path atomically: a reader sees the old file or
+// the new one, whole.
+func writeFile(path string, data []byte) error {
+	write := settings.WriteFileAtomic // keeps the file's mode, follows a link
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		write = func(path string, data []byte) error { return settings.CreateFileAtomic(path, data, 0o644) }
+	}
+	if err := write(path, data); err != nil {
+		return fmt.Errorf("cannot write %s: %w", path, err)
+	}
+	return nil
 }
 
 // outcomes are the INFO lines whose message says what became of a part of

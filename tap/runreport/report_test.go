@@ -38,3 +38,23 @@ func TestHTML(t *testing.T) {
 		t.Errorf("the report holds a secret or an API's markup")
 	}
 }
+
+// The summary file says per stream and in total what the run summary
+// does, with the bookmarks before and after and the exit status.
+func TestJSON(t *testing.T) {
+	start := time.Date(2026, 12, 5, 5, 0, 0, 0, time.UTC)
+	r := New(start)
+	r.before, r.after = map[string]string{}, map[string]string{"items": "2026-12-01T00:00:00Z"}
+	r.Summary([]metrics.Row{{Stream: "items", Records: 2, Pages: 1, Requests: 2, ByClass: [6]int64{2: 1, 4: 1}, DeadLetters: 1}},
+		client.Stats{Requests: 2, ByStatus: map[int]int{200: 1, 429: 1}, Retries: 1})
+	doc, err := r.JSON(Run{Mode: "Singer sync", Start: start, End: start.Add(time.Second), Exit: 0}, settings.NewRedactor(), "/tmp/dead.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"exit_status": 0`, `"bookmark_after": "2026-12-01T00:00:00Z"`, `"4xx": 1`,
+		`"requests_by_status": {`, `"429": 1`, `"dead_letter_path": "/tmp/dead.jsonl"`, `"records": 2`} {
+		if !strings.Contains(string(doc), want) {
+			t.Errorf("summary lacks %s:\n%s", want, doc)
+		}
+	}
+}
