@@ -232,7 +232,7 @@ func renderInBrowser(t *testing.T, path string) {
 	if err != nil {
 		t.Fatalf("chromium --dump-dom: %v", err)
 	}
-	for _, want := range []string{`<table id="streams">`, `<td class="records">3</td>`, "<polyline", `class="throttle"`, `id="warnings"`} {
+	for _, want := range []string{`<table id="streams">`, `<td class="records">3</td>`, "<polyline", `class="throttle"`, "waited 1s", `id="warnings"`} {
 		if !bytes.Contains(dom, []byte(want)) {
 			t.Errorf("the page chromium rendered lacks %s", want)
 		}

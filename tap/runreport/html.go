@@ -139,8 +139,8 @@ func (r *Recorder) barChart() string {
 	}
 	for _, m := range r.marks {
 		xm := pad + m.at.Seconds()/s.width.Seconds()*bw
-		fmt.Fprintf(&b, `<line class="throttle" x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f" stroke="#d62728" stroke-width="2"><title>429 at %s (%s)</title></line>`,
-			xm, xm, pad-10, chartH-pad, m.at.Round(time.Millisecond), html.EscapeString(m.stream))
+		fmt.Fprintf(&b, `<line class="throttle" x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f" stroke="#d62728" stroke-width="2"><title>429 at %s (%s), waited %s</title></line>`,
+			xm, xm, pad-10, chartH-pad, m.at.Round(time.Millisecond), html.EscapeString(m.stream), m.wait.Round(time.Millisecond))
 	}
 	legend(&b, classes, func(i int) string { return colors[classes[i]] })
 	b.WriteString("</svg>")

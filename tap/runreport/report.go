@@ -57,6 +57,7 @@ type Recorder struct {
 type mark struct {
 	at     time.Duration
 	stream string
+	wait   time.Duration // the Retry-After waited before the next attempt
 }
 
 // New starts a recorder of a run that starts at start.
@@ -73,6 +74,17 @@ func (r *Recorder) Attempt(t client.Trace) {
 	r.reqTime += t.Duration
 	for reason, d := range t.Waits {
 		r.waits.add(reason, at, d.Seconds())
+	}
+	if ra := t.Waits["retry_after"]; ra > 0 {
+		// The wait the 429 before it asked for: its stream's last mark.
+		for i := len(r.marks) - 1; i >= 0; i-- {
+			if r.marks[i].stream == t.Stream {
+				if r.marks[i].wait == 0 {
+					r.marks[i].wait = ra
+				}
+				break
+			}
+		}
 	}
 	if t.Status == 429 {
 		if len(r.marks) < maxMarks {

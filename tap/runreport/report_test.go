@@ -29,7 +29,7 @@ func TestHTML(t *testing.T) {
 	}
 	html := string(page)
 	for _, want := range []string{`<td id="exit" class="failed">1</td>`, "key REDACTED refused", "&lt;b&gt;bold&lt;/b&gt;",
-		`class="throttle"`, `<td class="records">2</td>`, "5 more warnings not shown"} {
+		`class="throttle"`, "waited 1s", `<td class="records">2</td>`, "5 more warnings not shown"} {
 		if !strings.Contains(html, want) {
 			t.Errorf("the report lacks %s", want)
 		}
