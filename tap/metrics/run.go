@@ -92,9 +92,37 @@ func (r *Run) sample() {
 func (r *Run) progress(s *Stream, w client.Waits) {
 	recs := s.Records.Load()
 	secs := time.Since(s.started).Seconds()
-	r.Log.Info("progress", "stream", s.Name, "records", recs, "pages", s.Pages.Load(),
+	pages := s.Pages.Load()
+	args := []any{"stream", s.Name, "records", recs, "pages", pages,
 		"records_per_s", fmt.Sprintf("%.0f", float64(recs)/max(secs, 0.001)),
 		"requests", s.Requests.Load(),
-		"wait_slot_s", Seconds(w.WaitSlot), "wait_bucket_s", Seconds(w.WaitBucket))
+		"wait_slot_s", Seconds(w.WaitSlot), "wait_bucket_s", Seconds(w.WaitBucket)}
+	if pages == s.seenPages {
+		// No page since the last line: say what the stream waits on.
+		args = append(args, "waiting_on", waitingOn(s.seenWaits, w))
+	}
+	s.seenPages, s.seenWaits = pages, w
+	r.Log.Info("progress", args...)
 	r.counters(s)
+}
+
+// waitingOn names what a stream that made no page between two progress
+// lines waited on: the wait that grew most (slot, bucket, retry_after,
+// backoff, breaker), else the API (a request in flight).
+func waitingOn(before, now client.Waits) string {
+	grew := []struct {
+		name string
+		d    time.Duration
+	}{
+		{"slot", now.WaitSlot - before.WaitSlot}, {"bucket", now.WaitBucket - before.WaitBucket},
+		{"retry_after", now.WaitRetryAfter - before.WaitRetryAfter}, {"backoff", now.WaitBackoff - before.WaitBackoff},
+		{"breaker", now.WaitBreaker - before.WaitBreaker},
+	}
+	name, most := "api", time.Duration(0)
+	for _, g := range grew {
+		if g.d > most {
+			name, most = g.name, g.d
+		}
+	}
+	return name
 }

@@ -43,6 +43,11 @@ type Stream struct {
 
 	running atomic.Bool
 	started time.Time // set before running, read after it
+
+	// What the last progress line saw, for the next one to tell a stream
+	// that made no page since (the progress goroutine's alone).
+	seenPages int64
+	seenWaits client.Waits
 }
 
 // Secret counts a record field of stream (the node's own, or a mapped

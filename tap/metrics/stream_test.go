@@ -108,8 +108,8 @@ func TestProgress(t *testing.T) {
 		synctest.Wait()
 		want := lines(`
 INFO progress stream=a records=150 pages=3 records_per_s=15 requests=1 wait_slot_s=2.0 wait_bucket_s=0.5
-INFO progress stream=b records=40 pages=0 records_per_s=1 requests=0 wait_slot_s=0.0 wait_bucket_s=0.0
-INFO progress stream=a records=300 pages=3 records_per_s=15 requests=1 wait_slot_s=2.0 wait_bucket_s=0.5`)
+INFO progress stream=b records=40 pages=0 records_per_s=1 requests=0 wait_slot_s=0.0 wait_bucket_s=0.0 waiting_on=api
+INFO progress stream=a records=300 pages=3 records_per_s=15 requests=1 wait_slot_s=2.0 wait_bucket_s=0.5 waiting_on=api`)
 		if diff := cmp.Diff(want, rec.Lines()); diff != "" {
 			t.Errorf("lines (-want +got):\n%s", diff)
 		}
@@ -130,7 +130,7 @@ func TestProgressCounters(t *testing.T) {
 		synctest.Wait()
 		stop()
 		want := lines(`
-INFO progress stream=s records=5 pages=0 records_per_s=5 requests=0 wait_slot_s=0.0 wait_bucket_s=0.0
+INFO progress stream=s records=5 pages=0 records_per_s=5 requests=0 wait_slot_s=0.0 wait_bucket_s=0.0 waiting_on=api
 INFO METRIC: {"metric":"record_count","tags":{"endpoint":"s"},"type":"counter","value":5}
 INFO METRIC: {"metric":"http_request_count","tags":{"endpoint":"s"},"type":"counter","value":0}`)
 		if diff := cmp.Diff(want, rec.Lines()); diff != "" {
@@ -192,4 +192,21 @@ func TestProgressStopWaitsForTheTick(t *testing.T) {
 			t.Errorf("lines %q, want the tick's progress line", got)
 		}
 	})
+}
+
+// A stream that made no page between two progress lines is said to wait
+// on the wait that grew most, else on the API.
+func TestWaitingOn(t *testing.T) {
+	for _, tt := range []struct {
+		before, now client.Waits
+		want        string
+	}{
+		{client.Waits{}, client.Waits{}, "api"},
+		{client.Waits{WaitBucket: time.Second}, client.Waits{WaitBucket: 9 * time.Second, WaitSlot: time.Second}, "bucket"},
+		{client.Waits{}, client.Waits{WaitRetryAfter: 30 * time.Second, WaitBackoff: time.Second}, "retry_after"},
+	} {
+		if got := waitingOn(tt.before, tt.now); got != tt.want {
+			t.Errorf("waitingOn(%+v, %+v) = %s, want %s", tt.before, tt.now, got, tt.want)
+		}
+	}
 }
