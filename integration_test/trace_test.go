@@ -148,7 +148,7 @@ func TestTraceAndSummaryJSONAgree(t *testing.T) {
 		name, dir, config string
 	}{{"sample", dir, sample}, {"throttled", td.dir, "config.json"}} {
 		t.Run(c.name, func(t *testing.T) {
-			r := runTap(t, c.dir, 2*time.Minute, nil, "--config", c.config, "--trace", "trace.jsonl", "--summary-json", "summary.json")
+			r := runTap(t, c.dir, 2*time.Minute, nil, "--config", c.config, "--trace", "trace.jsonl", "--summary-json", "summary.json", "--report", "report.html")
 			if r.code != 0 {
 				t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
 			}
@@ -189,7 +189,11 @@ func TestTraceAndSummaryJSONAgree(t *testing.T) {
 			if sum.ExitStatus != 0 || len(sum.Streams) == 0 {
 				t.Errorf("summary.json: exit %d, %d streams", sum.ExitStatus, len(sum.Streams))
 			}
-			for what, b := range map[string][]byte{"trace": trace, "summary": raw} {
+			page, err := os.ReadFile(filepath.Join(c.dir, "report.html"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for what, b := range map[string][]byte{"trace": trace, "summary": raw, "report": page} {
 				if bytes.Contains(b, []byte(sentinel)) || bytes.Contains(b, []byte("demo-token")) {
 					t.Errorf("the %s holds a secret", what)
 				}
