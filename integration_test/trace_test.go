@@ -118,7 +118,7 @@ func TestRequestTrace(t *testing.T) {
 	}
 }
 
-// summaryLine reads the run summary line's requests and by_status.
+// summaryCounts reads the run summary line's requests and by_status.
 func summaryCounts(t *testing.T, stderr []byte) (int, map[string]int) {
 	t.Helper()
 	m := regexp.MustCompile(`run summary records=\d+ seconds=\S+ requests=(\d+) by_status=(\S*)`).FindSubmatch(stderr)
@@ -137,7 +137,8 @@ func summaryCounts(t *testing.T, stderr []byte) (int, map[string]int) {
 
 // TestTraceAndSummaryJSONAgree: on the sample config and on a throttled
 // run, the trace's lines and --summary-json's requests and statuses are
-// the run summary's, and neither holds the bearer token or the API key.
+// the run summary's; neither they nor the run's report hold the bearer
+// token (the sample's) or the API key (sent in the query string).
 func TestTraceAndSummaryJSONAgree(t *testing.T) {
 	t.Parallel()
 	throttled, _ := reportServer(t, false)
