@@ -405,6 +405,14 @@ type call struct {
 	waited [waitKinds]time.Duration
 }
 
+// stream is the call's stream; "" outside a call (nil).
+func (cs *call) stream() string {
+	if cs == nil {
+		return ""
+	}
+	return cs.req.Stream
+}
+
 // spend is what each attempt of the call costs the limiter.
 func (cs *call) spend() limit.Spend {
 	return limit.Spend{Stream: cs.req.Stream, Weight: max(cs.req.Weight, 1), Cost: cs.req.Cost,
@@ -675,12 +683,8 @@ func (e *callError) Unwrap() []error { return []error{e.err, errCallFailed} }
 
 // quotaError is the DeferError of a used-up daily quota.
 func (c *Client) quotaError(cs *call) error {
-	stream := ""
-	if cs != nil {
-		stream = cs.req.Stream
-	}
 	return &DeferError{
-		Stream:  stream,
+		Stream:  cs.stream(),
 		Reason:  fmt.Sprintf("daily quota of %d requests for today (UTC) reached (rate_limit.daily_quota); it renews at midnight UTC", c.cfg.Limit.DailyQuota),
 		RetryAt: limit.NextUTCMidnight(c.now()),
 	}
@@ -689,12 +693,8 @@ func (c *Client) quotaError(cs *call) error {
 // sharedWaitError is the DeferError of a wait on the shared bucket in
 // Redis beyond MaxRetryAfter.
 func (c *Client) sharedWaitError(cs *call, sw *limit.SharedWaitError) error {
-	stream := ""
-	if cs != nil {
-		stream = cs.req.Stream
-	}
 	return &DeferError{
-		Stream:  stream,
+		Stream:  cs.stream(),
 		Reason:  fmt.Sprintf("%v, more than retry.max_retry_after_s (%s): a key shared with a slower config, or a clock gone wrong", sw, c.cfg.Limit.MaxRetryAfter),
 		RetryAt: sw.Until,
 	}
@@ -703,12 +703,8 @@ func (c *Client) sharedWaitError(cs *call, sw *limit.SharedWaitError) error {
 // windowError is the DeferError of an API rate-limit window used up
 // until a reset beyond MaxRetryAfter, which is as long a Retry-After.
 func (c *Client) windowError(cs *call, we *limit.WindowError) error {
-	stream := ""
-	if cs != nil {
-		stream = cs.req.Stream
-	}
 	return &DeferError{
-		Stream:  stream,
+		Stream:  cs.stream(),
 		Reason:  fmt.Sprintf("%v (X-RateLimit-Remaining 0), more than retry.max_retry_after_s (%s)", we, c.cfg.Limit.MaxRetryAfter),
 		RetryAt: we.ResetAt,
 	}

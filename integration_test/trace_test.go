@@ -5,14 +5,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"maps"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -24,36 +21,8 @@ import (
 // appears in no line.
 func TestRequestTrace(t *testing.T) {
 	t.Parallel()
-	const key = "SECRET-trace-key-77"
-	var mu sync.Mutex
-	seen := map[string]int{}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		page := r.URL.Query().Get("page")
-		mu.Lock()
-		seen[page]++
-		n := seen[page]
-		mu.Unlock()
-		switch {
-		case page == "1" && n == 1:
-			w.Header().Set("Retry-After", "1")
-			w.WriteHeader(http.StatusTooManyRequests)
-			return
-		case page == "2" && n == 1:
-			w.WriteHeader(http.StatusServiceUnavailable)
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		if page == "1" {
-			w.Write([]byte(`{"data": [{"id": 1}, {"id": 2}]}`))
-		} else {
-			w.Write([]byte(`{"data": [{"id": 3}]}`))
-		}
-	}))
-	defer srv.Close()
-	cfg := tapConfig(srv.URL, []any{map[string]any{"name": "items", "path": "/items", "records_path": "data", "primary_key": []string{"id"},
-		"pagination": map[string]any{"type": "page_number", "page_param": "page", "page_size": 2},
-		"schema":     map[string]any{"type": "object", "properties": map[string]any{"id": map[string]any{"type": "integer"}}}}})
-	cfg["auth"] = map[string]any{"type": "api_key", "in": "query", "name": "key", "value": key}
+	srv, _ := reportServer(t, false)
+	cfg := reportConfig(srv.URL)
 	d := newTapDir(t, cfg)
 	r := runTap(t, d.dir, time.Minute, nil, "--config", "config.json", "--trace", "requests.jsonl")
 	if r.code != 0 {
@@ -63,7 +32,7 @@ func TestRequestTrace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(string(raw), key) {
+	if strings.Contains(string(raw), sentinel) {
 		t.Fatalf("the trace holds the API key:\n%s", raw)
 	}
 	type line struct {
