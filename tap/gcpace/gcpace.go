@@ -83,6 +83,10 @@ func (p *pacer) cycle() {
 	heapScan := p.samples[1].Value.Uint64()
 	stack := p.samples[2].Value.Uint64()
 	globals := p.samples[3].Value.Uint64()
+	// Armed before anyone is told: a collection that follows the news
+	// must find the next sentinel already allocated, or it would wait
+	// for the collection after.
+	p.arm()
 	if percent := Percent(live, heapScan, stack, globals); percent != p.percent {
 		p.percent = percent
 		debug.SetGCPercent(percent)
@@ -90,7 +94,6 @@ func (p *pacer) cycle() {
 			p.set <- percent
 		}
 	}
-	p.arm()
 }
 
 // Percent is the GOGC that grows a heap of live bytes (after a cycle) by
