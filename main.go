@@ -3,6 +3,8 @@
 // protocol messages. main only parses arguments and dispatches.
 package main
 
+//go:generate go run ./internal/generate
+
 import (
 	"context"
 	"errors"

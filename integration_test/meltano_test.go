@@ -15,7 +15,7 @@ import (
 
 const (
 	meltanoFile    = "../meltano/tap-declarative.yml"
-	meltanoCommand = "go run . --about --format meltano > meltano/tap-declarative.yml"
+	meltanoCommand = "go generate ./..."
 )
 
 // The committed Meltano plugin definition is what the binary prints, and

@@ -52,6 +52,9 @@ func (a About) Markdown() string {
 	return b.String()
 }
 
+// SettingsTable is the settings table of docs/reference/config.md.
+func SettingsTable() string { return settingsTable(Settings()) }
+
 // settingsTable is the Markdown table of settings that --about and the
 // config reference (docs/reference/config.md) show.
 func settingsTable(settings []Setting) string {

@@ -87,6 +87,6 @@ func TestAboutSpecAndConfigReferenceAgree(t *testing.T) {
 	}
 	// The reference shows the table exactly as --about prints it.
 	if strings.TrimSpace(section) != strings.TrimSpace(settingsTable(Settings())) {
-		t.Errorf("%s: the settings table is stale; paste the table of `tap --about --format markdown`", ref)
+		t.Errorf("%s: the settings table is stale; run go generate ./...", ref)
 	}
 }

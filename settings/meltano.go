@@ -24,7 +24,7 @@ const (
 // `tap --about --format meltano`, and the command that writes it.
 const (
 	MeltanoFile    = "meltano/" + MeltanoName + ".yml"
-	MeltanoCommand = "go run . --about --format meltano > " + MeltanoFile
+	MeltanoCommand = "go generate ./..."
 )
 
 // Meltano renders the about information as a Meltano plugin definition:

@@ -75,29 +75,32 @@ func TestAirbyteSpecFitsTheProtocol(t *testing.T) {
 	}
 }
 
-// Every field of streams.Definition has its title and description, and
-// every entry of streamFields is a field of it.
+// Every field of streams.Definition has its title and description (its
+// tags), and every option of the language is in the schema.
 func TestStreamFieldsCoverTheDefinition(t *testing.T) {
 	schema := StreamSchema()
 	props := schema["properties"].(map[string]any)
-	for i := range reflect.TypeFor[streams.Definition]().NumField() {
-		f := reflect.TypeFor[streams.Definition]().Field(i)
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		p, _ := props[name].(map[string]any)
+	for _, o := range streams.OptionsOf(reflect.TypeFor[streams.Definition]()) {
+		p, _ := props[o.Name].(map[string]any)
 		if p == nil || p["title"] == nil || p["description"] == nil {
-			t.Errorf("stream field %s has no title and description in streamFields: %v", name, p)
+			t.Errorf("stream field %s has no title and description: %v", o.Name, p)
 		}
 	}
-	for _, sf := range streamFields {
+	for _, b := range streams.Language() {
 		node := schema
-		for _, part := range strings.Split(sf.Name, ".") {
+		for _, part := range strings.Split(b.Name, ".") {
+			if part == "" {
+				continue
+			}
 			node, _ = node["properties"].(map[string]any)[part].(map[string]any)
 			if node == nil {
 				break
 			}
 		}
-		if node == nil || node["title"] != sf.Title {
-			t.Errorf("streamFields lists %s, which is not a field of the stream definition", sf.Name)
+		for _, o := range b.Options {
+			if node == nil || node["properties"].(map[string]any)[o.Name] == nil {
+				t.Errorf("option %s of block %q is not in the schema", o.Name, b.Name)
+			}
 		}
 	}
 	// Each pagination type is a branch, with its own options.

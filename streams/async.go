@@ -12,32 +12,32 @@ import (
 // polled until it is done, then the files it lists are downloaded and
 // decoded. The tap drives it; this package only reads its answers.
 type Async struct {
-	Create AsyncCreate `json:"create"`
+	Create AsyncCreate `json:"create" doc:"The request that creates the job."`
 	// JobIDPath is where the create answer holds the job id.
-	JobIDPath string        `json:"job_id_path"`
-	Poll      AsyncPoll     `json:"poll"`
-	Download  AsyncDownload `json:"download"`
+	JobIDPath string        `json:"job_id_path" lang:"required" eg:"\"id\"" doc:"Where the create answer holds the job id."`
+	Poll      AsyncPoll     `json:"poll" doc:"How the job is watched until it is done."`
+	Download  AsyncDownload `json:"download" doc:"Where a done job lists its files, and their format."`
 }
 
 // AsyncCreate is the request that creates a job.
 type AsyncCreate struct {
-	Path   string            `json:"path"`   // [the stream's path]
-	Method string            `json:"method"` // GET or POST [POST]
-	Params map[string]string `json:"params"`
-	Body   json.RawMessage   `json:"body"` // [the stream's body]
+	Path   string            `json:"path" doc:"The create request's path [the stream's path]."` // [the stream's path]
+	Method string            `json:"method" lang:"enum=GET|POST,fold,default=POST" doc:"GET or POST."`
+	Params map[string]string `json:"params" doc:"Query parameters of the create request."`
+	Body   json.RawMessage   `json:"body" doc:"JSON body of the create request [the stream's body]."` // [the stream's body]
 }
 
 // AsyncPoll is how a job is watched.
 type AsyncPoll struct {
 	// Path may hold {job_id}.
-	Path       string   `json:"path"`
-	StatusPath string   `json:"status_path"`
-	Done       []string `json:"done"`
-	Failed     []string `json:"failed"`
+	Path       string   `json:"path" lang:"required" eg:"\"/reports/{job_id}\"" doc:"The poll path; {job_id} is the job id."`
+	StatusPath string   `json:"status_path" lang:"required" eg:"\"status\"" doc:"Where the poll answer holds the job status."`
+	Done       []string `json:"done" lang:"required" eg:"[\"completed\"]" doc:"The statuses of a finished job."`
+	Failed     []string `json:"failed" doc:"The statuses of a failed job."`
 	// MessagePath is where a failed job says why [error, then message].
-	MessagePath string  `json:"message_path"`
-	IntervalS   float64 `json:"interval_s"` // [5]
-	TimeoutS    float64 `json:"timeout_s"`  // [3600] how long one run polls
+	MessagePath string  `json:"message_path" doc:"Where a failed job says why [error, then message]."`
+	IntervalS   float64 `json:"interval_s" lang:"min=0,default=5" doc:"Seconds between polls."`
+	TimeoutS    float64 `json:"timeout_s" lang:"min=0,default=3600" doc:"How long one run polls."`
 }
 
 // AsyncDownload says where a done job's files are and how to read them.
@@ -45,8 +45,8 @@ type AsyncDownload struct {
 	// URLsPath holds the file URLs: an array of strings (or of objects
 	// with a "url"), or one string. A URL may be absolute, or relative to
 	// the poll URL.
-	URLsPath string `json:"urls_path"`
-	Format   string `json:"format"` // [the stream's format]
+	URLsPath string `json:"urls_path" lang:"required" eg:"\"result.files\"" doc:"Where the finished job lists its files."`
+	Format   string `json:"format" lang:"enum=json|jsonl|csv|xml" doc:"The files' format [the stream's]."`
 }
 
 // JobIDVar is the placeholder of the job id in poll.path.
@@ -86,11 +86,6 @@ func (d *Definition) checkAsync() error {
 		}
 		return &FieldError{Stream: d.Name, Field: "async" + field, Msg: fmt.Sprintf(format, args...)}
 	}
-	switch strings.ToUpper(a.Create.Method) {
-	case "", "GET", "POST":
-	default:
-		return bad("create.method", "must be GET or POST, got %q", a.Create.Method)
-	}
 	if b := a.Create.Body; len(b) > 0 && string(b) != "null" && !json.Valid(b) {
 		return bad("create.body", "must be JSON")
 	}
@@ -99,28 +94,8 @@ func (d *Definition) checkAsync() error {
 			return bad("create.path", "%v", err)
 		}
 	}
-	if a.JobIDPath == "" {
-		return bad("job_id_path", "is required: where the create answer holds the job id, e.g. \"id\"")
-	}
-	switch {
-	case a.Poll.Path == "":
-		return bad("poll.path", "is required, e.g. \"/reports/{job_id}\"")
-	case a.Poll.StatusPath == "":
-		return bad("poll.status_path", "is required: where the poll answer holds the job status, e.g. \"status\"")
-	case len(a.Poll.Done) == 0:
-		return bad("poll.done", "is required: the statuses of a finished job, e.g. [\"completed\"]")
-	case a.Poll.IntervalS < 0:
-		return bad("poll.interval_s", "must be a number of seconds >= 0, got %v", a.Poll.IntervalS)
-	case a.Poll.TimeoutS < 0:
-		return bad("poll.timeout_s", "must be a number of seconds >= 0, got %v", a.Poll.TimeoutS)
-	case a.Download.URLsPath == "":
-		return bad("download.urls_path", "is required: where the finished job lists its files, e.g. \"result.files\"")
-	}
 	if err := checkJobPath(a.Poll.Path, true); err != nil {
 		return bad("poll.path", "%v", err)
-	}
-	if f := a.Download.Format; f != "" && !validFormat(f) {
-		return bad("download.format", "%s", formatMsg(f))
 	}
 	switch {
 	case d.Parent != nil:

@@ -9,6 +9,7 @@ package streams
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strings"
 	"time"
 )
@@ -16,72 +17,75 @@ import (
 // Definition describes one stream of a user's API, as written in the config
 // or the streams file.
 type Definition struct {
-	Name                string            `json:"name"`
-	Path                string            `json:"path"`
-	Method              string            `json:"method"`
-	Params              map[string]string `json:"params"`
-	Body                json.RawMessage   `json:"body"`
-	RecordsPath         string            `json:"records_path"`
-	ErrorPath           string            `json:"error_path"`
-	PrimaryKey          []string          `json:"primary_key"`
-	ReplicationKey      string            `json:"replication_key"`
-	IsSorted            bool              `json:"is_sorted"`
-	Incremental         *Incremental      `json:"incremental"`
-	Pagination          Pagination        `json:"pagination"`
-	GraphQL             *GraphQL          `json:"graphql"`
-	Parent              *Parent           `json:"parent"`
-	IgnoreStatuses      []int             `json:"ignore_statuses"`
-	OnStatus            map[string]string `json:"on_status"` // {"409": "retry"}: see ParseOnStatus
-	Weight              int               `json:"weight"`    // tokens each request spends from the rate limits [1]
-	FullTableVersioning bool              `json:"full_table_versioning"`
-	OnUnsorted          string            `json:"on_unsorted"` // a sorted stream's key going down: "fail" (default) or "demote" to unsorted
+	Name   string            `json:"name" lang:"required" title:"Name" doc:"The stream's name, unique among the streams: the Singer stream and the Airbyte stream."`
+	Path   string            `json:"path" eg:"\"/v1/orders\"" title:"Path" doc:"Path under base_url; may hold {placeholders} filled from a parent record (parent.key or parent.as) or the config's path_params. Required but for a feed or a report job with its own create.path."`
+	Method string            `json:"method" lang:"enum=GET|POST,fold,default=GET" title:"Method" doc:"GET or POST."`
+	Params map[string]string `json:"params" title:"Query parameters" doc:"Static query parameters of every request."`
+	Body   json.RawMessage   `json:"body" title:"Body" doc:"POST body (JSON); a GraphQL stream builds its own."`
+	// RecordsPath is the dotted path to the record array.
+	RecordsPath    string       `json:"records_path" title:"Records path" doc:"Dotted path to the record array; \"\" = the body is the array."`
+	ErrorPath      string       `json:"error_path" title:"Error path" doc:"A 200 whose body has this path set is an error (retried), not data."`
+	PrimaryKey     []string     `json:"primary_key" title:"Primary key" doc:"Properties that identify a record."`
+	ReplicationKey string       `json:"replication_key" title:"Replication key" doc:"Property whose value orders the changes; absent: the stream is read whole each run."`
+	IsSorted       bool         `json:"is_sorted" title:"Sorted" doc:"Records come ascending by replication_key: the bookmark moves after each page."`
+	Incremental    *Incremental `json:"incremental" title:"Incremental filter" doc:"How requests ask the API for what changed since the bookmark; needs a replication_key."`
+	Pagination     Pagination   `json:"pagination" title:"Pagination" doc:"How the next page is found; one type, with its options."`
+	GraphQL        *GraphQL     `json:"graphql" title:"GraphQL" doc:"A Relay connection: the query, the connection's path and variables."`
+	Parent         *Parent      `json:"parent" title:"Parent stream" doc:"Makes the stream a child: walked once per record of the parent stream."`
+	// IgnoreStatuses end a walk with no records.
+	IgnoreStatuses []int             `json:"ignore_statuses" lang:"min=100,max=599" title:"Ignored statuses" doc:"HTTP statuses that end a walk with no records, such as 404 for a parent deleted upstream."`
+	OnStatus       map[string]string `json:"on_status" title:"Rules per HTTP status" doc:"{\"409\": \"retry\", \"404\": \"ignore\", \"403\": \"fail\"}; wins over the config's on_status."` // see ParseOnStatus
+	// Weight is the tokens each request spends from the rate limits; 0 is 1.
+	Weight              int    `json:"weight" lang:"min=0,max=1000000,default=1" title:"Weight" doc:"Tokens each request spends from the rate limits (0 or absent: 1)."`
+	FullTableVersioning bool   `json:"full_table_versioning" title:"Full-table versioning" doc:"A full-table stream writes ACTIVATE_VERSION around each pass."`
+	OnUnsorted          string `json:"on_unsorted" lang:"enum=fail|demote,default=fail" title:"On unsorted" doc:"A sorted stream's key going down: fail, or demote to unsorted with a WARN."`
 	// OnRequestFailure is what a request that failed for good (retries
 	// exhausted, or a permanent error) does: "fail" the run (default) or
 	// become a "dead_letter" while the run goes on.
-	OnRequestFailure string `json:"on_request_failure"`
+	OnRequestFailure string `json:"on_request_failure" lang:"enum=fail|dead_letter,default=fail" title:"On request failure" doc:"A request that failed for good: fail the run, or dead_letter and go on."`
 	// Format of the page bodies: json (default), jsonl, csv or xml.
-	Format string      `json:"format"`
-	CSV    *CSVOptions `json:"csv"`
+	Format string      `json:"format" lang:"enum=json|jsonl|csv|xml,default=json" title:"Body format" doc:"The format of the page bodies."`
+	CSV    *CSVOptions `json:"csv" title:"CSV" doc:"How a csv body is laid out (format csv)."`
 	// Async makes the stream a report job: create, poll, download.
-	Async *Async `json:"async"`
+	Async *Async `json:"async" title:"Report job" doc:"The stream is a report job: create, poll until done, download its files."`
 	// SoftDelete, Deletes and Reconcile find the rows deleted upstream
 	// (and, Reconcile, the rows the cursor missed): deletes.go.
-	SoftDelete *SoftDelete `json:"soft_delete"`
-	Deletes    *Deletes    `json:"deletes"`
-	Reconcile  *Reconcile  `json:"reconcile"`
+	SoftDelete *SoftDelete `json:"soft_delete" title:"Soft delete" doc:"The field and values that mark a record deleted: written with _sdc_deleted_at."`
+	Deletes    *Deletes    `json:"deletes" title:"Deletion events" doc:"A walk of events each naming a key of this stream that is gone."`
+	Reconcile  *Reconcile  `json:"reconcile" title:"Reconcile" doc:"Every few runs, the keys the API lists against those emitted: the missing are deleted."`
 	// Feed makes the stream read a message feed (websocket, sse,
 	// ndjson) instead of pages.
-	Feed *Feed `json:"feed"`
+	Feed *Feed `json:"feed" title:"Message feed" doc:"The stream reads a message feed (websocket, sse or ndjson) instead of pages."`
 	// Schema is a path to a JSON Schema file (relative to the file that
 	// defines the stream) or an inline schema object. The tap resolves it
 	// when it loads the config; streams only sees the decoded form.
-	Schema json.RawMessage `json:"schema"`
+	Schema json.RawMessage `json:"schema" lang:"required,loader" title:"Schema" doc:"Path of a JSON Schema file (relative to the file defining the stream) or an inline schema."`
 }
 
 // Incremental says how a stream asks the API for what changed.
 type Incremental struct {
 	// Param is the query parameter (or GraphQL variable) carrying the lower
 	// bound: bookmark − overlap.
-	Param string `json:"param"`
+	Param string `json:"param" lang:"required" eg:"\"updated_since\"" title:"Filter parameter" doc:"Query parameter (or GraphQL variable) carrying bookmark − overlap."`
 	// OverlapS is subtracted from a time bookmark, so that rows committed
 	// late with an older replication key are read again; absent (nil) it
 	// is DefaultOverlapS, and 0 turns it off (Overlap).
-	OverlapS *int `json:"overlap_s,omitempty"`
+	OverlapS *int `json:"overlap_s,omitempty" lang:"min=0,default=300" title:"Overlap (s)" doc:"Seconds subtracted from a time bookmark, for rows committed late (0: none)."`
 	// Overlap is subtracted from a numeric bookmark (ids, versions). Zero
 	// means the request starts at the bookmark itself.
-	Overlap json.Number `json:"overlap"`
+	Overlap json.Number `json:"overlap" lang:"min=0" title:"Overlap" doc:"Subtracted from a numeric bookmark (ids, versions)."`
 	// Format of the time value sent: rfc3339, date, unix, unix_ms or a Go
 	// time layout.
-	Format string `json:"format"`
+	Format string `json:"format" lang:"default=rfc3339" title:"Time format" doc:"rfc3339, date, unix, unix_ms or a Go time layout."`
 	// EndParam carries the exclusive upper bound of a chunk window.
-	EndParam string `json:"end_param"`
+	EndParam string `json:"end_param" title:"End parameter" doc:"Query parameter of a chunk window's exclusive upper bound; required with chunk_days."`
 	// ChunkDays > 0 splits [start, now) into windows of that many days.
-	ChunkDays int `json:"chunk_days"`
+	ChunkDays int `json:"chunk_days" lang:"min=0" title:"Chunk (days)" doc:"> 0: the backfill walks [start, now) in windows of this many days, checkpointing each."`
 	// EndInclusive sends the last instant a window includes as EndParam,
 	// for an API whose upper bound is inclusive: the window's end less
 	// one unit of Format (a day for date, a second for rfc3339 and unix,
 	// a millisecond for unix_ms).
-	EndInclusive bool `json:"end_inclusive"`
+	EndInclusive bool `json:"end_inclusive" title:"End inclusive" doc:"The API's upper bound is inclusive: end_param is the window's last instant."`
 }
 
 // Pagination is a tagged variant: Type selects the one option set that
@@ -95,33 +99,33 @@ type Pagination struct {
 	// Options is the option set of Type (*OffsetOptions, *CursorOptions,
 	// …: the types of pageTypes). It is nil for types without options of
 	// their own (none, link_header); OptionSet never is.
-	Options PageOptions
+	Options PageOptions `json:"-"`
 }
 
 // PageCommon holds the pagination options of every type.
 type PageCommon struct {
 	// MaxPages > 0 stops a walk that asks for more pages than this.
-	MaxPages int `json:"max_pages"`
+	MaxPages int `json:"max_pages" lang:"min=0" doc:"> 0: a walk stops after this many pages"`
 	// Inject says where the paginator's parameters go: "query"
 	// (default), "body" (each parameter a dotted path into the JSON
 	// body) or "header".
-	Inject string `json:"inject"`
+	Inject string `json:"inject" lang:"enum=query|body|header,default=query" doc:"where the paginator's parameters go"`
 }
 
 // GraphQL describes a Relay connection.
 type GraphQL struct {
-	Query          string         `json:"query"`
-	ConnectionPath string         `json:"connection_path"`
-	Variables      map[string]any `json:"variables"`
+	Query          string         `json:"query" lang:"required" title:"Query" doc:"The GraphQL query; it takes the page variables."`
+	ConnectionPath string         `json:"connection_path" lang:"required" title:"Connection path" doc:"Dotted path to the connection (edges, pageInfo) in the answer."`
+	Variables      map[string]any `json:"variables" title:"Variables" doc:"Variables sent with every page."`
 }
 
 // Parent makes a stream a child: it is walked once per parent record, with
 // the parent's Key filling the {Key} placeholder of Path (or {As}), and the
 // key copied into each child record under As.
 type Parent struct {
-	Stream string `json:"stream"`
-	Key    string `json:"key"`
-	As     string `json:"as"`
+	Stream string `json:"stream" lang:"required" title:"Parent" doc:"The parent stream's name."`
+	Key    string `json:"key" lang:"required" title:"Key" doc:"The parent record's property filling the path's {key} placeholder."`
+	As     string `json:"as" title:"As" doc:"The name the key has in the child's records and path placeholder."`
 }
 
 // FieldError is a problem with one field of one stream definition.
@@ -139,103 +143,46 @@ func (e *FieldError) Error() string {
 }
 
 // Check reports the first problem of d that can be seen without its schema
-// or its neighbours.
+// or its neighbours: an option against its tags (lang.go), then the rules
+// between options (rules.go), then what only code can check.
 func (d *Definition) Check() error {
 	bad := func(field, format string, args ...any) error {
 		return &FieldError{Stream: d.Name, Field: field, Msg: fmt.Sprintf(format, args...)}
 	}
-	if strings.TrimSpace(d.Name) == "" {
-		return bad("name", "is required (a non-empty string)")
+	v := reflect.ValueOf(d)
+	if err := checkOwn(d.Name, "", "", v); err != nil {
+		return err
+	}
+	if err := d.checkPath(); err != nil { // names the placeholder a rule would not
+		return err
+	}
+	if err := checkRules(d); err != nil {
+		return err
+	}
+	if err := checkBlocks(d.Name, "", v); err != nil {
+		return err
 	}
 	if d.Feed != nil {
 		if err := d.checkFeed(); err != nil {
 			return err
 		}
 	}
-	if d.Path == "" && d.Feed == nil && (d.Async == nil || d.Async.Create.Path == "") {
-		return bad("path", "is required (e.g. \"/v1/orders\")")
-	}
-	switch strings.ToUpper(d.Method) {
-	case "", "GET", "POST":
-	default:
-		return bad("method", "must be GET or POST, got %q", d.Method)
-	}
 	if len(d.Body) > 0 && string(d.Body) != "null" && !json.Valid(d.Body) {
 		return bad("body", "must be JSON")
 	}
-	if err := d.checkPath(); err != nil {
-		return err
-	}
-	p := d.Pagination
-	pt, ok := lookupPageType(p.Type)
-	if !ok {
-		return bad("pagination.type", "%s", unknownTypeMsg(p.Type))
-	}
-	if opts := p.Options; opts != nil && opts.pageType() != pt.name {
-		return bad("pagination", "holds the options of type %q but its type is %q", opts.pageType(), pt.name)
-	}
-	if err := p.OptionSet().check(d); err != nil { // unset: what the type requires
-		return err
-	}
-	if p.MaxPages < 0 {
-		return bad("pagination.max_pages", "must not be negative, got %d", p.MaxPages)
-	}
 	if inc := d.Incremental; inc != nil {
-		if d.ReplicationKey == "" {
-			return bad("incremental", "needs a replication_key on the stream")
-		}
-		if inc.Param == "" {
-			return bad("incremental.param", "is required: the query parameter (or GraphQL variable) that carries the lower bound, e.g. \"updated_since\"")
-		}
-		if inc.OverlapS != nil && *inc.OverlapS < 0 {
-			return bad("incremental.overlap_s", "must be a duration in seconds >= 0, got %d", *inc.OverlapS)
-		}
-		if inc.Overlap != "" {
-			if f, err := inc.Overlap.Float64(); err != nil || f < 0 {
-				return bad("incremental.overlap", "must be a number >= 0, got %q", inc.Overlap)
-			}
-		}
-		if inc.ChunkDays < 0 {
-			return bad("incremental.chunk_days", "must be a number of days >= 0, got %d", inc.ChunkDays)
-		}
-		if inc.ChunkDays > 0 && inc.EndParam == "" {
-			return bad("incremental.end_param", "is required when chunk_days > 0")
-		}
 		if err := CheckTimeFormat(inc.Format); err != nil {
 			return bad("incremental.format", "%v", err)
 		}
 	}
-	switch d.OnUnsorted {
-	case "", UnsortedFail, UnsortedDemote:
-	default:
-		return bad("on_unsorted", "must be \"fail\" or \"demote\", got %q", d.OnUnsorted)
-	}
-	switch d.OnRequestFailure {
-	case "", RequestFailureFail, RequestFailureDeadLetter:
-	default:
-		return bad("on_request_failure", "must be \"fail\" or \"dead_letter\", got %q", d.OnRequestFailure)
-	}
-	if par := d.Parent; par != nil {
-		if par.Stream == "" || par.Key == "" {
-			return bad("parent", "needs \"stream\" and \"key\"")
-		}
-		if par.Stream == d.Name {
-			return bad("parent.stream", "a stream cannot be its own parent")
-		}
+	if par := d.Parent; par != nil && par.Stream == d.Name {
+		return bad("parent.stream", "a stream cannot be its own parent")
 	}
 	if err := first(d.checkFormat(), d.checkInject(), d.checkDeletes()); err != nil {
 		return err
 	}
-	for _, s := range d.IgnoreStatuses {
-		if s < 100 || s > 599 {
-			return bad("ignore_statuses", "must hold HTTP statuses (100-599), got %d", s)
-		}
-	}
 	if _, err := ParseOnStatus(d.OnStatus); err != nil {
 		return bad("on_status", "%v", err)
-	}
-	if d.Weight < 0 || d.Weight > 1_000_000 {
-		return bad("weight", "must be an integer from 1 to 1000000 (0 or absent = 1), got %d", d.Weight)
 	}
 	return nil
 }

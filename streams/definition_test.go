@@ -158,7 +158,7 @@ func TestCheck(t *testing.T) {
 			wantErr: `pagination.key_param: is required for pagination type "keyset"`},
 		"offset needs a page size": {d: base(func(d *Definition) {
 			d.Pagination = Pagination{Type: PageOffset, Options: &OffsetOptions{OffsetParam: "o", PageSizeParam: "l"}}
-		}), wantErr: `pagination.page_size: must be a positive integer`},
+		}), wantErr: `pagination.page_size: is required for pagination type "offset"`},
 		"negative page size": {d: base(func(d *Definition) {
 			d.Pagination = Pagination{Type: PageCursor, Options: &CursorOptions{CursorParam: "c", NextCursorPath: "n", PageSize: -1}}
 		}), wantErr: `pagination.page_size: must not be negative`},

@@ -14,8 +14,8 @@ const DeletedAt = "_sdc_deleted_at"
 // SoftDelete names the field of a record that says it is deleted, and the
 // values that mean so: such a record is written with DeletedAt.
 type SoftDelete struct {
-	Field  string `json:"field"` // dotted path into the record
-	Values []any  `json:"values"`
+	Field  string `json:"field" lang:"required" eg:"\"deleted\"" doc:"The record's field (dotted) that says it is deleted."`
+	Values []any  `json:"values" lang:"required" eg:"[true]" doc:"The values of field that mean deleted."`
 }
 
 // Deletes is a stream of deletion events (Stripe's customer.deleted, a
@@ -23,39 +23,39 @@ type SoftDelete struct {
 // walk has its own path, pagination and incremental filter, and its own
 // bookmark.
 type Deletes struct {
-	Path        string            `json:"path"`
-	Params      map[string]string `json:"params"`
-	RecordsPath string            `json:"records_path"`
-	KeyPath     string            `json:"key_path"`  // the deleted row's primary key in an event
-	TimePath    string            `json:"time_path"` // when it was deleted: the events' replication key
-	Pagination  Pagination        `json:"pagination"`
-	Incremental *Incremental      `json:"incremental"`
+	Path        string            `json:"path" lang:"required" eg:"\"/v1/events\"" doc:"The path of the deletion events."`
+	Params      map[string]string `json:"params" doc:"Query parameters of the events walk."`
+	RecordsPath string            `json:"records_path" doc:"Dotted path to the events array."`
+	KeyPath     string            `json:"key_path" lang:"required" eg:"\"data.object.id\"" doc:"Where an event holds the deleted row's primary key."`
+	TimePath    string            `json:"time_path" doc:"When the row was deleted: the events' replication key; required with incremental."`
+	Pagination  Pagination        `json:"pagination" doc:"How the events walk pages (as a stream does)."`
+	Incremental *Incremental      `json:"incremental" doc:"How the events walk asks for what is new (its bookmark is time_path)."`
 }
 
 // Reconcile compares, every EveryRuns runs (or when asked), the keys the
 // source lists with the keys the tap has emitted, kept in KeysFile.
 type Reconcile struct {
-	EveryRuns int               `json:"every_runs"` // 0: only when the run is asked to (--reconcile)
-	Params    map[string]string `json:"params"`     // added to the listing's requests, e.g. {"fields": "id"}
-	Path      string            `json:"path"`       // the listing's own path; "" = the stream's
+	EveryRuns int               `json:"every_runs" lang:"min=0" doc:"Reconcile every this many runs (0: only with --reconcile)."`
+	Params    map[string]string `json:"params" doc:"Added to the listing's requests, e.g. {\"fields\": \"id\"}."` // added to the listing's requests, e.g. {"fields": "id"}
+	Path      string            `json:"path" doc:"The listing's own path [the stream's]."`                        // the listing's own path; "" = the stream's
 	// RecordsPath and Pagination of the listing, when they differ from
 	// the stream's.
-	RecordsPath *string     `json:"records_path"`
-	Pagination  *Pagination `json:"pagination"`
-	KeysFile    string      `json:"keys_file"`
-	ByID        *ByID       `json:"by_id"`
+	RecordsPath *string     `json:"records_path" doc:"The listing's records path [the stream's]."`
+	Pagination  *Pagination `json:"pagination" doc:"The listing's pagination [the stream's]."`
+	KeysFile    string      `json:"keys_file" lang:"required" eg:"\"reconcile/orders.keys\"" doc:"The file that keeps the keys the tap has emitted."`
+	ByID        *ByID       `json:"by_id" doc:"Fetch each missing key by id before it is called deleted."`
 	// MaxDeleteFraction is the largest share of the known keys a
 	// reconcile may delete [0.5]; a listing missing more is taken for a
 	// broken listing, not for deletions.
-	MaxDeleteFraction *float64 `json:"max_delete_fraction"`
+	MaxDeleteFraction *float64 `json:"max_delete_fraction" lang:"min=0,max=1,default=0.5" doc:"The largest share of the known keys a reconcile may delete."`
 }
 
 // ByID fetches one row by its key: Path has one {placeholder} the key
 // fills.
 type ByID struct {
-	Path        string            `json:"path"`
-	Params      map[string]string `json:"params"`
-	RecordsPath string            `json:"records_path"` // the record inside the body; "" = the body
+	Path        string            `json:"path" lang:"required" eg:"\"/v1/orders/{id}\"" doc:"The path of one record, with a {placeholder} the key fills."`
+	Params      map[string]string `json:"params" doc:"Query parameters of the fetch by id."`
+	RecordsPath string            `json:"records_path" doc:"The record inside the body [\"\" = the body]."` // the record inside the body; "" = the body
 }
 
 // DefaultMaxDeleteFraction is reconcile.max_delete_fraction unset.
@@ -76,58 +76,16 @@ func (d *Definition) checkDeletes() error {
 	bad := func(field, format string, args ...any) error {
 		return &FieldError{Stream: d.Name, Field: field, Msg: fmt.Sprintf(format, args...)}
 	}
-	if sd := d.SoftDelete; sd != nil {
-		if sd.Field == "" {
-			return bad("soft_delete.field", "is required: the record's field that says it is deleted, e.g. \"deleted\"")
-		}
-		if len(sd.Values) == 0 {
-			return bad("soft_delete.values", "is required: the values of %q that mean deleted, e.g. [true]", sd.Field)
-		}
-	}
-	for _, f := range []struct {
-		name string
-		set  bool
-	}{{"deletes", d.Deletes != nil}, {"reconcile", d.Reconcile != nil}} {
-		if !f.set {
-			continue
-		}
-		if len(d.PrimaryKey) != 1 {
-			return bad(f.name, "needs a primary_key of exactly one property (the key deletion records carry), got %d", len(d.PrimaryKey))
-		}
-		if d.Parent != nil {
-			return bad(f.name, "is for top-level streams; a child stream (parent %q) has no listing of its own", d.Parent.Stream)
-		}
-	}
 	if del := d.Deletes; del != nil {
-		if del.Path == "" {
-			return bad("deletes.path", "is required: the path of the deletion events, e.g. \"/v1/events\"")
-		}
-		if del.KeyPath == "" {
-			return bad("deletes.key_path", "is required: where an event holds the deleted row's key, e.g. \"data.object.id\"")
-		}
-		if del.Incremental != nil && del.TimePath == "" {
-			return bad("deletes.time_path", "is required with deletes.incremental: the event's time, its bookmark")
-		}
 		sub := d.DeletesDefinition()
 		if err := sub.Check(); err != nil {
 			return prefixed(d.Name, "deletes.", err)
 		}
 	}
 	if r := d.Reconcile; r != nil {
-		if r.EveryRuns < 0 {
-			return bad("reconcile.every_runs", "must be a number of runs >= 0 (0: only with --reconcile), got %d", r.EveryRuns)
-		}
-		if r.KeysFile == "" {
-			return bad("reconcile.keys_file", "is required: the file that keeps the keys the tap has emitted, e.g. \"reconcile/%s.keys\"", d.Name)
-		}
-		if f := r.MaxDeleteFraction; f != nil && (*f < 0 || *f > 1) {
-			return bad("reconcile.max_delete_fraction", "must be a fraction from 0 to 1, got %v", *f)
-		}
 		if r.ByID != nil {
 			parts, err := splitPath(r.ByID.Path)
 			switch {
-			case r.ByID.Path == "":
-				return bad("reconcile.by_id.path", "is required, with a placeholder the key fills, e.g. \"/v1/%s/{%s}\"", d.Name, d.PrimaryKey[0])
 			case err != nil:
 				return bad("reconcile.by_id.path", "%v", err)
 			case len(parts) != 3:

@@ -39,52 +39,52 @@ const FromSeqVar = "{from_seq}"
 // messages over a websocket, server-sent events or one long response of
 // JSON lines. The tap drives it (tap/feed); this package only checks it.
 type Feed struct {
-	Protocol string `json:"protocol"`
+	Protocol string `json:"protocol" lang:"required,enum=websocket|sse|ndjson" doc:"websocket, sse or ndjson."`
 	// Path is under base_url (ws(s):// follows its http(s)://); URL is
 	// absolute. One of the two.
-	Path string `json:"path"`
-	URL  string `json:"url"`
+	Path string `json:"path" doc:"The feed path under base_url (ws(s):// follows http(s)://); or url."`
+	URL  string `json:"url" doc:"The absolute feed URL; or path."`
 	// Subscribe is the websocket message sent after connecting; the
 	// string "{from_seq}" in it becomes the first seq asked for.
-	Subscribe json.RawMessage `json:"subscribe"`
+	Subscribe json.RawMessage `json:"subscribe" doc:"The websocket message sent after connecting; \"{from_seq}\" in it is the first seq asked for."`
 	// ResumeParam is the query parameter of an sse or ndjson request
 	// carrying the first seq asked for (sse also sends Last-Event-ID).
-	ResumeParam string            `json:"resume_param"`
-	Params      map[string]string `json:"params"`
+	ResumeParam string            `json:"resume_param" doc:"The query parameter of an sse or ndjson request carrying the first seq asked for (required for ndjson)."`
+	Params      map[string]string `json:"params" doc:"Query parameters of the feed request."`
 
-	SeqPath        string   `json:"seq_path"`
-	TypePath       string   `json:"type_path"`
-	RecordTypes    []string `json:"record_types"`
-	HeartbeatTypes []string `json:"heartbeat_types"`
-	EndTypes       []string `json:"end_types"`
+	SeqPath        string   `json:"seq_path" lang:"required" eg:"\"seq\"" doc:"Where a message holds its sequence number."`
+	TypePath       string   `json:"type_path" doc:"Where a message holds its type (required with the *_types options)."`
+	RecordTypes    []string `json:"record_types" doc:"The message types that are records [all]."`
+	HeartbeatTypes []string `json:"heartbeat_types" doc:"The message types that only say the feed is alive."`
+	EndTypes       []string `json:"end_types" doc:"The message types that end the feed."`
 
 	// IdleTimeoutS without any message is a dead connection [the
 	// config's feed.idle_timeout_s]; MaxReconnects bounds the reconnects
 	// of one run [feed.max_reconnects]. Nil: the config's.
-	IdleTimeoutS  *float64 `json:"idle_timeout_s"`
-	MaxReconnects *int     `json:"max_reconnects"`
+	IdleTimeoutS  *float64 `json:"idle_timeout_s" lang:"min=0.001,max=86400" doc:"Seconds without any message that make a dead connection [the config's feed.idle_timeout_s]."`
+	MaxReconnects *int     `json:"max_reconnects" lang:"min=0,max=1000000" doc:"The reconnects of one run at most [the config's feed.max_reconnects]."`
 	// StartSeq is the first seq of a run without STATE [1].
-	StartSeq int64 `json:"start_seq"`
+	StartSeq int64 `json:"start_seq" lang:"min=0,default=1" doc:"The first seq of a run without STATE."`
 
-	OnGap    string        `json:"on_gap"` // [reconnect]
-	Backfill *FeedBackfill `json:"backfill"`
-	Stop     FeedStop      `json:"stop"`
+	OnGap    string        `json:"on_gap" lang:"enum=reconnect|backfill|fail,default=reconnect" doc:"What a gap in the seqs does."`
+	Backfill *FeedBackfill `json:"backfill" doc:"With on_gap backfill: the REST stream that serves a range of seqs."`
+	Stop     FeedStop      `json:"stop" doc:"When a run stops reading the feed."`
 }
 
 // FeedBackfill names the REST stream a gap is read from, with the query
 // parameters of its first and last seq (both included).
 type FeedBackfill struct {
-	Stream    string `json:"stream"`
-	FromParam string `json:"from_param"`
-	ToParam   string `json:"to_param"`
+	Stream    string `json:"stream" doc:"The REST stream that serves a range of seqs."`
+	FromParam string `json:"from_param" doc:"The query parameter of the first seq of a range."`
+	ToParam   string `json:"to_param" doc:"The query parameter of the last seq of a range."`
 }
 
 // FeedStop says when a batch run of a feed ends; 0 is not this rule. A
 // message of end_types always ends it.
 type FeedStop struct {
-	AfterS     float64 `json:"after_s"`     // the run has read the feed this long
-	IdleS      float64 `json:"idle_s"`      // no record (heartbeats aside) for this long
-	MaxRecords int64   `json:"max_records"` // records written in this run
+	AfterS     float64 `json:"after_s" lang:"min=0" doc:"The run has read the feed this many seconds."`
+	IdleS      float64 `json:"idle_s" lang:"min=0" doc:"No record (heartbeats aside) for this many seconds."`
+	MaxRecords int64   `json:"max_records" lang:"min=0" doc:"Records written in this run."`
 }
 
 // GapRule is what the feed does on a gap.
@@ -104,18 +104,7 @@ func (d *Definition) checkFeed() error {
 	bad := func(field, format string, args ...any) error {
 		return &FieldError{Stream: d.Name, Field: "feed." + field, Msg: fmt.Sprintf(format, args...)}
 	}
-	switch f.Protocol {
-	case FeedWebSocket, FeedSSE, FeedNDJSON:
-	case "":
-		return bad("protocol", "is required: \"websocket\", \"sse\" or \"ndjson\"")
-	default:
-		return bad("protocol", "must be \"websocket\", \"sse\" or \"ndjson\", got %q", f.Protocol)
-	}
 	switch {
-	case f.Path == "" && f.URL == "":
-		return bad("path", "is required (or feed.url), e.g. \"/v1/stream\"")
-	case f.Path != "" && f.URL != "":
-		return bad("url", "give feed.path or feed.url, not both")
 	case f.Path != "" && !strings.HasPrefix(f.Path, "/"):
 		return bad("path", "must start with \"/\" (it is under base_url), got %q", f.Path)
 	}
@@ -146,20 +135,8 @@ func (d *Definition) checkFeed() error {
 	case f.ResumeParam == "" && f.Protocol == FeedNDJSON:
 		return bad("resume_param", "is required for an ndjson feed: the query parameter carrying the first seq asked for, e.g. \"from\"")
 	}
-	if f.SeqPath == "" {
-		return bad("seq_path", "is required: where a message holds its sequence number, e.g. \"seq\"")
-	}
 	if f.TypePath == "" && (len(f.RecordTypes) > 0 || len(f.HeartbeatTypes) > 0 || len(f.EndTypes) > 0) {
 		return bad("type_path", "is required with record_types, heartbeat_types or end_types: where a message holds its type, e.g. \"type\"")
-	}
-	if v := f.IdleTimeoutS; v != nil && !(*v >= FeedIdleTimeoutMinS && *v <= FeedIdleTimeoutMaxS) {
-		return bad("idle_timeout_s", "must be a number of seconds from %v to %v, got %v", FeedIdleTimeoutMinS, FeedIdleTimeoutMaxS, *v)
-	}
-	if v := f.MaxReconnects; v != nil && (*v < 0 || *v > FeedMaxReconnectsMax) {
-		return bad("max_reconnects", "must be an integer from 0 to %d, got %d", FeedMaxReconnectsMax, *v)
-	}
-	if f.StartSeq < 0 {
-		return bad("start_seq", "must be an integer >= 0, got %d", f.StartSeq)
 	}
 	switch f.OnGap {
 	case "", GapReconnect, GapFail:
@@ -176,34 +153,6 @@ func (d *Definition) checkFeed() error {
 		case b.FromParam == "" || b.ToParam == "":
 			return bad("backfill", "needs from_param and to_param: the query parameters of the first and last seq of a range")
 		}
-	default:
-		return bad("on_gap", "must be \"reconnect\", \"backfill\" or \"fail\", got %q", f.OnGap)
-	}
-	s := f.Stop
-	switch {
-	case s.AfterS < 0:
-		return bad("stop.after_s", "must be a number of seconds >= 0, got %v", s.AfterS)
-	case s.IdleS < 0:
-		return bad("stop.idle_s", "must be a number of seconds >= 0, got %v", s.IdleS)
-	case s.MaxRecords < 0:
-		return bad("stop.max_records", "must be an integer >= 0, got %d", s.MaxRecords)
-	}
-	other := func(field, what string) error {
-		return &FieldError{Stream: d.Name, Field: field, Msg: "a feed stream " + what}
-	}
-	switch {
-	case d.Async != nil:
-		return other("async", "is not a report job: give feed or async, not both")
-	case d.Parent != nil:
-		return other("parent", "cannot be a child stream")
-	case d.GraphQL != nil:
-		return other("graphql", "does not page a GraphQL connection")
-	case d.Pagination.Type != "" && d.Pagination.Type != PageNone:
-		return other("pagination.type", fmt.Sprintf("reads messages, not pages; remove pagination, got %q", d.Pagination.Type))
-	case d.Incremental != nil || d.ReplicationKey != "":
-		return other("replication_key", "keeps its place by seq (bookmarks.<stream>.seq); remove replication_key and incremental")
-	case d.Format != "" && d.Format != FormatJSON:
-		return other("format", fmt.Sprintf("reads JSON messages, got %q", d.Format))
 	}
 	return nil
 }

@@ -16,10 +16,10 @@ const (
 // CSVOptions say how a csv body is laid out.
 type CSVOptions struct {
 	// Delimiter is the one character between fields [","].
-	Delimiter string `json:"delimiter"`
+	Delimiter string `json:"delimiter" doc:"The one character between fields [\",\"]."`
 	// Header: the first row names the columns [true]. Without it the
 	// columns are named column_1, column_2, …
-	Header *bool `json:"header"`
+	Header *bool `json:"header" doc:"The first row names the columns [true]; without it they are column_1, column_2, …."`
 }
 
 // BodyFormat is the format of d's page bodies: json by default.

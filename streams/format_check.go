@@ -19,9 +19,6 @@ func (d *Definition) checkFormat() error {
 	bad := func(field, format string, args ...any) error {
 		return &FieldError{Stream: d.Name, Field: field, Msg: fmt.Sprintf(format, args...)}
 	}
-	if d.Format != "" && !validFormat(d.Format) {
-		return bad("format", "%s", formatMsg(d.Format))
-	}
 	if d.Async != nil {
 		if err := d.checkAsync(); err != nil {
 			return err

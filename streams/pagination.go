@@ -48,8 +48,6 @@ type pageType struct {
 type PageOptions interface {
 	// pageType is the pagination type the options belong to.
 	pageType() string
-	// check reports the first missing or bad option of stream d.
-	check(d *Definition) error
 	// paginator builds the type's Paginator for stream d, which has been
 	// checked.
 	paginator(d *Definition) Paginator
@@ -99,11 +97,6 @@ func setFields(pairs ...string) []string {
 		}
 	}
 	return names
-}
-
-// pageErr is a bad option of d's pagination.
-func pageErr(d *Definition, field, msg string) error {
-	return &FieldError{Stream: d.Name, Field: "pagination." + field, Msg: msg}
 }
 
 // OptionSet is p's options: those decoded, or the zero option set of its
@@ -175,6 +168,12 @@ func (p *Pagination) bodyFields() []string {
 		return r.bodyFields()
 	}
 	return nil
+}
+
+// defaultPageType is the type of a pagination not given.
+func defaultPageType() string {
+	pt, _ := lookupPageType("")
+	return pt.name
 }
 
 // lookupPageType finds the pagination type called name; "" is none.
@@ -360,11 +359,6 @@ func cloneValues(v url.Values) url.Values {
 
 // jsonType names the JSON type of a decoded value, for error messages.
 func jsonType(v any) string { return codec.TypeName(v) }
-
-// requiredFor is the message of a missing option of pagination type typ.
-func requiredFor(typ string) string {
-	return fmt.Sprintf("is required for pagination type %q", typ)
-}
 
 // GraphQLBody decodes a GraphQL POST body into its top-level object
 // (empty for an empty body).

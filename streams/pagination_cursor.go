@@ -13,11 +13,11 @@ const PageCursor = "cursor"
 
 // CursorOptions are the options of pagination type cursor.
 type CursorOptions struct {
-	CursorParam    string `json:"cursor_param"`
+	CursorParam    string `json:"cursor_param" lang:"required"`
 	NextCursorPath string `json:"next_cursor_path"`
 	HasMorePath    string `json:"has_more_path"`
 	PageSizeParam  string `json:"page_size_param"`
-	PageSize       int    `json:"page_size"`
+	PageSize       int    `json:"page_size" lang:"min=0"`
 	// NextCursorHeader reads the cursor from a response header instead
 	// of the body.
 	NextCursorHeader string `json:"next_cursor_header" doc:"instead of next_cursor_path"`
@@ -29,20 +29,15 @@ type CursorOptions struct {
 
 func (*CursorOptions) pageType() string { return PageCursor }
 
-func (o *CursorOptions) check(d *Definition) error {
-	switch {
-	case o.CursorParam == "":
-		return pageErr(d, "cursor_param", requiredFor(PageCursor))
-	case o.NextCursorPath == "" && o.NextCursorHeader == "" && o.CursorFromLastRecord == "":
-		return pageErr(d, "next_cursor_path", requiredFor(PageCursor)+" (or next_cursor_header, to read the cursor from a response header, or cursor_from_last_record, to take it from the page's last record)")
-	case o.NextCursorPath != "" && o.NextCursorHeader != "":
-		return pageErr(d, "next_cursor_header", "takes the place of next_cursor_path; set one of them")
-	case o.CursorFromLastRecord != "" && (o.NextCursorPath != "" || o.NextCursorHeader != ""):
-		return pageErr(d, "cursor_from_last_record", "takes the place of next_cursor_path and next_cursor_header; set one of them")
-	case o.PageSize < 0:
-		return pageErr(d, "page_size", fmt.Sprintf("must not be negative, got %d", o.PageSize))
+// rules: exactly one of the three ways to the next cursor.
+func (*CursorOptions) rules() []rule {
+	ways := []cond{set("pagination.next_cursor_path"), set("pagination.next_cursor_header"), set("pagination.cursor_from_last_record")}
+	return []rule{
+		{field: "pagination.next_cursor_path", msg: `is required for pagination type "cursor" (or next_cursor_header, to read the cursor from a response header, or cursor_from_last_record, to take it from the page's last record)`,
+			need: anyOf(ways...)},
+		{field: "pagination.next_cursor_header", msg: "takes the place of next_cursor_path and cursor_from_last_record; set one of them",
+			need: atMostOne(ways...)},
 	}
-	return nil
 }
 
 func (o *CursorOptions) params() []PageParam {

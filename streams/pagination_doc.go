@@ -12,18 +12,10 @@ type PageDoc struct {
 	Next, End string
 }
 
-// PageOption describes one option of a pagination type, for the docs and
-// for generators of a schema of the stream definition.
-type PageOption struct {
-	Name string // its JSON name
-	Type string // its JSON type: string, integer or boolean
-	Note string // what the docs add after its name ("required, > 0"), or ""
-}
-
 // PageTypeInfo describes one pagination type from its unit.
 type PageTypeInfo struct {
 	Name    string
-	Options []PageOption // its own options, in their order; the common ones are CommonPageOptions
+	Options []Option // its own options, in their order; the common ones are CommonPageOptions
 	PageDoc
 }
 
@@ -32,40 +24,41 @@ func PageTypes() []PageTypeInfo {
 	out := make([]PageTypeInfo, len(pageTypes))
 	for i, pt := range pageTypes {
 		opts := pt.options()
-		out[i] = PageTypeInfo{Name: pt.name, Options: describeOptions(reflect.TypeOf(opts).Elem()), PageDoc: opts.doc()}
+		out[i] = PageTypeInfo{Name: pt.name, Options: OptionsOf(reflect.TypeOf(opts).Elem()), PageDoc: opts.doc()}
 	}
 	return out
 }
 
 // CommonPageOptions describes the options every pagination type takes.
-func CommonPageOptions() []PageOption {
-	return describeOptions(reflect.TypeFor[PageCommon]())
+func CommonPageOptions() []Option {
+	return OptionsOf(reflect.TypeFor[PageCommon]())
 }
 
-func describeOptions(t reflect.Type) []PageOption {
-	var out []PageOption
-	for i := range t.NumField() {
-		f := t.Field(i)
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if name == "" || name == "-" {
-			continue
-		}
-		out = append(out, PageOption{Name: name, Type: jsonKind(f.Type), Note: f.Tag.Get("doc")})
+// Note is what the docs say of o after its name: "required, >= 1,
+// default 50, variable first"; "" when its tags say nothing.
+func (o Option) Note() string {
+	var parts []string
+	if o.Required {
+		parts = append(parts, "required")
 	}
-	return out
-}
-
-func jsonKind(t reflect.Type) string {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
+	switch {
+	case o.Min != nil && o.Max != nil:
+		parts = append(parts, number(*o.Min)+" to "+number(*o.Max))
+	case o.Min != nil && *o.Min != 0:
+		parts = append(parts, ">= "+number(*o.Min))
+	case o.Max != nil:
+		parts = append(parts, "<= "+number(*o.Max))
 	}
-	switch t.Kind() {
-	case reflect.Int, reflect.Int64, reflect.Int32:
-		return "integer"
-	case reflect.Bool:
-		return "boolean"
+	if o.Enum != nil {
+		parts = append(parts, strings.Join(o.Enum, ", "))
 	}
-	return "string"
+	if o.Default != "" {
+		parts = append(parts, "default "+o.Default)
+	}
+	if o.Doc != "" {
+		parts = append(parts, o.Doc)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // PaginationTable is the README's table of pagination types, generated
@@ -79,8 +72,8 @@ func PaginationTable() string {
 			names := make([]string, len(pt.Options))
 			for i, o := range pt.Options {
 				names[i] = "`" + o.Name + "`"
-				if o.Note != "" {
-					names[i] += " (" + o.Note + ")"
+				if note := o.Note(); note != "" {
+					names[i] += " (" + note + ")"
 				}
 			}
 			opts = strings.Join(names, ", ")

@@ -20,7 +20,7 @@ func TestPaginationDocsAreGenerated(t *testing.T) {
 			t.Fatalf("%s has no pagination table between its markers", doc)
 		}
 		if strings.TrimSpace(section) != strings.TrimSpace(PaginationTable()) {
-			t.Errorf("%s: the pagination table is stale; paste streams.PaginationTable():\n%s", doc, PaginationTable())
+			t.Errorf("%s: the pagination table is stale; run go generate ./...", doc)
 		}
 	}
 }

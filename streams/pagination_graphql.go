@@ -1,7 +1,6 @@
 package streams
 
 import (
-	"fmt"
 	"maps"
 
 	"github.com/tap-dev/tap/codec"
@@ -14,19 +13,14 @@ const PageGraphQL = "graphql"
 // and the connection are the stream's "graphql" block.
 type GraphQLOptions struct {
 	// PageSize is the variable "first" (50 when unset).
-	PageSize int `json:"page_size" doc:"variable first"`
+	PageSize int `json:"page_size" lang:"min=0,default=50" doc:"variable first"`
 }
 
 func (*GraphQLOptions) pageType() string { return PageGraphQL }
 
-func (o *GraphQLOptions) check(d *Definition) error {
-	if o.PageSize < 0 {
-		return pageErr(d, "page_size", fmt.Sprintf("must not be negative, got %d", o.PageSize))
-	}
-	if d.GraphQL == nil || d.GraphQL.Query == "" || d.GraphQL.ConnectionPath == "" {
-		return &FieldError{Stream: d.Name, Field: "graphql", Msg: fmt.Sprintf("needs \"query\" and \"connection_path\" for pagination type %q", PageGraphQL)}
-	}
-	return nil
+// rules: the stream states its query.
+func (*GraphQLOptions) rules() []rule {
+	return []rule{{field: "graphql", msg: `needs "query" and "connection_path" for pagination type "graphql"`, need: set("graphql")}}
 }
 
 // boundsInVariables: the incremental bounds go into the query's

@@ -1,33 +1,19 @@
 package streams
 
-import (
-	"fmt"
-)
+import ()
 
 // PageKeyset asks for the rows after the largest key seen.
 const PageKeyset = "keyset"
 
 // KeysetOptions are the options of pagination type keyset.
 type KeysetOptions struct {
-	KeyParam      string `json:"key_param"`
-	KeyField      string `json:"key_field"`
+	KeyParam      string `json:"key_param" lang:"required"`
+	KeyField      string `json:"key_field" lang:"required"`
 	PageSizeParam string `json:"page_size_param"`
-	PageSize      int    `json:"page_size"`
+	PageSize      int    `json:"page_size" lang:"min=0"`
 }
 
 func (*KeysetOptions) pageType() string { return PageKeyset }
-
-func (o *KeysetOptions) check(d *Definition) error {
-	switch {
-	case o.KeyParam == "":
-		return pageErr(d, "key_param", requiredFor(PageKeyset))
-	case o.KeyField == "":
-		return pageErr(d, "key_field", requiredFor(PageKeyset))
-	case o.PageSize < 0:
-		return pageErr(d, "page_size", fmt.Sprintf("must not be negative, got %d", o.PageSize))
-	}
-	return nil
-}
 
 func (o *KeysetOptions) params() []PageParam {
 	return pageParams(o.KeyParam, isNumeric, o.PageSizeParam, isCount)

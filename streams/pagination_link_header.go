@@ -12,8 +12,6 @@ type linkHeaderOptions struct{}
 
 func (*linkHeaderOptions) pageType() string { return PageLinkHeader }
 
-func (*linkHeaderOptions) check(*Definition) error { return nil }
-
 // readsPage: the link is in a header; no record is read.
 func (*linkHeaderOptions) readsPage(*Definition) PageReads { return PageReads{} }
 

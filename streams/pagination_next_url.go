@@ -9,17 +9,10 @@ const PageNextURL = "next_url"
 
 // NextURLOptions are the options of pagination type next_url.
 type NextURLOptions struct {
-	NextURLPath string `json:"next_url_path"`
+	NextURLPath string `json:"next_url_path" lang:"required"`
 }
 
 func (*NextURLOptions) pageType() string { return PageNextURL }
-
-func (o *NextURLOptions) check(d *Definition) error {
-	if o.NextURLPath == "" {
-		return pageErr(d, "next_url_path", requiredFor(PageNextURL))
-	}
-	return nil
-}
 
 // bodyFields: the next URL is always read from the body.
 func (*NextURLOptions) bodyFields() []string { return []string{"next_url_path"} }

@@ -8,8 +8,6 @@ type noneOptions struct{}
 
 func (*noneOptions) pageType() string { return PageNone }
 
-func (*noneOptions) check(*Definition) error { return nil }
-
 func (*noneOptions) readsPage(*Definition) PageReads { return PageReads{} }
 
 func (*noneOptions) paginator(*Definition) Paginator { return nonePaginator{} }

@@ -1,7 +1,6 @@
 package streams
 
 import (
-	"fmt"
 	"math/big"
 
 	"github.com/tap-dev/tap/codec"
@@ -12,26 +11,14 @@ const PageOffset = "offset"
 
 // OffsetOptions are the options of pagination type offset.
 type OffsetOptions struct {
-	OffsetParam   string `json:"offset_param"`
-	PageSizeParam string `json:"page_size_param"`
-	PageSize      int    `json:"page_size" doc:"required, > 0"`
+	OffsetParam   string `json:"offset_param" lang:"required"`
+	PageSizeParam string `json:"page_size_param" lang:"required"`
+	PageSize      int    `json:"page_size" lang:"required,min=1"`
 	// TotalPath, when the body has it, holds the number of rows in all.
 	TotalPath string `json:"total_path"`
 }
 
 func (*OffsetOptions) pageType() string { return PageOffset }
-
-func (o *OffsetOptions) check(d *Definition) error {
-	switch {
-	case o.OffsetParam == "":
-		return pageErr(d, "offset_param", requiredFor(PageOffset))
-	case o.PageSizeParam == "":
-		return pageErr(d, "page_size_param", requiredFor(PageOffset))
-	case o.PageSize <= 0:
-		return pageErr(d, "page_size", fmt.Sprintf("must be a positive integer for pagination type %q", PageOffset))
-	}
-	return nil
-}
 
 func (o *OffsetOptions) params() []PageParam {
 	return pageParams(o.OffsetParam, isCount, o.PageSizeParam, isCount)

@@ -1,7 +1,6 @@
 package streams
 
 import (
-	"fmt"
 	"math/big"
 	"strconv"
 
@@ -13,26 +12,16 @@ const PageNumber = "page_number"
 
 // PageNumberOptions are the options of pagination type page_number.
 type PageNumberOptions struct {
-	PageParam string `json:"page_param"`
+	PageParam string `json:"page_param" lang:"required"`
 	// StartPage is the number of the first page: 1 when unset, 0 for
 	// zero-based APIs.
-	StartPage      *int   `json:"start_page"`
+	StartPage      *int   `json:"start_page" lang:"min=0,default=1"`
 	PageSizeParam  string `json:"page_size_param"`
-	PageSize       int    `json:"page_size"`
+	PageSize       int    `json:"page_size" lang:"min=0"`
 	TotalPagesPath string `json:"total_pages_path"`
 }
 
 func (*PageNumberOptions) pageType() string { return PageNumber }
-
-func (o *PageNumberOptions) check(d *Definition) error {
-	switch {
-	case o.PageParam == "":
-		return pageErr(d, "page_param", requiredFor(PageNumber))
-	case o.PageSize < 0:
-		return pageErr(d, "page_size", fmt.Sprintf("must not be negative, got %d", o.PageSize))
-	}
-	return nil
-}
 
 func (o *PageNumberOptions) params() []PageParam {
 	return pageParams(o.PageParam, isCount, o.PageSizeParam, isCount)
