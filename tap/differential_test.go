@@ -55,7 +55,7 @@ func TestSpliceAgainstTree(t *testing.T) {
 		}
 		w := &rawRecorder{raw: map[string][][]byte{}}
 		log := slog.New(slog.NewTextHandler(io.Discard, nil))
-		if err := Sync(context.Background(), Options{Config: cfg, Writer: w, Log: log, Tree: tree}); err != nil {
+		if err := syncTree(context.Background(), Options{Config: cfg, Writer: w, Log: log}, tree); err != nil {
 			t.Fatal(err)
 		}
 		return w
@@ -191,7 +191,7 @@ func syncPage(t *testing.T, page string, schema []byte, tree bool, maps map[stri
 	w := &rawRecorder{raw: map[string][][]byte{}}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	var res pageRun
-	if err := Sync(context.Background(), Options{Config: cfg, Writer: w, Log: log, Tree: tree}); err != nil {
+	if err := syncTree(context.Background(), Options{Config: cfg, Writer: w, Log: log}, tree); err != nil {
 		res.err = err.Error()
 	}
 	res.dead = readDeadLetters(t, filepath.Join(dir, "dead.jsonl"), "")
@@ -292,7 +292,7 @@ func TestPageLines(t *testing.T) {
 					w = struct{ output.Writer }{w} // hides recordFramer
 				}
 				log := slog.New(slog.NewTextHandler(io.Discard, nil))
-				if err := Sync(context.Background(), Options{Config: cfg, Writer: w, Log: log, Tree: tree}); err != nil {
+				if err := syncTree(context.Background(), Options{Config: cfg, Writer: w, Log: log}, tree); err != nil {
 					t.Fatal(err)
 				}
 				if err := w.Flush(); err != nil {
@@ -512,7 +512,7 @@ func syncFamily(t *testing.T, selected []string, st map[string]any, limit int64,
 	w := &rawRecorder{raw: map[string][][]byte{}}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	var res pageRun
-	if err := Sync(context.Background(), Options{Config: cfg, Selection: sel, State: s, Writer: w, Log: log, Tree: tree, RecordLimit: limit}); err != nil {
+	if err := syncTree(context.Background(), Options{Config: cfg, Selection: sel, State: s, Writer: w, Log: log, RecordLimit: limit}, tree); err != nil {
 		res.err = err.Error()
 	}
 	res.dead = readDeadLetters(t, filepath.Join(dir, "dead.jsonl"), srv.URL)

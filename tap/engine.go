@@ -29,7 +29,7 @@ type Engine struct{ e *engine }
 // the API. Close the engine when done.
 func Open(mode Mode, o Options) (*Engine, error) {
 	cfg := o.Config
-	r := run{policy: policy{mode: mode, recordLimit: o.RecordLimit, tree: o.Tree, shard: o.Shard, reconcile: o.Reconcile},
+	r := run{policy: policy{mode: mode, recordLimit: o.RecordLimit, shard: o.Shard, reconcile: o.Reconcile},
 		sel: o.Selection, state: o.State, out: o.Writer, log: o.Log, report: o.Report}
 	var keep connect.Keeper // nil: in the config file
 	if aw, ok := o.Writer.(*output.Airbyte); ok {

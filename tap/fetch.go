@@ -465,7 +465,7 @@ func (p *linesPool) put(l *decoder.Lines) {
 // splicer is the reader of n's pages as spliced records (package splice
 // says when a stream splices); nil when the run reads every record's tree.
 func (e *engine) splicer(n *node) *splice.Reader {
-	return splice.New(splice.Stream{Def: n.def, Schema: e.cfg.Schemas[n.def.Name], Tree: e.policy.tree, Written: n.selected,
+	return e.splice(splice.Stream{Def: n.def, Schema: e.cfg.Schemas[n.def.Name], Written: n.selected,
 		Children: n.childKeys(), Drops: len(n.dropped) > 0, Maps: n.outs.Transformers(), Library: n.check.Library()})
 }
 

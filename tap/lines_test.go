@@ -64,7 +64,7 @@ func syncExportAt(t *testing.T, format, path, body string, schema json.RawMessag
 	w := &rawRecorder{raw: map[string][][]byte{}}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	var res pageRun
-	if err := Sync(context.Background(), Options{Config: cfg, Writer: w, Log: log, Tree: tree}); err != nil {
+	if err := syncTree(context.Background(), Options{Config: cfg, Writer: w, Log: log}, tree); err != nil {
 		res.err = err.Error()
 	}
 	res.dead = readDeadLetters(t, filepath.Join(dir, "dead.jsonl"), "")

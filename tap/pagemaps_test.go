@@ -74,7 +74,7 @@ func TestSpliceMappedAgainstTree(t *testing.T) {
 		}
 		w := &rawRecorder{raw: map[string][][]byte{}}
 		log := slog.New(slog.NewTextHandler(io.Discard, nil))
-		if err := Sync(context.Background(), Options{Config: cfg, Writer: w, Log: log, Tree: tree, Selection: sel}); err != nil {
+		if err := syncTree(context.Background(), Options{Config: cfg, Writer: w, Log: log, Selection: sel}, tree); err != nil {
 			t.Fatal(err)
 		}
 		for i, m := range w.msgs {

@@ -204,7 +204,7 @@ func syncModelAs(t *testing.T, model, format string, tree bool) (*rawRecorder, [
 	}
 	w := &rawRecorder{raw: map[string][][]byte{}}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	if err := Sync(context.Background(), Options{Config: cfg, Writer: w, Log: log, Tree: tree}); err != nil {
+	if err := syncTree(context.Background(), Options{Config: cfg, Writer: w, Log: log}, tree); err != nil {
 		t.Fatal(err)
 	}
 	for i, m := range w.msgs {

@@ -29,7 +29,6 @@ const (
 type policy struct {
 	mode        Mode
 	recordLimit int64      // ModeTest: the records a stream writes at most
-	tree        bool       // every record through the tree path (tap --tree)
 	shard       keys.Shard // --shard I/N
 	reconcile   bool       // --reconcile: a reconcile now, whatever its every_runs
 }

@@ -31,10 +31,6 @@ type Options struct {
 	// RecordLimit > 0 stops each stream after that many records and
 	// writes no STATE: a test run (--test) must not move a bookmark.
 	RecordLimit int64
-	// Tree sends every record through the tree path (decode, validate,
-	// encode), none spliced from the page's bytes: the splice path's
-	// reference in tests.
-	Tree bool
 	// Reconcile reconciles every stream that has a reconcile block,
 	// whether or not its every_runs are due (--reconcile).
 	Reconcile bool

@@ -24,6 +24,7 @@ import (
 	"github.com/tap-dev/tap/tap/metrics"
 	"github.com/tap-dev/tap/tap/output"
 	"github.com/tap-dev/tap/tap/resume"
+	"github.com/tap-dev/tap/tap/splice"
 	"github.com/tap-dev/tap/tap/state"
 )
 
@@ -90,6 +91,10 @@ type engine struct {
 	base   string
 
 	built builds // what the run compiled, per stream (model.go)
+
+	// splice makes the reader of a stream's pages as spliced records:
+	// splice.New (nil: the stream reads every record's tree).
+	splice func(splice.Stream) *splice.Reader
 }
 
 // newEngine is the one constructor of the engine: the streams of cfg as
@@ -103,7 +108,7 @@ func newEngine(cfg *Config, r run) (*engine, error) {
 	}
 	e := &engine{cfg: cfg, policy: r.policy, state: r.state, out: r.out, log: r.log, now: time.Now,
 		report: metrics.NewRun(rep)}
-	e.fetch = e.fetcher
+	e.fetch, e.splice = e.fetcher, splice.New
 	id, err := records.NewRun(e.now())
 	if err != nil {
 		return nil, err

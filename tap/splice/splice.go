@@ -15,8 +15,8 @@
 // and offset dedupe read only it), and a paginator that reads only
 // record fields and values of the body outside the records
 // (streams.Definition.PageReads); the run says what it does with the
-// records (Stream: tap --tree, a stream written or read only for its
-// children, deselected properties). The primary key, the replication
+// records (Stream: a stream written or read only for its children,
+// deselected properties). The primary key, the replication
 // key, the record fields the paginator reads and the keys the stream's
 // children read are captured from the record's bytes as the walker
 // passes them, and the body's values the paginator reads from the page
@@ -46,8 +46,6 @@ import (
 type Stream struct {
 	Def    *streams.Definition
 	Schema map[string]any
-	// Tree: the run reads every record's tree (tap --tree).
-	Tree bool
 	// Written: the run writes the stream's records (it is selected).
 	Written bool
 	// Children are the top-level properties of the stream's records its
@@ -65,14 +63,14 @@ type Stream struct {
 	Library codec.Library
 }
 
-// trees reports whether the run needs every record's tree: tap --tree,
-// deselected properties to drop without maps that drop them, a stream
-// neither written nor read for its children.
+// trees reports whether the run needs every record's tree: deselected
+// properties to drop without maps that drop them, a stream neither
+// written nor read for its children.
 func (s Stream) trees() bool {
 	if !s.Written {
-		return s.Tree || len(s.Children) == 0
+		return len(s.Children) == 0
 	}
-	return s.Tree || s.Drops && s.Maps == nil
+	return s.Drops && s.Maps == nil
 }
 
 // A Reader reads the pages of one walk of a stream.

@@ -57,13 +57,9 @@ func TestNew(t *testing.T) {
 			d.Pagination = streams.Pagination{Type: streams.PageLinkHeader}
 		}, true},
 		{"no replication key", func(d *streams.Definition, _ *Stream) { d.ReplicationKey = "" }, true},
-		{"the run reads the trees", func(_ *streams.Definition, s *Stream) { s.Tree = true }, false},
 		{"a stream not written", func(_ *streams.Definition, s *Stream) { s.Written = false }, false},
 		{"children walked from its keys", func(_ *streams.Definition, s *Stream) { s.Children = []string{"id", "name"} }, true},
 		{"read only for its children", func(_ *streams.Definition, s *Stream) { s.Written, s.Children = false, []string{"id"} }, true},
-		{"read only for its children, with --tree", func(_ *streams.Definition, s *Stream) {
-			s.Written, s.Children, s.Tree = false, []string{"id"}, true
-		}, false},
 		{"children reading a dotted key", func(_ *streams.Definition, s *Stream) { s.Children = []string{"payload.id"} }, false},
 		{"more keys to capture than the walker keeps", func(_ *streams.Definition, s *Stream) {
 			s.Children = []string{"type", "name", "payload"}
