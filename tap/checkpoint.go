@@ -115,10 +115,14 @@ func (e *engine) resumeTree(n *node) map[string]any {
 	return n.track.Tree(e.relative, n.plan.High(), n.write.Version())
 }
 
-// relative keeps a resume URL under the base URL relative, so that it
-// outlives a demo API's port.
+// relative keeps a resume URL under the connection's base URL (without
+// a final slash) relative, so that it outlives a demo API's port.
 func (e *engine) relative(req streams.Request) streams.Request {
-	if rest, ok := strings.CutPrefix(req.URL, e.base); ok && e.base != "" && (rest == "" || strings.ContainsAny(rest[:1], "/?")) {
+	if e.conn == nil {
+		return req
+	}
+	base := e.conn.Base
+	if rest, ok := strings.CutPrefix(req.URL, base); ok && base != "" && (rest == "" || strings.ContainsAny(rest[:1], "/?")) {
 		req.URL = "/" + strings.TrimPrefix(rest, "/")
 	}
 	return req

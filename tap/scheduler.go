@@ -83,12 +83,9 @@ type engine struct {
 	fetch func(*node) streams.Fetch
 
 	// conn is the connection to the API (nil: the run sends nothing);
-	// client is its client, and base its base URL without a final slash:
-	// a resume URL under it is kept relative, so that it outlives a demo
-	// API's port.
+	// client is its client.
 	conn   *connect.Conn
 	client *client.Client
-	base   string
 
 	built builds // what the run compiled, per stream (model.go)
 
@@ -134,7 +131,7 @@ func newEngine(cfg *Config, r run) (*engine, error) {
 		if err != nil {
 			return nil, errors.Join(err, e.dead.Close())
 		}
-		e.conn, e.client, e.base = conn, conn.Client, conn.Base
+		e.conn, e.client = conn, conn.Client
 	}
 	return e, nil
 }
