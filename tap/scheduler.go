@@ -460,15 +460,9 @@ func (e *engine) retryWindow(ctx context.Context, n *node, w keys.Window) error 
 // no error), at that w is the window at the walk's position rather than
 // one read again. It returns an error only when the stream must stop.
 func (e *engine) windowEnd(n *node, w keys.Window, err error, lettered, at bool) error {
-	p, name := n.plan, n.def.Name
+	keep := backfill.Keep{State: e.state, Def: n.def, Plan: n.plan}
 	if err == nil && !lettered {
-		if err := p.Done(w); err != nil {
-			return err
-		}
-		n.windows.Book().Done(w)
-		e.state.SetFailedWindows(name, p.Failed())
-		backfill.Commit(e.state, n.def, p)
-		return nil
+		return n.windows.Finish(keep, w, backfill.Outcome{}, "", at)
 	}
 	o := backfill.Outcome{Kind: backfill.Lettered}
 	why := "a request was dead-lettered to " + e.cfg.DeadLetterPath
@@ -478,13 +472,9 @@ func (e *engine) windowEnd(n *node, w keys.Window, err error, lettered, at bool)
 		}
 		why = backfill.OneLine(e.cfg.Redactor.Redact(err.Error()))
 	}
-	p.Fail(w, why)
-	n.windows.Book().Record(w, o)
-	if at {
-		e.state.SetResume(name, nil) // the resume object was this window's
+	if err := n.windows.Finish(keep, w, o, why, at); err != nil {
+		return err
 	}
-	e.state.SetFailedWindows(name, p.Failed())
-	backfill.Commit(e.state, n.def, p)
 	if o.EndsWalk() {
 		backfill.Position(e.state, n.def.Name, n.plan)
 		if n.selected {
@@ -493,7 +483,7 @@ func (e *engine) windowEnd(n *node, w keys.Window, err error, lettered, at bool)
 		return err
 	}
 	if o.Kind == backfill.Failed {
-		e.log.Warn("backfill window failed; the walk goes on", "stream", name,
+		e.log.Warn("backfill window failed; the walk goes on", "stream", n.def.Name,
 			"start", w.Start.UTC().Format(time.RFC3339), "end", w.End.UTC().Format(time.RFC3339), "error", why)
 	}
 	return nil

@@ -44,6 +44,40 @@ func (ws *Windows) WasCut() bool { return ws.cut }
 // Book is what became of the stream's windows.
 func (ws *Windows) Book() *Book { return &ws.book }
 
+// Keep is where a chunked stream's windows are kept besides the book:
+// its plan (the windows, the bookmark, the failed windows) and the run's
+// state.
+type Keep struct {
+	State *state.State
+	Def   *streams.Definition
+	Plan  *streams.Plan
+}
+
+// Finish records what became of the walk of w in every place that keeps
+// it: the plan, the book and the state. A zero o is a window read to its
+// end; why is a failed window's message, as failed_windows keeps it; at
+// says w is the window at the walk's position (not one read again), whose
+// resume object a failed walk leaves behind. Its error is the plan's, of
+// a window done.
+func (ws *Windows) Finish(k Keep, w keys.Window, o Outcome, why string, at bool) error {
+	name := k.Def.Name
+	if o.Kind == "" {
+		if err := k.Plan.Done(w); err != nil {
+			return err
+		}
+		ws.book.Done(w)
+	} else {
+		k.Plan.Fail(w, why)
+		ws.book.Record(w, o)
+		if at {
+			k.State.SetResume(name, nil) // the resume object was this window's
+		}
+	}
+	k.State.SetFailedWindows(name, k.Plan.Failed())
+	Commit(k.State, k.Def, k.Plan)
+	return nil
+}
+
 // Commit copies p's bookmark into st when it moved. Unlike the engine's
 // commit, it does not wait for a dead letter to clear: the plan holds a
 // windowed bookmark at the start of the earliest window not read, the
