@@ -5,13 +5,11 @@ import (
 	"errors"
 	"io"
 	"testing"
-	"time"
 
 	"github.com/tap-dev/tap/internal/taptest"
 	"github.com/tap-dev/tap/tap/inputs"
 	"github.com/tap-dev/tap/tap/output"
 	"github.com/tap-dev/tap/tap/splice"
-	"github.com/tap-dev/tap/tap/state"
 )
 
 // The fixtures this package shares with tap/command.
@@ -31,22 +29,13 @@ func syncTree(ctx context.Context, o Options, tree bool) error {
 	if !tree {
 		return Sync(ctx, o)
 	}
-	if o.State == nil {
-		o.State = state.New()
-	}
-	o.State.SetRedactor(o.Config.Redactor)
-	mode := ModeSync
-	if o.RecordLimit > 0 {
-		mode = ModeTest
-	}
-	en, err := Open(mode, o)
+	e, every, err := openSync(o)
 	if err != nil {
 		return err
 	}
-	e := en.e
 	defer e.close()
 	e.splice = func(splice.Stream) *splice.Reader { return nil }
-	return e.sync(ctx, 10*time.Second)
+	return e.sync(ctx, every)
 }
 
 func writeABFiles(t *testing.T, base, catalog, state string) inputs.Files {

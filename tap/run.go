@@ -42,6 +42,17 @@ type Options struct {
 // Sync runs one sync: every selected stream, records then STATE, through
 // o.Writer. The last STATE written is valid whatever error it returns.
 func Sync(ctx context.Context, o Options) error {
+	e, every, err := openSync(o)
+	if err != nil {
+		return err
+	}
+	defer e.close()
+	return e.sync(ctx, every)
+}
+
+// openSync opens the engine of Sync, with the period of its progress
+// lines.
+func openSync(o Options) (*engine, time.Duration, error) {
 	if o.State == nil {
 		o.State = state.New()
 	}
@@ -57,15 +68,13 @@ func Sync(ctx context.Context, o Options) error {
 	}
 	en, err := Open(mode, o)
 	if err != nil {
-		return err
+		return nil, 0, err
 	}
-	e := en.e
-	defer e.close()
 	every := o.ProgressEvery
 	if every == 0 {
 		every = 10 * time.Second
 	}
-	return e.sync(ctx, every)
+	return en.e, every, nil
 }
 
 // sync runs the engine with progress lines every period, then checkpoints
