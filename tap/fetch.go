@@ -32,6 +32,9 @@ var errIgnored = errors.New("status ignored")
 // A stream read only for its children, or read as a full table, has no
 // filter and keeps its bookmark untouched.
 func (e *engine) plan(n *node) error {
+	if _, err := e.checker(n); err != nil {
+		return err
+	}
 	d := n.def
 	end := e.now().UTC()
 	if !e.cfg.End.IsZero() {

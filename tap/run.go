@@ -102,7 +102,12 @@ func (e *engine) sync(ctx context.Context, every time.Duration) error {
 		err = errors.New("interrupted; the last STATE written is where the next run resumes")
 	}
 	e.report.Summary(time.Since(start), e.client.Stats(), e.dead.Count(),
-		func(stream string) []records.Entry { return e.byName[stream].check.Drift().Report(e.log) })
+		func(stream string) []records.Entry {
+			if v := e.byName[stream].check; v != nil {
+				return v.Drift().Report(e.log)
+			}
+			return nil // not walked
+		})
 	e.backfillSummary()
 	e.reportDeadLetters()
 	e.reportEmittedViolations()

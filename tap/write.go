@@ -47,7 +47,11 @@ func (e *engine) write(n *node, m map[string]any, extracted time.Time, part stre
 		return nil // client-side incremental: an earlier run wrote it
 	}
 	if from != fromDeletion {
-		ok, err := n.check.Check(m, extracted)
+		check, err := e.checker(n)
+		if err != nil {
+			return err
+		}
+		ok, err := check.Check(m, extracted)
 		if err != nil || !ok {
 			if err == nil { // not failed: dead-lettered
 				n.counts.DeadLetters.Add(1)

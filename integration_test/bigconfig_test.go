@@ -1,0 +1,64 @@
+package integration_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestRunCompilesOnlyWhatItWalks: a schema is compiled for the streams a
+// run walks. A stream whose schema is not a JSON Schema does not stop
+// --discover, nor a run that does not select it; a run that selects it
+// stops before its first message, naming the stream.
+func TestRunCompilesOnlyWhatItWalks(t *testing.T) {
+	base := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, map[string]any{"data": []any{map[string]any{"id": 1}, map[string]any{"id": 2}}})
+	}))
+	stream := func(name string, idType any) map[string]any {
+		return map[string]any{"name": name, "path": "/" + name, "records_path": "data", "primary_key": []any{"id"},
+			"pagination": map[string]any{"type": "none"},
+			"schema":     map[string]any{"type": "object", "properties": map[string]any{"id": map[string]any{"type": idType}}}}
+	}
+	d := newTapDir(t, tapConfig(base, []any{stream("good", "integer"), stream("bad", 5)}))
+
+	r := runTap(t, d.dir, time.Minute, nil, "--config", "config.json", "--discover")
+	if r.code != 0 {
+		t.Fatalf("--discover: exit %d, want 0; stderr:\n%s", r.code, r.stderr)
+	}
+	var cat struct {
+		Streams []struct {
+			ID string `json:"tap_stream_id"`
+		} `json:"streams"`
+	}
+	if err := json.Unmarshal(r.stdout, &cat); err != nil || len(cat.Streams) != 2 {
+		t.Fatalf("--discover printed %d streams (%v), want 2:\n%s", len(cat.Streams), err, r.stdout)
+	}
+
+	catalog := func(selected string) string {
+		var b bytes.Buffer
+		b.WriteString(`{"streams":[`)
+		for i, s := range []string{"good", "bad"} {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			b.WriteString(`{"tap_stream_id":"` + s + `","stream":"` + s + `","schema":{},"metadata":[{"breadcrumb":[],"metadata":{"selected":` +
+				map[bool]string{true: "true", false: "false"}[s == selected] + `}}]}`)
+		}
+		b.WriteString("]}")
+		name := "catalog_" + selected + ".json"
+		writeFile(t, filepath.Join(d.dir, name), b.Bytes())
+		return name
+	}
+	r = runTap(t, d.dir, time.Minute, nil, "--config", "config.json", "--catalog", catalog("good"))
+	if r.code != 0 || bytes.Count(r.stdout, []byte(`"type":"RECORD"`)) != 2 {
+		t.Fatalf("a run of the good stream: exit %d, want 0 and 2 records; stdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	r = runTap(t, d.dir, time.Minute, nil, "--config", "config.json", "--catalog", catalog("bad"))
+	if r.code != 2 || len(r.stdout) != 0 || !strings.Contains(string(r.stderr), `config.json: stream "bad": schema: not a valid JSON Schema`) {
+		t.Fatalf("a run of the bad stream: exit %d, want 2 with nothing written and the stream named; stdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+}
