@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"net/http"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -60,5 +63,64 @@ func TestRunCompilesOnlyWhatItWalks(t *testing.T) {
 	r = runTap(t, d.dir, time.Minute, nil, "--config", "config.json", "--catalog", catalog("bad"))
 	if r.code != 2 || len(r.stdout) != 0 || !strings.Contains(string(r.stderr), `config.json: stream "bad": schema: not a valid JSON Schema`) {
 		t.Fatalf("a run of the bad stream: exit %d, want 2 with nothing written and the stream named; stdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestRunNeedsOnlyItsStreamsPlaceholders: an {"env"} placeholder of a
+// stream (path_params.X, read by the streams whose path holds {X}, or
+// one under the stream itself) is needed only by a run that walks that
+// stream; a run that does names every missing one in one error.
+func TestRunNeedsOnlyItsStreamsPlaceholders(t *testing.T) {
+	var mu sync.Mutex
+	var paths []string
+	base := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		paths = append(paths, r.URL.RequestURI())
+		mu.Unlock()
+		writeJSON(w, map[string]any{"data": []any{map[string]any{"id": 1}}})
+	}))
+	stream := func(name, path string, params map[string]any) map[string]any {
+		return map[string]any{"name": name, "path": path, "records_path": "data", "primary_key": []any{"id"},
+			"pagination": map[string]any{"type": "none"}, "params": params,
+			"schema": map[string]any{"type": "object", "properties": map[string]any{"id": map[string]any{"type": "integer"}}}}
+	}
+	cfg := tapConfig(base, []any{
+		stream("accounts", "/accounts", nil),
+		stream("capabilities", "/accounts/{account}/capabilities", nil),
+		stream("tenants", "/tenants", map[string]any{"tenant": map[string]any{"env": "TAP_IT_UNSET_TENANT"}}),
+	})
+	cfg["path_params"] = map[string]any{"account": map[string]any{"env": "TAP_IT_ACCOUNT"}}
+	d := newTapDir(t, cfg)
+	catalog := func(selected ...string) string {
+		var entries []string
+		for _, s := range []string{"accounts", "capabilities", "tenants"} {
+			entries = append(entries, `{"tap_stream_id":"`+s+`","stream":"`+s+`","schema":{},"metadata":[{"breadcrumb":[],"metadata":{"selected":`+
+				strconv.FormatBool(slices.Contains(selected, s))+`}}]}`)
+		}
+		name := "catalog_" + strings.Join(selected, "_") + ".json"
+		writeFile(t, filepath.Join(d.dir, name), []byte(`{"streams":[`+strings.Join(entries, ",")+`]}`))
+		return name
+	}
+
+	if r := runTap(t, d.dir, time.Minute, nil, "--config", "config.json", "--discover"); r.code != 0 {
+		t.Fatalf("--discover with every placeholder unset: exit %d, want 0; stderr:\n%s", r.code, r.stderr)
+	}
+	r := runTap(t, d.dir, time.Minute, nil, "--config", "config.json", "--catalog", catalog("accounts"))
+	if r.code != 0 || bytes.Count(r.stdout, []byte(`"type":"RECORD"`)) != 1 {
+		t.Fatalf("a run of a stream that reads no placeholder: exit %d, want 0 and 1 record; stderr:\n%s", r.code, r.stderr)
+	}
+	r = runTap(t, d.dir, time.Minute, nil, "--config", "config.json")
+	want := "tap: config.json: 2 environment variables are not set: path_params.account: TAP_IT_ACCOUNT, streams[2].params.tenant: TAP_IT_UNSET_TENANT\n"
+	if r.code != 2 || len(r.stdout) != 0 || string(r.stderr) != want {
+		t.Fatalf("a run of every stream: exit %d, stderr:\n%s\nwant exit 2, nothing written, and:\n%s", r.code, r.stderr, want)
+	}
+	r = runTap(t, d.dir, time.Minute, []string{"TAP_IT_ACCOUNT=acct 1"}, "--config", "config.json", "--catalog", catalog("capabilities"))
+	if r.code != 0 {
+		t.Fatalf("a run of the stream whose placeholder is set: exit %d; stderr:\n%s", r.code, r.stderr)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.Contains(paths, "/accounts/acct%201/capabilities") {
+		t.Fatalf("requests %v: want /accounts/acct%%201/capabilities", paths)
 	}
 }

@@ -71,6 +71,9 @@ type Config struct {
 	// StreamsPath is the file the stream definitions were read from:
 	// Path, or streams_file resolved.
 	StreamsPath string `json:"-"`
+	// UnsetEnv holds, by stream, the {"env"} placeholders it reads whose
+	// variable is not set ("field: NAME"); see CheckEnv.
+	UnsetEnv map[string][]string `json:"-"`
 	// Start is StartDate parsed (the zero time when unset).
 	Start time.Time `json:"-"`
 	// End is EndDate parsed (the zero time when unset: now).
@@ -187,7 +190,7 @@ func LoadWith(path string, prepare func(c *Config, streamsPath string) error) (*
 	if err != nil {
 		return nil, err
 	}
-	tree, err := resolveEnv(raw, "")
+	tree, unset, err := resolveEnv(raw, "")
 	if err != nil {
 		return nil, inputErr(path, err)
 	}
@@ -223,7 +226,7 @@ func LoadWith(path string, prepare func(c *Config, streamsPath string) error) (*
 		if err != nil {
 			return nil, err
 		}
-		tree, err := resolveEnv(raw, "")
+		tree, fileUnset, err := resolveEnv(raw, "")
 		if err != nil {
 			return nil, inputErr(streamsPath, err)
 		}
@@ -233,10 +236,25 @@ func LoadWith(path string, prepare func(c *Config, streamsPath string) error) (*
 		if err := decodeWithStreams(tree, &file, &cfg.Streams); err != nil {
 			return nil, inputErr(streamsPath, err)
 		}
+		unset = append(unset, fileUnset...) // the config's own has no stream
 	}
 	cfg.StreamsPath = streamsPath
+	params := map[string]string{} // a path parameter whose variable is not set
+	for _, u := range unset {
+		switch {
+		case u.param != "":
+			params[u.param] = u.String()
+		case u.stream < len(cfg.Streams):
+			cfg.addUnsetEnv(cfg.Streams[u.stream].Name, u.String())
+		}
+	}
 	for i := range cfg.Streams {
-		fillPathParams(&cfg.Streams[i], cfg.PathParams)
+		d := &cfg.Streams[i]
+		for _, name := range fillPathParams(d, cfg.PathParams) {
+			if u, ok := params[name]; ok {
+				cfg.addUnsetEnv(d.Name, u)
+			}
+		}
 	}
 	if prepare != nil {
 		if err := prepare(&cfg, streamsPath); err != nil {
@@ -539,9 +557,10 @@ var placeholder = regexp.MustCompile(`\{([^{}]*)\}`)
 // and that the parent does not fill, by its value, path-escaped: the
 // config's path_params, such as GitHub's {owner} and {repo}, are the same
 // for every request of the run. A malformed path is left for its check.
-func fillPathParams(d *streams.Definition, vals map[string]string) {
+// It returns the names it filled.
+func fillPathParams(d *streams.Definition, vals map[string]string) (filled []string) {
 	if len(vals) == 0 {
-		return
+		return nil
 	}
 	d.Path = placeholder.ReplaceAllStringFunc(d.Path, func(m string) string {
 		name := m[1 : len(m)-1]
@@ -549,6 +568,45 @@ func fillPathParams(d *streams.Definition, vals map[string]string) {
 		if !ok || (d.Parent != nil && (name == d.Parent.Key || name == d.Parent.As)) {
 			return m
 		}
+		filled = append(filled, name)
 		return streams.EscapePathValue(v)
 	})
+	return filled
+}
+
+// addUnsetEnv notes that stream reads an {"env"} placeholder whose
+// variable is not set ("field: NAME").
+func (c *Config) addUnsetEnv(stream, entry string) {
+	if c.UnsetEnv == nil {
+		c.UnsetEnv = map[string][]string{}
+	}
+	if !slices.Contains(c.UnsetEnv[stream], entry) {
+		c.UnsetEnv[stream] = append(c.UnsetEnv[stream], entry)
+	}
+}
+
+// CheckEnv is the error naming, at once, every {"env"} placeholder whose
+// variable is not set that the streams walked read; nil when there is
+// none. Those of the config as a whole were an error at Load; those of a
+// stream the run does not walk are none.
+func (c *Config) CheckEnv(walked func(stream string) bool) error {
+	var missing []string
+	for stream, entries := range c.UnsetEnv {
+		if walked(stream) {
+			for _, e := range entries {
+				if !slices.Contains(missing, e) {
+					missing = append(missing, e)
+				}
+			}
+		}
+	}
+	slices.Sort(missing)
+	switch len(missing) {
+	case 0:
+		return nil
+	case 1:
+		field, name, _ := strings.Cut(missing[0], ": ")
+		return &InputError{File: c.Path, Err: fmt.Errorf("%s: environment variable %s is not set", field, name)}
+	}
+	return &InputError{File: c.Path, Err: fmt.Errorf("%d environment variables are not set: %s", len(missing), strings.Join(missing, ", "))}
 }

@@ -18,33 +18,64 @@ import (
 )
 
 // resolveEnv replaces every {"env": "NAME"} object of the decoded tree by
-// the value of that environment variable. Every placeholder whose
-// variable is not set is named in one error, so that a user sets them all
-// at once rather than one run at a time.
-func resolveEnv(v any, path string) (any, error) {
-	var missing []string // "path: NAME"
-	out, err := resolveEnvIn(v, path, &missing)
+// the value of that environment variable. Every placeholder of the config
+// as a whole whose variable is not set is named in one error, so that a
+// user sets them all at once rather than one run at a time. One that
+// belongs to a stream (under streams[i], or path_params.X, which only the
+// streams whose path holds {X} read) becomes "" and is returned in
+// unset instead: it is an error only for a run that walks that stream
+// (Config.CheckEnv).
+func resolveEnv(v any, path string) (out any, unset []unsetEnv, err error) {
+	var missing []unsetEnv
+	out, err = resolveEnvIn(v, path, &missing)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	switch len(missing) {
+	var global []string
+	for _, m := range missing {
+		if m.stream < 0 && m.param == "" {
+			global = append(global, m.String())
+			continue
+		}
+		unset = append(unset, m)
+	}
+	switch len(global) {
 	case 0:
-		return out, nil
+		return out, unset, nil
 	case 1:
-		field, name, _ := strings.Cut(missing[0], ": ")
-		return nil, fmt.Errorf("%s: environment variable %s is not set", field, name)
+		field, name, _ := strings.Cut(global[0], ": ")
+		return nil, nil, fmt.Errorf("%s: environment variable %s is not set", field, name)
 	}
-	slices.Sort(missing)
-	return nil, fmt.Errorf("%d environment variables are not set: %s", len(missing), strings.Join(missing, ", "))
+	slices.Sort(global)
+	return nil, nil, fmt.Errorf("%d environment variables are not set: %s", len(global), strings.Join(global, ", "))
 }
 
-func resolveEnvIn(v any, path string, missing *[]string) (any, error) {
+// unsetEnv is an {"env"} placeholder whose variable is not set.
+type unsetEnv struct {
+	field, name string
+	stream      int    // the index of the stream it is in, or -1
+	param       string // the path parameter it is the value of, or ""
+}
+
+func (u unsetEnv) String() string { return u.field + ": " + u.name }
+
+func resolveEnvIn(v any, path string, missing *[]unsetEnv) (any, error) {
 	switch v := v.(type) {
 	case map[string]any:
 		if name, ok := v["env"].(string); ok && len(v) == 1 {
 			val, set := os.LookupEnv(name)
 			if !set {
-				*missing = append(*missing, fieldName(path)+": "+name)
+				u := unsetEnv{field: fieldName(path), name: name, stream: -1}
+				if _, err := fmt.Sscanf(path, "streams[%d]", &u.stream); err != nil {
+					u.stream = -1
+				}
+				if p, ok := strings.CutPrefix(path, "path_params."); ok && !strings.Contains(p, ".") {
+					u.param = p
+				}
+				*missing = append(*missing, u)
+				if u.stream >= 0 || u.param != "" {
+					return "", nil
+				}
 				return v, nil
 			}
 			if !utf8.ValidString(val) {

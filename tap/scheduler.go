@@ -176,6 +176,9 @@ func (e *engine) addStreams(sel *catalog.Selection) error {
 			parent.children = append(parent.children, n)
 		}
 	}
+	if err := cfg.CheckEnv(func(stream string) bool { return byName[stream].needed() }); err != nil {
+		return err
+	}
 	// A schema is compiled for the streams the run walks, here, so that a
 	// bad one stops the run before its first message; the others only if
 	// a command reads them (checker). On a config of 141 streams from

@@ -69,6 +69,11 @@ func InferSchema(ctx context.Context, f inputs.Files, stream string, pages int, 
 		}
 		d = cfg.Stream(d.Parent.Stream)
 	}
+	if err := cfg.CheckEnv(func(s string) bool {
+		return slices.ContainsFunc(w.chain, func(d *streams.Definition) bool { return d.Name == s })
+	}); err != nil {
+		return err
+	}
 	w.ancestorPages = make([]int, len(w.chain)-1)
 	target := w.chain[len(w.chain)-1]
 	if err := w.planChain(cfg, known, log); err != nil {
