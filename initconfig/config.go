@@ -26,7 +26,10 @@ type Config struct {
 	// PathParams are the path placeholders no parent fills, each an
 	// {"env": NAME} reference.
 	PathParams map[string]any
-	Streams    []streams.Definition
+	// Definitions are the schemas the streams share, by name; the
+	// streams' schemas $ref them.
+	Definitions map[string]any
+	Streams     []streams.Definition
 }
 
 // A Result is a generated config and what the generator was unsure of.
@@ -64,6 +67,11 @@ func (c *Config) JSON() ([]byte, error) {
 	}
 	if len(c.PathParams) > 0 {
 		if err := field("path_params", c.PathParams); err != nil {
+			return nil, err
+		}
+	}
+	if len(c.Definitions) > 0 {
+		if err := field("definitions", c.Definitions); err != nil {
 			return nil, err
 		}
 	}

@@ -58,7 +58,7 @@ func FromOpenAPI(ctx context.Context, data []byte, file string, opts Options) (*
 	if err != nil {
 		return nil, err
 	}
-	g := &generator{doc: doc, res: res, names: map[string]bool{}, byPath: map[string]*stream{}}
+	g := &generator{doc: doc, res: res, names: map[string]bool{}, byPath: map[string]*stream{}, schemas: newSchemaWriter()}
 	for _, p := range sortedKeys(doc.Paths.Map()) {
 		item := doc.Paths.Value(p)
 		if item == nil || item.Get == nil || !matchPaths(opts.Paths, p) {
@@ -83,6 +83,7 @@ func FromOpenAPI(ctx context.Context, data []byte, file string, opts Options) (*
 		res.Config.Streams = append(res.Config.Streams, s.def)
 	}
 	res.Config.PathParams = g.pathParams
+	res.Config.Definitions = g.usedDefinitions()
 	if len(res.Config.Streams) == 0 {
 		return nil, inputErr("%s: no list operation could be made into a stream (see the notes above)", file)
 	}
@@ -336,6 +337,7 @@ type generator struct {
 	byPath     map[string]*stream
 	names      map[string]bool
 	pathParams map[string]any
+	schemas    *schemaWriter
 }
 
 // operation makes the GET operation of path into a stream, when its
@@ -358,11 +360,8 @@ func (g *generator) operation(path string, item *openapi3.PathItem) {
 	d.RecordsPath = recordsPath
 	params := queryParams(item, op)
 
-	schema, cut := recordSchema(rec, body.Value)
+	schema := g.schemas.record(rec, body.Value)
 	s.props = schema["properties"].(map[string]any)
-	if cut {
-		g.res.note("stream %s: nested objects deeper than %d levels (or past %d schemas) are left untyped", d.Name, maxDepth, maxNodes)
-	}
 	if pk := primaryKey(rec); pk != "" {
 		d.PrimaryKey = []string{pk}
 		if pk != "id" {

@@ -1,7 +1,10 @@
 package initconfig
 
 import (
+	"encoding/json"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/getkin/kin-openapi/openapi3"
 )
@@ -114,28 +117,31 @@ func (f *shape) objectItems() (*shape, bool) {
 	return it, it.is("object")
 }
 
-// Limits of a written schema: below maxDepth, or past maxNodes schemas
-// written for one stream, a value is left untyped ({}), which any record
-// passes. Specs such as Stripe's expand objects inside objects many levels
-// deep; written whole, one stream's schema would be megabytes.
-const (
-	maxDepth = 4
-	maxNodes = 2000
-)
-
-// schemaWriter writes the JSON Schema of one stream's records.
+// A schemaWriter writes the JSON Schemas of a document's streams. A
+// schema the document names (a component, reached through a $ref) is
+// written once, in the config's definitions, and referred to by
+// {"$ref": "#/definitions/NAME"} wherever it is used: a document such as
+// Stripe's expands objects inside objects many levels deep, and a copy
+// per use made a config of 9 MB from a document of 3. The tap expands
+// the refs of the streams a run needs (settings.MaxRefDepth bounds them).
 type schemaWriter struct {
-	nodes int
-	cut   bool // a part was left untyped by the limits
+	names map[*openapi3.Schema]string // a written definition's name
+	taken map[string]bool
+	defs  map[string]any
+}
+
+func newSchemaWriter() *schemaWriter {
+	return &schemaWriter{names: map[*openapi3.Schema]string{}, taken: map[string]bool{}, defs: map[string]any{}}
 }
 
 // write returns the JSON Schema of f: types (with "null" when nullable),
 // the date-time and date formats (which the tap compares bookmarks by),
 // properties and items. It keeps no required list, enum or bound: a
 // record the API sends slightly off its documentation is still a record.
-func (w *schemaWriter) write(f *shape, depth int, stack map[*openapi3.Schema]bool) map[string]any {
+// stack holds the schemas written inline around f, which a schema that
+// holds itself without a $ref would otherwise repeat forever.
+func (w *schemaWriter) write(f *shape, stack map[*openapi3.Schema]bool) map[string]any {
 	out := map[string]any{}
-	w.nodes++
 	if len(f.types) == 0 {
 		return out
 	}
@@ -154,36 +160,155 @@ func (w *schemaWriter) write(f *shape, depth int, stack map[*openapi3.Schema]boo
 	if f.is("object") && len(f.props) > 0 {
 		props := map[string]any{}
 		for _, name := range sortedKeys(f.props) {
-			props[name] = w.child(f.props[name], depth, stack)
+			props[name] = w.child(f.props[name], stack)
 		}
 		out["properties"] = props
 	}
 	if f.is("array") && f.items != nil {
-		out["items"] = w.child(f.items, depth, stack)
+		out["items"] = w.child(f.items, stack)
 	}
 	return out
 }
 
-func (w *schemaWriter) child(ref *openapi3.SchemaRef, depth int, stack map[*openapi3.Schema]bool) map[string]any {
+// child is the schema of a property or of an array's items. An object
+// or array the document names is a $ref to its definition; so is one
+// that merges named schemas (allOf, anyOf, oneOf), as a definition of
+// its own, or, when it is one named object or a scalar (Stripe's
+// expandable fields: an id, or the object), as a $ref to that object with
+// the union of their types beside it. Each schema of the document is
+// thus written once, whatever reaches it. A scalar, and an object that
+// names nothing, are written inline.
+func (w *schemaWriter) child(ref *openapi3.SchemaRef, stack map[*openapi3.Schema]bool) map[string]any {
 	s := ref.Value
-	if depth+1 >= maxDepth || w.nodes >= maxNodes || stack[s] {
-		if !stack[s] {
-			w.cut = true
+	f := flatten(s)
+	if len(f.props) == 0 && f.items == nil {
+		return w.write(f, stack)
+	}
+	if ref.Ref != "" {
+		return map[string]any{"$ref": "#/definitions/" + w.definition(ref.Ref, s)}
+	}
+	if parts := namedParts(s, nil); len(parts) > 0 {
+		var objects []*openapi3.SchemaRef
+		for _, p := range parts {
+			if pf := flatten(p.Value); len(pf.props) > 0 || pf.items != nil {
+				objects = append(objects, p)
+			}
 		}
-		return map[string]any{} // a recursive schema (a comment's replies) or too deep
+		if len(objects) == 1 && len(s.Properties) == 0 && len(s.AllOf) == 0 {
+			o := objects[0]
+			out := map[string]any{"$ref": "#/definitions/" + w.definition(o.Ref, o.Value)}
+			if t := w.write(&shape{types: f.types, nullable: f.nullable}, stack)["type"]; !slices.Equal(f.types, flatten(o.Value).types) || f.nullable != flatten(o.Value).nullable {
+				out["type"] = t
+			}
+			return out
+		}
+		names := make([]string, 0, len(parts))
+		for _, p := range parts {
+			names = append(names, refName(p.Ref))
+		}
+		return map[string]any{"$ref": "#/definitions/" + w.definition(strings.Join(names, "_"), s)}
+	}
+	if stack[s] {
+		return map[string]any{}
 	}
 	stack[s] = true
 	defer delete(stack, s)
-	return w.write(flatten(s), depth+1, stack)
+	return w.write(f, stack)
 }
 
-// recordSchema is the JSON Schema of records of shape item.
-func recordSchema(item *shape, root *openapi3.Schema) (map[string]any, bool) {
-	w := &schemaWriter{}
-	out := w.write(item, 0, map[*openapi3.Schema]bool{root: true})
+// namedParts are the schemas with a $ref that s merges: its allOf, anyOf
+// and oneOf parts, and theirs when they are inline.
+func namedParts(s *openapi3.Schema, seen map[*openapi3.Schema]bool) []*openapi3.SchemaRef {
+	if seen == nil {
+		seen = map[*openapi3.Schema]bool{}
+	}
+	if s == nil || seen[s] {
+		return nil
+	}
+	seen[s] = true
+	var out []*openapi3.SchemaRef
+	for _, p := range slices.Concat(s.AllOf, s.AnyOf, s.OneOf) {
+		switch {
+		case p == nil || p.Value == nil:
+		case p.Ref != "":
+			out = append(out, p)
+		default:
+			out = append(out, namedParts(p.Value, seen)...)
+		}
+	}
+	return out
+}
+
+// refName is the last segment of a $ref.
+func refName(ref string) string { return ref[strings.LastIndexAny(ref, "/#")+1:] }
+
+// definition is the name of s in the definitions, written on first use.
+func (w *schemaWriter) definition(ref string, s *openapi3.Schema) string {
+	if name, ok := w.names[s]; ok {
+		return name
+	}
+	base := strings.Map(func(r rune) rune {
+		if r == '~' || r == '%' || r < ' ' {
+			return '_'
+		}
+		return r
+	}, refName(ref))
+	if base == "" {
+		base = "schema"
+	}
+	name := base
+	for i := 2; w.taken[name]; i++ {
+		name = base + "_" + strconv.Itoa(i)
+	}
+	w.taken[name] = true
+	w.names[s] = name
+	w.defs[name] = map[string]any{} // taken before it is written: it may hold itself
+	w.defs[name] = w.write(flatten(s), map[*openapi3.Schema]bool{s: true})
+	return name
+}
+
+// record is the JSON Schema of records of shape item.
+func (w *schemaWriter) record(item *shape, root *openapi3.Schema) map[string]any {
+	out := w.write(item, map[*openapi3.Schema]bool{root: true})
 	if _, ok := out["properties"]; !ok {
 		out["properties"] = map[string]any{}
 	}
 	out["type"] = "object"
-	return out, w.cut
+	return out
+}
+
+// usedDefinitions are the definitions the written streams reach, through
+// their schemas and the definitions those name.
+func (g *generator) usedDefinitions() map[string]any {
+	used := map[string]any{}
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			if ref, ok := v["$ref"].(string); ok {
+				name := strings.TrimPrefix(ref, "#/definitions/")
+				if _, done := used[name]; !done {
+					used[name] = g.schemas.defs[name]
+					walk(used[name])
+				}
+			}
+			for _, e := range v {
+				walk(e)
+			}
+		case []any:
+			for _, e := range v {
+				walk(e)
+			}
+		}
+	}
+	for _, d := range g.res.Config.Streams {
+		var schema any
+		if json.Unmarshal(d.Schema, &schema) == nil {
+			walk(schema)
+		}
+	}
+	if len(used) == 0 {
+		return nil
+	}
+	return used
 }

@@ -35,6 +35,7 @@ type Config struct {
 	Auth               Auth                 `json:"auth"`
 	Headers            map[string]string    `json:"headers"`
 	PathParams         map[string]string    `json:"path_params"`
+	Definitions        map[string]any       `json:"definitions"`
 	StartDate          string               `json:"start_date"`
 	EndDate            string               `json:"end_date"`
 	Streams            []streams.Definition `json:"streams"`
@@ -231,10 +232,17 @@ func LoadWith(path string, prepare func(c *Config, streamsPath string) error) (*
 			return nil, inputErr(streamsPath, err)
 		}
 		var file struct {
-			Streams []streams.Definition `json:"streams"`
+			Streams     []streams.Definition `json:"streams"`
+			Definitions map[string]any       `json:"definitions"`
 		}
 		if err := decodeWithStreams(tree, &file, &cfg.Streams); err != nil {
 			return nil, inputErr(streamsPath, err)
+		}
+		if file.Definitions != nil {
+			if cfg.Definitions != nil {
+				return nil, inputErr(path, errors.New("definitions: set them in the config or in the streams file, not both"))
+			}
+			cfg.Definitions = file.Definitions
 		}
 		unset = append(unset, fileUnset...) // the config's own has no stream
 	}

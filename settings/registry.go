@@ -66,6 +66,7 @@ var registry = []Setting{
 	{Name: "auth.key_id", Title: "Key ID (kid)", Type: "string", Description: "kid header of the JWT assertion (auth.type jwt); optional."},
 	{Name: "headers", Title: "Extra request headers", Type: "object", open: true, Description: "Extra request headers, e.g. User-Agent. Credentials here (Authorization, Cookie, X-Api-Key, names holding key, token, secret, auth, session, signature or password) are secrets."},
 	{Name: "path_params", Title: "Path parameters", Type: "object", open: true, Description: "Values of the {placeholders} of stream paths that no parent fills, such as GitHub's owner and repo: {\"owner\": \"tap-dev\"}; path-escaped."},
+	{Name: "definitions", Title: "Shared schema definitions", Type: "object", open: true, Description: `JSON Schemas that stream schemas share, by name: a stream's schema may use {"$ref": "#/definitions/NAME"} at any depth (a config written by tap init from a large document does). A $ref inside 2 others is left {} (any value), which ends recursive definitions and bounds the schema of each stream. Also allowed in the streams file.`},
 	{Name: "start_date", Title: "Start date", Type: "string", Format: "date-time", Description: "RFC 3339 time: the first bookmark of an incremental stream with no state."},
 	{Name: "end_date", Title: "End date", Type: "string", Format: "date-time", Description: "RFC 3339 time, exclusive: chunked backfills cover [start_date or bookmark, end_date). Default: now."},
 	{Name: "streams", Title: "Streams", Type: "array", Description: "Stream definitions (inline)."},

@@ -22,6 +22,7 @@ func (c *Config) checkStreams(file string) error {
 		return errors.New("streams: at least one stream definition is required (inline \"streams\" or \"streams_file\")")
 	}
 	c.Schemas = make(map[string]map[string]any, len(c.Streams))
+	shared := newRefs(c.Definitions)
 	seen := map[string]bool{}
 	for i := range c.Streams {
 		d := &c.Streams[i]
@@ -39,7 +40,7 @@ func (c *Config) checkStreams(file string) error {
 		if d.Pagination.MaxPages == 0 {
 			d.Pagination.MaxPages = c.MaxPages
 		}
-		schema, err := LoadSchema(d, filepath.Dir(file))
+		schema, err := loadSchema(d, filepath.Dir(file), shared)
 		if err != nil {
 			return err
 		}
@@ -107,6 +108,11 @@ func (c *Config) checkStreams(file string) error {
 // relative to dir. A path that is not on disk but names a bundled demo
 // schema ("schemas/orders.json") is read from the binary.
 func LoadSchema(d *streams.Definition, dir string) (map[string]any, error) {
+	return loadSchema(d, dir, nil)
+}
+
+// loadSchema is LoadSchema with the refs to shared definitions expanded.
+func loadSchema(d *streams.Definition, dir string, shared *refs) (map[string]any, error) {
 	raw := bytes.TrimSpace(d.Schema)
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, fmt.Errorf("stream %q: schema: is required (a path to a JSON Schema file, or an inline schema object; tap --config CONFIG --infer-schema %s prints one from the stream's first pages)", d.Name, d.Name)
@@ -143,6 +149,9 @@ func LoadSchema(d *streams.Definition, dir string) (map[string]any, error) {
 	schema, ok := v.(map[string]any)
 	if !ok {
 		return nil, fmt.Errorf("stream %q: %s: expected a JSON Schema object", d.Name, where)
+	}
+	if schema, err = shared.schema(schema); err != nil {
+		return nil, fmt.Errorf("stream %q: %w", d.Name, err)
 	}
 	if t, ok := schema["type"]; ok && !TypeIncludes(t, "object") {
 		return nil, fmt.Errorf("stream %q: %s: expected \"type\": \"object\" (a record schema)", d.Name, where)
