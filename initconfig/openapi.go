@@ -64,12 +64,17 @@ func FromOpenAPI(ctx context.Context, data []byte, file string, opts Options) (*
 		if item == nil || item.Get == nil || !matchPaths(opts.Paths, p) {
 			continue
 		}
-		g.operation(p, item)
+		g.operation(g.fixedPath(p, item), item)
 	}
 	if len(g.list) == 0 {
 		what := "no GET operation whose success response is a list (an array, or an object holding an array of objects)"
 		if opts.Paths != "" {
 			what += " among the paths matching --paths " + opts.Paths
+		}
+		for _, n := range res.Notes {
+			if bad, ok := strings.CutPrefix(n, "WARN "+file+": "); ok {
+				what += " (" + bad + ")"
+			}
 		}
 		return nil, inputErr("%s: %s", file, what)
 	}
@@ -101,6 +106,9 @@ func loadDocument(ctx context.Context, data []byte, file string, res *Result) (*
 	head, err := version(data, isJSON)
 	if err != nil {
 		return nil, inputErr("%s: not JSON or YAML: %v", file, firstLine(err))
+	}
+	if data, isJSON, err = withoutBrokenRefs(data, isJSON, file, res); err != nil {
+		return nil, err
 	}
 	loader := openapi3.NewLoader()
 	loader.Context = ctx
@@ -140,6 +148,27 @@ func loadDocument(ctx context.Context, data []byte, file string, res *Result) (*
 		return nil, inputErr("%s: openapi %q: expected version 3.0 or 3.1 (or a Swagger 2.0 document)", file, head.OpenAPI)
 	}
 	return nil, inputErr(`%s: not an OpenAPI document: expected a top-level "openapi": "3.x" (or "swagger": "2.0") field`, file)
+}
+
+// withoutBrokenRefs is data with the operations that need a $ref the
+// document does not hold taken out (pruneBrokenRefs), as JSON; data as
+// it is when every $ref resolves.
+func withoutBrokenRefs(data []byte, isJSON bool, file string, res *Result) ([]byte, bool, error) {
+	var tree any
+	var err error
+	if isJSON {
+		err = json.Unmarshal(data, &tree)
+	} else {
+		err = yaml.Unmarshal(data, &tree)
+	}
+	if err != nil {
+		return nil, false, inputErr("%s: not JSON or YAML: %v", file, firstLine(err))
+	}
+	out, changed, notes := pruned(tree, data)
+	for _, n := range notes {
+		res.note("WARN %s: %s", file, n)
+	}
+	return out, isJSON || changed, nil
 }
 
 // docVersion is the version field of a document.
@@ -338,6 +367,7 @@ type generator struct {
 	names      map[string]bool
 	pathParams map[string]any
 	schemas    *schemaWriter
+	fixedNoted map[string]bool
 }
 
 // operation makes the GET operation of path into a stream, when its
@@ -380,6 +410,56 @@ func (g *generator) operation(path string, item *openapi3.PathItem) {
 	g.list = append(g.list, s)
 	g.byPath[path] = s
 }
+
+// fixedPath is path with each {placeholder} whose value the document
+// fixes filled in: a path parameter with a default (or one enum value),
+// or a server variable of that name with a default. A document whose
+// paths start /{apiVersion}/ (default v4) gives streams named and
+// requested as /v4/..., not with the placeholder.
+func (g *generator) fixedPath(path string, item *openapi3.PathItem) string {
+	return placeholder.ReplaceAllStringFunc(path, func(m string) string {
+		name := m[1 : len(m)-1]
+		for _, list := range []openapi3.Parameters{item.Get.Parameters, item.Parameters} {
+			for _, p := range list {
+				if p == nil || p.Value == nil || p.Value.In != openapi3.ParameterInPath || p.Value.Name != name || p.Value.Schema == nil || p.Value.Schema.Value == nil {
+					continue
+				}
+				sch := p.Value.Schema.Value
+				v := sch.Default
+				if v == nil && len(sch.Enum) == 1 {
+					v = sch.Enum[0]
+				}
+				if v != nil {
+					g.fixed(name, fmt.Sprint(v), "its parameter's default")
+					return fmt.Sprint(v)
+				}
+			}
+		}
+		for _, srv := range g.doc.Servers {
+			if srv == nil {
+				continue
+			}
+			if v := srv.Variables[name]; v != nil && v.Default != "" {
+				g.fixed(name, v.Default, "the server variable's default")
+				return v.Default
+			}
+		}
+		return m
+	})
+}
+
+// fixed notes, once per placeholder, the value fixedPath gave it.
+func (g *generator) fixed(name, value, why string) {
+	if g.fixedNoted == nil {
+		g.fixedNoted = map[string]bool{}
+	}
+	if !g.fixedNoted[name] {
+		g.fixedNoted[name] = true
+		g.res.note("paths: {%s} is %s, %s", name, value, why)
+	}
+}
+
+var placeholder = regexp.MustCompile(`\{[^{}/]+\}`)
 
 // successResponse is the JSON schema of op's 200 (or first 2XX) response
 // and its documented headers.

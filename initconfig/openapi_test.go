@@ -186,7 +186,7 @@ func TestFromOpenAPIRefusesBadInput(t *testing.T) {
 		"not JSON or YAML":    {doc: "{{{", want: "not JSON or YAML"},
 		"OpenAPI 2 spelled 4": {doc: "openapi: 4.0.0\n", want: `openapi "4.0.0": expected version 3.0 or 3.1`},
 		"broken ref": {doc: ok + "servers: [{url: 'https://x'}]\npaths:\n  /x:\n    get:\n      responses:\n        '200':\n          description: d\n          content:\n            application/json:\n              schema: {$ref: '#/components/schemas/nope'}\n",
-			want: "broken $ref"},
+			want: `no GET operation whose success response is a list (an array, or an object holding an array of objects) ($ref "#/components/schemas/nope" cannot be resolved: left out GET /x)`},
 		"remote ref not fetched": {doc: ok + "servers: [{url: 'https://x'}]\npaths:\n  /x:\n    get:\n      responses:\n        '200':\n          description: d\n          content:\n            application/json:\n              schema: {$ref: 'http://127.0.0.1:1/s.json'}\n",
 			want: "only local files are followed"},
 		"no list operation": {doc: ok + "servers: [{url: 'https://x'}]\npaths:\n  /x/{id}:\n    get:\n      responses:\n        '200':\n          description: d\n          content:\n            application/json:\n              schema: {type: object, properties: {id: {type: string}}}\n",

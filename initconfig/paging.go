@@ -237,13 +237,20 @@ func (g *generator) incremental(d *streams.Definition, rec *shape, params map[st
 	for _, name := range sortedKeys(params) {
 		p := params[name]
 		m := timeFilter.FindStringSubmatch(name)
-		if m == nil || (m[1] == "" && !timeParam(p)) {
+		if m == nil {
+			continue
+		}
+		said := describedTime(p)
+		if m[1] == "" && !timeParam(p) && said == "" {
 			continue // a bare "after" is a cursor unless it takes a time
 		}
 		if gte := strings.TrimSuffix(name, "[gt]") + "[gte]"; strings.HasSuffix(name, "[gt]") && params[gte] != nil {
 			continue // created[gte] includes the bookmark's own instant
 		}
 		prefix := strings.ToLower(m[1])
+		if prefix == "" && said != "time" {
+			prefix = said // "only results updated after ...": what it filters on
+		}
 		for _, cut := range []string{"_at", "at"} {
 			prefix = strings.TrimSuffix(prefix, cut)
 		}
@@ -276,6 +283,35 @@ func (g *generator) incremental(d *streams.Definition, rec *shape, params map[st
 		}
 	}
 }
+
+// describedTime is what p's description says it filters on: "created"
+// or "updated" for a time of creation or of change ("only show results
+// that were last updated after the given time"), "time" for a time
+// alone ("an ISO 8601 timestamp"), "" for none. A parameter documented
+// only in words, with no date-time format, is a time filter too.
+func describedTime(p *openapi3.Parameter) string {
+	desc := p.Description
+	if p.Schema != nil && p.Schema.Value != nil {
+		desc += " " + p.Schema.Value.Description
+	}
+	desc = strings.ToLower(desc)
+	if !timeWords.MatchString(desc) {
+		return ""
+	}
+	switch {
+	case changeWords.MatchString(desc):
+		return "updated"
+	case createWords.MatchString(desc):
+		return "created"
+	}
+	return "time"
+}
+
+var (
+	timeWords   = regexp.MustCompile(`\b(time|date|timestamp|datetime|date-time|iso ?8601|rfc ?3339|epoch|unix)\b`)
+	changeWords = regexp.MustCompile(`\b(updated|modified|changed|last update|last modified)\b`)
+	createWords = regexp.MustCompile(`\b(created|creation)\b`)
+)
 
 // timeParam reports whether p takes a date-time or a date.
 func timeParam(p *openapi3.Parameter) bool {

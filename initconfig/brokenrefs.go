@@ -1,0 +1,188 @@
+package initconfig
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+)
+
+// pruneBrokenRefs takes out of the decoded document tree doc the
+// operations that reach a local $ref ("#/...") the document does not
+// hold, through their own schemas or the components those name, and
+// makes every other such $ref an empty schema: a document with one bad
+// $ref (an allOf deep in one response) still gives its hundreds of good
+// operations, where the loader would refuse it whole. It returns one
+// note per bad $ref, naming it and the operations left out; none when
+// every $ref resolves.
+func pruneBrokenRefs(doc map[string]any) []string {
+	p := &pruner{doc: doc, reach: map[string]string{}}
+	var notes []string
+	left := map[string][]string{} // bad ref → operations left out
+	paths, _ := doc["paths"].(map[string]any)
+	for _, path := range sortedKeys(paths) {
+		item, _ := paths[path].(map[string]any)
+		for _, method := range []string{"get", "put", "post", "delete", "options", "head", "patch", "trace"} {
+			op, ok := item[method]
+			if !ok {
+				continue
+			}
+			bad := p.broken(op, map[string]bool{})
+			if bad == "" {
+				bad = p.broken(item["parameters"], map[string]bool{})
+			}
+			if bad != "" {
+				delete(item, method)
+				left[bad] = append(left[bad], strings.ToUpper(method)+" "+path)
+			}
+		}
+	}
+	p.blank(doc)
+	for _, ref := range sortedKeys(left) {
+		ops := left[ref]
+		more := ""
+		if len(ops) > 5 {
+			more = fmt.Sprintf(" and %d more", len(ops)-5)
+			ops = ops[:5]
+		}
+		notes = append(notes, fmt.Sprintf("$ref %q cannot be resolved: left out %s%s", ref, strings.Join(ops, ", "), more))
+	}
+	for _, ref := range p.unused() {
+		if _, noted := left[ref]; !noted {
+			notes = append(notes, fmt.Sprintf("$ref %q cannot be resolved: read as any value (no list operation needs it)", ref))
+		}
+	}
+	return notes
+}
+
+type pruner struct {
+	doc map[string]any
+	// reach is, for each local ref met, the first bad ref reachable
+	// from its target ("" for none), once it is known.
+	reach map[string]string
+	bad   []string
+}
+
+// broken is the first bad local ref reachable from v; visiting holds the
+// refs being walked (a schema that holds itself is no bad ref).
+func (p *pruner) broken(v any, visiting map[string]bool) string {
+	switch v := v.(type) {
+	case map[string]any:
+		if ref, ok := v["$ref"].(string); ok && strings.HasPrefix(ref, "#") {
+			if r, known := p.reach[ref]; known {
+				return r
+			}
+			if visiting[ref] {
+				return ""
+			}
+			target, ok := p.resolve(ref)
+			if !ok {
+				p.reach[ref] = ref
+				if !slices.Contains(p.bad, ref) {
+					p.bad = append(p.bad, ref)
+				}
+				return ref
+			}
+			visiting[ref] = true
+			r := p.broken(target, visiting)
+			delete(visiting, ref)
+			p.reach[ref] = r
+			return r
+		}
+		for _, k := range sortedKeys(v) {
+			if r := p.broken(v[k], visiting); r != "" {
+				return r
+			}
+		}
+	case []any:
+		for _, e := range v {
+			if r := p.broken(e, visiting); r != "" {
+				return r
+			}
+		}
+	}
+	return ""
+}
+
+// resolve follows a local JSON pointer in the document.
+func (p *pruner) resolve(ref string) (any, bool) {
+	frag, err := url.PathUnescape(strings.TrimPrefix(ref, "#"))
+	if err != nil {
+		return nil, false
+	}
+	var cur any = p.doc
+	if frag == "" {
+		return cur, true
+	}
+	if !strings.HasPrefix(frag, "/") {
+		return nil, false
+	}
+	for _, tok := range strings.Split(frag[1:], "/") {
+		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+		switch c := cur.(type) {
+		case map[string]any:
+			next, ok := c[tok]
+			if !ok {
+				return nil, false
+			}
+			cur = next
+		case []any:
+			var i int
+			if _, err := fmt.Sscan(tok, &i); err != nil || i < 0 || i >= len(c) {
+				return nil, false
+			}
+			cur = c[i]
+		default:
+			return nil, false
+		}
+	}
+	return cur, true
+}
+
+// blank makes every bad local ref left in v an empty schema.
+func (p *pruner) blank(v any) {
+	switch v := v.(type) {
+	case map[string]any:
+		if ref, ok := v["$ref"].(string); ok && strings.HasPrefix(ref, "#") {
+			if _, ok := p.resolve(ref); !ok {
+				delete(v, "$ref")
+				if !slices.Contains(p.bad, ref) {
+					p.bad = append(p.bad, ref)
+				}
+			}
+		}
+		for _, e := range v {
+			p.blank(e)
+		}
+	case []any:
+		for _, e := range v {
+			p.blank(e)
+		}
+	}
+}
+
+// unused are the bad refs found, sorted.
+func (p *pruner) unused() []string {
+	out := slices.Clone(p.bad)
+	slices.Sort(out)
+	return out
+}
+
+// pruned is data with pruneBrokenRefs applied, as JSON, and its notes;
+// data itself when every $ref resolves.
+func pruned(tree any, data []byte) ([]byte, bool, []string) {
+	doc, ok := tree.(map[string]any)
+	if !ok {
+		return data, false, nil
+	}
+	notes := pruneBrokenRefs(doc)
+	if len(notes) == 0 {
+		return data, false, nil
+	}
+	b, err := json.Marshal(doc)
+	if err != nil {
+		return data, false, nil
+	}
+	return b, true, notes
+}
