@@ -79,6 +79,8 @@
 //   - -only quota,pause,cost (or throughput, formats) runs only those.
 //
 //   - census (bench/census.go), on its own: go run ./bench -manifests DIR
+//
+//   - tap init on a corpus (bench/openapicorpus.go), on its own: go run ./bench -openapi DIR
 //     loads every Airbyte declarative manifest under DIR (its files, or
 //     the manifest.yaml of a checkout of Airbyte's connectors) and tallies
 //     loaded / needs Python / not implemented / bad input (target: at
@@ -165,7 +167,11 @@ func main() {
 	keys := flag.Int("reconcilekeys", 0, "internal: run as the reconcile scenario's process, with this many keys")
 	keysDir := flag.String("reconciledir", "", "internal: the reconcile scenario's folder")
 	manifests := flag.String("manifests", "", "the census alone: load every Airbyte manifest under this folder and tally loaded / needs Python / not implemented, by component type")
+	openapi := flag.String("openapi", "", "tap init alone: run init, then --discover, on every OpenAPI document under this folder and tally a config / no list operation / anything else")
 	flag.Parse()
+	if *openapi != "" {
+		os.Exit(openAPICorpus(*openapi, os.Stdout))
+	}
 	if *manifests != "" {
 		os.Exit(census(*manifests, os.Stdout))
 	}

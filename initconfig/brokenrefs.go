@@ -177,6 +177,9 @@ func pruned(tree any, data []byte) ([]byte, bool, []string) {
 		return data, false, nil
 	}
 	notes := pruneBrokenRefs(doc)
+	if n := itemLists(doc); n > 0 {
+		notes = append(notes, fmt.Sprintf("%d array schemas give their items as a list (a tuple), which OpenAPI does not allow: the first item's schema is read", n))
+	}
 	if len(notes) == 0 {
 		return data, false, nil
 	}
@@ -185,4 +188,31 @@ func pruned(tree any, data []byte) ([]byte, bool, []string) {
 		return data, false, nil
 	}
 	return b, true, notes
+}
+
+// itemLists replaces each "items": [schema, ...] of v (a tuple, which
+// OpenAPI 3.0 and Swagger 2 do not allow, but Slack's and other
+// documents write) by its first schema, and returns how many it replaced.
+func itemLists(v any) int {
+	n := 0
+	switch v := v.(type) {
+	case map[string]any:
+		if list, ok := v["items"].([]any); ok {
+			delete(v, "items")
+			if len(list) > 0 {
+				if first, ok := list[0].(map[string]any); ok {
+					v["items"] = first
+				}
+			}
+			n++
+		}
+		for _, e := range v {
+			n += itemLists(e)
+		}
+	case []any:
+		for _, e := range v {
+			n += itemLists(e)
+		}
+	}
+	return n
 }

@@ -679,23 +679,31 @@ var errNoParent = errors.New("no parent")
 // placeholders config values.
 func (g *generator) parents() {
 	for _, s := range g.list {
-		segs := strings.Split(s.path, "/")
-		var holes []int
-		for i, seg := range segs {
-			if strings.HasPrefix(seg, "{") && strings.HasSuffix(seg, "}") {
-				holes = append(holes, i)
-			}
+		// Every placeholder, also one inside a segment
+		// (/thumbnail.{extension}, /compare/{base}...{head}).
+		var holes []string
+		for _, m := range placeholder.FindAllString(s.path, -1) {
+			holes = append(holes, m[1:len(m)-1])
 		}
 		if len(holes) == 0 {
 			continue
 		}
-		last := holes[len(holes)-1]
-		name := strings.Trim(segs[last], "{}")
-		parent := g.byPath[strings.Join(segs[:last], "/")]
+		// The last one may be a parent's key when it is a segment of its
+		// own after the parent's path.
+		segs := strings.Split(s.path, "/")
+		last := len(segs) - 1
+		for last >= 0 && segs[last] != "{"+holes[len(holes)-1]+"}" {
+			last--
+		}
+		var parent *stream
+		if last > 0 {
+			parent = g.byPath[strings.Join(segs[:last], "/")]
+		}
 		if parent == s || (parent != nil && parent.skip) {
 			parent = nil
 		}
 		if parent != nil {
+			name := holes[len(holes)-1]
 			key, err := g.parentKey(parent, s, name)
 			if err == nil {
 				s.def.Parent = &streams.Parent{Stream: parent.def.Name, Key: key, As: name}
@@ -705,8 +713,8 @@ func (g *generator) parents() {
 				holes = holes[:len(holes)-1]
 			}
 		}
-		for _, i := range holes {
-			g.pathParam(s, strings.Trim(segs[i], "{}"))
+		for _, name := range holes {
+			g.pathParam(s, name)
 		}
 	}
 }
