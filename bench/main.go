@@ -79,12 +79,15 @@
 //   - -only quota,pause,cost (or throughput, formats) runs only those.
 //
 //   - census (bench/census.go), on its own: go run ./bench -manifests DIR
-//
-//   - tap init on a corpus (bench/openapicorpus.go), on its own: go run ./bench -openapi DIR
 //     loads every Airbyte declarative manifest under DIR (its files, or
 //     the manifest.yaml of a checkout of Airbyte's connectors) and tallies
 //     loaded / needs Python / not implemented / bad input (target: at
 //     least 85% load), by component type; no tap is built or run.
+//
+//   - tap init on a corpus (bench/openapicorpus.go), on its own: go run
+//     ./bench -openapi DIR runs init, then --discover, on every OpenAPI
+//     document under DIR and tallies a config / no list operation /
+//     anything else (target: at least 95% in the first two).
 //
 //   - formats: the same N invoices read as JSON pages (offset, 1,000 a
 //     page), as one CSV body and as one JSON Lines body, validated, one
