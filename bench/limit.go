@@ -33,24 +33,24 @@ type memPages map[string][]byte
 
 // fetchPages walks the demo's n events the way the tap does and keeps
 // every body.
-func fetchPages(ctx context.Context, n int) (memPages, error) {
+func fetchPages(ctx context.Context, n, size int) (memPages, error) {
 	srv, url, err := startDemo(eventsDemo(n))
 	if err != nil {
 		return nil, err
 	}
 	defer srv.Close()
 	pages := memPages{}
-	err = walkEvents(ctx, url, n/pageSize+2, func(since string, body []byte) error {
+	err = walkEvents(ctx, url, size, n/size+2, func(since string, body []byte) error {
 		pages[since] = bytes.Clone(body)
 		return nil
 	})
 	return pages, err
 }
 
-// walkEvents requests /v1/events?since_id=X&limit=1000, X the last id of
+// walkEvents requests /v1/events?since_id=X&limit=size, X the last id of
 // the page before, until a short page, calling page with each body (valid
 // until it returns).
-func walkEvents(ctx context.Context, url string, maxPages int, page func(since string, body []byte) error) error {
+func walkEvents(ctx context.Context, url string, size, maxPages int, page func(since string, body []byte) error) error {
 	client := &http.Client{Transport: &http.Transport{}, Timeout: time.Minute}
 	defer client.CloseIdleConnections()
 	var body bytes.Buffer
@@ -60,9 +60,9 @@ func walkEvents(ctx context.Context, url string, maxPages int, page func(since s
 		if i >= maxPages {
 			return fmt.Errorf("no short page after %d pages", i)
 		}
-		u := url + "/v1/events?limit=" + strconv.Itoa(pageSize)
+		u := url + "/v1/events?limit=" + strconv.Itoa(size)
 		if since != "" {
-			u = url + "/v1/events?since_id=" + since + "&limit=" + strconv.Itoa(pageSize)
+			u = url + "/v1/events?since_id=" + since + "&limit=" + strconv.Itoa(size)
 		}
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 		if err != nil {
@@ -86,7 +86,7 @@ func walkEvents(ctx context.Context, url string, maxPages int, page func(since s
 			return err
 		}
 		// Every event starts with {"id": (its payload does not).
-		if bytes.Count(data, idKey) < pageSize {
+		if bytes.Count(data, idKey) < size {
 			return nil
 		}
 		last := data[bytes.LastIndex(data, idKey)+len(idKey):]
@@ -123,8 +123,8 @@ func (p memPages) serve() (url string, stop func(), err error) {
 // them until its stdin closes. A process of its own, so that the tap's
 // peak RSS is not counted with the pages (a child's ru_maxrss includes
 // its parent's memory before exec).
-func servePages(n int) int {
-	pages, err := fetchPages(context.Background(), n)
+func servePages(n, size int) int {
+	pages, err := fetchPages(context.Background(), n, size)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench -servepages:", err)
 		return 1
@@ -176,8 +176,8 @@ func (b *bench) startServer(args []string) (url string, stop func(), err error) 
 
 // rawCopy is the bench binary run as the raw copy (-rawcopy URL): it walks
 // the pages and writes each body to stdout, one write per page.
-func rawCopy(url string, n int) int {
-	err := walkEvents(context.Background(), url, n/pageSize+2, func(_ string, body []byte) error {
+func rawCopy(url string, n, size int) int {
+	err := walkEvents(context.Background(), url, size, n/size+2, func(_ string, body []byte) error {
 		_, err := os.Stdout.Write(body)
 		return err
 	})

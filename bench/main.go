@@ -163,13 +163,14 @@ func main() {
 	quick := flag.Bool("quick", false, "tiny sizes, for a CI smoke run")
 	reps := flag.Int("reps", 0, "rounds of the models scenario, interleaved [3; 1 with -quick]")
 	against := flag.String("against", "", "another tap to run beside this one in the models scenario, in the same rounds: a tap binary or a git revision (built in a temporary worktree)")
-	only := flag.String("only", "", "comma-separated scenarios to run: throughput (with memory and stream maps), limit, models, quota, scale-out, pause, cost, formats, feeds, reconcile [all]")
+	only := flag.String("only", "", "comma-separated scenarios to run: throughput (with memory and stream maps), limit, perpage, models, quota, scale-out, pause, cost, formats, feeds, reconcile [all]")
 	raw := flag.String("rawcopy", "", "internal: run as the limit scenario's raw copy of the pages at this URL")
 	serve := flag.Bool("servepages", false, "internal: run as the limit scenario's page server of -records events")
 	serveM := flag.Bool("servemodels", false, "internal: run as the models scenario's page server of -records events")
 	keys := flag.Int("reconcilekeys", 0, "internal: run as the reconcile scenario's process, with this many keys")
 	keysDir := flag.String("reconciledir", "", "internal: the reconcile scenario's folder")
 	manifests := flag.String("manifests", "", "the census alone: load every Airbyte manifest under this folder and tally loaded / needs Python / not implemented, by component type")
+	size := flag.Int("pagesize", pageSize, "internal: the page size of -servepages and -rawcopy")
 	openapi := flag.String("openapi", "", "tap init alone: run init, then --discover, on every OpenAPI document under this folder and tally a config / no list operation / anything else")
 	flag.Parse()
 	if *openapi != "" {
@@ -182,13 +183,13 @@ func main() {
 		os.Exit(reconcileChild(*keys, *keysDir))
 	}
 	if *serve {
-		os.Exit(servePages(*records))
+		os.Exit(servePages(*records, *size))
 	}
 	if *serveM {
 		os.Exit(serveModels(*records))
 	}
 	if *raw != "" {
-		os.Exit(rawCopy(*raw, *records))
+		os.Exit(rawCopy(*raw, *records, *size))
 	}
 	os.Exit(run(*records, *reps, *quick, *only, *against))
 }
@@ -267,6 +268,11 @@ func run(records, reps int, quick bool, only, against string) int {
 	if want("limit") {
 		if err := b.limit(ctx, rep, n); err != nil {
 			fail("limit", err)
+		}
+	}
+	if want("perpage") {
+		if err := b.perPage(ctx, rep, n, reps); err != nil {
+			fail("per page", err)
 		}
 	}
 	if want("models") {

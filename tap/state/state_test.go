@@ -345,3 +345,29 @@ func TestCheckRefusesSkippingBookmarks(t *testing.T) {
 		})
 	}
 }
+
+// TestSnapshotTextIsEncodingJSONs: the snapshot, encoded without
+// reflection, is the text encoding/json writes of the same value, <, >
+// and & escaped as it escapes them.
+func TestSnapshotTextIsEncodingJSONs(t *testing.T) {
+	st, err := Parse([]byte(`{"bookmarks":{"b":{"replication_key_value":"x"}},"other":{"n":1.5,"list":[true,null,"<a>"]}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.SetValue("a", "updated_at", "2026-01-01T00:00:00Z")
+	st.SetResume("a", map[string]any{"pages": 3, "request": map[string]any{"method": "GET", "url": "/v1/x?a=1&b=<2>"}})
+	st.SetVersion("a", 1700000000000)
+	st.SetSyncing("a", true)
+	got, err := st.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tree any
+	if err := json.Unmarshal(got, &tree); err != nil {
+		t.Fatal(err)
+	}
+	want, _ := json.Marshal(tree)
+	if string(got) != string(want) {
+		t.Errorf("snapshot\n%s\nencoding/json\n%s", got, want)
+	}
+}
