@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -90,13 +91,7 @@ func medianCPU(runs []*tapRun) time.Duration {
 	for i, r := range runs {
 		ds[i] = r.user + r.sys
 	}
-	for i := range ds {
-		for j := i + 1; j < len(ds); j++ {
-			if ds[j] < ds[i] {
-				ds[i], ds[j] = ds[j], ds[i]
-			}
-		}
-	}
+	slices.Sort(ds)
 	return ds[len(ds)/2]
 }
 

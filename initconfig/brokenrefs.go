@@ -48,7 +48,7 @@ func pruneBrokenRefs(doc map[string]any) []string {
 		}
 		notes = append(notes, fmt.Sprintf("$ref %q cannot be resolved: left out %s%s", ref, strings.Join(ops, ", "), more))
 	}
-	for _, ref := range p.unused() {
+	for _, ref := range p.sortedBad() {
 		if _, noted := left[ref]; !noted {
 			notes = append(notes, fmt.Sprintf("$ref %q cannot be resolved: read as any value (no list operation needs it)", ref))
 		}
@@ -162,8 +162,8 @@ func (p *pruner) blank(v any) {
 	}
 }
 
-// unused are the bad refs found, sorted.
-func (p *pruner) unused() []string {
+// sortedBad are the bad refs found, sorted.
+func (p *pruner) sortedBad() []string {
 	out := slices.Clone(p.bad)
 	slices.Sort(out)
 	return out
