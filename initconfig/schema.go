@@ -197,8 +197,8 @@ func (w *schemaWriter) child(ref *openapi3.SchemaRef, stack map[*openapi3.Schema
 		if len(objects) == 1 && len(s.Properties) == 0 && len(s.AllOf) == 0 {
 			o := objects[0]
 			out := map[string]any{"$ref": "#/definitions/" + w.definition(o.Ref, o.Value)}
-			if t := w.write(&shape{types: f.types, nullable: f.nullable}, stack)["type"]; !slices.Equal(f.types, flatten(o.Value).types) || f.nullable != flatten(o.Value).nullable {
-				out["type"] = t
+			if of := flatten(o.Value); !slices.Equal(f.types, of.types) || f.nullable != of.nullable {
+				out["type"] = w.write(&shape{types: f.types, nullable: f.nullable}, stack)["type"]
 			}
 			return out
 		}

@@ -608,13 +608,8 @@ func (c *Config) CheckEnv(walked func(stream string) bool) error {
 			}
 		}
 	}
-	slices.Sort(missing)
-	switch len(missing) {
-	case 0:
-		return nil
-	case 1:
-		field, name, _ := strings.Cut(missing[0], ": ")
-		return &InputError{File: c.Path, Err: fmt.Errorf("%s: environment variable %s is not set", field, name)}
+	if err := missingEnv(missing); err != nil {
+		return &InputError{File: c.Path, Err: err}
 	}
-	return &InputError{File: c.Path, Err: fmt.Errorf("%d environment variables are not set: %s", len(missing), strings.Join(missing, ", "))}
+	return nil
 }

@@ -39,15 +39,24 @@ func resolveEnv(v any, path string) (out any, unset []unsetEnv, err error) {
 		}
 		unset = append(unset, m)
 	}
-	switch len(global) {
-	case 0:
-		return out, unset, nil
-	case 1:
-		field, name, _ := strings.Cut(global[0], ": ")
-		return nil, nil, fmt.Errorf("%s: environment variable %s is not set", field, name)
+	if err := missingEnv(global); err != nil {
+		return nil, nil, err
 	}
-	slices.Sort(global)
-	return nil, nil, fmt.Errorf("%d environment variables are not set: %s", len(global), strings.Join(global, ", "))
+	return out, unset, nil
+}
+
+// missingEnv is the error naming every placeholder of entries ("field:
+// NAME") whose variable is not set, sorted; nil for none.
+func missingEnv(entries []string) error {
+	switch len(entries) {
+	case 0:
+		return nil
+	case 1:
+		field, name, _ := strings.Cut(entries[0], ": ")
+		return fmt.Errorf("%s: environment variable %s is not set", field, name)
+	}
+	slices.Sort(entries)
+	return fmt.Errorf("%d environment variables are not set: %s", len(entries), strings.Join(entries, ", "))
 }
 
 // unsetEnv is an {"env"} placeholder whose variable is not set.

@@ -47,9 +47,12 @@ func (e *engine) write(n *node, m map[string]any, extracted time.Time, part stre
 		return nil // client-side incremental: an earlier run wrote it
 	}
 	if from != fromDeletion {
-		check, err := e.checker(n)
-		if err != nil {
-			return err
+		check := n.check
+		if check == nil { // a stream not walked: a replayed letter's
+			var err error
+			if check, err = e.checker(n); err != nil {
+				return err
+			}
 		}
 		ok, err := check.Check(m, extracted)
 		if err != nil || !ok {
