@@ -1,9 +1,7 @@
 package initconfig
 
 import (
-	"encoding/json"
 	"fmt"
-	"net/url"
 	"slices"
 	"strings"
 )
@@ -107,37 +105,7 @@ func (p *pruner) broken(v any, visiting map[string]bool) string {
 
 // resolve follows a local JSON pointer in the document.
 func (p *pruner) resolve(ref string) (any, bool) {
-	frag, err := url.PathUnescape(strings.TrimPrefix(ref, "#"))
-	if err != nil {
-		return nil, false
-	}
-	var cur any = p.doc
-	if frag == "" {
-		return cur, true
-	}
-	if !strings.HasPrefix(frag, "/") {
-		return nil, false
-	}
-	for _, tok := range strings.Split(frag[1:], "/") {
-		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
-		switch c := cur.(type) {
-		case map[string]any:
-			next, ok := c[tok]
-			if !ok {
-				return nil, false
-			}
-			cur = next
-		case []any:
-			var i int
-			if _, err := fmt.Sscan(tok, &i); err != nil || i < 0 || i >= len(c) {
-				return nil, false
-			}
-			cur = c[i]
-		default:
-			return nil, false
-		}
-	}
-	return cur, true
+	return pointer(p.doc, strings.TrimPrefix(ref, "#"))
 }
 
 // blank makes every bad local ref left in v an empty schema.
@@ -167,27 +135,6 @@ func (p *pruner) sortedBad() []string {
 	out := slices.Clone(p.bad)
 	slices.Sort(out)
 	return out
-}
-
-// pruned is data with pruneBrokenRefs applied, as JSON, and its notes;
-// data itself when every $ref resolves.
-func pruned(tree any, data []byte) ([]byte, bool, []string) {
-	doc, ok := tree.(map[string]any)
-	if !ok {
-		return data, false, nil
-	}
-	notes := pruneBrokenRefs(doc)
-	if n := itemLists(doc); n > 0 {
-		notes = append(notes, fmt.Sprintf("%d array schemas give their items as a list (a tuple), which OpenAPI does not allow: the first item's schema is read", n))
-	}
-	if len(notes) == 0 {
-		return data, false, nil
-	}
-	b, err := json.Marshal(doc)
-	if err != nil {
-		return data, false, nil
-	}
-	return b, true, notes
 }
 
 // itemLists replaces each "items": [schema, ...] of v (a tuple, which

@@ -1,26 +1,18 @@
 package initconfig
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"net/url"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
-	"github.com/getkin/kin-openapi/openapi2"
-	"github.com/getkin/kin-openapi/openapi2conv"
-	"github.com/getkin/kin-openapi/openapi3"
-	"go.yaml.in/yaml/v4"
-
-	"github.com/tap-dev/tap/inputfile"
 	"github.com/tap-dev/tap/streams"
-	"github.com/tap-dev/tap/yamlbound"
 )
 
 // Options choose what FromOpenAPI generates.
@@ -47,10 +39,10 @@ func inputErr(format string, args ...any) error {
 
 // FromOpenAPI generates a config from the OpenAPI document data, read
 // from file (which relative $refs and messages name). OpenAPI 3.0 and 3.1
-// are read as they are; Swagger 2.0 is converted to 3.0 first.
+// and Swagger 2.0 are read alike (document.go).
 func FromOpenAPI(ctx context.Context, data []byte, file string, opts Options) (*Result, error) {
 	res := &Result{}
-	doc, err := loadDocument(ctx, data, file, res)
+	doc, err := loadDocument(data, file, res)
 	if err != nil {
 		return nil, err
 	}
@@ -59,9 +51,9 @@ func FromOpenAPI(ctx context.Context, data []byte, file string, opts Options) (*
 		return nil, err
 	}
 	g := &generator{doc: doc, res: res, names: map[string]bool{}, byPath: map[string]*stream{}, schemas: newSchemaWriter()}
-	for _, p := range sortedKeys(doc.Paths.Map()) {
-		item := doc.Paths.Value(p)
-		if item == nil || item.Get == nil || !matchPaths(opts.Paths, p) {
+	for _, p := range sortedKeys(doc.Paths) {
+		item := doc.Paths[p]
+		if !matchPaths(opts.Paths, p) {
 			continue
 		}
 		g.operation(g.fixedPath(p, item), item)
@@ -95,159 +87,37 @@ func FromOpenAPI(ctx context.Context, data []byte, file string, opts Options) (*
 	return res, nil
 }
 
-// loadDocument decodes and resolves the document, converting Swagger 2.
-func loadDocument(ctx context.Context, data []byte, file string, res *Result) (*openapi3.T, error) {
-	isJSON := bytes.HasPrefix(bytes.TrimSpace(data), []byte("{"))
-	if !isJSON {
-		if err := yamlbound.Check(data, yamlbound.MaxNodes); err != nil {
-			return nil, inputErr("%s: not JSON or YAML: %v", file, firstLine(err))
-		}
-	}
-	head, err := version(data, isJSON)
+// loadDocument decodes the document and reads what init needs of it
+// (buildDocument), the operations needing a $ref it does not hold taken
+// out first (pruneBrokenRefs).
+func loadDocument(data []byte, file string, res *Result) (*document, error) {
+	decoded, err := decodeTree(data)
 	if err != nil {
 		return nil, inputErr("%s: not JSON or YAML: %v", file, firstLine(err))
 	}
-	if data, isJSON, err = withoutBrokenRefs(data, isJSON, file, res); err != nil {
-		return nil, err
-	}
-	loader := openapi3.NewLoader()
-	loader.Context = ctx
-	loader.IsExternalRefsAllowed = true
-	abs, _ := filepath.Abs(file)
-	loader.ReadFromURIFunc = localFiles(filepath.Dir(abs))
-	location := &url.URL{Path: filepath.ToSlash(abs)}
+	tree, _ := decoded.(map[string]any)
+	openapi, swagger := str(tree["openapi"]), str(tree["swagger"])
 	switch {
-	case strings.HasPrefix(head.OpenAPI, "3."):
-		doc, err := load3(loader, data, location, isJSON)
-		if err != nil {
-			return nil, inputErr("%s: %s", file, refMessage(err))
-		}
-		return doc, nil
-	case head.Swagger == "2.0":
-		var doc2 openapi2.T
-		js := data
-		if !isJSON {
-			var tree any
-			if err := yaml.Unmarshal(data, &tree); err != nil {
-				return nil, inputErr("%s: not JSON or YAML: %v", file, firstLine(err))
-			}
-			if js, err = json.Marshal(tree); err != nil {
-				return nil, inputErr("%s: %v", file, err)
-			}
-		}
-		if err := json.Unmarshal(js, &doc2); err != nil {
-			return nil, inputErr("%s: not a Swagger 2.0 document: %v", file, firstLine(err))
-		}
-		doc, err := openapi2conv.ToV3WithLoader(&doc2, loader, location)
-		if err != nil {
-			return nil, inputErr("%s: converting Swagger 2.0 to OpenAPI 3: %s", file, refMessage(err))
-		}
-		res.note("%s: a Swagger 2.0 document, converted to OpenAPI 3.0", file)
-		return doc, nil
-	case head.OpenAPI != "":
-		return nil, inputErr("%s: openapi %q: expected version 3.0 or 3.1 (or a Swagger 2.0 document)", file, head.OpenAPI)
+	case strings.HasPrefix(openapi, "3."), swagger == "2.0":
+	case openapi != "":
+		return nil, inputErr("%s: openapi %q: expected version 3.0 or 3.1 (or a Swagger 2.0 document)", file, openapi)
+	default:
+		return nil, inputErr(`%s: not an OpenAPI document: expected a top-level "openapi": "3.x" (or "swagger": "2.0") field`, file)
 	}
-	return nil, inputErr(`%s: not an OpenAPI document: expected a top-level "openapi": "3.x" (or "swagger": "2.0") field`, file)
-}
-
-// withoutBrokenRefs is data with the operations that need a $ref the
-// document does not hold taken out (pruneBrokenRefs), as JSON; data as
-// it is when every $ref resolves.
-func withoutBrokenRefs(data []byte, isJSON bool, file string, res *Result) ([]byte, bool, error) {
-	var tree any
-	var err error
-	if isJSON {
-		err = json.Unmarshal(data, &tree)
-	} else {
-		err = yaml.Unmarshal(data, &tree)
-	}
-	if err != nil {
-		return nil, false, inputErr("%s: not JSON or YAML: %v", file, firstLine(err))
-	}
-	out, changed, notes := pruned(tree, data)
-	for _, n := range notes {
+	for _, n := range pruneBrokenRefs(tree) {
 		res.note("WARN %s: %s", file, n)
 	}
-	return out, isJSON || changed, nil
-}
-
-// docVersion is the version field of a document.
-type docVersion struct {
-	OpenAPI string `json:"openapi" yaml:"openapi"`
-	Swagger string `json:"swagger" yaml:"swagger"`
-}
-
-// version reads the document's version field. A JSON document is decoded
-// by encoding/json, several times faster than a YAML parser reads it (10
-// MB specs are JSON); a YAML one is decoded whole (it must be valid to be
-// loaded anyway).
-func version(data []byte, isJSON bool) (docVersion, error) {
-	var v struct {
-		OpenAPI any `json:"openapi" yaml:"openapi"`
-		Swagger any `json:"swagger" yaml:"swagger"`
+	if n := itemLists(tree); n > 0 {
+		res.note("WARN %s: %d array schemas give their items as a list (a tuple), which OpenAPI does not allow: the first item's schema is read", file, n)
 	}
-	var err error
-	if isJSON {
-		err = json.Unmarshal(data, &v)
-	} else {
-		err = yaml.Unmarshal(data, &v)
+	doc, err := buildDocument(tree, file, swagger == "2.0")
+	if err != nil {
+		return nil, inputErr("%s: broken $ref: %v", file, firstLine(err))
 	}
-	var out docVersion
-	out.OpenAPI, _ = v.OpenAPI.(string)
-	out.Swagger, _ = v.Swagger.(string)
-	return out, err
-}
-
-// load3 decodes and resolves an OpenAPI 3 document. kin-openapi's own
-// decoding tries YAML first; JSON goes straight to encoding/json.
-func load3(loader *openapi3.Loader, data []byte, location *url.URL, isJSON bool) (*openapi3.T, error) {
-	if !isJSON {
-		return loader.LoadFromDataWithPath(data, location)
+	if swagger == "2.0" {
+		res.note("%s: a Swagger 2.0 document, converted to OpenAPI 3.0", file)
 	}
-	var doc openapi3.T
-	if err := json.Unmarshal(data, &doc); err != nil {
-		return nil, err
-	}
-	if err := loader.ResolveRefsIn(&doc, location); err != nil {
-		return nil, err
-	}
-	return &doc, nil
-}
-
-// localFiles reads the files a $ref names, as a document downloaded from
-// anywhere may name any: never a URL (init must not fetch from the
-// network), only a regular file inside the document's folder dir (its
-// symlinks resolved; not /dev/zero, a FIFO or /etc/passwd), bounded as
-// every input file is, and JSON or YAML whose aliases stay bounded. An
-// error names the file, never its content.
-func localFiles(dir string) openapi3.ReadFromURIFunc {
-	return func(_ *openapi3.Loader, location *url.URL) ([]byte, error) {
-		if location.Scheme != "" && location.Scheme != "file" {
-			return nil, fmt.Errorf("$ref to %s://%s: only local files are followed", location.Scheme, location.Host)
-		}
-		p := filepath.FromSlash(location.Path)
-		real, err := filepath.EvalSymlinks(p)
-		if err != nil {
-			return nil, fmt.Errorf("$ref to %s: %v", p, pathErr(err))
-		}
-		root, err := filepath.EvalSymlinks(dir)
-		if err != nil {
-			return nil, fmt.Errorf("$ref to %s: %v", p, pathErr(err))
-		}
-		if rel, err := filepath.Rel(root, real); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-			return nil, fmt.Errorf("$ref to %s: outside the document's folder %s: only files inside it are followed", p, dir)
-		}
-		b, err := inputfile.Read(real, inputfile.MaxConfig)
-		if err != nil {
-			return nil, fmt.Errorf("$ref to %s: %v", p, err)
-		}
-		// The loader's own error on a file it cannot parse quotes its
-		// first bytes: parse it first, and say only where it fails.
-		if err := yamlbound.Check(b, yamlbound.MaxNodes); err != nil {
-			return nil, fmt.Errorf("$ref to %s: not JSON or YAML: %s", p, yamlPlace(err))
-		}
-		return b, nil
-	}
+	return doc, nil
 }
 
 // pathErr is err without the path a *fs.PathError repeats.
@@ -274,20 +144,11 @@ func yamlPlace(err error) string {
 	return "cannot be parsed"
 }
 
-// refMessage is the loader's error on one line.
-func refMessage(err error) string {
-	msg := err.Error()
-	if strings.Contains(msg, "resolve") || strings.Contains(msg, "$ref") {
-		return "broken $ref: " + firstLine(err)
-	}
-	return firstLine(err)
-}
-
 func firstLine(err error) string { return strings.Join(strings.Fields(err.Error()), " ") }
 
 // baseURL is --base-url, else the first server's URL with its variables'
 // defaults filled in.
-func baseURL(doc *openapi3.T, flag, file string, res *Result) (string, error) {
+func baseURL(doc *document, flag, file string, res *Result) (string, error) {
 	if flag != "" {
 		return strings.TrimSuffix(flag, "/"), nil
 	}
@@ -298,10 +159,10 @@ func baseURL(doc *openapi3.T, flag, file string, res *Result) (string, error) {
 	u := srv.URL
 	for _, name := range sortedKeys(srv.Variables) {
 		v := srv.Variables[name]
-		if v == nil || v.Default == "" {
+		if v == "" {
 			return "", inputErr("%s: servers[0].url %q: variable {%s} has no default: give --base-url", file, srv.URL, name)
 		}
-		u = strings.ReplaceAll(u, "{"+name+"}", v.Default)
+		u = strings.ReplaceAll(u, "{"+name+"}", v)
 	}
 	parsed, err := url.Parse(u)
 	if err != nil || (parsed.Scheme != "http" && parsed.Scheme != "https") || parsed.Host == "" {
@@ -360,7 +221,7 @@ type stream struct {
 }
 
 type generator struct {
-	doc        *openapi3.T
+	doc        *document
 	res        *Result
 	list       []*stream
 	byPath     map[string]*stream
@@ -372,7 +233,7 @@ type generator struct {
 
 // operation makes the GET operation of path into a stream, when its
 // success response is a list.
-func (g *generator) operation(path string, item *openapi3.PathItem) {
+func (g *generator) operation(path string, item *pathItem) {
 	op := item.Get
 	body, headers := successResponse(op)
 	if body == nil {
@@ -415,16 +276,16 @@ func (g *generator) operation(path string, item *openapi3.PathItem) {
 // fixes filled in: a path parameter with a default (or one enum value),
 // or a server variable of that name with a default. A document whose
 // paths start /{apiVersion}/ (default v4) gives streams named and
-// requested as /v4/..., not with the placeholder.
-func (g *generator) fixedPath(path string, item *openapi3.PathItem) string {
-	return placeholder.ReplaceAllStringFunc(path, func(m string) string {
+// requested as /v4/..., not with the placeholder().
+func (g *generator) fixedPath(path string, item *pathItem) string {
+	return placeholder().ReplaceAllStringFunc(path, func(m string) string {
 		name := m[1 : len(m)-1]
-		for _, list := range []openapi3.Parameters{item.Get.Parameters, item.Parameters} {
+		for _, list := range [][]*parameter{item.Get.Parameters, item.Parameters} {
 			for _, p := range list {
-				if p == nil || p.Value == nil || p.Value.In != openapi3.ParameterInPath || p.Value.Name != name || p.Value.Schema == nil || p.Value.Schema.Value == nil {
+				if p.In != "path" || p.Name != name || p.Schema == nil {
 					continue
 				}
-				sch := p.Value.Schema.Value
+				sch := p.Schema.Value
 				v := sch.Default
 				if v == nil && len(sch.Enum) == 1 {
 					v = sch.Enum[0]
@@ -436,12 +297,9 @@ func (g *generator) fixedPath(path string, item *openapi3.PathItem) string {
 			}
 		}
 		for _, srv := range g.doc.Servers {
-			if srv == nil {
-				continue
-			}
-			if v := srv.Variables[name]; v != nil && v.Default != "" {
-				g.fixed(name, v.Default, "the server variable's default")
-				return v.Default
+			if v := srv.Variables[name]; v != "" {
+				g.fixed(name, v, "the server variable's default")
+				return v
 			}
 		}
 		return m
@@ -459,34 +317,29 @@ func (g *generator) fixed(name, value, why string) {
 	}
 }
 
-var placeholder = regexp.MustCompile(`\{[^{}/]+\}`)
+var placeholder = lazyRegexp(`\{[^{}/]+\}`)
 
 // successResponse is the JSON schema of op's 200 (or first 2XX) response
 // and its documented headers.
-func successResponse(op *openapi3.Operation) (*openapi3.SchemaRef, openapi3.Headers) {
-	if op.Responses == nil {
-		return nil, nil
-	}
-	codes := op.Responses.Keys()
-	slices.Sort(codes)
-	for _, code := range codes {
+func successResponse(op *operation) (*schemaRef, []string) {
+	for _, code := range sortedKeys(op.Responses) {
 		if code != "200" && !(len(code) == 3 && code[0] == '2') && code != "2XX" {
 			continue
 		}
-		r := op.Responses.Value(code)
-		if r == nil || r.Value == nil {
-			continue
-		}
-		for _, mt := range sortedKeys(r.Value.Content) {
-			if mt != "application/json" && !strings.HasSuffix(mt, "+json") && mt != "*/*" {
+		r := op.Responses[code]
+		for _, mt := range sortedKeys(r.Content) {
+			// application/json; charset=utf-8 is JSON too.
+			if base, _, _ := strings.Cut(mt, ";"); !jsonMediaType(strings.TrimSpace(base)) {
 				continue
 			}
-			if m := r.Value.Content[mt]; m != nil && m.Schema != nil && m.Schema.Value != nil {
-				return m.Schema, r.Value.Headers
-			}
+			return r.Content[mt], r.Headers
 		}
 	}
 	return nil, nil
+}
+
+func jsonMediaType(mt string) bool {
+	return mt == "application/json" || strings.HasSuffix(mt, "+json") || mt == "*/*"
 }
 
 // recordsNames are the envelope properties that hold the records, in the
@@ -560,7 +413,7 @@ func (g *generator) parentOf(path string) *stream {
 func (g *generator) name(path string, parent *stream) string {
 	var lits []string
 	for _, seg := range strings.Split(path, "/") {
-		if seg == "" || strings.HasPrefix(seg, "{") || versionSegment.MatchString(seg) {
+		if seg == "" || strings.HasPrefix(seg, "{") || versionSegment().MatchString(seg) {
 			continue
 		}
 		lits = append(lits, snake(seg))
@@ -591,22 +444,22 @@ func (g *generator) name(path string, parent *stream) string {
 	}
 }
 
-var versionSegment = regexp.MustCompile(`^(v\d+(\.\d+)*|api|rest)$`)
+var versionSegment = lazyRegexp(`^(v\d+(\.\d+)*|api|rest)$`)
 
 // queryParams are the query parameters of op and its path item (op's
 // win), by name.
-func queryParams(item *openapi3.PathItem, op *openapi3.Operation) map[string]*openapi3.Parameter {
-	out := map[string]*openapi3.Parameter{}
-	for _, list := range []openapi3.Parameters{item.Parameters, op.Parameters} {
+func queryParams(item *pathItem, op *operation) map[string]*parameter {
+	out := map[string]*parameter{}
+	for _, list := range [][]*parameter{item.Parameters, op.Parameters} {
 		for _, p := range list {
-			if p == nil || p.Value == nil || p.Value.In != openapi3.ParameterInQuery {
+			if p.In != "query" {
 				continue
 			}
-			out[p.Value.Name] = p.Value
+			out[p.Name] = p
 			// Stripe's created[gte]: an object parameter sent as deepObject.
-			if p.Value.Style == "deepObject" && p.Value.Schema != nil {
-				for name, sub := range flatten(p.Value.Schema.Value).props {
-					out[p.Value.Name+"["+name+"]"] = &openapi3.Parameter{Name: p.Value.Name + "[" + name + "]", In: p.Value.In, Schema: sub}
+			if p.Style == "deepObject" && p.Schema != nil {
+				for name, sub := range flatten(p.Schema.Value).props {
+					out[p.Name+"["+name+"]"] = &parameter{Name: p.Name + "[" + name + "]", In: p.In, Schema: sub}
 				}
 			}
 		}
@@ -634,7 +487,7 @@ func primaryKey(rec *shape) string {
 // requiredParams gives each required query parameter that nothing else
 // sets its default (or first enum value); a stream with one that has
 // neither is left out, with a note.
-func (g *generator) requiredParams(s *stream, params map[string]*openapi3.Parameter) {
+func (g *generator) requiredParams(s *stream, params map[string]*parameter) {
 	d := &s.def
 	for _, name := range sortedKeys(params) {
 		p := params[name]
@@ -642,7 +495,7 @@ func (g *generator) requiredParams(s *stream, params map[string]*openapi3.Parame
 			continue
 		}
 		var v any
-		if p.Schema != nil && p.Schema.Value != nil {
+		if p.Schema != nil {
 			v = p.Schema.Value.Default
 			if v == nil && len(p.Schema.Value.Enum) > 0 {
 				v = p.Schema.Value.Enum[0]
@@ -682,7 +535,7 @@ func (g *generator) parents() {
 		// Every placeholder, also one inside a segment
 		// (/thumbnail.{extension}, /compare/{base}...{head}).
 		var holes []string
-		for _, m := range placeholder.FindAllString(s.path, -1) {
+		for _, m := range placeholder().FindAllString(s.path, -1) {
 			holes = append(holes, m[1:len(m)-1])
 		}
 		if len(holes) == 0 {
@@ -765,10 +618,10 @@ func (g *generator) pathParam(s *stream, name string) {
 // top-level security names first, else the first defined), secrets as
 // {"env": NAME}.
 func (g *generator) auth() map[string]any {
-	if g.doc.Components == nil || len(g.doc.Components.SecuritySchemes) == 0 {
+	schemes := g.doc.Schemes
+	if len(schemes) == 0 {
 		return nil
 	}
-	schemes := g.doc.Components.SecuritySchemes
 	name := ""
 	for _, req := range g.doc.Security {
 		for _, n := range sortedKeys(req) {
@@ -784,11 +637,10 @@ func (g *generator) auth() map[string]any {
 	if name == "" {
 		name = sortedKeys(schemes)[0]
 	}
-	ref := schemes[name]
-	if ref == nil || ref.Value == nil {
+	s := schemes[name]
+	if s == nil {
 		return nil
 	}
-	s := ref.Value
 	note := func(what string, env ...string) {
 		g.res.note("auth: %s from security scheme %s; set %s", what, name, strings.Join(env, " and "))
 	}
@@ -802,12 +654,12 @@ func (g *generator) auth() map[string]any {
 	case s.Type == "apiKey" && (s.In == "header" || s.In == "query"):
 		note("API key in "+s.In+" "+s.Name, "TAP_API_KEY")
 		return map[string]any{"type": "api_key", "name": s.Name, "in": s.In, "value": envRef("TAP_API_KEY")}
-	case s.Type == "oauth2" && s.Flows != nil && s.Flows.ClientCredentials != nil && s.Flows.ClientCredentials.TokenURL != "":
+	case s.Type == "oauth2" && s.TokenURL != "":
 		note("OAuth2 client credentials", "TAP_CLIENT_ID", "TAP_CLIENT_SECRET")
-		a := map[string]any{"type": "oauth2", "token_url": s.Flows.ClientCredentials.TokenURL,
+		a := map[string]any{"type": "oauth2", "token_url": s.TokenURL,
 			"client_id": envRef("TAP_CLIENT_ID"), "client_secret": envRef("TAP_CLIENT_SECRET")}
-		if scopes := sortedKeys(s.Flows.ClientCredentials.Scopes); len(scopes) > 0 {
-			a["scopes"] = scopes
+		if len(s.Scopes) > 0 {
+			a["scopes"] = s.Scopes
 		}
 		return a
 	case s.Type == "oauth2" || s.Type == "openIdConnect":
@@ -816,4 +668,10 @@ func (g *generator) auth() map[string]any {
 	}
 	g.res.note("auth: security scheme %s (%s in %s) is not one the tap sends; none written", name, s.Type, s.In)
 	return nil
+}
+
+// lazyRegexp compiles pattern on first use: init's patterns cost a sync
+// run nothing at start.
+func lazyRegexp(pattern string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(pattern) })
 }

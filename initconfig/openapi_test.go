@@ -189,6 +189,8 @@ func TestFromOpenAPIRefusesBadInput(t *testing.T) {
 			want: `no GET operation whose success response is a list (an array, or an object holding an array of objects) ($ref "#/components/schemas/nope" cannot be resolved: left out GET /x)`},
 		"remote ref not fetched": {doc: ok + "servers: [{url: 'https://x'}]\npaths:\n  /x:\n    get:\n      responses:\n        '200':\n          description: d\n          content:\n            application/json:\n              schema: {$ref: 'http://127.0.0.1:1/s.json'}\n",
 			want: "only local files are followed"},
+		"$ref loop": {doc: ok + "servers: [{url: 'https://x'}]\npaths:\n  /x:\n    get:\n      responses:\n        '200':\n          description: d\n          content:\n            application/json:\n              schema: {$ref: '#/components/schemas/a'}\ncomponents:\n  schemas:\n    a: {$ref: '#/components/schemas/b'}\n    b: {$ref: '#/components/schemas/a'}\n",
+			want: "more than 32 $refs in a chain (a loop?)"},
 		"no list operation": {doc: ok + "servers: [{url: 'https://x'}]\npaths:\n  /x/{id}:\n    get:\n      responses:\n        '200':\n          description: d\n          content:\n            application/json:\n              schema: {type: object, properties: {id: {type: string}}}\n",
 			want: "no GET operation whose success response is a list"},
 		"no server":           {doc: ok + list, want: "the document lists no servers: give --base-url"},
@@ -253,7 +255,7 @@ func TestFromOpenAPIPaths(t *testing.T) {
 }
 
 // A document split into files: $refs to a local file are followed, from
-// JSON (decoded by encoding/json) and YAML (by kin-openapi) alike.
+// JSON and YAML alike.
 func TestFromOpenAPIRefToAnotherFile(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "schemas.yaml"), []byte("thing:\n  type: object\n  properties:\n    id: {type: string}\n    updated_at: {type: string, format: date-time}\n"), 0o644)
@@ -399,5 +401,62 @@ func TestYAMLAliasBomb(t *testing.T) {
 	_, err := FromOpenAPI(context.Background(), []byte(b.String()), "bomb.yaml", Options{})
 	if err == nil || !strings.Contains(err.Error(), "aliases expand it") {
 		t.Fatalf("err %v, want the aliases refused", err)
+	}
+}
+
+// TestSwagger2Produces: an operation's media types are its produces, else
+// the document's, else JSON; a JSON type with parameters is JSON. An API
+// that answers XML (AWS's S3 and Route 53 documents) gives no JSON
+// stream.
+func TestSwagger2Produces(t *testing.T) {
+	doc := func(docProduces, opProduces string) string {
+		op := `"responses": {"200": {"description": "d", "schema": {"type": "array", "items": {"type": "object", "properties": {"id": {"type": "integer"}}}}}}`
+		if opProduces != "" {
+			op = `"produces": [` + opProduces + `], ` + op
+		}
+		top := ""
+		if docProduces != "" {
+			top = `"produces": [` + docProduces + `], `
+		}
+		return `{"swagger": "2.0", "info": {"title": "s", "version": "1"}, "host": "api.example.com", ` + top + `"paths": {"/pets": {"get": {` + op + `}}}}`
+	}
+	for _, tt := range []struct {
+		name, docProduces, opProduces string
+		streams                       int
+	}{
+		{"none said", "", "", 1},
+		{"document says XML", `"text/xml"`, "", 0},
+		{"operation overrides the document", `"text/xml"`, `"application/json"`, 1},
+		{"JSON with a charset", `"application/json; charset=utf-8"`, "", 1},
+		{"vendor JSON", `"application/vnd.api+json"`, "", 1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			file := filepath.Join(t.TempDir(), "swagger.json")
+			os.WriteFile(file, []byte(doc(tt.docProduces, tt.opProduces)), 0o644)
+			r, err := generate(t, file, Options{})
+			switch {
+			case tt.streams == 0 && (err == nil || !strings.Contains(err.Error(), "no GET operation whose success response is a list")):
+				t.Errorf("err %v, want no list operation", err)
+			case tt.streams > 0 && err != nil:
+				t.Errorf("err %v, want %d streams", err, tt.streams)
+			case tt.streams > 0 && len(r.Config.Streams) != tt.streams:
+				t.Errorf("%d streams, want %d", len(r.Config.Streams), tt.streams)
+			}
+		})
+	}
+}
+
+// TestSameDocumentSameConfig: where two envelope paths are equally
+// likely (Spotify's search: albums.next, artists.next, tracks.next), the
+// choice does not depend on map order.
+func TestSameDocumentSameConfig(t *testing.T) {
+	env := map[string]*shape{}
+	for _, p := range []string{"tracks.next", "artists.next", "albums.next", "playlists.next"} {
+		env[p] = &shape{types: []string{"string"}}
+	}
+	for range 20 {
+		if got := findNextURL(env); got != "albums.next" {
+			t.Fatalf("findNextURL = %q, want albums.next (shortest, then first by name)", got)
+		}
 	}
 }

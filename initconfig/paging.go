@@ -1,12 +1,10 @@
 package initconfig
 
 import (
-	"regexp"
+	"cmp"
 	"slices"
 	"strconv"
 	"strings"
-
-	"github.com/getkin/kin-openapi/openapi3"
 
 	"github.com/tap-dev/tap/streams"
 )
@@ -62,14 +60,18 @@ func findProp(env map[string]*shape, names []string, typ string) string {
 			}
 		}
 		if len(hits) > 0 {
-			slices.SortFunc(hits, func(a, b string) int { return len(a) - len(b) })
+			slices.SortFunc(hits, shortestFirst)
 			return hits[0]
 		}
 	}
 	return ""
 }
 
-func findParam(params map[string]*openapi3.Parameter, names []string) *openapi3.Parameter {
+// shortestFirst orders paths by length, then by name: the same document
+// always gives the same config.
+func shortestFirst(a, b string) int { return cmp.Or(len(a)-len(b), strings.Compare(a, b)) }
+
+func findParam(params map[string]*parameter, names []string) *parameter {
 	for _, n := range names {
 		if p := params[n]; p != nil {
 			return p
@@ -81,8 +83,8 @@ func findParam(params map[string]*openapi3.Parameter, names []string) *openapi3.
 // pageSize is what to send as the size parameter: the documented maximum
 // when it is below 100, else 100. sure is false when the spec gives no
 // maximum, and a shorter page ends the walk.
-func pageSize(p *openapi3.Parameter) (size int, sure bool) {
-	if p == nil || p.Schema == nil || p.Schema.Value == nil {
+func pageSize(p *parameter) (size int, sure bool) {
+	if p == nil || p.Schema == nil {
 		return defaultPageSize, false
 	}
 	if m := p.Schema.Value.Max; m != nil && *m >= 1 {
@@ -97,7 +99,7 @@ func pageSize(p *openapi3.Parameter) (size int, sure bool) {
 // pagination guesses the stream's pagination from its query parameters,
 // the properties of its body around the records, and its documented
 // headers.
-func (g *generator) pagination(d *streams.Definition, body *shape, recordsPath string, params map[string]*openapi3.Parameter, headers openapi3.Headers) {
+func (g *generator) pagination(d *streams.Definition, body *shape, recordsPath string, params map[string]*parameter, headers []string) {
 	env := envelopeProps(body, recordsPath)
 	size := findParam(params, sizeParams)
 	n, sure := pageSize(size)
@@ -150,7 +152,7 @@ func (g *generator) pagination(d *streams.Definition, body *shape, recordsPath s
 	if p := findParam(params, pageParams); p != nil {
 		o := &streams.PageNumberOptions{PageParam: p.Name, PageSizeParam: sizeName, PageSize: sizeIf(size, n),
 			TotalPagesPath: findProp(env, totalPagesProps, "integer")}
-		if p.Schema != nil && p.Schema.Value != nil && ((p.Schema.Value.Min != nil && *p.Schema.Value.Min == 0) || p.Schema.Value.Default == float64(0)) {
+		if p.Schema != nil && ((p.Schema.Value.Min != nil && *p.Schema.Value.Min == 0) || p.Schema.Value.Default == float64(0)) {
 			zero := 0
 			o.StartPage = &zero
 		}
@@ -173,7 +175,7 @@ func (g *generator) pagination(d *streams.Definition, body *shape, recordsPath s
 	note("no pagination found: one request reads the stream")
 }
 
-func sizeIf(p *openapi3.Parameter, n int) int {
+func sizeIf(p *parameter, n int) int {
 	if p == nil {
 		return 0
 	}
@@ -187,8 +189,8 @@ func setParam(d *streams.Definition, name string, n int) {
 	d.Params[name] = strconv.Itoa(n)
 }
 
-func hasLinkHeader(h openapi3.Headers) bool {
-	for name := range h {
+func hasLinkHeader(h []string) bool {
+	for _, name := range h {
 		if strings.EqualFold(name, "link") {
 			return true
 		}
@@ -211,7 +213,7 @@ func findNextURL(env map[string]*shape) string {
 			hits = append(hits, path)
 		}
 		if len(hits) > 0 {
-			slices.SortFunc(hits, func(a, b string) int { return len(a) - len(b) })
+			slices.SortFunc(hits, shortestFirst)
 			return hits[0]
 		}
 	}
@@ -221,7 +223,7 @@ func findNextURL(env map[string]*shape) string {
 // Time filters: a parameter that asks for the rows changed (or created)
 // since a time, and the properties it filters on, most likely first.
 var (
-	timeFilter = regexp.MustCompile(`^(?i)(updated|modified|changed|created|last_modified|lastModified|updatedAt|modifiedAt|createdAt|updated_at|modified_at|created_at)?[_\[]?(since|after|from|gte|gt|min|start)\]?$`)
+	timeFilter = lazyRegexp(`^(?i)(updated|modified|changed|created|last_modified|lastModified|updatedAt|modifiedAt|createdAt|updated_at|modified_at|created_at)?[_\[]?(since|after|from|gte|gt|min|start)\]?$`)
 	byPrefix   = map[string][]string{
 		"updated":  {"updated_at", "updated", "updatedAt", "modified_at", "last_modified"},
 		"modified": {"modified_at", "modified", "modifiedAt", "last_modified", "updated_at"},
@@ -233,10 +235,10 @@ var (
 
 // incremental makes the stream incremental when a query parameter filters
 // by a time property of its records.
-func (g *generator) incremental(d *streams.Definition, rec *shape, params map[string]*openapi3.Parameter) {
+func (g *generator) incremental(d *streams.Definition, rec *shape, params map[string]*parameter) {
 	for _, name := range sortedKeys(params) {
 		p := params[name]
-		m := timeFilter.FindStringSubmatch(name)
+		m := timeFilter().FindStringSubmatch(name)
 		if m == nil {
 			continue
 		}
@@ -289,33 +291,33 @@ func (g *generator) incremental(d *streams.Definition, rec *shape, params map[st
 // that were last updated after the given time"), "time" for a time
 // alone ("an ISO 8601 timestamp"), "" for none. A parameter documented
 // only in words, with no date-time format, is a time filter too.
-func describedTime(p *openapi3.Parameter) string {
+func describedTime(p *parameter) string {
 	desc := p.Description
-	if p.Schema != nil && p.Schema.Value != nil {
+	if p.Schema != nil {
 		desc += " " + p.Schema.Value.Description
 	}
 	desc = strings.ToLower(desc)
-	if !timeWords.MatchString(desc) {
+	if !timeWords().MatchString(desc) {
 		return ""
 	}
 	switch {
-	case changeWords.MatchString(desc):
+	case changeWords().MatchString(desc):
 		return "updated"
-	case createWords.MatchString(desc):
+	case createWords().MatchString(desc):
 		return "created"
 	}
 	return "time"
 }
 
 var (
-	timeWords   = regexp.MustCompile(`\b(time|date|timestamp|datetime|date-time|iso ?8601|rfc ?3339|epoch|unix)\b`)
-	changeWords = regexp.MustCompile(`\b(updated|modified|changed|last update|last modified)\b`)
-	createWords = regexp.MustCompile(`\b(created|creation)\b`)
+	timeWords   = lazyRegexp(`\b(time|date|timestamp|datetime|date-time|iso ?8601|rfc ?3339|epoch|unix)\b`)
+	changeWords = lazyRegexp(`\b(updated|modified|changed|last update|last modified)\b`)
+	createWords = lazyRegexp(`\b(created|creation)\b`)
 )
 
 // timeParam reports whether p takes a date-time or a date.
-func timeParam(p *openapi3.Parameter) bool {
-	if p.Schema == nil || p.Schema.Value == nil {
+func timeParam(p *parameter) bool {
+	if p.Schema == nil {
 		return false
 	}
 	ps := flatten(p.Schema.Value)
@@ -324,9 +326,9 @@ func timeParam(p *openapi3.Parameter) bool {
 
 // timeFormat is how the filter parameter takes a time, given the
 // property it filters on; "" when the property is no time.
-func timeFormat(p *openapi3.Parameter, prop *shape) string {
+func timeFormat(p *parameter, prop *shape) string {
 	var ps *shape
-	if p.Schema != nil && p.Schema.Value != nil {
+	if p.Schema != nil {
 		ps = flatten(p.Schema.Value)
 	}
 	switch {

@@ -5,8 +5,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-
-	"github.com/getkin/kin-openapi/openapi3"
 )
 
 // A shape is an OpenAPI schema with its composition resolved: allOf
@@ -17,9 +15,9 @@ type shape struct {
 	types    []string // JSON types, "null" excluded
 	nullable bool
 	format   string
-	props    map[string]*openapi3.SchemaRef
+	props    map[string]*schemaRef
 	required []string
-	items    *openapi3.SchemaRef
+	items    *schemaRef
 }
 
 // flatten resolves s's composition. Each schema is merged once for each
@@ -27,8 +25,8 @@ type shape struct {
 // oneOf/anyOf, not): a document whose allOf forms diamonds — two parts
 // that share one part, forty levels deep — costs its size, not 2^40
 // walks, and one that includes itself ends.
-func flatten(s *openapi3.Schema) *shape {
-	f := &shape{props: map[string]*openapi3.SchemaRef{}}
+func flatten(s *schema) *shape {
+	f := &shape{props: map[string]*schemaRef{}}
 	f.add(s, true, map[merged]bool{})
 	if len(f.types) == 0 {
 		switch {
@@ -44,19 +42,19 @@ func flatten(s *openapi3.Schema) *shape {
 // merged is a schema merged into a shape, and whether its required list
 // counted.
 type merged struct {
-	s            *openapi3.Schema
+	s            *schema
 	withRequired bool
 }
 
 // add merges s into f. A schema merged once adds nothing the second time
 // (the first property of a name wins, the first format, the first
 // items), so seen skips it.
-func (f *shape) add(s *openapi3.Schema, withRequired bool, seen map[merged]bool) {
+func (f *shape) add(s *schema, withRequired bool, seen map[merged]bool) {
 	if s == nil || seen[merged{s, withRequired}] {
 		return
 	}
 	seen[merged{s, withRequired}] = true
-	for _, t := range s.Type.Slice() {
+	for _, t := range s.Type {
 		if t == "null" {
 			f.nullable = true
 		} else if !slices.Contains(f.types, t) {
@@ -125,13 +123,13 @@ func (f *shape) objectItems() (*shape, bool) {
 // per use made a config of 9 MB from a document of 3. The tap expands
 // the refs of the streams a run needs (settings.MaxRefDepth bounds them).
 type schemaWriter struct {
-	names map[*openapi3.Schema]string // a written definition's name
+	names map[*schema]string // a written definition's name
 	taken map[string]bool
 	defs  map[string]any
 }
 
 func newSchemaWriter() *schemaWriter {
-	return &schemaWriter{names: map[*openapi3.Schema]string{}, taken: map[string]bool{}, defs: map[string]any{}}
+	return &schemaWriter{names: map[*schema]string{}, taken: map[string]bool{}, defs: map[string]any{}}
 }
 
 // write returns the JSON Schema of f: types (with "null" when nullable),
@@ -140,7 +138,7 @@ func newSchemaWriter() *schemaWriter {
 // record the API sends slightly off its documentation is still a record.
 // stack holds the schemas written inline around f, which a schema that
 // holds itself without a $ref would otherwise repeat forever.
-func (w *schemaWriter) write(f *shape, stack map[*openapi3.Schema]bool) map[string]any {
+func (w *schemaWriter) write(f *shape, stack map[*schema]bool) map[string]any {
 	out := map[string]any{}
 	if len(f.types) == 0 {
 		return out
@@ -178,7 +176,7 @@ func (w *schemaWriter) write(f *shape, stack map[*openapi3.Schema]bool) map[stri
 // the union of their types beside it. Each schema of the document is
 // thus written once, whatever reaches it. A scalar, and an object that
 // names nothing, are written inline.
-func (w *schemaWriter) child(ref *openapi3.SchemaRef, stack map[*openapi3.Schema]bool) map[string]any {
+func (w *schemaWriter) child(ref *schemaRef, stack map[*schema]bool) map[string]any {
 	s := ref.Value
 	f := flatten(s)
 	if len(f.props) == 0 && f.items == nil {
@@ -188,7 +186,7 @@ func (w *schemaWriter) child(ref *openapi3.SchemaRef, stack map[*openapi3.Schema
 		return map[string]any{"$ref": "#/definitions/" + w.definition(ref.Ref, s)}
 	}
 	if parts := namedParts(s, nil); len(parts) > 0 {
-		var objects []*openapi3.SchemaRef
+		var objects []*schemaRef
 		for _, p := range parts {
 			if pf := flatten(p.Value); len(pf.props) > 0 || pf.items != nil {
 				objects = append(objects, p)
@@ -218,15 +216,15 @@ func (w *schemaWriter) child(ref *openapi3.SchemaRef, stack map[*openapi3.Schema
 
 // namedParts are the schemas with a $ref that s merges: its allOf, anyOf
 // and oneOf parts, and theirs when they are inline.
-func namedParts(s *openapi3.Schema, seen map[*openapi3.Schema]bool) []*openapi3.SchemaRef {
+func namedParts(s *schema, seen map[*schema]bool) []*schemaRef {
 	if seen == nil {
-		seen = map[*openapi3.Schema]bool{}
+		seen = map[*schema]bool{}
 	}
 	if s == nil || seen[s] {
 		return nil
 	}
 	seen[s] = true
-	var out []*openapi3.SchemaRef
+	var out []*schemaRef
 	for _, p := range slices.Concat(s.AllOf, s.AnyOf, s.OneOf) {
 		switch {
 		case p == nil || p.Value == nil:
@@ -243,7 +241,7 @@ func namedParts(s *openapi3.Schema, seen map[*openapi3.Schema]bool) []*openapi3.
 func refName(ref string) string { return ref[strings.LastIndexAny(ref, "/#")+1:] }
 
 // definition is the name of s in the definitions, written on first use.
-func (w *schemaWriter) definition(ref string, s *openapi3.Schema) string {
+func (w *schemaWriter) definition(ref string, s *schema) string {
 	if name, ok := w.names[s]; ok {
 		return name
 	}
@@ -263,13 +261,13 @@ func (w *schemaWriter) definition(ref string, s *openapi3.Schema) string {
 	w.taken[name] = true
 	w.names[s] = name
 	w.defs[name] = map[string]any{} // taken before it is written: it may hold itself
-	w.defs[name] = w.write(flatten(s), map[*openapi3.Schema]bool{s: true})
+	w.defs[name] = w.write(flatten(s), map[*schema]bool{s: true})
 	return name
 }
 
 // record is the JSON Schema of records of shape item.
-func (w *schemaWriter) record(item *shape, root *openapi3.Schema) map[string]any {
-	out := w.write(item, map[*openapi3.Schema]bool{root: true})
+func (w *schemaWriter) record(item *shape, root *schema) map[string]any {
+	out := w.write(item, map[*schema]bool{root: true})
 	if _, ok := out["properties"]; !ok {
 		out["properties"] = map[string]any{}
 	}

@@ -13,9 +13,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
-	"time"
-
-	"go.yaml.in/yaml/v4"
 
 	"github.com/tap-dev/tap/inputfile"
 	"github.com/tap-dev/tap/yamlbound"
@@ -114,14 +111,11 @@ func Parse(file string, data []byte, dir string) (*Manifest, error) {
 // value, as the CDK's YAML loader does (some of Airbyte's manifests have
 // one).
 func parseYAML(file string, data []byte) (map[string]any, error) {
-	if err := yamlbound.Check(data, yamlbound.MaxNodes); err != nil {
+	tree, err := yamlbound.Decode(data, yamlbound.MaxNodes)
+	if err != nil {
 		return nil, &Error{File: file, Problems: []Problem{{Msg: "not a YAML or JSON manifest: " + oneLine(err.Error())}}}
 	}
-	var tree any
-	if err := yaml.Load(data, &tree, yaml.WithUniqueKeys(false)); err != nil {
-		return nil, &Error{File: file, Problems: []Problem{{Msg: "not a YAML or JSON manifest: " + oneLine(err.Error())}}}
-	}
-	root, ok := normalize(tree).(map[string]any)
+	root, ok := tree.(map[string]any)
 	if !ok {
 		return nil, &Error{File: file, Problems: []Problem{{Msg: fmt.Sprintf("expected a manifest (an object with streams), got %s", kindOf(tree))}}}
 	}
@@ -171,9 +165,8 @@ func fromTree(file string, root map[string]any, dir string) (*Manifest, map[stri
 	return m, tree, nil
 }
 
-// normalize makes a decoded tree's maps map[string]any all the way down,
-// whatever decoded it, and copies it, so that FromTree never changes its
-// caller's tree.
+// normalize copies a decoded tree (yamlbound.Decode's, or JSON's), so
+// that FromTree never changes its caller's tree.
 func normalize(v any) any {
 	switch x := v.(type) {
 	case map[string]any:
@@ -182,25 +175,12 @@ func normalize(v any) any {
 			out[k] = normalize(e)
 		}
 		return out
-	case map[any]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[fmt.Sprint(k)] = normalize(e)
-		}
-		return out
 	case []any:
 		out := make([]any, len(x))
 		for i, e := range x {
 			out[i] = normalize(e)
 		}
 		return out
-	case time.Time:
-		// YAML reads an unquoted 2021-01-01 as a timestamp; the manifest
-		// meant the text.
-		if x.Location() == time.UTC && x.Equal(x.Truncate(24*time.Hour)) {
-			return x.Format(time.DateOnly)
-		}
-		return x.Format(time.RFC3339Nano)
 	}
 	return v
 }

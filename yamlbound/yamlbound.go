@@ -12,6 +12,7 @@ package yamlbound
 
 import (
 	"fmt"
+	"time"
 
 	"go.yaml.in/yaml/v4"
 )
@@ -60,4 +61,50 @@ func count(n *yaml.Node, memo map[*yaml.Node]int, limit, depth int) int {
 	}
 	memo[n] = c
 	return c
+}
+
+// Decode checks data as Check does, then decodes it into the values
+// encoding/json would give for the same document, but for numbers (an
+// integer stays an int): maps with string keys (YAML's 200: is "200"),
+// and a timestamp as the text it was written as (an unquoted 2021-01-01
+// meant the date, not a time.Time). A key given twice keeps its last
+// value, as Python's YAML loaders do.
+func Decode(data []byte, maxNodes int) (any, error) {
+	if err := Check(data, maxNodes); err != nil {
+		return nil, err
+	}
+	var tree any
+	if err := yaml.Load(data, &tree, yaml.WithUniqueKeys(false)); err != nil {
+		return nil, err
+	}
+	return jsonShaped(tree), nil
+}
+
+// jsonShaped makes v's maps map[string]any and its timestamps text, in
+// place where it can.
+func jsonShaped(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			x[k] = jsonShaped(e)
+		}
+		return x
+	case map[any]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[fmt.Sprint(k)] = jsonShaped(e)
+		}
+		return out
+	case []any:
+		for i, e := range x {
+			x[i] = jsonShaped(e)
+		}
+		return x
+	case time.Time:
+		if x.Location() == time.UTC && x.Equal(x.Truncate(24*time.Hour)) {
+			return x.Format(time.DateOnly)
+		}
+		return x.Format(time.RFC3339Nano)
+	}
+	return v
 }

@@ -2,6 +2,7 @@ package yamlbound
 
 import (
 	"fmt"
+	"github.com/google/go-cmp/cmp"
 	"strings"
 	"testing"
 )
@@ -37,5 +38,33 @@ func TestCheck(t *testing.T) {
 		case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
 			t.Errorf("%s: err %v, want one saying %q", tt.name, err, tt.wantErr)
 		}
+	}
+}
+
+func TestDecode(t *testing.T) {
+	tests := []struct {
+		name, doc string
+		want      any
+	}{
+		{"integer keys are text", "responses:\n  200: ok\n", map[string]any{"responses": map[string]any{"200": "ok"}}},
+		{"a date stays the date written", "since: 2021-01-01\n", map[string]any{"since": "2021-01-01"}},
+		{"a time stays its text", "at: 2021-01-01T10:00:00Z\n", map[string]any{"at": "2021-01-01T10:00:00Z"}},
+		{"numbers as decoded", "n: [1, 1.5]\n", map[string]any{"n": []any{1, 1.5}}},
+		{"a key twice keeps the last", "a: 1\na: 2\n", map[string]any{"a": 2}},
+		{"inside lists", "- {1: x}\n", []any{map[string]any{"1": "x"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Decode([]byte(tt.doc), MaxNodes)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(tt.want, got); d != "" {
+				t.Errorf("(-want +got):\n%s", d)
+			}
+		})
+	}
+	if _, err := Decode([]byte("a: &a [x, x]\nb: &b [*a, *a]\nc: [*b, *b]\n"), 5); err == nil {
+		t.Error("a document past the bound was decoded")
 	}
 }
