@@ -118,6 +118,15 @@ func TestRunNeedsOnlyItsStreamsPlaceholders(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("a run of the stream whose placeholder is set: exit %d; stderr:\n%s", r.code, r.stderr)
 	}
+	// One error names them all: the config's own, and the streams'.
+	cfg["auth"] = map[string]any{"type": "bearer", "token": map[string]any{"env": "TAP_IT_UNSET_TOKEN"}}
+	d.writeConfig(cfg)
+	r = runTap(t, d.dir, time.Minute, nil, "--config", "config.json", "--catalog", catalog("accounts"))
+	want = "tap: config.json: auth.token: environment variable TAP_IT_UNSET_TOKEN is not set; and, needed only by a run that walks the streams reading them: " +
+		"path_params.account: TAP_IT_ACCOUNT, streams[2].params.tenant: TAP_IT_UNSET_TENANT\n"
+	if r.code != 2 || len(r.stdout) != 0 || string(r.stderr) != want {
+		t.Fatalf("auth's placeholder unset too: exit %d, stderr:\n%s\nwant exit 2, nothing written, and:\n%s", r.code, r.stderr, want)
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	if !slices.Contains(paths, "/accounts/acct%201/capabilities") {

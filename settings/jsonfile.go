@@ -20,7 +20,8 @@ import (
 // resolveEnv replaces every {"env": "NAME"} object of the decoded tree by
 // the value of that environment variable. Every placeholder of the config
 // as a whole whose variable is not set is named in one error, so that a
-// user sets them all at once rather than one run at a time. One that
+// user sets them all at once rather than one run at a time; the error
+// names those of the streams too. One that
 // belongs to a stream (under streams[i], or path_params.X, which only the
 // streams whose path holds {X} read) becomes "" and is returned in
 // unset instead: it is an error only for a run that walks that stream
@@ -40,6 +41,16 @@ func resolveEnv(v any, path string) (out any, unset []unsetEnv, err error) {
 		unset = append(unset, m)
 	}
 	if err := missingEnv(global); err != nil {
+		// Those of the streams too, so that one error names all a
+		// user may have to set (which streams need them: their field).
+		var more []string
+		for _, u := range unset {
+			more = append(more, u.String())
+		}
+		if len(more) > 0 {
+			slices.Sort(more)
+			err = fmt.Errorf("%w; and, needed only by a run that walks the streams reading them: %s", err, strings.Join(more, ", "))
+		}
 		return nil, nil, err
 	}
 	return out, unset, nil
