@@ -12,6 +12,7 @@ import (
 	"github.com/tap-dev/tap/streams/pages"
 	"github.com/tap-dev/tap/tap/feed"
 	"github.com/tap-dev/tap/tap/metrics"
+	"github.com/tap-dev/tap/tap/splice"
 )
 
 // listen reads a feed stream (tap/feed) from the seq after its STATE's,
@@ -29,6 +30,7 @@ func (e *engine) listen(ctx context.Context, n *node) error {
 	if b := d.Feed.Backfill; b != nil {
 		s.Back = e.byName[b.Stream].def
 	}
+	s.Run = &listener{e: e, n: n, spliced: e.splicer(n)}
 	c := &n.counts
 	s.Counts = feed.Counts{Received: &c.Received, Dupes: &c.Dupes, Gaps: &c.FeedGaps,
 		Silences: &c.FeedSilences, Reconnects: &c.FeedReconnects, Backfilled: &c.FeedBackfilled}
@@ -71,10 +73,68 @@ type listener struct {
 	e    *engine
 	n    *node
 	back *node // the backfill stream, read apart from its own sync
+	// spliced reads the messages from their bytes, as a page's records
+	// are read (tap/splice); nil: every message is decoded.
+	spliced *splice.Reader
+	lines   messageLines // the frame being handled, reused
+	msgs    scanned
 }
 
-func (l *listener) Record(rec map[string]any) error {
-	return l.e.write(l.n, rec, l.e.now(), streams.Partition{}, fromWalk)
+// Scan reads the messages of a frame as a page of lines, a record a
+// line: a record the stream's schema is sure of is written from its
+// bytes.
+func (l *listener) Scan(msgs [][]byte) (feed.Scanned, bool) {
+	if l.spliced == nil {
+		return nil, false
+	}
+	p := l.spliced.Take()
+	l.lines = msgs
+	if !p.ScanLines(&l.lines) {
+		p.Release() // a line is not one JSON text: each is decoded
+		return nil, false
+	}
+	l.msgs = scanned{l: l, p: p}
+	return &l.msgs, true
+}
+
+// scanned are a frame's messages read from their bytes (feed.Scanned).
+type scanned struct {
+	l *listener
+	p *splice.Page
+}
+
+// Spliced: the walker is sure of the record (else it is the tree path's,
+// decoded again by the feed: a heartbeat, an end, a record to check).
+func (s *scanned) Spliced(i int) bool {
+	_, tree := s.p.Records()[i].(map[string]any)
+	return !tree
+}
+
+func (s *scanned) Field(i int, name string) (string, bool) { return s.p.Field(i, name) }
+
+func (s *scanned) Write(i int, now time.Time) error {
+	e, n := s.l.e, s.l.n
+	raw, ok, err := s.p.Raw(i)
+	if err != nil {
+		return err
+	}
+	if !ok { // the stream's maps are not sure of it: its tree
+		return s.l.Record(s.p.Records()[i].(map[string]any), now)
+	}
+	return e.emitSpliced(n, s.p, i, raw, now, streams.Partition{})
+}
+
+func (s *scanned) Release() { s.p.Release() }
+
+// messageLines are a frame's messages as a page of lines (splice.Lines).
+type messageLines [][]byte
+
+func (l *messageLines) Len() int             { return len(*l) }
+func (l *messageLines) Line(i int) []byte    { return (*l)[i] }
+func (l *messageLines) Tree(int) (any, bool) { return nil, false }
+
+func (l *listener) Record(rec map[string]any, now time.Time) error {
+	return l.e.write(l.n, rec, now, streams.Partition{}, fromWalk)
 }
 
 func (l *listener) Checkpoint(seq int64) error {

@@ -47,7 +47,7 @@ func TestOneWritePath(t *testing.T) {
 			return e.handlePage(ctx, n, page, now, streams.Partition{})
 		}},
 		{"feed message", func(ctx context.Context, t *testing.T, e *engine, n *node) error {
-			return (&listener{e: e, n: n}).Record(echo())
+			return (&listener{e: e, n: n}).Record(echo(), now)
 		}},
 		{"replayed letter", func(ctx context.Context, t *testing.T, e *engine, n *node) error {
 			return (&Engine{e: e}).WriteRecord("s", echo(), now)

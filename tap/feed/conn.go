@@ -17,6 +17,9 @@ import (
 // one goroutine, close from another.
 type conn interface {
 	read() ([]byte, error)
+	// ready reports whether the next read returns without waiting: a
+	// whole message is buffered.
+	ready() bool
 	close()
 }
 
@@ -91,8 +94,16 @@ func (l *lines) line() ([]byte, error) {
 
 func (l *lines) close() { l.body.Close() }
 
+// buffered reports whether the bytes read and not yet taken hold sep.
+func (l *lines) buffered(sep string) bool {
+	b, _ := l.r.Peek(l.r.Buffered())
+	return bytes.Contains(b, []byte(sep))
+}
+
 // ndjson is a feed of one long response of JSON lines.
 type ndjson struct{ *lines }
+
+func (n ndjson) ready() bool { return n.buffered("\n") }
 
 func (n ndjson) read() ([]byte, error) {
 	b, err := n.line()
@@ -108,6 +119,9 @@ type sse struct {
 	*lines
 	data []byte
 }
+
+// ready: an event ends with an empty line.
+func (s *sse) ready() bool { return s.buffered("\n\n") || s.buffered("\r\n\r\n") }
 
 func (s *sse) read() ([]byte, error) {
 	s.data = s.data[:0]

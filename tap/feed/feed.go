@@ -30,13 +30,34 @@ import (
 // Sink is where a feed's records go: the run's record pipeline and its
 // STATE.
 type Sink interface {
-	// Record takes one record, numbered seq, through the pipeline.
-	Record(rec map[string]any, seq int64) error
+	// Record takes one record, numbered seq and read at now, through the
+	// pipeline.
+	Record(rec map[string]any, seq int64, now time.Time) error
 	// Checkpoint says every record up to seq is written.
 	Checkpoint(seq int64) error
 	// Backfill reads the records of seqs from..to (both included) from
 	// the REST stream of feed.backfill, handing each to each.
 	Backfill(ctx context.Context, from, to int64, each func(rec any) error) error
+	// Scan reads messages from their bytes, when the run writes the
+	// stream's records so (tap/splice); ok is false when they are to be
+	// decoded (the tree path).
+	Scan(msgs [][]byte) (s Scanned, ok bool)
+}
+
+// Scanned are messages the run read from their bytes: what the feed
+// reads of them, and the records written from their bytes, without a
+// tree.
+type Scanned interface {
+	// Spliced reports whether message i was read so; if not, it is
+	// decoded.
+	Spliced(i int) bool
+	// Field is the JSON text of spliced message i's top-level property
+	// name.
+	Field(i int, name string) (text string, ok bool)
+	// Write writes spliced message i as a record, read at now.
+	Write(i int, now time.Time) error
+	// Release ends the use of the messages' bytes.
+	Release()
 }
 
 // Clock is the feed's time: the tests give one that needs no sleep.
@@ -219,12 +240,23 @@ func (r *Runner) fail(err error) error {
 
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
-// frame is what a connection's reader hands on.
+// frame is what a connection's reader hands on: the messages read at
+// once (a nil one only kept the connection alive), and the error that
+// ended the connection after them.
 type frame struct {
-	b    []byte
-	size int64 // its share of maxReadAhead
+	msgs [][]byte
+	size int64 // their share of maxReadAhead
 	err  error
 }
+
+// A frame holds at most maxBatch messages and, past its first,
+// maxBatchBytes: a feed delivering faster than the run handles it is
+// read a batch at a time, one hand-off between the goroutines and one
+// clock reading for all of it, as a page is.
+const (
+	maxBatch      = 256
+	maxBatchBytes = 256 << 10
+)
 
 // maxReadAhead bounds the bytes of the messages read from a connection
 // and not yet handled: two messages of the largest size, so that reading
@@ -252,17 +284,26 @@ func (r *Runner) connection(ctx context.Context) (out outcome, heard bool, err e
 	}()
 	go func() {
 		for {
-			b, err := conn.read()
-			w := min(int64(len(b)), maxReadAhead)
-			if ahead.Acquire(rctx, w) != nil {
+			f := frame{}
+			bytes := 0
+			for {
+				b, err := conn.read()
+				f.msgs, f.err = append(f.msgs, b), err
+				bytes += len(b)
+				if err != nil || len(f.msgs) == maxBatch || bytes >= maxBatchBytes || !conn.ready() {
+					break
+				}
+			}
+			f.size = min(int64(bytes), maxReadAhead)
+			if ahead.Acquire(rctx, f.size) != nil {
 				return
 			}
 			select {
-			case frames <- frame{b, w, err}:
+			case frames <- f:
 			case <-rctx.Done():
 				return
 			}
-			if err != nil {
+			if f.err != nil {
 				return
 			}
 		}
@@ -297,23 +338,45 @@ func (r *Runner) connection(ctx context.Context) (out outcome, heard bool, err e
 			at, _ := r.watch.next()
 			timer = r.arm(at)
 		case f := <-frames:
-			ahead.Release(f.size) // f.b is handled before the next frame is taken
+			ahead.Release(f.size) // f's messages are handled before the next frame is taken
+			msgs := f.msgs
+			if f.err != nil {
+				msgs = msgs[:len(msgs)-1] // the read that failed
+			}
+			if len(msgs) > 0 {
+				heard = true
+				now := c.Clock.Now()
+				r.watch.message(now)
+				if out, done, err := r.frame(ctx, msgs, now); err != nil || done {
+					return out, heard, err
+				}
+			}
 			if f.err != nil {
 				c.Log.Warn("the feed's connection ended; reconnecting", "stream", c.Stream, "last_seq", r.seq.last, "error", c.Scrub(f.err.Error()))
 				return reconnect, heard, f.err
 			}
-			heard = true
-			now := c.Clock.Now()
-			r.watch.message(now)
-			if f.b == nil {
-				continue
-			}
-			out, done, err := r.message(ctx, f.b, now)
-			if err != nil || done {
-				return out, heard, err
-			}
 		}
 	}
+}
+
+// frame handles the messages of a frame in order (a nil one only kept
+// the connection alive), read from their bytes when the run can.
+func (r *Runner) frame(ctx context.Context, msgs [][]byte, now time.Time) (out outcome, done bool, err error) {
+	sc, ok := r.cfg.Sink.Scan(msgs)
+	if ok {
+		defer sc.Release()
+	} else {
+		sc = nil
+	}
+	for i, b := range msgs {
+		if b == nil {
+			continue
+		}
+		if out, done, err := r.message(ctx, b, sc, i, now); err != nil || done {
+			return out, done, err
+		}
+	}
+	return reconnect, false, nil
 }
 
 // arm is a timer for at; re-armed only when it fires, not per message.
@@ -328,27 +391,109 @@ func (r *Runner) arm(at time.Time) <-chan time.Time {
 	return r.cfg.Clock.After(d)
 }
 
-// message handles one message; done says the connection is to end, with
-// out.
-func (r *Runner) message(ctx context.Context, b []byte, now time.Time) (out outcome, done bool, err error) {
-	c := r.cfg
-	d := c.Def
-	v, err := codec.DecodeRecords(b)
-	if err != nil {
-		return reconnect, true, r.fail(fmt.Errorf("a message is not JSON: %w", err))
-	}
-	k := record
-	if d.TypePath != "" {
-		t, _ := streams.Lookup(v, d.TypePath)
-		ts := fmt.Sprint(t)
-		switch kk, ok := r.types[ts]; {
-		case ok:
-			k = kk
-		case len(d.RecordTypes) > 0:
-			k = other
+// A message is one message of the feed as read: its kind and, for a
+// record, its seq and the record, as its tree or spliced (message i of
+// scanned).
+type message struct {
+	kind    kind
+	seq     int64
+	tree    map[string]any
+	scanned Scanned
+	i       int
+}
+
+// read reads message i of a frame, b: from its bytes when the run
+// scanned it, else decoded. A scanned message whose type or seq is not
+// plain text is decoded too, so that both paths judge it alike.
+func (r *Runner) read(b []byte, sc Scanned, i int) (message, error) {
+	if sc != nil && sc.Spliced(i) {
+		if m, ok := r.scanned(sc, i); ok {
+			return m, nil
 		}
 	}
-	switch k {
+	return r.decoded(b)
+}
+
+// scanned reads spliced message i's type and seq from their text.
+func (r *Runner) scanned(sc Scanned, i int) (message, bool) {
+	d := r.cfg.Def
+	m := message{kind: record, scanned: sc, i: i}
+	if d.TypePath != "" {
+		text, ok := sc.Field(i, d.TypePath)
+		if !ok {
+			return m, false
+		}
+		t, number, ok := codec.Scalar(text)
+		if !ok || number {
+			return m, false // the tree path names what it is
+		}
+		m.kind = r.kindOf(t)
+	}
+	if m.kind != record {
+		return m, true
+	}
+	text, ok := sc.Field(i, d.SeqPath)
+	if !ok {
+		return m, false
+	}
+	seq, err := strconv.ParseInt(text, 10, 64)
+	if err != nil {
+		return m, false // not an integer: the tree path's error
+	}
+	m.seq = seq
+	return m, true
+}
+
+// decoded reads a message from its tree.
+func (r *Runner) decoded(b []byte) (message, error) {
+	d := r.cfg.Def
+	v, err := codec.DecodeRecords(b)
+	if err != nil {
+		return message{}, fmt.Errorf("a message is not JSON: %w", err)
+	}
+	m := message{kind: record}
+	if d.TypePath != "" {
+		t, _ := streams.Lookup(v, d.TypePath)
+		m.kind = r.kindOf(fmt.Sprint(t))
+	}
+	if m.kind != record {
+		return m, nil
+	}
+	tree, ok := v.(map[string]any)
+	if !ok {
+		return m, fmt.Errorf("a record message is not a JSON object (got a JSON %s)", codec.TypeName(v))
+	}
+	if m.seq, err = seqOf(tree, d.SeqPath); err != nil {
+		return m, err
+	}
+	m.tree = tree
+	return m, nil
+}
+
+// kindOf is the kind of a message of type t.
+func (r *Runner) kindOf(t string) kind {
+	if k, ok := r.types[t]; ok {
+		return k
+	}
+	if len(r.cfg.Def.RecordTypes) > 0 {
+		return other
+	}
+	return record
+}
+
+// message handles one message; done says the connection is to end, with
+// out.
+func (r *Runner) message(ctx context.Context, b []byte, sc Scanned, i int, now time.Time) (out outcome, done bool, err error) {
+	c := r.cfg
+	d := c.Def
+	m, err := r.read(b, sc, i)
+	if err != nil {
+		if m.kind == record { // a record message, malformed
+			c.Counts.Received.Add(1)
+		}
+		return reconnect, true, r.fail(err)
+	}
+	switch m.kind {
 	case heartbeat:
 		if r.pending > 0 {
 			return reconnect, false, r.checkpoint() // the feed is caught up
@@ -361,14 +506,7 @@ func (r *Runner) message(ctx context.Context, b []byte, now time.Time) (out outc
 		return reconnect, false, nil
 	}
 	c.Counts.Received.Add(1)
-	m, ok := v.(map[string]any)
-	if !ok {
-		return reconnect, true, r.fail(fmt.Errorf("a record message is not a JSON object (got a JSON %s)", codec.TypeName(v)))
-	}
-	seq, err := seqOf(m, d.SeqPath)
-	if err != nil {
-		return reconnect, true, r.fail(err)
-	}
+	seq := m.seq
 	switch r.seq.judge(seq) {
 	case dupe:
 		c.Counts.Dupes.Add(1)
@@ -390,7 +528,7 @@ func (r *Runner) message(ctx context.Context, b []byte, now time.Time) (out outc
 			return reconnect, true, nil
 		}
 	}
-	if err := r.write(m, seq, now); err != nil {
+	if err := r.write(m, now); err != nil {
 		return reconnect, true, err
 	}
 	if max := d.Stop.MaxRecords; max > 0 && r.written >= max {
@@ -405,11 +543,18 @@ func (r *Runner) message(ctx context.Context, b []byte, now time.Time) (out outc
 	return reconnect, false, nil
 }
 
-func (r *Runner) write(m map[string]any, seq int64, now time.Time) error {
-	if err := r.cfg.Sink.Record(m, seq); err != nil {
+// write writes record message m.
+func (r *Runner) write(m message, now time.Time) error {
+	var err error
+	if m.scanned != nil {
+		err = m.scanned.Write(m.i, now)
+	} else {
+		err = r.cfg.Sink.Record(m.tree, m.seq, now)
+	}
+	if err != nil {
 		return r.fail(err)
 	}
-	r.seq.wrote(seq)
+	r.seq.wrote(m.seq)
 	r.pending++
 	r.written++
 	r.watch.record(now)
@@ -445,7 +590,7 @@ func (r *Runner) backfill(ctx context.Context, to int64) error {
 		if !ok {
 			break
 		}
-		if err := r.write(m, s, now); err != nil {
+		if err := r.write(message{kind: record, seq: s, tree: m}, now); err != nil {
 			return err
 		}
 		c.Counts.Backfilled.Add(1)

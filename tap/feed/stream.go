@@ -25,13 +25,15 @@ type Client interface {
 // Run is the run's side of a feed stream: its record pipeline, its STATE
 // and the walk of a REST stream's pages.
 type Run interface {
-	// Record takes one record through the pipeline.
-	Record(rec map[string]any) error
+	// Record takes one record, read at now, through the pipeline.
+	Record(rec map[string]any, now time.Time) error
 	// Checkpoint writes STATE with seq as the feed's place.
 	Checkpoint(seq int64) error
 	// Walk reads d's pages from first, in order, handing each record to
 	// each.
 	Walk(ctx context.Context, d *streams.Definition, first streams.Request, each func(rec any) error) error
+	// Scan reads messages from their bytes (Sink.Scan).
+	Scan(msgs [][]byte) (Scanned, bool)
 }
 
 // Stream is one feed stream as a run reads it.
@@ -149,7 +151,7 @@ func (s Stream) runner() (*Runner, string, error) {
 		Scrub: s.Client.Scrub,
 		Idle:  idle, MaxReconnects: maxReconnects,
 		BaseDelay: s.BaseDelay, MaxDelay: s.MaxDelay,
-		Sink: sink{s}, Log: s.Log, Rand: s.Rand, Counts: s.Counts,
+		Sink: sink{s}, Log: s.Log, Rand: s.Rand, Counts: s.Counts, Clock: runClock(s.Now),
 	})
 	shown := s.Client.Shown(u)
 	if f.Protocol == streams.FeedWebSocket {
@@ -161,9 +163,13 @@ func (s Stream) runner() (*Runner, string, error) {
 // sink is the Sink of a Stream: its Run, and the backfill stream's walk.
 type sink struct{ s Stream }
 
-func (k sink) Record(rec map[string]any, _ int64) error { return k.s.Run.Record(rec) }
+func (k sink) Record(rec map[string]any, _ int64, now time.Time) error {
+	return k.s.Run.Record(rec, now)
+}
 
 func (k sink) Checkpoint(seq int64) error { return k.s.Run.Checkpoint(seq) }
+
+func (k sink) Scan(msgs [][]byte) (Scanned, bool) { return k.s.Run.Scan(msgs) }
 
 // Backfill walks the backfill stream's pages for [from, to], in order.
 func (k sink) Backfill(ctx context.Context, from, to int64, each func(rec any) error) error {
@@ -180,3 +186,10 @@ func (k sink) Backfill(ctx context.Context, from, to int64, each func(rec any) e
 	req = req.WithParams(fb.FromParam, strconv.FormatInt(from, 10), fb.ToParam, strconv.FormatInt(to, 10))
 	return k.s.Run.Walk(ctx, b, req, each)
 }
+
+// runClock is the run's clock (what records are stamped with) with the
+// wall clock's timers.
+type runClock func() time.Time
+
+func (c runClock) Now() time.Time                       { return c() }
+func (runClock) After(d time.Duration) <-chan time.Time { return time.After(d) }

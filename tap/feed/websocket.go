@@ -76,6 +76,9 @@ func (w *ws) read() ([]byte, error) {
 	return b, err
 }
 
+// ready: coder/websocket does not say what it has buffered.
+func (w *ws) ready() bool { return false }
+
 func (w *ws) close() {
 	w.cancel()
 	w.c.CloseNow()

@@ -63,6 +63,15 @@ type Stream struct {
 	Library codec.Library
 }
 
+// feedCapture is what a feed reads of a message before it writes it as
+// a record: its seq and its type (tap/feed).
+func feedCapture(d *streams.Definition) []string {
+	if f := d.Feed; f != nil {
+		return []string{f.SeqPath, f.TypePath}
+	}
+	return nil
+}
+
 // trees reports whether the run needs every record's tree: deselected
 // properties to drop without maps that drop them, a stream neither
 // written nor read for its children.
@@ -105,7 +114,11 @@ func New(s Stream) *Reader {
 	// So does a csv body, its rows given as their records' JSON texts,
 	// and a page of either of a paginated stream.
 	lines := d.Async == nil && linesOf(d.BodyFormat(), d) || d.Async != nil && linesOf(d.Async.DownloadFormat(d), d)
-	if s.trees() || d.BodyFormat() != streams.FormatJSON && !lines || len(d.PrimaryKey) == 0 ||
+	// A feed's messages are records a message each, scanned as lines
+	// (Page.ScanLines): it needs no primary key (the walk's guard and
+	// dedupe read it; a feed has its seq), nor a paginator.
+	feed := d.Feed != nil
+	if s.trees() || d.BodyFormat() != streams.FormatJSON && !lines || len(d.PrimaryKey) == 0 && !feed ||
 		d.SoftDelete != nil || d.Reconcile != nil {
 		return nil
 	}
@@ -120,17 +133,20 @@ func New(s Stream) *Reader {
 		}
 	}
 	reads, ok := d.PageReads()
-	if !ok || d.Pagination.Type == "" && !lines {
+	if feed {
+		reads, ok = streams.PageReads{Fields: feedCapture(d)}, true
+	}
+	if !ok || d.Pagination.Type == "" && !lines && !feed {
 		// A stream that names no pagination has always been read through
 		// the tree: splicing it would change the bytes of its records.
 		// Otherwise the paginator reads the body's tree.
 		return nil
 	}
 	for _, f := range reads.Fields {
-		if f == "" {
+		if f == "" && !feed {
 			return nil // an option unset: the stream does not check
 		}
-		capture = appendNew(capture, f)
+		capture = appendNew(capture, f) // a feed's unset type_path: none
 	}
 	capture = appendNew(capture, d.ReplicationKey)
 	if inj != nil && slices.Contains(capture, inj.name) {
@@ -553,6 +569,10 @@ func (p *Page) Raw(i int) (raw []byte, ok bool, err error) {
 	}
 	return r.Raw, true, nil
 }
+
+// Field is the JSON text of the captured property name of spliced
+// record i; ok is false when the record has none.
+func (p *Page) Field(i int, name string) (text string, ok bool) { return p.keys[i].Field(name) }
 
 // Value is the captured property name of spliced record i, as
 // codec.Decode would give it; nil when the record has none.
