@@ -94,13 +94,19 @@ func (l *listener) Scan(msgs [][]byte) (feed.Scanned, bool) {
 		return nil, false
 	}
 	l.msgs = scanned{l: l, p: p}
+	if n := l.n; len(n.children) == 0 && len(n.selectedOutputs()) == 1 {
+		// The frame's RECORD lines go out together, as a page's do.
+		n.write.StartPage(l.e.out)
+		l.msgs.gathered = true
+	}
 	return &l.msgs, true
 }
 
 // scanned are a frame's messages read from their bytes (feed.Scanned).
 type scanned struct {
-	l *listener
-	p *splice.Page
+	l        *listener
+	p        *splice.Page
+	gathered bool // the node's page writer gathers the frame's lines
 }
 
 // Spliced: the walker is sure of the record (else it is the tree path's,
@@ -124,7 +130,15 @@ func (s *scanned) Write(i int, now time.Time) error {
 	return e.emitSpliced(n, s.p, i, raw, now, streams.Partition{})
 }
 
-func (s *scanned) Release() { s.p.Release() }
+func (s *scanned) Release() error {
+	var err error
+	if s.gathered {
+		s.gathered = false
+		err = s.l.n.write.EndPage()
+	}
+	s.p.Release()
+	return err
+}
 
 // messageLines are a frame's messages as a page of lines (splice.Lines).
 type messageLines [][]byte
@@ -138,6 +152,11 @@ func (l *listener) Record(rec map[string]any, now time.Time) error {
 }
 
 func (l *listener) Checkpoint(seq int64) error {
+	if l.msgs.gathered {
+		if err := l.n.write.Flush(); err != nil {
+			return err // the records before it go out before its STATE
+		}
+	}
 	l.e.state.SetSeq(l.n.def.Name, seq)
 	if !l.n.selected {
 		return nil

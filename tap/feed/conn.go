@@ -13,8 +13,9 @@ import (
 
 // conn is one connection of a feed: its messages in order, until it
 // ends. read returns nil without an error for what only says the
-// connection is alive (an SSE comment, an empty line); it is called from
-// one goroutine, close from another.
+// connection is alive (an SSE comment, an empty line); the bytes it
+// returns are valid until its next call. It is called from one
+// goroutine, close from another.
 type conn interface {
 	read() ([]byte, error)
 	// ready reports whether the next read returns without waiting: a
@@ -110,7 +111,7 @@ func (n ndjson) read() ([]byte, error) {
 	if err != nil || len(bytes.TrimSpace(b)) == 0 {
 		return nil, err // an empty line keeps the connection alive
 	}
-	return bytes.Clone(b), nil
+	return b, nil
 }
 
 // sse is a feed of server-sent events: each event's data is a message;
@@ -135,7 +136,7 @@ func (s *sse) read() ([]byte, error) {
 			if !has {
 				return nil, nil
 			}
-			return bytes.Clone(s.data), nil
+			return s.data, nil
 		}
 		if b[0] == ':' {
 			if !has {

@@ -56,8 +56,9 @@ type Scanned interface {
 	Field(i int, name string) (text string, ok bool)
 	// Write writes spliced message i as a record, read at now.
 	Write(i int, now time.Time) error
-	// Release ends the use of the messages' bytes.
-	Release()
+	// Release ends the use of the messages' bytes, and writes what their
+	// records left gathered.
+	Release() error
 }
 
 // Clock is the feed's time: the tests give one that needs no sleep.
@@ -241,12 +242,48 @@ func (r *Runner) fail(err error) error {
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
 // frame is what a connection's reader hands on: the messages read at
-// once (a nil one only kept the connection alive), and the error that
-// ended the connection after them.
+// once (a nil one only kept the connection alive), copied into buf, and
+// the error that ended the connection after them. Frames are reused: the
+// run gives one back once it has handled its messages.
 type frame struct {
 	msgs [][]byte
+	buf  []byte
+	ends []int // of each message in buf; -1: a keep-alive
 	size int64 // their share of maxReadAhead
 	err  error
+}
+
+// read reads messages from conn into f until one would wait, or f is
+// full: maxBatch messages or, past its first, maxBatchBytes. A read's
+// bytes are valid until the next read: they are copied into f.buf.
+func (f *frame) read(conn conn) {
+	f.msgs, f.buf, f.ends, f.err = f.msgs[:0], f.buf[:0], f.ends[:0], nil
+	for len(f.ends) < maxBatch && len(f.buf) < maxBatchBytes {
+		b, err := conn.read()
+		if err != nil {
+			f.err = err
+			break
+		}
+		if b == nil {
+			f.ends = append(f.ends, -1)
+		} else {
+			f.buf = append(f.buf, b...)
+			f.ends = append(f.ends, len(f.buf))
+		}
+		if !conn.ready() {
+			break
+		}
+	}
+	from := 0
+	for _, end := range f.ends {
+		if end < 0 {
+			f.msgs = append(f.msgs, nil)
+			continue
+		}
+		f.msgs = append(f.msgs, f.buf[from:end:end])
+		from = end
+	}
+	f.size = min(int64(len(f.buf)), maxReadAhead)
 }
 
 // A frame holds at most maxBatch messages and, past its first,
@@ -256,6 +293,7 @@ type frame struct {
 const (
 	maxBatch      = 256
 	maxBatchBytes = 256 << 10
+	framesAhead   = 4
 )
 
 // maxReadAhead bounds the bytes of the messages read from a connection
@@ -275,7 +313,10 @@ func (r *Runner) connection(ctx context.Context) (out outcome, heard bool, err e
 	}
 	// The messages read and not yet handled are bounded in bytes, not in
 	// count: with a stalled stdout, 256 messages of 16 MiB would be 4 GiB.
-	frames := make(chan frame, 256)
+	// A few frames ahead keep the reader busy while the run writes; the
+	// frames handled come back (free) for the next reads.
+	frames := make(chan *frame, framesAhead)
+	free := make(chan *frame, framesAhead+2)
 	ahead := semaphore.NewWeighted(maxReadAhead)
 	rctx, stop := context.WithCancel(ctx)
 	defer func() {
@@ -284,17 +325,13 @@ func (r *Runner) connection(ctx context.Context) (out outcome, heard bool, err e
 	}()
 	go func() {
 		for {
-			f := frame{}
-			bytes := 0
-			for {
-				b, err := conn.read()
-				f.msgs, f.err = append(f.msgs, b), err
-				bytes += len(b)
-				if err != nil || len(f.msgs) == maxBatch || bytes >= maxBatchBytes || !conn.ready() {
-					break
-				}
+			var f *frame
+			select {
+			case f = <-free:
+			default:
+				f = new(frame)
 			}
-			f.size = min(int64(bytes), maxReadAhead)
+			f.read(conn)
 			if ahead.Acquire(rctx, f.size) != nil {
 				return
 			}
@@ -339,21 +376,22 @@ func (r *Runner) connection(ctx context.Context) (out outcome, heard bool, err e
 			timer = r.arm(at)
 		case f := <-frames:
 			ahead.Release(f.size) // f's messages are handled before the next frame is taken
-			msgs := f.msgs
-			if f.err != nil {
-				msgs = msgs[:len(msgs)-1] // the read that failed
-			}
-			if len(msgs) > 0 {
+			if len(f.msgs) > 0 {
 				heard = true
 				now := c.Clock.Now()
 				r.watch.message(now)
-				if out, done, err := r.frame(ctx, msgs, now); err != nil || done {
+				if out, done, err := r.frame(ctx, f.msgs, now); err != nil || done {
 					return out, heard, err
 				}
 			}
-			if f.err != nil {
-				c.Log.Warn("the feed's connection ended; reconnecting", "stream", c.Stream, "last_seq", r.seq.last, "error", c.Scrub(f.err.Error()))
-				return reconnect, heard, f.err
+			ferr := f.err
+			select {
+			case free <- f: // handled: its bytes are no one's
+			default:
+			}
+			if ferr != nil {
+				c.Log.Warn("the feed's connection ended; reconnecting", "stream", c.Stream, "last_seq", r.seq.last, "error", c.Scrub(ferr.Error()))
+				return reconnect, heard, ferr
 			}
 		}
 	}
@@ -364,7 +402,11 @@ func (r *Runner) connection(ctx context.Context) (out outcome, heard bool, err e
 func (r *Runner) frame(ctx context.Context, msgs [][]byte, now time.Time) (out outcome, done bool, err error) {
 	sc, ok := r.cfg.Sink.Scan(msgs)
 	if ok {
-		defer sc.Release()
+		defer func() {
+			if rerr := sc.Release(); err == nil && rerr != nil {
+				out, done, err = reconnect, true, r.fail(rerr)
+			}
+		}()
 	} else {
 		sc = nil
 	}
