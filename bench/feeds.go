@@ -44,39 +44,52 @@ func (b *bench) feedsConfig(name, baseURL, protocol string) (string, error) {
 }
 
 // feeds measures the tap, pinned to one core, on the same n small trades
-// read as each protocol's local feed and as keyset pages: records/s and
-// CPU time (user + system) per record, and each feed's CPU per record
-// against the pages' (issue 44's target: at most 1.5).
-func (b *bench) feeds(ctx context.Context, rep *report, n int) error {
+// read as each protocol's local feed and as keyset pages, in reps
+// interleaved rounds: the median records/s and CPU time (user + system)
+// per record, and each feed's CPU per record against the pages' (issue
+// 44's target: at most 1.5).
+func (b *bench) feeds(ctx context.Context, rep *report, n, reps int) error {
 	const sc = "feeds"
-	cpu := map[string]float64{}
-	for _, protocol := range []string{"", "websocket", "sse", "ndjson"} {
-		what := "keyset pages"
-		if protocol != "" {
-			what = protocol + " feed"
-		}
-		progress(fmt.Sprintf("feeds: tap on %s trades as a %s", thousands(int64(n)), what))
-		srv, url, err := startDemo(demoapi.Config{Seed: 7, FeedTrades: n, MaxPageSize: pageSize})
-		if err != nil {
-			return err
-		}
-		cfg, err := b.feedsConfig(fmt.Sprintf("trades_%s_%d.json", what, n), url, protocol)
-		if err != nil {
+	protocols := []string{"", "websocket", "sse", "ndjson"}
+	runs := map[string][]*tapRun{}
+	for round := 1; round <= reps; round++ {
+		for _, protocol := range protocols {
+			what := feedWhat(protocol)
+			progress(fmt.Sprintf("feeds: round %d of %d: tap on %s trades as a %s", round, reps, thousands(int64(n)), what))
+			srv, url, err := startDemo(demoapi.Config{Seed: 7, FeedTrades: n, MaxPageSize: pageSize})
+			if err != nil {
+				return err
+			}
+			cfg, err := b.feedsConfig(fmt.Sprintf("trades_%s_%d.json", what, n), url, protocol)
+			if err != nil {
+				srv.Close()
+				return err
+			}
+			r, err := b.runPinnedTap(ctx, cfg, n, what)
 			srv.Close()
-			return err
+			if err != nil {
+				return err
+			}
+			runs[protocol] = append(runs[protocol], r)
 		}
-		r, err := b.runPinnedTap(ctx, cfg, n, what)
-		srv.Close()
-		if err != nil {
-			return err
-		}
-		rep.add(sc, what+" records/s", thousands(int64(float64(n)/r.wall.Seconds())), "", "")
-		cpu[protocol] = (r.user + r.sys).Seconds() / float64(n) * 1e6
+	}
+	cpu := map[string]float64{}
+	for _, protocol := range protocols {
+		what := feedWhat(protocol)
+		cpu[protocol] = medianCPU(runs[protocol]).Seconds() / float64(n) * 1e6
+		rep.add(sc, what+" records/s", thousands(int64(float64(n)/median(runs[protocol]).wall.Seconds())), "", "")
 		rep.add(sc, what+" CPU per record", fmt.Sprintf("%.2f µs", cpu[protocol]), "", "")
 	}
-	for _, protocol := range []string{"websocket", "sse", "ndjson"} {
+	for _, protocol := range protocols[1:] {
 		ratio := cpu[protocol] / cpu[""]
 		rep.check(sc, protocol+"/pages (CPU per record)", fmt.Sprintf("%.2f", ratio), "≤ 1.5", ratio <= 1.5)
 	}
 	return nil
+}
+
+func feedWhat(protocol string) string {
+	if protocol == "" {
+		return "keyset pages"
+	}
+	return protocol + " feed"
 }

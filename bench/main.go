@@ -161,7 +161,7 @@ import (
 func main() {
 	records := flag.Int("records", 0, "records in the throughput and memory scenarios [1,000,000; 20,000 with -quick]")
 	quick := flag.Bool("quick", false, "tiny sizes, for a CI smoke run")
-	reps := flag.Int("reps", 0, "rounds of the models scenario, interleaved [3; 1 with -quick]")
+	reps := flag.Int("reps", 0, "rounds of the models, perpage and feeds scenarios, interleaved [3; 1 with -quick]")
 	against := flag.String("against", "", "another tap to run beside this one in the models scenario, in the same rounds: a tap binary or a git revision (built in a temporary worktree)")
 	only := flag.String("only", "", "comma-separated scenarios to run: throughput (with memory and stream maps), limit, perpage, models, quota, scale-out, pause, cost, formats, feeds, reconcile [all]")
 	raw := flag.String("rawcopy", "", "internal: run as the limit scenario's raw copy of the pages at this URL")
@@ -306,7 +306,7 @@ func run(records, reps int, quick bool, only, against string) int {
 		}
 	}
 	if want("feeds") {
-		if err := b.feeds(ctx, rep, n); err != nil {
+		if err := b.feeds(ctx, rep, n, reps); err != nil {
 			fail("feeds", err)
 		}
 	}
