@@ -121,8 +121,9 @@ type sse struct {
 	data []byte
 }
 
-// ready: an event ends with an empty line.
-func (s *sse) ready() bool { return s.buffered("\n\n") || s.buffered("\r\n\r\n") }
+// ready: an event ends with an empty line. (A server that ends its
+// lines with \r\n is read an event at a time.)
+func (s *sse) ready() bool { return s.buffered("\n\n") }
 
 func (s *sse) read() ([]byte, error) {
 	s.data = s.data[:0]
