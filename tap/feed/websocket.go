@@ -130,8 +130,8 @@ func (u *upgrade) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // A batchedConn reads a websocket's connection in chunks of up to
-// batchedRead bytes; after a read that found less than an eighth of
-// that, it pauses readPause first. A server writes each message on its
+// batchedRead bytes; after a read that did not fill them, it pauses
+// readPause first. A server writes each message on its
 // own: a reader as fast as it read one message per read syscall, and the
 // syscalls were most of a websocket feed's CPU. The pause lets a busy
 // feed's messages gather (hundreds in a millisecond); a quiet feed's
@@ -160,7 +160,7 @@ func (b *batchedConn) Read(p []byte) (int, error) {
 		}
 		n, err := b.ReadWriteCloser.Read(b.buf)
 		b.r, b.w, b.err = 0, n, err
-		b.little = n < len(b.buf)/8
+		b.little = n < len(b.buf)
 		if n == 0 {
 			return 0, err
 		}
