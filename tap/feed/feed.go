@@ -385,9 +385,11 @@ func (r *Runner) connection(ctx context.Context) (out outcome, heard bool, err e
 				}
 			}
 			ferr := f.err
-			select {
-			case free <- f: // handled: its bytes are no one's
-			default:
+			if cap(f.buf) <= 2*maxBatchBytes { // not one kept for a message of 16 MiB
+				select {
+				case free <- f: // handled: its bytes are no one's
+				default:
+				}
 			}
 			if ferr != nil {
 				c.Log.Warn("the feed's connection ended; reconnecting", "stream", c.Stream, "last_seq", r.seq.last, "error", c.Scrub(ferr.Error()))
