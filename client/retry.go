@@ -308,7 +308,7 @@ func (cs *call) backoff(_, _ time.Duration, _ int, _ *http.Response) time.Durati
 	c := cs.c
 	o := cs.last
 	c.stats.retried(cs.req.Stream)
-	args := []any{"stream", cs.req.Stream, "method", cs.method, "url", cs.logURL,
+	args := []any{"stream", cs.req.Stream, "method", cs.method, "url", cs.shownURL(),
 		"attempt", cs.attempts, "max_attempts", c.cfg.MaxAttempts, "wait", cs.wait.String()}
 	if o.status != 0 {
 		args = append(args, "status", o.status)
