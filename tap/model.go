@@ -1,8 +1,6 @@
 package tap
 
 import (
-	"sync/atomic"
-
 	"github.com/tap-dev/tap/client"
 	"github.com/tap-dev/tap/records"
 	"github.com/tap-dev/tap/streams"
@@ -45,19 +43,12 @@ type decoded struct {
 	err error
 }
 
-// builds counts what the run compiled, stream by stream: the tests that
-// prove each is built once per stream read it.
-type builds struct {
-	statusRules, paginators, fetchers, decoders atomic.Int64
-}
-
 // statusRules are n's on_status rules for the client, merged once: the
 // config's on_status, the stream's ignore_statuses and its on_status.
 func (e *engine) statusRules(n *node) map[int]client.StatusRule {
 	m := n.model
 	if !m.statusDone {
 		m.statusDone = true
-		e.built.statusRules.Add(1)
 		if rules := streams.StatusRules(e.cfg.OnStatus, n.def); len(rules) > 0 {
 			m.onStatus = make(map[int]client.StatusRule, len(rules))
 			for code, rule := range rules {
@@ -73,7 +64,6 @@ func (e *engine) statusRules(n *node) map[int]client.StatusRule {
 func (e *engine) pager(n *node) (streams.Paginator, error) {
 	m := n.model
 	if m.pager == nil && m.pagerErr == nil {
-		e.built.paginators.Add(1)
 		m.pager, m.pagerErr = pages.New(n.def)
 	}
 	return m.pager, m.pagerErr
@@ -84,7 +74,6 @@ func (e *engine) pager(n *node) (streams.Paginator, error) {
 func (e *engine) fetchOf(n *node) streams.Fetch {
 	m := n.model
 	if m.fetch == nil {
-		e.built.fetchers.Add(1)
 		m.fetch = e.fetch(n)
 	}
 	return m.fetch
@@ -95,7 +84,6 @@ func (e *engine) decoder(n *node, format string) (*decoder.Decoder, error) {
 	m := n.model
 	d, ok := m.decoders[format]
 	if !ok {
-		e.built.decoders.Add(1)
 		d.dec, d.err = decoder.New(n.def, format, e.cfg.Schemas[n.def.Name])
 		if m.decoders == nil {
 			m.decoders = map[string]decoded{}

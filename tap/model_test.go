@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/tap-dev/tap/settings"
+	"github.com/tap-dev/tap/streams"
 	"github.com/tap-dev/tap/tap/state"
 )
 
@@ -61,6 +62,19 @@ func TestStreamCompiledOncePerRun(t *testing.T) {
 	}
 	rec := &recorder{}
 	e := testEngine(t, cfg, run{state: state.New(), out: rec, log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	// A stream's fetcher is built with its decoder and splice reader, from
+	// its model, which holds its paginator and status rules: one fetcher
+	// and one model per stream say none of them was built again.
+	fetchers, models := map[string]int{}, map[string]map[*model]bool{}
+	fetch := e.fetch
+	e.fetch = func(n *node) streams.Fetch {
+		fetchers[n.def.Name]++
+		if models[n.def.Name] == nil {
+			models[n.def.Name] = map[*model]bool{}
+		}
+		models[n.def.Name][n.model] = true
+		return fetch(n)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // a bound, not a wait
 	defer cancel()
 	if err := e.sync(ctx, time.Hour); err != nil {
@@ -72,14 +86,14 @@ func TestStreamCompiledOncePerRun(t *testing.T) {
 	if got := requests.Load(); got != parents+1 {
 		t.Fatalf("requests: %d, want %d", got, parents+1)
 	}
-	for what, got := range map[string]int64{
-		"paginators (definition checks)": e.built.paginators.Load(),
-		"status rules":                   e.built.statusRules.Load(),
-		"fetchers":                       e.built.fetchers.Load(),
-		"decoders":                       e.built.decoders.Load(),
-	} {
-		if got != 2 {
-			t.Errorf("%s built %d times for 2 streams and %d child walks, want once per stream", what, got, parents)
+	for _, stream := range []string{"p", "c"} {
+		if fetchers[stream] != 1 || len(models[stream]) != 1 {
+			t.Errorf("stream %s: %d fetchers from %d models for %d child walks, want one of each", stream, fetchers[stream], len(models[stream]), parents)
+		}
+	}
+	for _, n := range e.nodes {
+		if m := n.model; m.pager == nil || !m.statusDone {
+			t.Errorf("stream %s: paginator and status rules not kept in its model", n.def.Name)
 		}
 	}
 }

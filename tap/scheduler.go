@@ -87,8 +87,6 @@ type engine struct {
 	conn   *connect.Conn
 	client *client.Client
 
-	built builds // what the run compiled, per stream (model.go)
-
 	// splice makes the reader of a stream's pages as spliced records:
 	// splice.New (nil: the stream reads every record's tree).
 	splice func(splice.Stream) *splice.Reader
