@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"slices"
 )
 
 // benchMaps is the stream map of the stream maps scenario: a hash, an
@@ -38,18 +37,9 @@ func (b *bench) streamMaps(ctx context.Context, rep *report, n int) error {
 		}
 		plain, mapped = append(plain, p), append(mapped, m)
 	}
-	cpu := func(r *tapRun) float64 { return (r.user + r.sys).Seconds() }
-	medianCPU := func(runs []*tapRun) float64 {
-		s := make([]float64, len(runs))
-		for i, r := range runs {
-			s[i] = cpu(r)
-		}
-		slices.Sort(s)
-		return s[len(s)/2]
-	}
 	p, m := median(plain), median(mapped)
 	plainRate, mappedRate := float64(n)/p.wall.Seconds(), float64(n)/m.wall.Seconds()
-	plainCPU, mappedCPU := medianCPU(plain), medianCPU(mapped)
+	plainCPU, mappedCPU := medianCPU(plain).Seconds(), medianCPU(mapped).Seconds()
 	rep.add(sc, "unmapped records/s (median)", thousands(int64(plainRate)), "", "")
 	rep.add(sc, "mapped records/s (median)", thousands(int64(mappedRate)), "", "")
 	rep.add(sc, "CPU user+sys (median)", fmt.Sprintf("mapped %.2f s, unmapped %.2f s", mappedCPU, plainCPU), "", "")

@@ -463,34 +463,13 @@ func nullSchema(v any) bool {
 	return typed
 }
 
-// resolve follows a JSON pointer from the document's root.
+// resolve follows a JSON pointer from the document's root (not to the
+// root itself: a cycle, the library's).
 func resolve(doc any, pointer string) (any, bool) {
 	if pointer == "" {
-		return nil, false // the root itself: a cycle, the library's
+		return nil, false
 	}
-	if pointer[0] != '/' {
-		return nil, false // an anchor
-	}
-	for _, tok := range strings.Split(pointer[1:], "/") {
-		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
-		switch d := doc.(type) {
-		case map[string]any:
-			v, ok := d[tok]
-			if !ok {
-				return nil, false
-			}
-			doc = v
-		case []any:
-			i, err := strconv.Atoi(tok)
-			if err != nil || i < 0 || i >= len(d) {
-				return nil, false
-			}
-			doc = d[i]
-		default:
-			return nil, false
-		}
-	}
-	return doc, true
+	return Pointer(doc, pointer)
 }
 
 func (n *shapeNode) compile(c *shapeCompiler, m map[string]any, root bool) error {

@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"strings"
 
+	"github.com/tap-dev/tap/codec"
 	"github.com/tap-dev/tap/inputfile"
 	"github.com/tap-dev/tap/yamlbound"
 )
@@ -94,11 +95,14 @@ const maxRefHops = 32
 // A docLoader builds a document's values from its JSON tree, following
 // $refs within it and to files in its folder.
 type docLoader struct {
-	root    string         // the document's file
-	dir     string         // its folder: $refs are followed inside it only
-	v2      bool           // Swagger 2.0
-	files   map[string]any // file → decoded tree; the document's own too
-	schemas map[uintptr]*schema
+	root string // the document's file
+	dir  string // its folder: $refs are followed inside it only
+	v2   bool   // Swagger 2.0
+	// produces are Swagger 2's media types of a response whose operation
+	// names none: the document's, else JSON.
+	produces []string
+	files    map[string]any // file → decoded tree; the document's own too
+	schemas  map[uintptr]*schema
 }
 
 // A node is a value of the tree and the file it is in (which relative
@@ -113,8 +117,8 @@ type node struct {
 func buildDocument(tree map[string]any, file string, v2 bool) (*document, error) {
 	abs, _ := filepath.Abs(file)
 	l := &docLoader{root: abs, dir: filepath.Dir(abs), v2: v2, files: map[string]any{abs: tree}, schemas: map[uintptr]*schema{}}
+	l.produces = mediaTypes(tree["produces"], []string{"application/json"})
 	doc := &document{Paths: map[string]*pathItem{}}
-	top := node{abs, tree}
 	doc.Servers = l.servers(tree)
 	paths, _ := tree["paths"].(map[string]any)
 	for name, v := range paths {
@@ -130,7 +134,7 @@ func buildDocument(tree map[string]any, file string, v2 bool) (*document, error)
 		if pi.Parameters, err = l.parameters(node{item.file, m["parameters"]}); err != nil {
 			return nil, err
 		}
-		if pi.Get, err = l.operation(node{item.file, m["get"]}, top); err != nil {
+		if pi.Get, err = l.operation(node{item.file, m["get"]}); err != nil {
 			return nil, err
 		}
 		doc.Paths[name] = pi
@@ -192,7 +196,7 @@ func (l *docLoader) servers(tree map[string]any) []*server {
 }
 
 // operation reads a GET operation: its parameters and responses.
-func (l *docLoader) operation(n, top node) (*operation, error) {
+func (l *docLoader) operation(n node) (*operation, error) {
 	n, err := l.deref(n)
 	if err != nil {
 		return nil, err
@@ -201,18 +205,6 @@ func (l *docLoader) operation(n, top node) (*operation, error) {
 	op := &operation{Responses: map[string]*response{}}
 	if op.Parameters, err = l.parameters(node{n.file, m["parameters"]}); err != nil {
 		return nil, err
-	}
-	produces := []string{"application/json"}
-	if l.v2 {
-		for _, from := range []any{m["produces"], top.v.(map[string]any)["produces"]} {
-			if list := asList(from); len(list) > 0 {
-				produces = produces[:0]
-				for _, p := range list {
-					produces = append(produces, str(p))
-				}
-				break
-			}
-		}
 	}
 	responses, _ := m["responses"].(map[string]any)
 	for code, v := range responses {
@@ -235,7 +227,7 @@ func (l *docLoader) operation(n, top node) (*operation, error) {
 				if err != nil {
 					return nil, err
 				}
-				for _, mt := range produces {
+				for _, mt := range mediaTypes(m["produces"], l.produces) {
 					resp.Content[mt] = s
 				}
 			}
@@ -254,6 +246,18 @@ func (l *docLoader) operation(n, top node) (*operation, error) {
 		op.Responses[code] = resp
 	}
 	return op, nil
+}
+
+// mediaTypes is a Swagger 2 produces list, or def when it names none.
+func mediaTypes(list any, def []string) []string {
+	var out []string
+	for _, mt := range asList(list) {
+		out = append(out, str(mt))
+	}
+	if len(out) == 0 {
+		return def
+	}
+	return out
 }
 
 // parameters reads a list of parameters; Swagger 2's body and form
@@ -528,39 +532,12 @@ func decodeTree(data []byte) (any, error) {
 	return yamlbound.Decode(data, yamlbound.MaxNodes)
 }
 
-// pointer follows a JSON pointer (a $ref's fragment, percent-encoded or
-// not) in tree.
+// pointer follows a $ref's fragment, percent-encoded or not, in tree.
 func pointer(tree any, frag string) (any, bool) {
 	if unescaped, err := url.PathUnescape(frag); err == nil {
 		frag = unescaped
 	}
-	if frag == "" {
-		return tree, true
-	}
-	if !strings.HasPrefix(frag, "/") {
-		return nil, false
-	}
-	cur := tree
-	for _, tok := range strings.Split(frag[1:], "/") {
-		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
-		switch c := cur.(type) {
-		case map[string]any:
-			next, ok := c[tok]
-			if !ok {
-				return nil, false
-			}
-			cur = next
-		case []any:
-			var i int
-			if _, err := fmt.Sscan(tok, &i); err != nil || i < 0 || i >= len(c) {
-				return nil, false
-			}
-			cur = c[i]
-		default:
-			return nil, false
-		}
-	}
-	return cur, true
+	return codec.Pointer(tree, frag)
 }
 
 func asList(v any) []any {

@@ -333,9 +333,9 @@ func pointerText(p string) string {
 // the object at instanceLoc. ok is false when either cannot be resolved
 // (a $ref in between, say); the library's message is used then.
 func missingRequired(schema map[string]any, record any, keywordLoc, instanceLoc string) (names []string, ok bool) {
-	req, found := resolvePointer(schema, strings.TrimSuffix(keywordLoc, "/required")+"/required")
+	req, found := codec.Pointer(schema, strings.TrimSuffix(keywordLoc, "/required")+"/required")
 	list, isList := req.([]any)
-	obj, _ := resolvePointer(record, instanceLoc)
+	obj, _ := codec.Pointer(record, instanceLoc)
 	m, isObj := obj.(map[string]any)
 	if !found || !isList || !isObj {
 		return nil, false
@@ -348,32 +348,6 @@ func missingRequired(schema map[string]any, record any, keywordLoc, instanceLoc 
 		}
 	}
 	return names, len(names) > 0
-}
-
-// resolvePointer follows an RFC 6901 JSON pointer into a decoded value.
-func resolvePointer(v any, pointer string) (any, bool) {
-	if pointer == "" {
-		return v, true
-	}
-	for _, tok := range strings.Split(strings.TrimPrefix(pointer, "/"), "/") {
-		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
-		switch c := v.(type) {
-		case map[string]any:
-			var ok bool
-			if v, ok = c[tok]; !ok {
-				return nil, false
-			}
-		case []any:
-			i, err := strconv.Atoi(tok)
-			if err != nil || i < 0 || i >= len(c) {
-				return nil, false
-			}
-			v = c[i]
-		default:
-			return nil, false
-		}
-	}
-	return v, true
 }
 
 func escapePointer(name string) string {
