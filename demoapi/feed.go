@@ -1,15 +1,18 @@
 package demoapi
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/coder/websocket"
+	"github.com/gobwas/ws"
 )
 
 // The feeds: numbered trades, 1..FeedTrades, with heartbeats, over a
@@ -208,16 +211,17 @@ func (s *Server) feedHTTP(w http.ResponseWriter, r *http.Request, route string, 
 // feedWS serves /v1/feed/ws: after the subscribe message, a websocket
 // message per feed message.
 func (s *Server) feedWS(w http.ResponseWriter, r *http.Request, _ []byte) ([]byte, error) {
-	c, err := websocket.Accept(w, r, nil)
+	nc, rw, _, err := ws.UpgradeHTTP(r, w)
 	if err != nil {
 		s.record("feed_ws", http.StatusBadRequest)
-		return nil, errWritten // Accept answered
+		return nil, errWritten // UpgradeHTTP answered
 	}
 	s.record("feed_ws", http.StatusSwitchingProtocols)
-	defer c.CloseNow()
-	ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
-	_, sub, err := c.Read(ctx)
-	cancel()
+	defer nc.Close()
+	c := &wsServerConn{r: rw.Reader, w: bufio.NewWriterSize(nc, 64<<10)}
+	nc.SetReadDeadline(time.Now().Add(30 * time.Second)) //nolint:errcheck
+	sub, err := c.readText()
+	nc.SetReadDeadline(time.Time{}) //nolint:errcheck
 	if err != nil {
 		return nil, errWritten
 	}
@@ -227,27 +231,100 @@ func (s *Server) feedWS(w http.ResponseWriter, r *http.Request, _ []byte) ([]byt
 	}
 	from := int64(1)
 	if json.Unmarshal(sub, &req) != nil || req.Op != "subscribe" {
-		c.Close(websocket.StatusPolicyViolation, `expected {"op": "subscribe", "from": N}`)
+		c.close(ws.StatusPolicyViolation, `expected {"op": "subscribe", "from": N}`)
 		return nil, errWritten
 	}
 	if req.From != "" {
 		if from, err = req.From.Int64(); err != nil {
-			c.Close(websocket.StatusPolicyViolation, "from: expected a seq")
+			c.close(ws.StatusPolicyViolation, "from: expected a seq")
 			return nil, errWritten
 		}
 	}
 	// Reads from now on only answer pings and see the client leave.
-	ctx = c.CloseRead(r.Context())
-	err = s.runFeed(ctx, from, func(_ string, _ int64, msg []byte, _ bool) error {
-		return c.Write(ctx, websocket.MessageText, msg)
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	go func() {
+		defer cancel()
+		for {
+			if _, err := c.readText(); err != nil {
+				return
+			}
+		}
+	}()
+	err = s.runFeed(ctx, from, func(_ string, _ int64, msg []byte, flush bool) error {
+		return c.write(ws.NewTextFrame(msg), flush)
 	})
 	switch {
 	case errors.Is(err, errCut):
-		return nil, errWritten // CloseNow: no close frame
+		return nil, errWritten // no close frame
 	case err == nil:
-		c.Close(websocket.StatusNormalClosure, "")
+		c.close(ws.StatusNormalClosure, "")
 	}
 	return nil, errWritten
+}
+
+// maxClientMessage bounds what the demo reads of a client's message.
+const maxClientMessage = 64 << 10
+
+// wsServerConn is the demo's side of a websocket: frames written whole
+// under a lock, as pongs go out beside the feed's messages, and sent
+// when runFeed flushes, as the other feeds' messages are.
+type wsServerConn struct {
+	r  io.Reader
+	mu sync.Mutex
+	w  *bufio.Writer
+}
+
+func (c *wsServerConn) write(f ws.Frame, flush bool) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := ws.WriteFrame(c.w, f); err != nil {
+		return err
+	}
+	if flush {
+		return c.w.Flush()
+	}
+	return nil
+}
+
+func (c *wsServerConn) close(code ws.StatusCode, reason string) {
+	_ = c.write(ws.NewCloseFrame(ws.NewCloseFrameBody(code, reason)), true)
+}
+
+// readText reads the client's next data message, answering pings; a
+// close frame or a broken frame ends the connection.
+func (c *wsServerConn) readText() ([]byte, error) {
+	var msg []byte
+	for {
+		h, err := ws.ReadHeader(c.r)
+		if err != nil {
+			return nil, err
+		}
+		if err := ws.CheckHeader(h, ws.StateServerSide); err != nil {
+			return nil, err
+		}
+		if h.Length > maxClientMessage-int64(len(msg)) {
+			return nil, errors.New("a client message too long")
+		}
+		f := ws.Frame{Header: h, Payload: make([]byte, h.Length)}
+		if _, err := io.ReadFull(c.r, f.Payload); err != nil {
+			return nil, err
+		}
+		f = ws.UnmaskFrameInPlace(f)
+		switch f.Header.OpCode {
+		case ws.OpPing:
+			if err := c.write(ws.NewPongFrame(f.Payload), true); err != nil {
+				return nil, err
+			}
+		case ws.OpPong:
+		case ws.OpClose:
+			return nil, io.EOF
+		default:
+			if msg = append(msg, f.Payload...); f.Header.Fin {
+				return msg, nil
+			}
+		}
+	}
 }
 
 // trades serves /v1/trades?from_seq=A&to_seq=B: the feed's history,

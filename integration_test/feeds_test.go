@@ -536,7 +536,7 @@ func TestCheckConnectsToFeeds(t *testing.T) {
 		{"sse", "", `"status":"SUCCEEDED"`},
 		{"ndjson", "", `"status":"SUCCEEDED"`},
 		{"ndjson", "/v1/feed/nope", `{"message":"Connection check failed: stream \"trades\": feed: HTTP 404`},
-		{"websocket", "/v1/feed/nope", `{"message":"Connection check failed: stream \"trades\": feed: HTTP 404","status":"FAILED"}`},
+		{"websocket", "/v1/feed/nope", `{"message":"Connection check failed: stream \"trades\": feed: HTTP 404`},
 	} {
 		t.Run(tt.protocol+tt.path, func(t *testing.T) {
 			extra := map[string]any{}

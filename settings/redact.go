@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/tap-dev/tap/codec"
 )
@@ -37,8 +38,11 @@ const MinSecretLen = 8
 // basic auth. It is safe for concurrent use; a nil *Redactor masks
 // nothing.
 type Redactor struct {
-	mu     sync.RWMutex
-	values []string // longest first, so a secret holding another is masked whole
+	mu sync.Mutex // held by Add, which replaces values
+	// values are the forms, longest first, so that a secret holding
+	// another is masked whole. A slice once stored is never changed:
+	// every record's check reads it without a lock.
+	values atomic.Pointer[[]string]
 }
 
 // NewRedactor returns a Redactor that masks secrets.
@@ -184,12 +188,22 @@ func (r *Redactor) Add(secret string) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	values := slices.Clone(r.forms())
 	for _, f := range forms {
-		if len(f) >= MinSecretLen && !slices.Contains(r.values, f) {
-			r.values = append(r.values, f)
+		if len(f) >= MinSecretLen && !slices.Contains(values, f) {
+			values = append(values, f)
 		}
 	}
-	slices.SortStableFunc(r.values, func(a, b string) int { return cmp.Compare(len(b), len(a)) })
+	slices.SortStableFunc(values, func(a, b string) int { return cmp.Compare(len(b), len(a)) })
+	r.values.Store(&values)
+}
+
+// forms are the forms of the secrets added so far.
+func (r *Redactor) forms() []string {
+	if v := r.values.Load(); v != nil {
+		return *v
+	}
+	return nil
 }
 
 // jsonEscapes are the ways JSON encoders write s inside a string: the
@@ -250,9 +264,7 @@ func (r *Redactor) Redact(s string) string {
 	if r == nil {
 		return s
 	}
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	for _, v := range r.values {
+	for _, v := range r.forms() {
 		if strings.Contains(s, v) {
 			s = strings.ReplaceAll(s, v, Mask)
 		}
@@ -308,9 +320,7 @@ func (r *Redactor) Holds(b []byte) bool {
 	if r == nil {
 		return false
 	}
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	for _, v := range r.values {
+	for _, v := range r.forms() {
 		if bytes.Contains(b, []byte(v)) {
 			return true
 		}
@@ -356,7 +366,5 @@ func (r *Redactor) Empty() bool {
 	if r == nil {
 		return true
 	}
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	return len(r.values) == 0
+	return len(r.forms()) == 0
 }

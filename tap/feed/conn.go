@@ -18,8 +18,9 @@ import (
 // goroutine, close from another.
 type conn interface {
 	read() ([]byte, error)
-	// ready reports whether the next read returns without waiting: a
-	// whole message is buffered.
+	// ready reports whether the next read likely returns without
+	// waiting: a message is buffered, or the start of one whose rest
+	// is on its way.
 	ready() bool
 	close()
 }
@@ -95,16 +96,14 @@ func (l *lines) line() ([]byte, error) {
 
 func (l *lines) close() { l.body.Close() }
 
-// buffered reports whether the bytes read and not yet taken hold sep.
-func (l *lines) buffered(sep string) bool {
-	b, _ := l.r.Peek(l.r.Buffered())
-	return bytes.Contains(b, []byte(sep))
-}
+// ready: bytes read and not yet taken start the next message; a server
+// writes a message at once, so if they hold only its start, its rest is
+// on its way. (Looking for the message's end cost a second scan of every
+// message, and missed an SSE event ended by CRLFs.)
+func (l *lines) ready() bool { return l.r.Buffered() > 0 }
 
 // ndjson is a feed of one long response of JSON lines.
 type ndjson struct{ *lines }
-
-func (n ndjson) ready() bool { return n.buffered("\n") }
 
 func (n ndjson) read() ([]byte, error) {
 	b, err := n.line()
@@ -120,10 +119,6 @@ type sse struct {
 	*lines
 	data []byte
 }
-
-// ready: an event ends with an empty line. (A server that ends its
-// lines with \r\n is read an event at a time.)
-func (s *sse) ready() bool { return s.buffered("\n\n") }
 
 func (s *sse) read() ([]byte, error) {
 	s.data = s.data[:0]

@@ -291,7 +291,7 @@ func (f *frame) read(conn conn) {
 // read a batch at a time, one hand-off between the goroutines and one
 // clock reading for all of it, as a page is.
 const (
-	maxBatch      = 256
+	maxBatch      = 1024
 	maxBatchBytes = 256 << 10
 	framesAhead   = 4
 )

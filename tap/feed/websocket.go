@@ -1,49 +1,94 @@
 package feed
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"crypto/rand"
+	"crypto/sha1"
+	"encoding/base64"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptrace"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
-	"github.com/coder/websocket"
+	"github.com/gobwas/ws"
 )
 
-// ws is a websocket feed. Its pings find a connection that died without
-// closing (no pong within the idle timeout); the idle timeout itself
-// counts messages, which a server that still answers pings may have
-// stopped sending.
-type ws struct {
-	c      *websocket.Conn
-	sock   *batchedConn // what c reads
-	msg    []byte       // the message read last, its buffer reused
-	ctx    context.Context
-	cancel context.CancelFunc
+// websocket is a websocket feed (RFC 6455, the client's side): the handshake is
+// a request of the run's HTTP client (its credentials, limits and
+// stats), and the connection it upgrades is read frame by frame with
+// gobwas/ws's frame functions, which take no lock and start no timer per
+// message. Its pings find a connection that died without closing (no
+// pong within the idle timeout); the idle timeout itself counts
+// messages, which a server that still answers pings may have stopped
+// sending.
+type websocket struct {
+	rwc  io.ReadWriteCloser // the upgraded connection
+	br   *bufio.Reader      // rwc read through a pausedReader
+	hdr  [ws.MaxHeaderSize - 2]byte
+	ctl  [ws.MaxControlFramePayloadSize]byte
+	msg  []byte // the message read last, its buffer reused
+	wmu  sync.Mutex
+	wbuf bytes.Buffer // a frame is written whole, under wmu
+	// awaiting is set while a ping has had no pong.
+	awaiting  atomic.Bool
+	done      chan struct{}
+	closeOnce sync.Once
 }
 
+// wsGUID is the constant RFC 6455 appends to the key in the handshake.
+const wsGUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
+
 func openWS(ctx context.Context, hc *http.Client, url string, header http.Header, subscribe []byte, idle time.Duration, scrub func(string) string) (conn, error) {
-	up := &upgrade{base: hc.Transport}
-	if up.base == nil {
-		up.base = http.DefaultTransport
-	}
-	batched := *hc
-	batched.Transport = up
-	c, resp, err := websocket.Dial(ctx, url, &websocket.DialOptions{HTTPClient: &batched, HTTPHeader: header})
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		if resp != nil && resp.StatusCode != http.StatusSwitchingProtocols {
-			se := &statusError{status: resp.StatusCode}
-			return nil, se
-		}
 		return nil, err
 	}
-	c.SetReadLimit(maxMessage)
-	cctx, cancel := context.WithCancel(context.Background())
-	w := &ws{c: c, sock: up.conn, ctx: cctx, cancel: cancel}
+	for k, vs := range header {
+		req.Header[k] = vs
+	}
+	var nonce [16]byte
+	_, _ = rand.Read(nonce[:])
+	key := base64.StdEncoding.EncodeToString(nonce[:])
+	req.Header.Set("Connection", "Upgrade")
+	req.Header.Set("Upgrade", "websocket")
+	req.Header.Set("Sec-WebSocket-Version", "13")
+	req.Header.Set("Sec-WebSocket-Key", key)
+	var sock socket
+	req = req.WithContext(httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+		GotConn: func(info httptrace.GotConnInfo) { sock = socketOf(info.Conn) },
+	}))
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusSwitchingProtocols {
+		return nil, refused(resp, scrub)
+	}
+	rwc, ok := resp.Body.(io.ReadWriteCloser)
+	if !ok {
+		resp.Body.Close()
+		return nil, fmt.Errorf("the websocket's upgraded connection cannot be written (%T)", resp.Body)
+	}
+	if err := checkUpgrade(resp.Header, key); err != nil {
+		rwc.Close()
+		return nil, err
+	}
+	w := &websocket{rwc: rwc, br: bufio.NewReaderSize(&pausedReader{r: rwc, sock: sock}, wsRead), done: make(chan struct{})}
 	if len(subscribe) > 0 {
-		wctx, wcancel := context.WithTimeout(ctx, idle)
-		err := c.Write(wctx, websocket.MessageText, subscribe)
-		wcancel()
+		// A server that takes no subscribe message in idle is deaf.
+		stop := context.AfterFunc(ctx, w.close)
+		t := time.AfterFunc(idle, w.close)
+		err := w.write(ws.NewTextFrame(slices.Clone(subscribe)))
+		stop()
+		t.Stop()
 		if err != nil {
 			w.close()
 			return nil, errors.Join(errors.New("sending the subscribe message"), err)
@@ -53,127 +98,194 @@ func openWS(ctx context.Context, hc *http.Client, url string, header http.Header
 	return w, nil
 }
 
+// checkUpgrade checks a 101's headers say the server speaks websocket to
+// this request (RFC 6455 section 4.1) and negotiated nothing the feed
+// does not read: no extension, no subprotocol.
+func checkUpgrade(h http.Header, key string) error {
+	if !hasToken(h, "Connection", "upgrade") || !hasToken(h, "Upgrade", "websocket") {
+		return fmt.Errorf("the server's 101 does not upgrade to a websocket (Connection %q, Upgrade %q)", h.Get("Connection"), h.Get("Upgrade"))
+	}
+	sum := sha1.Sum([]byte(key + wsGUID))
+	if got := h.Get("Sec-WebSocket-Accept"); got != base64.StdEncoding.EncodeToString(sum[:]) {
+		return fmt.Errorf("the server's 101 has a wrong Sec-WebSocket-Accept %q", got)
+	}
+	if e := h.Get("Sec-WebSocket-Extensions"); e != "" {
+		return fmt.Errorf("the server's 101 negotiated an extension the tap did not offer: %q", e)
+	}
+	return nil
+}
+
+// hasToken reports whether a comma-separated header holds token, in any case.
+func hasToken(h http.Header, name, token string) bool {
+	for _, v := range h.Values(name) {
+		for t := range strings.SplitSeq(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(t), token) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // ping sends a ping every half idle timeout; one without a pong within
 // the idle timeout closes the connection, which ends its read.
-func (w *ws) ping(idle time.Duration) {
+func (w *websocket) ping(idle time.Duration) {
 	t := time.NewTicker(idle / 2)
 	defer t.Stop()
+	var sent time.Time
 	for {
 		select {
-		case <-w.ctx.Done():
+		case <-w.done:
 			return
-		case <-t.C:
-		}
-		pctx, cancel := context.WithTimeout(w.ctx, idle)
-		err := w.c.Ping(pctx)
-		cancel()
-		if err != nil {
-			w.c.CloseNow()
-			return
+		case now := <-t.C:
+			if !w.awaiting.Load() {
+				w.awaiting.Store(true)
+				sent = now
+				if w.write(ws.NewPingFrame(nil)) != nil {
+					w.close()
+					return
+				}
+			} else if now.Sub(sent) >= idle {
+				w.close()
+				return
+			}
 		}
 	}
 }
 
-func (w *ws) read() ([]byte, error) {
-	// A context without Done: coder/websocket then arms no timer per
-	// message (a tenth of a feed's CPU); close ends a read in progress.
-	_, r, err := w.c.Reader(context.Background())
-	if err == nil {
-		w.msg, err = readAll(w.msg[:0], r)
+// write sends one frame, masked as a client's must be, in one write.
+func (w *websocket) write(f ws.Frame) error {
+	w.wmu.Lock()
+	defer w.wmu.Unlock()
+	w.wbuf.Reset()
+	if err := ws.WriteFrame(&w.wbuf, ws.MaskFrameInPlace(f)); err != nil {
+		return err
 	}
-	var ce websocket.CloseError
-	if errors.As(err, &ce) {
-		return nil, errors.New("the server closed the websocket: " + ce.Error())
-	}
-	return w.msg, err
+	_, err := w.rwc.Write(w.wbuf.Bytes())
+	return err
 }
 
-// readAll appends what r holds to b (io.ReadAll into a buffer reused).
-func readAll(b []byte, r io.Reader) ([]byte, error) {
+// read returns the next text or binary message, its fragments joined;
+// it answers the pings and the close it meets on the way.
+func (w *websocket) read() ([]byte, error) {
+	w.msg = w.msg[:0]
+	state := ws.StateClientSide
 	for {
-		if len(b) == cap(b) {
-			b = append(b, 0)[:len(b)]
-		}
-		n, err := r.Read(b[len(b):cap(b)])
-		b = b[:len(b)+n]
-		if err == io.EOF {
-			return b, nil
-		}
+		h, err := ws.ReadHeaderBuffer(w.br, w.hdr[:])
 		if err != nil {
-			return b, err
+			return nil, w.broken(err)
 		}
+		if err := ws.CheckHeader(h, state); err != nil {
+			w.fail(ws.StatusProtocolError)
+			return nil, fmt.Errorf("the websocket server broke the protocol: %w", err)
+		}
+		if h.OpCode.IsControl() {
+			if err := w.control(h); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if int64(len(w.msg))+h.Length > maxMessage {
+			w.fail(ws.StatusMessageTooBig)
+			return nil, fmt.Errorf("a websocket message of more than %d bytes", maxMessage)
+		}
+		n := len(w.msg)
+		w.msg = slices.Grow(w.msg, int(h.Length))[:n+int(h.Length)]
+		if _, err := io.ReadFull(w.br, w.msg[n:]); err != nil {
+			return nil, w.broken(err)
+		}
+		if h.Fin {
+			return w.msg, nil
+		}
+		state = state.Set(ws.StateFragmented)
 	}
+}
+
+// control handles a ping, a pong or a close; a close ends the feed.
+func (w *websocket) control(h ws.Header) error {
+	p := w.ctl[:h.Length]
+	if _, err := io.ReadFull(w.br, p); err != nil {
+		return w.broken(err)
+	}
+	switch h.OpCode {
+	case ws.OpPing:
+		if err := w.write(ws.NewPongFrame(slices.Clone(p))); err != nil {
+			return w.broken(err)
+		}
+	case ws.OpPong:
+		w.awaiting.Store(false)
+	case ws.OpClose:
+		code, reason := ws.ParseCloseFrameData(p)
+		if len(p) == 0 {
+			code = ws.StatusNormalClosure
+		}
+		_ = w.write(ws.NewCloseFrame(ws.NewCloseFrameBody(code, "")))
+		w.close()
+		return fmt.Errorf("the server closed the websocket: status %d, reason %q", code, reason)
+	}
+	return nil
+}
+
+// fail closes the connection after telling the server why.
+func (w *websocket) fail(code ws.StatusCode) {
+	_ = w.write(ws.NewCloseFrame(ws.NewCloseFrameBody(code, "")))
+	w.close()
+}
+
+// broken is a read's or write's error as the feed reports it.
+func (w *websocket) broken(err error) error {
+	select {
+	case <-w.done:
+		return errors.New("the websocket was closed")
+	default:
+	}
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return errors.New("the server closed the connection")
+	}
+	return err
 }
 
 // ready: the socket's bytes read and not yet taken likely hold the next
 // message (a server writes a message at once); if they hold only its
 // start, its rest is on its way.
-func (w *ws) ready() bool { return w.sock != nil && w.sock.buffered() > 0 }
+func (w *websocket) ready() bool { return w.br.Buffered() > 0 }
 
-// upgrade is the websocket's transport: the connection it upgrades is
-// read through a batchedConn.
-type upgrade struct {
-	base http.RoundTripper
-	conn *batchedConn
+func (w *websocket) close() {
+	w.closeOnce.Do(func() {
+		close(w.done)
+		w.rwc.Close()
+	})
 }
 
-func (u *upgrade) RoundTrip(req *http.Request) (*http.Response, error) {
-	resp, err := u.base.RoundTrip(req)
-	if err != nil || resp.StatusCode != http.StatusSwitchingProtocols {
-		return resp, err
-	}
-	if rwc, ok := resp.Body.(io.ReadWriteCloser); ok {
-		u.conn = &batchedConn{ReadWriteCloser: rwc, buf: make([]byte, batchedRead)}
-		resp.Body = u.conn
-	}
-	return resp, nil
-}
-
-// A batchedConn reads a websocket's connection in chunks of up to
-// batchedRead bytes; after a read that did not fill them, it pauses
-// readPause first. A server writes each message on its
-// own: a reader as fast as it read one message per read syscall, and the
+// A pausedReader pauses readPause before a read that follows one that
+// did not fill its buffer. A server writes each message on its own: a
+// reader as fast as it read one message per read syscall, and the
 // syscalls were most of a websocket feed's CPU. The pause lets a busy
 // feed's messages gather (hundreds in a millisecond); a quiet feed's
 // message waits no longer than it would have, as the read then blocks
-// until it comes.
-type batchedConn struct {
-	io.ReadWriteCloser
-	buf    []byte
-	r, w   int
-	err    error // the read's, once what it read is taken
+// until it comes. While it pauses, the socket tells the runtime's poller
+// nothing until wsRead bytes wait (SO_RCVLOWAT, where there is one):
+// else each segment that arrives wakes the poller, and a server whose
+// messages came in segments of their own made the run spend half its
+// CPU (and twice its wall time) waking up to them.
+type pausedReader struct {
+	r      io.Reader
+	sock   socket
 	little bool
 }
 
 const (
-	batchedRead = 64 << 10
-	readPause   = time.Millisecond
+	wsRead    = 256 << 10
+	readPause = time.Millisecond
 )
 
-func (b *batchedConn) Read(p []byte) (int, error) {
-	if b.r == b.w {
-		if b.err != nil {
-			return 0, b.err
-		}
-		if b.little {
-			time.Sleep(readPause)
-		}
-		n, err := b.ReadWriteCloser.Read(b.buf)
-		b.r, b.w, b.err = 0, n, err
-		b.little = n < len(b.buf)
-		if n == 0 {
-			return 0, err
-		}
+func (p *pausedReader) Read(b []byte) (int, error) {
+	if p.little {
+		p.sock.lowat(wsRead)
+		time.Sleep(readPause)
+		p.sock.lowat(1)
 	}
-	n := copy(p, b.buf[b.r:b.w])
-	b.r += n
-	return n, nil
-}
-
-// buffered is how many bytes were read and not yet taken.
-func (b *batchedConn) buffered() int { return b.w - b.r }
-
-func (w *ws) close() {
-	w.cancel()
-	w.c.CloseNow()
+	n, err := p.r.Read(b)
+	p.little = n < len(b)
+	return n, err
 }
