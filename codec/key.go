@@ -24,9 +24,15 @@ func AppendKey(b []byte, m map[string]any, fields []string) []byte {
 	return b
 }
 
-// A Fields is a record read without its tree: the JSON text of its
-// top-level properties (streams.Fields, a spliced record's captured keys).
+// A Fields is a record read without its tree (the tap's splice path):
+// among a page's records, beside the decoded objects, a record that gives
+// only the JSON text of the top-level properties the walk reads — every
+// field of the primary key, and a keyset's key_field — so that a page of
+// them allocates nothing per record. The paginators that read anything
+// else of a record never see one.
 type Fields interface {
+	// Field returns the JSON text of the top-level property name; ok is
+	// false when the record does not have it.
 	Field(name string) (text string, ok bool)
 }
 

@@ -127,7 +127,7 @@ type key struct {
 // keyOf reads rec's key_field; ok is false when it has none, or null.
 func keyOf(rec any, field string) (_ key, ok bool, err error) {
 	var v any
-	if f, isFields := rec.(Fields); isFields {
+	if f, isFields := rec.(codec.Fields); isFields {
 		text, ok := f.Field(field)
 		if !ok {
 			return key{}, false, nil

@@ -158,15 +158,3 @@ type Paginator interface {
 // Fetch sends one page request and returns its Page (implemented by the
 // tap over the HTTP client).
 type Fetch func(ctx context.Context, req Request) (*Page, error)
-
-// Fields is a record of a page read without its tree (the tap's splice
-// path): among Page.Records, beside the decoded objects, a record that
-// gives only the JSON text of the top-level properties the walk reads —
-// every field of the primary key, and a keyset's key_field — so that a
-// page of them allocates nothing per record. The paginators that read
-// anything else of a record never see one.
-type Fields interface {
-	// Field returns the JSON text of the top-level property name; ok is
-	// false when the record does not have it.
-	Field(name string) (text string, ok bool)
-}

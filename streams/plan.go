@@ -3,7 +3,6 @@ package streams
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/tap-dev/tap/streams/keys"
@@ -47,7 +46,7 @@ import (
 // (per parent record), the Meltano SDK's shape: each partition's walk is
 // filtered by its own bookmark − overlap, so a new parent never inherits
 // another parent's bookmark. A partition's high-water mark becomes its
-// bookmark when its walk ends (ClosePartition). Beyond MaxPartitions the
+// bookmark when its walk ends (Partitions.Close). Beyond MaxPartitions the
 // partitions with the smallest bookmarks are folded into a floor, the
 // smallest value dropped, which filters every parent with no entry: more
 // is re-read, nothing is lost.
@@ -57,7 +56,6 @@ type Plan struct {
 	def       *Definition
 	fullTable bool
 	lower     any
-	windows   []keys.Window
 
 	bookmark any // safe to write in STATE
 	closed   any // the bookmark at the last Close (or the run's start)
@@ -67,45 +65,15 @@ type Plan struct {
 	sorted   bool // is_sorted, and not demoted
 	moved    bool // the bookmark changed since the last Checkpoint
 
-	// Per-partition bookmarks of a child stream (perPart).
-	perPart   bool
-	start     time.Time // start_date, for a partition never seen
-	numeric   bool
-	parts     []*partCursor // in the order first seen (state first)
-	partByID  map[string]*partCursor
-	floor     any
-	maxParts  int
-	partMoved bool
-	changed   []*partCursor // bookmarks moved, and IDs folded, since PartitionChanges
-	folded    []string
+	// parts are the per-partition bookmarks of a child stream (nil:
+	// the stream keeps one bookmark).
+	parts *Partitions
 
-	// Backfill outcomes of a chunked stream (window.go).
-	retries []keys.Window  // windows a previous run left failed, read first
-	failed  []FailedWindow // windows not read to their end, by start
-	next    int            // index in windows of the walk's position
-	walkEnd time.Time      // where the walk stops: the last window's end
-	inHigh  any            // the largest key of the windows earlier runs read (window.high)
-	out     any            // the bookmark Checkpoint returned last
+	// backfill is a chunked stream's walk through its windows (nil: the
+	// stream is not read in windows).
+	backfill *Backfill
+	out      any // the bookmark Checkpoint returned last
 }
-
-// partCursor is one partition's bookmark and high-water mark.
-type partCursor struct {
-	id       string
-	context  map[string]any
-	bookmark any
-	high     any
-	changed  bool // listed in Plan.changed
-}
-
-// PartitionBookmark is one partition's bookmark, as state holds it.
-type PartitionBookmark struct {
-	Context map[string]any
-	Value   any
-	ID      string // keys.PartitionID of Context
-}
-
-// DefaultMaxPartitions is max_partitions when the config does not say.
-const DefaultMaxPartitions = 10000
 
 // Bounds are what a Plan starts from.
 type Bounds struct {
@@ -166,7 +134,9 @@ func NewPlan(d *Definition, b Bounds) (*Plan, error) {
 	p.sorted = d.IsSorted
 	inc := d.Incremental
 	if d.Parent != nil {
-		return p, p.initPartitions(b)
+		parts, err := newPartitions(d, b)
+		p.parts = parts
+		return p, err
 	}
 	p.bookmark, p.closed, p.out = b.Bookmark, b.Bookmark, b.Bookmark
 	if inc == nil || (b.Bookmark == nil && (b.Numeric || b.StartDate.IsZero())) {
@@ -188,159 +158,21 @@ func NewPlan(d *Definition, b Bounds) (*Plan, error) {
 	if start.IsZero() {
 		return nil, ErrNoWindowStart
 	}
-	p.windows = keys.PlanWindows(start, b.Now, inc.ChunkDays)
+	windows := keys.PlanWindows(start, b.Now, inc.ChunkDays)
 	if b.Shard.On() {
 		origin := b.StartDate
 		if origin.IsZero() || origin.After(start) {
 			origin = start
 		}
-		p.windows = b.Shard.Windows(origin, start, b.Now, inc.ChunkDays)
+		windows = b.Shard.Windows(origin, start, b.Now, inc.ChunkDays)
 	}
-	p.windows = keys.KeepEnd(p.windows, b.WindowStart, b.WindowEnd)
-	if p.windows == nil {
-		p.windows = []keys.Window{} // chunked, with nothing left to read
-	}
-	p.initBackfill(start, b)
+	p.backfill = newBackfill(keys.KeepEnd(windows, b.WindowStart, b.WindowEnd), start, b)
 	return p, nil
 }
 
-func (p *Plan) initPartitions(b Bounds) error {
-	p.perPart, p.start, p.numeric, p.floor = true, b.StartDate, b.Numeric, b.Floor
-	p.maxParts = b.MaxPartitions
-	if p.maxParts <= 0 {
-		p.maxParts = DefaultMaxPartitions
-	}
-	p.partByID = map[string]*partCursor{}
-	check := func(v any) error {
-		if v == nil {
-			return nil
-		}
-		_, err := LowerBound(v, p.def.Incremental, b.StartDate)
-		return err
-	}
-	if err := check(b.Floor); err != nil {
-		return &BookmarkError{fmt.Errorf("floor: %w", err)}
-	}
-	for i, pb := range b.Partitions {
-		if err := check(pb.Value); err != nil {
-			return &BookmarkError{fmt.Errorf("partitions[%d]: %w", i, err)}
-		}
-		id := keys.PartitionID(pb.Context)
-		if c := p.partByID[id]; c != nil {
-			c.bookmark = pb.Value
-			continue
-		}
-		c := &partCursor{id: id, context: pb.Context, bookmark: pb.Value}
-		p.parts = append(p.parts, c)
-		p.partByID[id] = c
-	}
-	return nil
-}
-
-// PerPartition reports whether the stream keeps a bookmark per partition.
-func (p *Plan) PerPartition() bool { return p.perPart }
-
-// partLower is the incremental filter of a partition's walk: its
-// bookmark − overlap, else the floor − overlap, else start_date.
-func (p *Plan) partLower(part Partition) (any, error) {
-	v := p.floor
-	if c := p.partByID[part.id]; c != nil && c.bookmark != nil {
-		v = c.bookmark
-	}
-	if v == nil && (p.numeric || p.start.IsZero()) {
-		return nil, nil
-	}
-	return LowerBound(v, p.def.Incremental, p.start)
-}
-
-// PartitionSince is the bookmark part's walk started from: its own, or
-// the floor the partitions past MaxPartitions were folded into; nil for
-// none. (A partition's bookmark moves only when its walk ends.)
-func (p *Plan) PartitionSince(part Partition) any {
-	if c := p.partByID[part.id]; c != nil && c.bookmark != nil {
-		return c.bookmark
-	}
-	return p.floor
-}
-
-// ClosePartition says part has been read to its end: its high-water mark
-// becomes its bookmark. Partitions past MaxPartitions are folded into
-// the floor.
-func (p *Plan) ClosePartition(part Partition) error {
-	if !p.perPart {
-		return nil
-	}
-	c := p.partByID[part.id]
-	if c == nil || c.high == nil {
-		return nil
-	}
-	if c.bookmark != nil {
-		cmp, err := keys.Compare(c.high, c.bookmark)
-		if err != nil {
-			return fmt.Errorf("stream %q: partition %s: cannot compare replication key %v with the bookmark in state: %w", p.def.Name, part.id, c.high, err)
-		}
-		if cmp <= 0 {
-			c.high = nil
-			return nil
-		}
-	}
-	c.bookmark, c.high = c.high, nil
-	p.change(c)
-	p.fold()
-	return nil
-}
-
-// change notes that c's bookmark moved.
-func (p *Plan) change(c *partCursor) {
-	if p.partMoved = true; !c.changed {
-		c.changed, p.changed = true, append(p.changed, c)
-	}
-}
-
-// fold keeps at most maxParts partitions with a bookmark, dropping those
-// with the smallest ones into the floor.
-func (p *Plan) fold() {
-	var kept []*partCursor
-	for _, c := range p.parts {
-		if c.bookmark != nil {
-			kept = append(kept, c)
-		}
-	}
-	over := len(kept) - p.maxParts
-	if over <= 0 {
-		return
-	}
-	bySize := slices.Clone(kept)
-	slices.SortStableFunc(bySize, func(a, b *partCursor) int {
-		c, _ := keys.Compare(a.bookmark, b.bookmark)
-		return c
-	})
-	for _, c := range bySize[:over] {
-		if p.floor == nil {
-			p.floor = c.bookmark
-		} else if cmp, err := keys.Compare(c.bookmark, p.floor); err == nil && cmp < 0 {
-			p.floor = c.bookmark
-		}
-		delete(p.partByID, c.id)
-		p.folded = append(p.folded, c.id)
-	}
-	p.parts = slices.DeleteFunc(p.parts, func(c *partCursor) bool { return p.partByID[c.id] != c })
-}
-
-// PartitionChanges returns only what changed since the last call (so a
-// checkpoint costs what its parent changed): the partitions whose bookmark
-// moved, the IDs folded into the floor, the floor, and whether any did.
-func (p *Plan) PartitionChanges() (set []PartitionBookmark, folded []string, floor any, moved bool) {
-	moved, p.partMoved = p.partMoved, false
-	for _, c := range p.changed {
-		c.changed = false
-		if p.partByID[c.id] == c && c.bookmark != nil {
-			set = append(set, PartitionBookmark{Context: c.context, Value: c.bookmark, ID: c.id})
-		}
-	}
-	folded, p.changed, p.folded = p.folded, p.changed[:0], nil
-	return set, folded, p.floor, moved
-}
+// Partitions are the per-partition bookmarks of a child stream; nil
+// for a stream that keeps one bookmark.
+func (p *Plan) Partitions() *Partitions { return p.parts }
 
 // FullTable reports whether the stream is read whole, with no filter.
 func (p *Plan) FullTable() bool { return p.fullTable }
@@ -351,7 +183,16 @@ func (p *Plan) Lower() any { return p.lower }
 
 // Windows lists the chunk windows to read, in order; nil when the stream
 // is not read in windows (an empty list when it is, and nothing is left).
-func (p *Plan) Windows() []keys.Window { return p.windows }
+func (p *Plan) Windows() []keys.Window {
+	if p.backfill == nil {
+		return nil
+	}
+	return p.backfill.windows
+}
+
+// Backfill is a chunked stream's walk through its windows; nil for a
+// stream not read in windows.
+func (p *Plan) Backfill() *Backfill { return p.backfill }
 
 // Sorted reports whether the stream is still taken as sorted.
 func (p *Plan) Sorted() bool { return p.sorted && !p.fullTable }
@@ -394,8 +235,8 @@ func (p *Plan) Partition(parent map[string]any) (Partition, error) {
 	}
 	ctx := map[string]any{name: key}
 	pt := Partition{Context: ctx, Key: key, vars: vars, id: keys.PartitionID(ctx)}
-	if p.perPart {
-		p.cursor(pt)
+	if p.parts != nil {
+		p.parts.cursor(pt)
 	}
 	return pt, nil
 }
@@ -416,8 +257,8 @@ func (p *Plan) Request(part Partition, w *keys.Window) (Request, error) {
 	if w != nil {
 		lower = w.Start
 	}
-	if p.perPart && inc != nil {
-		if lower, err = p.partLower(part); err != nil {
+	if p.parts != nil && inc != nil {
+		if lower, err = p.parts.lower(part); err != nil {
 			return req, streamErr(d.Name, "partition %s: %v", part.id, err)
 		}
 	}
@@ -480,8 +321,8 @@ func (p *Plan) Observe(part Partition, key any) (Observation, error) {
 		return NullKey, nil
 	}
 	high := &p.high
-	if p.perPart {
-		high = &p.cursor(part).high
+	if p.parts != nil {
+		high = &p.parts.cursor(part).high
 	}
 	h, err := keys.Max(*high, key)
 	if err != nil {
@@ -492,7 +333,7 @@ func (p *Plan) Observe(part Partition, key any) (Observation, error) {
 			p.rollBack(part, key) // the row is not written: the next run must read it
 			return Unsorted, ue
 		}
-		if !p.perPart { // a partition's bookmark moves only when its walk ends
+		if p.parts == nil { // a partition's bookmark moves only when its walk ends
 			p.fallBack()
 		}
 		*high, p.prev = h, key
@@ -523,17 +364,6 @@ func (p *Plan) outOfOrder(part Partition, key any) *UnsortedError {
 	return ue
 }
 
-// cursor is part's cursor, made when the partition is first seen.
-func (p *Plan) cursor(part Partition) *partCursor {
-	c := p.partByID[part.id]
-	if c == nil {
-		c = &partCursor{id: part.id, context: part.Context}
-		p.parts = append(p.parts, c)
-		p.partByID[part.id] = c
-	}
-	return c
-}
-
 // fallBack returns the bookmark to its value at the last Close.
 func (p *Plan) fallBack() {
 	if !keys.Same(p.bookmark, p.closed) {
@@ -542,16 +372,14 @@ func (p *Plan) fallBack() {
 }
 
 // rollBack is fallBack, then key when smaller (or not comparable): key's
-// row is not written. A partition with no bookmark is read from the floor.
+// row is not written.
 func (p *Plan) rollBack(part Partition, key any) {
-	below := func(bm any) bool { c, err := keys.Compare(key, bm); return bm != nil && (err != nil || c < 0) }
-	if !p.perPart {
-		if p.fallBack(); below(p.bookmark) {
-			p.bookmark, p.closed, p.moved = key, key, true
-		}
-	} else if c := p.cursor(part); below(c.bookmark) || (c.bookmark == nil && below(p.floor)) {
-		c.bookmark = key
-		p.change(c)
+	if p.parts != nil {
+		p.parts.rollBack(part, key)
+		return
+	}
+	if p.fallBack(); below(key, p.bookmark) {
+		p.bookmark, p.closed, p.moved = key, key, true
 	}
 }
 
@@ -568,7 +396,7 @@ func (p *Plan) Page() error {
 // high-water mark becomes the bookmark, and the value a disorder falls
 // back to.
 func (p *Plan) Close() error {
-	if p.fullTable || p.perPart {
+	if p.fullTable || p.parts != nil {
 		return nil
 	}
 	if err := p.advance(); err != nil {
@@ -599,7 +427,7 @@ func (p *Plan) advance() error {
 // changed since the last Checkpoint. While a chunk window is failed the
 // bookmark is held where it stood when it failed (see Fail).
 func (p *Plan) Checkpoint() (bookmark any, moved bool) {
-	v, held := p.held(p.bookmark)
+	v, held := p.backfill.held(p.bookmark)
 	moved = !sameText(v, p.out) || (p.moved && !held)
 	p.moved, p.out = false, v
 	return v, moved
@@ -635,33 +463,11 @@ func (p *Plan) High() any { return p.high }
 // ResumeHigh restores the largest key a resumed walk had written before
 // the resume position, so that the bookmark at the walk's end counts it.
 func (p *Plan) ResumeHigh(v any) {
-	if p.fullTable || p.perPart || v == nil {
+	if p.fullTable || p.parts != nil || v == nil {
 		return
 	}
 	if h, err := keys.Max(p.high, v); err == nil {
 		p.high = h
-	}
-}
-
-// PartitionHigh is the largest replication-key value observed in part's
-// walk so far (nil when none): a child's resume carries it.
-func (p *Plan) PartitionHigh(part Partition) any {
-	if c := p.partByID[part.id]; c != nil {
-		return c.high
-	}
-	return nil
-}
-
-// ResumePartitionHigh restores the largest key a resumed partition walk
-// had written before the resume position, so that the partition's
-// bookmark at the walk's end counts it.
-func (p *Plan) ResumePartitionHigh(part Partition, v any) {
-	c := p.partByID[part.id]
-	if !p.perPart || v == nil || c == nil {
-		return
-	}
-	if h, err := keys.Max(c.high, v); err == nil {
-		c.high = h
 	}
 }
 
@@ -678,4 +484,11 @@ func (p *Plan) Filter(first Request) map[string]string {
 		}
 	}
 	return out
+}
+
+// below reports whether key is below bookmark bm, or cannot be compared
+// with it; never below no bookmark.
+func below(key, bm any) bool {
+	c, err := keys.Compare(key, bm)
+	return bm != nil && (err != nil || c < 0)
 }

@@ -292,7 +292,7 @@ func TestPlanBookmark(t *testing.T) {
 						t.Fatalf("step %d: %v", i, err)
 					}
 				case "parts":
-					parts, _, _, moved := p.PartitionChanges()
+					parts, _, _, moved := p.Partitions().Changes()
 					var got []string
 					for _, pb := range parts {
 						got = append(got, keys.PartitionID(pb.Context)+":"+fmt.Sprint(pb.Value))
@@ -361,21 +361,21 @@ func TestPlanPartitionBookmarks(t *testing.T) {
 	if obs, err := p.Observe(part3, "2026-01-07T00:00:00Z"); obs != Observed || err != nil {
 		t.Fatalf("observe: %v %v", obs, err)
 	}
-	if _, _, _, moved := p.PartitionChanges(); moved {
+	if _, _, _, moved := p.Partitions().Changes(); moved {
 		t.Error("moved before the partition closed")
 	}
-	if err := p.ClosePartition(part3); err != nil {
+	if err := p.Partitions().Close(part3); err != nil {
 		t.Fatal(err)
 	}
 	// Only what changed: parent 3's bookmark, and parent 2 folded.
-	parts, folded, floor, moved := p.PartitionChanges()
+	parts, folded, floor, moved := p.Partitions().Changes()
 	want := []PartitionBookmark{
 		{Context: map[string]any{"order_id": json.Number("3")}, Value: "2026-01-07T00:00:00Z", ID: "order_id=3"},
 	}
 	if diff := cmp.Diff(want, parts); diff != "" || floor != "2026-01-06T00:00:00Z" || !moved || fmt.Sprint(folded) != "[order_id=2]" {
 		t.Errorf("partitions (-want +got):\n%s folded = %v floor = %v moved = %v", diff, folded, floor, moved)
 	}
-	if parts, folded, _, moved := p.PartitionChanges(); parts != nil || folded != nil || moved {
+	if parts, folded, _, moved := p.Partitions().Changes(); parts != nil || folded != nil || moved {
 		t.Errorf("changes again: %v %v %v", parts, folded, moved)
 	}
 	if got := since(json.Number("2")); got != "2026-01-06T00:00:00Z" {

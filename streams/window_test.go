@@ -164,7 +164,7 @@ func TestPlanBackfillOutcomes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if d := cmp.Diff(tt.retries, p.Retries()); d != "" {
+			if d := cmp.Diff(tt.retries, p.Backfill().Retries()); d != "" {
 				t.Errorf("Retries (-want +got):\n%s", d)
 			}
 			p.Checkpoint()
@@ -188,7 +188,7 @@ func TestPlanBackfillOutcomes(t *testing.T) {
 					t.Errorf("step %d (%s): Checkpoint() = %v, %v; want %v, %v", i, s.op, bm, moved, s.bm, s.moved)
 				}
 				var failed []keys.Window
-				for _, f := range p.Failed() {
+				for _, f := range p.Backfill().Failed() {
 					failed = append(failed, f.Window)
 				}
 				if d := cmp.Diff(s.failed, failed); d != "" {
@@ -198,7 +198,7 @@ func TestPlanBackfillOutcomes(t *testing.T) {
 					t.Errorf("step %d (%s): WalkHigh() = %v, want %v", i, s.op, p.WalkHigh(), s.high)
 				}
 			}
-			if got := p.Position(); !got.Equal(tt.pos) {
+			if got := p.Backfill().Position(); !got.Equal(tt.pos) {
 				t.Errorf("Position() = %v, want %v", got, tt.pos)
 			}
 		})

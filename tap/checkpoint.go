@@ -19,8 +19,8 @@ func (e *engine) commit(n *node) bool {
 	if n.hold.Held() {
 		return false // a dead-lettered request's rows are not read yet
 	}
-	if n.plan.PerPartition() {
-		set, folded, floor, moved := n.plan.PartitionChanges()
+	if ps := n.plan.Partitions(); ps != nil {
+		set, folded, floor, moved := ps.Changes()
 		if moved {
 			e.state.SetPartitions(n.def.Name, n.def.ReplicationKey, set, folded, floor)
 		}

@@ -262,7 +262,7 @@ func (e *engine) follow(ctx context.Context, n *node, first streams.Request, par
 		moved := e.commit(n)
 		if resp.Next != nil && parent != nil {
 			// The next run goes on with this partition's next page.
-			parent.track.InChild(n.track.ChildPage(n.def.Name, part.ID(), e.relative(*resp.Next), n.plan.PartitionHigh(part)))
+			parent.track.InChild(n.track.ChildPage(n.def.Name, part.ID(), e.relative(*resp.Next), n.plan.Partitions().High(part)))
 			e.state.SetResume(parent.def.Name, e.resumeTree(parent))
 			if err := e.checkpoint(parent); err != nil {
 				return err
@@ -324,7 +324,7 @@ func (e *engine) deadLetter(n *node, first streams.Request, part streams.Partiti
 		bookmark = e.state.Value(d.Name)
 	}
 	held := ""
-	if n.plan.PerPartition() {
+	if n.plan.Partitions() != nil {
 		held = part.ID()
 	}
 	l, jerr := n.hold.Judge(w, err, e.dead, e.now(), bookmark, held)
@@ -633,7 +633,9 @@ func (e *engine) walkChild(ctx context.Context, c *node, parent map[string]any, 
 	c.track.StartWalk(0)
 	if from != nil && from.Partition == part.ID() {
 		c.track.StartWalk(from.Pages)
-		c.plan.ResumePartitionHigh(part, from.High)
+		if ps := c.plan.Partitions(); ps != nil {
+			ps.ResumeHigh(part, from.High)
+		}
 		c.track.Continue(true)
 		err = e.walk(ctx, c, from.Next, part)
 		c.track.Continue(false)
@@ -653,8 +655,10 @@ func (e *engine) walkChild(ctx context.Context, c *node, parent map[string]any, 
 		return nil // dead-lettered: the partition keeps its bookmark
 	}
 	// The partition's own bookmark is safe once its walk has ended.
-	if err := c.plan.ClosePartition(part); err != nil {
-		return err
+	if ps := c.plan.Partitions(); ps != nil {
+		if err := ps.Close(part); err != nil {
+			return err
+		}
 	}
 	if e.commit(c) && c.selected {
 		return e.checkpoint(c)

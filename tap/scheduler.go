@@ -291,7 +291,7 @@ func (e *engine) syncTree(ctx context.Context, root *node) error {
 	root.each(func(n *node) {
 		if n.selected {
 			n.below = clientside.New(n.def, n.plan.FullTable(), e.state.Value(n.def.Name),
-				func(p streams.Partition) any { return n.plan.PartitionSince(p) }, e.log)
+				func(p streams.Partition) any { return n.plan.Partitions().Since(p) }, e.log)
 			n.counts.Start(e.now())
 			e.logStart(n)
 			e.status(n, output.StatusStarted)
@@ -319,7 +319,7 @@ func (e *engine) syncTree(ctx context.Context, root *node) error {
 			e.commit(n)
 			err = errors.Join(err, e.checkpoint(n))
 		}
-		if n.chunked() && n.windows.Book().Count(n.plan.Failed()).Unlettered > 0 {
+		if n.chunked() && n.windows.Book().Count(n.plan.Backfill().Failed()).Unlettered > 0 {
 			e.status(n, output.StatusIncomplete) // a window is still to read
 		} else {
 			e.status(n, output.StatusComplete)
@@ -398,7 +398,7 @@ func (e *engine) syncWindows(ctx context.Context, n *node, ws []keys.Window) err
 	if s, end, ok := e.state.Window(d.Name); ok && s != end && len(ws) > 0 {
 		n.windows.Book().Resume() // the first window is the one a stopped run was in
 	}
-	for _, w := range p.Retries() {
+	for _, w := range p.Backfill().Retries() {
 		if e.full(n) {
 			return nil // a test run has its records: no other window is read
 		}
@@ -434,14 +434,14 @@ func (e *engine) syncWindows(ctx context.Context, n *node, ws []keys.Window) err
 			return err
 		}
 	}
-	if len(p.Failed()) > 0 && n.selected {
+	if len(p.Backfill().Failed()) > 0 && n.selected {
 		// A run killed while it reads them again goes on after the walk.
 		backfill.Position(e.state, d.Name, p)
 		if err := e.checkpoint(n); err != nil {
 			return err
 		}
 	}
-	for _, f := range p.Failed() {
+	for _, f := range p.Backfill().Failed() {
 		if !n.windows.Book().ReadAgain(f.Window) {
 			continue // deferred, dead-lettered, or not tried in this run
 		}
@@ -516,7 +516,7 @@ func (e *engine) backfills() []backfill.Stream {
 	var out []backfill.Stream
 	for _, n := range e.nodes {
 		if n.chunked() {
-			out = append(out, backfill.Stream{Name: n.def.Name, Book: n.windows.Book(), Failed: n.plan.Failed()})
+			out = append(out, backfill.Stream{Name: n.def.Name, Book: n.windows.Book(), Failed: n.plan.Backfill().Failed()})
 		}
 	}
 	return out

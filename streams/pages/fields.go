@@ -4,11 +4,7 @@ import (
 	"hash/maphash"
 
 	"github.com/tap-dev/tap/codec"
-	"github.com/tap-dev/tap/streams"
 )
-
-// Fields is streams.Fields: a record of a page read without its tree.
-type Fields = streams.Fields
 
 // writeText writes the JSON text of a value to h as writeValue writes the
 // value decoded.

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/tap-dev/tap/codec"
 	"github.com/tap-dev/tap/streams"
 )
 
@@ -352,7 +353,7 @@ func (g *guard) allRecent(ids []uint64) bool {
 func (g *guard) rowHash(rec any) uint64 {
 	var h maphash.Hash
 	h.SetSeed(g.seed)
-	if f, ok := rec.(Fields); ok && len(g.d.PrimaryKey) > 0 {
+	if f, ok := rec.(codec.Fields); ok && len(g.d.PrimaryKey) > 0 {
 		h.WriteByte('k')
 		for _, k := range g.d.PrimaryKey {
 			text, ok := f.Field(k)

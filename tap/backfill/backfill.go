@@ -2,7 +2,8 @@
 // the book the summary line and the exit code are made from.
 //
 // A chunked stream is walked in windows of chunk_days. The stream's plan
-// (streams.Plan) owns the windows and the bookmark: a window whose walk
+// owns the windows (streams.Backfill) and the bookmark (streams.Plan),
+// which Plan.Fail and Plan.Done move together: a window whose walk
 // fails after its retries, or is deferred, is kept in the plan's failed
 // windows (the bookmark's failed_windows in STATE), and the walk's
 // position moves on past it while the bookmark stays at or before the

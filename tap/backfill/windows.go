@@ -73,7 +73,7 @@ func (ws *Windows) Finish(k Keep, w keys.Window, o Outcome, why string, at bool)
 			k.State.SetResume(name, nil) // the resume object was this window's
 		}
 	}
-	k.State.SetFailedWindows(name, k.Plan.Failed())
+	k.State.SetFailedWindows(name, k.Plan.Backfill().Failed())
 	Commit(k.State, k.Def, k.Plan)
 	return nil
 }
@@ -94,16 +94,17 @@ func Commit(st *state.State, d *streams.Definition, p *streams.Plan) {
 // the bookmark back, the window carries the largest key read (high), the
 // bookmark the next run may take up once it has read them.
 func Position(st *state.State, name string, p *streams.Plan) {
+	bf := p.Backfill()
 	var high any
-	if len(p.Failed()) > 0 {
+	if len(bf.Failed()) > 0 {
 		high = p.WalkHigh()
 	}
-	if w, ok := p.Next(); ok {
+	if w, ok := bf.Next(); ok {
 		st.SetWindowHigh(name, w.Start.UTC().Format(time.RFC3339), w.End.UTC().Format(time.RFC3339), high)
 		return
 	}
-	if len(p.Failed()) > 0 {
-		end := p.Position().UTC().Format(time.RFC3339)
+	if len(bf.Failed()) > 0 {
+		end := bf.Position().UTC().Format(time.RFC3339)
 		st.SetWindowHigh(name, end, end, high)
 		return
 	}

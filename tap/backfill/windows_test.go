@@ -33,7 +33,7 @@ func TestFinish(t *testing.T) {
 		{o: failed, at: true, wantFailed: 1, wantResume: false},
 		{o: Outcome{Kind: Lettered}, at: true, wantFailed: 2, wantResume: false},
 	} {
-		w, ok := p.Next()
+		w, ok := p.Backfill().Next()
 		if !ok {
 			t.Fatalf("step %d: no window left", i)
 		}
@@ -45,8 +45,8 @@ func TestFinish(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(got) != step.wantFailed || len(p.Failed()) != step.wantFailed {
-			t.Errorf("step %d: state has %d failed windows, plan %d, want %d", i, len(got), len(p.Failed()), step.wantFailed)
+		if len(got) != step.wantFailed || len(p.Backfill().Failed()) != step.wantFailed {
+			t.Errorf("step %d: state has %d failed windows, plan %d, want %d", i, len(got), len(p.Backfill().Failed()), step.wantFailed)
 		}
 		if _, ok := st.Resume("events"); ok != step.wantResume {
 			t.Errorf("step %d: resume object kept = %v, want %v", i, ok, step.wantResume)
@@ -55,10 +55,10 @@ func TestFinish(t *testing.T) {
 			t.Errorf("step %d: the book says %q, want %q", i, k, step.o.Kind)
 		}
 	}
-	if c := ws.Book().Count(p.Failed()); c.Completed != 1 {
+	if c := ws.Book().Count(p.Backfill().Failed()); c.Completed != 1 {
 		t.Errorf("completed %d windows, want 1", c.Completed)
 	}
-	if _, ok := p.Next(); ok {
+	if _, ok := p.Backfill().Next(); ok {
 		t.Error("the walk has windows left after three of three")
 	}
 }

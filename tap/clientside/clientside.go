@@ -26,7 +26,7 @@ type Filter struct {
 // so in one WARN line naming the stream; nil when d is filtered by its
 // requests (an incremental block) or read whole (no replication key, or
 // full table). A child stream's bookmarks are per parent record: of
-// gives the one a record is compared with (streams.Plan.PartitionSince).
+// gives the one a record is compared with (streams.Partitions.Since).
 func New(d *streams.Definition, fullTable bool, bookmark any, of func(streams.Partition) any, log *slog.Logger) *Filter {
 	if d.ReplicationKey == "" || d.Incremental != nil || fullTable {
 		return nil

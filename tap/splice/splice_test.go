@@ -12,7 +12,6 @@ import (
 	"github.com/tap-dev/tap/codec"
 	"github.com/tap-dev/tap/streammap"
 	"github.com/tap-dev/tap/streams"
-	"github.com/tap-dev/tap/streams/pages"
 )
 
 // eventsSchema is the demo's events schema, cut to what the tests read.
@@ -286,7 +285,7 @@ func TestInject(t *testing.T) {
 				t.Fatal("Scan refused the page")
 			}
 			// The walk reads the keys before the page is given the parent key.
-			if text, ok := p.Records()[0].(streams.Fields).Field("order_id"); ok {
+			if text, ok := p.Records()[0].(codec.Fields).Field("order_id"); ok {
 				t.Errorf("order_id before Inject: %s", text)
 			}
 			if tt.key != nil {
@@ -304,7 +303,7 @@ func TestInject(t *testing.T) {
 					if err := json.Unmarshal(raw, &m); err != nil {
 						t.Fatalf("record %d: %v: %s", i, err, raw)
 					}
-					if text, _ := p.Records()[i].(streams.Fields).Field("order_id"); text != "7" {
+					if text, _ := p.Records()[i].(codec.Fields).Field("order_id"); text != "7" {
 						t.Errorf("record %d: order_id's text %q, want 7", i, text)
 					}
 				} else if _, isTree := p.Records()[i].(map[string]any); !isTree {
@@ -470,7 +469,7 @@ func TestFields(t *testing.T) {
 	if !p.Scan(body) {
 		t.Fatal("Scan refused the page")
 	}
-	f, ok := p.Records()[0].(pages.Fields)
+	f, ok := p.Records()[0].(codec.Fields)
 	if !ok {
 		t.Fatalf("a spliced record is read as %T", p.Records()[0])
 	}
