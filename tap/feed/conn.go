@@ -43,10 +43,14 @@ func (e *statusError) Error() string {
 
 // final reports whether a refusal would come back the same on a
 // reconnect: a 4xx other than 408 and 429 (bad credentials, no such
-// feed).
+// feed), or a websocket's URL answered without an upgrade.
 func final(err error) bool {
 	var se *statusError
-	return errors.As(err, &se) && se.status >= 400 && se.status < 500 && se.status != 408 && se.status != 429
+	if errors.As(err, &se) && se.status >= 400 && se.status < 500 && se.status != 408 && se.status != 429 {
+		return true
+	}
+	var nu *notUpgraded
+	return errors.As(err, &nu)
 }
 
 // refused reads the start of a refusal's body for its error.

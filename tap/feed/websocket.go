@@ -69,7 +69,12 @@ func openWS(ctx context.Context, hc *http.Client, url string, header http.Header
 	if err != nil {
 		return nil, err
 	}
-	if resp.StatusCode != http.StatusSwitchingProtocols {
+	switch {
+	case resp.StatusCode == http.StatusSwitchingProtocols:
+	case resp.StatusCode >= 200 && resp.StatusCode < 300:
+		resp.Body.Close()
+		return nil, &notUpgraded{status: resp.StatusCode}
+	default:
 		return nil, refused(resp, scrub)
 	}
 	rwc, ok := resp.Body.(io.ReadWriteCloser)
@@ -96,6 +101,14 @@ func openWS(ctx context.Context, hc *http.Client, url string, header http.Header
 	}
 	go w.ping(idle)
 	return w, nil
+}
+
+// notUpgraded is a websocket's handshake answered with a success that is
+// not 101 Switching Protocols: the URL serves something else.
+type notUpgraded struct{ status int }
+
+func (e *notUpgraded) Error() string {
+	return fmt.Sprintf("HTTP %d, not 101 Switching Protocols: the URL does not serve a websocket", e.status)
 }
 
 // checkUpgrade checks a 101's headers say the server speaks websocket to

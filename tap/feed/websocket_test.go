@@ -168,10 +168,13 @@ func TestWebSocketRefusesABadUpgrade(t *testing.T) {
 		name   string
 		server *wsScript
 		want   string
+		final  bool // a reconnect would meet the same
 	}{
-		{"a refusal", &wsScript{status: http.StatusForbidden}, "HTTP 403: go away"},
-		{"a wrong accept key", &wsScript{accept: "bm9wZQ=="}, `the server's 101 has a wrong Sec-WebSocket-Accept "bm9wZQ=="`},
-		{"an extension not offered", &wsScript{extra: "Sec-WebSocket-Extensions: permessage-deflate\r\n"}, `the server's 101 negotiated an extension the tap did not offer: "permessage-deflate"`},
+		{"a refusal", &wsScript{status: http.StatusForbidden}, "HTTP 403: go away", true},
+		{"an answer that is no upgrade", &wsScript{status: http.StatusOK}, "HTTP 200, not 101 Switching Protocols: the URL does not serve a websocket", true},
+		{"a refusal that may pass", &wsScript{status: http.StatusServiceUnavailable}, "HTTP 503: go away", false},
+		{"a wrong accept key", &wsScript{accept: "bm9wZQ=="}, `the server's 101 has a wrong Sec-WebSocket-Accept "bm9wZQ=="`, false},
+		{"an extension not offered", &wsScript{extra: "Sec-WebSocket-Extensions: permessage-deflate\r\n"}, `the server's 101 negotiated an extension the tap did not offer: "permessage-deflate"`, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := httptest.NewServer(tt.server)
@@ -183,6 +186,9 @@ func TestWebSocketRefusesABadUpgrade(t *testing.T) {
 			}
 			if err.Error() != tt.want {
 				t.Errorf("error %q, want %q", err, tt.want)
+			}
+			if final(err) != tt.final {
+				t.Errorf("final(%q) = %v, want %v", err, final(err), tt.final)
 			}
 		})
 	}
