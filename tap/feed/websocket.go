@@ -47,7 +47,13 @@ type websocket struct {
 const wsGUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 
 func openWS(ctx context.Context, hc *http.Client, url string, header http.Header, subscribe []byte, idle time.Duration, scrub func(string) string) (conn, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	// The connection the handshake goes on is the socket the reads
+	// pause on (pausedReader).
+	var sock socket
+	traced := httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+		GotConn: func(info httptrace.GotConnInfo) { sock = socketOf(info.Conn) },
+	})
+	req, err := http.NewRequestWithContext(traced, http.MethodGet, url, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -61,10 +67,6 @@ func openWS(ctx context.Context, hc *http.Client, url string, header http.Header
 	req.Header.Set("Upgrade", "websocket")
 	req.Header.Set("Sec-WebSocket-Version", "13")
 	req.Header.Set("Sec-WebSocket-Key", key)
-	var sock socket
-	req = req.WithContext(httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
-		GotConn: func(info httptrace.GotConnInfo) { sock = socketOf(info.Conn) },
-	}))
 	resp, err := hc.Do(req)
 	if err != nil {
 		return nil, err
