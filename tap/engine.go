@@ -239,13 +239,13 @@ func (en *Engine) Rewalk(ctx context.Context, w Walk) error {
 	if err != nil {
 		return err
 	}
+	ws := walkStart{first: req, part: part}
 	if w.Resume != nil {
-		req = w.Resume.Next
-		n.track.Continue(true)
+		ws.first, ws.resumed = w.Resume.Next, true
 	}
 	n.windows.Walking(w.Window, false)
-	defer func() { n.windows.Walked(); n.track.Continue(false) }()
-	return e.walk(ctx, n, req, part)
+	defer n.windows.Walked()
+	return e.walk(ctx, n, ws)
 }
 
 // DeadLetters is how many letters the run has written.

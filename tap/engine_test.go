@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -770,27 +772,42 @@ func TestEngineResumeFullTableVersion(t *testing.T) {
 		}})
 }
 
-// A resume position the API rejects restarts the walk from the bookmark.
+// A resume position the API rejects restarts the walk from the bookmark,
+// also for a stream whose failed requests are dead letters: the refusal
+// is the resume position's, not the stream's.
 func TestEngineResumeRejected(t *testing.T) {
 	rows := []map[string]any{row(1, 9), row(2, 3), row(3, 5)}
 	state := `{"bookmarks":{"s":{"resume":{"request":{"method":"GET","url":"/s","query":{"page":["7"],"per_page":["2"]}},"pages":4}}}}`
-	runEngineCase(t, engineCase{name: "expired cursor", rows: rows, state: state,
-		fail: func(context.CancelFunc) func(int) error {
-			return func(n int) error {
-				if n == 1 {
-					return &client.StatusError{Stream: "s", Method: "GET", Path: "/s", Status: 400, Message: "cursor expired"}
+	letters := filepath.Join(t.TempDir(), "dead_letter.jsonl")
+	for _, tc := range []struct {
+		name   string
+		stream map[string]any
+	}{
+		{"expired cursor", nil},
+		{"expired cursor, on_request_failure dead_letter", map[string]any{"on_request_failure": "dead_letter"}},
+	} {
+		runEngineCase(t, engineCase{name: tc.name, rows: rows, state: state, stream: tc.stream,
+			cfg: map[string]any{"dead_letter_path": letters},
+			fail: func(context.CancelFunc) func(int) error {
+				return func(n int) error {
+					if n == 1 {
+						return &client.StatusError{Stream: "s", Method: "GET", Path: "/s", Status: 400, Message: "cursor expired"}
+					}
+					return nil
 				}
-				return nil
-			}
-		},
-		check: func(t *testing.T, r *recorder, src *source, logs string) {
-			since := "since=" + url.QueryEscape(key(1))
-			equal(t, "requests", src.requests, []string{"s?page=7&per_page=2", "s?page=1&per_page=2&" + since, "s?page=2&per_page=2&" + since})
-			equal(t, "ids", ids(r), []int{1, 2, 3})
-			if !strings.Contains(logs, "WARN") || !strings.Contains(logs, "rejected the resume position") {
-				t.Errorf("no WARN:\n%s", logs)
-			}
-		}})
+			},
+			check: func(t *testing.T, r *recorder, src *source, logs string) {
+				since := "since=" + url.QueryEscape(key(1))
+				equal(t, "requests", src.requests, []string{"s?page=7&per_page=2", "s?page=1&per_page=2&" + since, "s?page=2&per_page=2&" + since})
+				equal(t, "ids", ids(r), []int{1, 2, 3})
+				if !strings.Contains(logs, "WARN") || !strings.Contains(logs, "rejected the resume position") {
+					t.Errorf("no WARN:\n%s", logs)
+				}
+				if b, err := os.ReadFile(letters); err == nil && len(b) > 0 {
+					t.Errorf("the refused resume position was dead-lettered: %s", b)
+				}
+			}})
+	}
 }
 
 // end_date bounds a backfill (exclusive); end_inclusive sends each

@@ -107,9 +107,7 @@ func (e *engine) walkTop(ctx context.Context, n *node, first streams.Request) er
 		r := n.track.TakeUp()
 		n.plan.ResumeHigh(r.High)
 		e.log.Info("resuming the stream inside its walk", "stream", name, "pages_already_written", r.Pages)
-		n.track.Continue(true)
-		err := e.walk(ctx, n, r.Next, streams.Partition{})
-		n.track.Continue(false)
+		err := e.walk(ctx, n, walkStart{first: r.Next, resumed: true})
 		if !rejected(err) {
 			if err == nil {
 				e.endWalk(n)
@@ -121,7 +119,7 @@ func (e *engine) walkTop(ctx context.Context, n *node, first streams.Request) er
 		e.endWalk(n)
 		n.track.StartWalk(0)
 	}
-	if err := e.walk(ctx, n, first, streams.Partition{}); err != nil {
+	if err := e.walk(ctx, n, walkStart{first: first}); err != nil {
 		return err
 	}
 	e.endWalk(n)
@@ -143,26 +141,37 @@ func statusOf(err error) int {
 	return 0
 }
 
-// walk follows one stream's pages from first, handling every record: a
-// report stream's through its job, whose files are walked as pages too.
-func (e *engine) walk(ctx context.Context, n *node, first streams.Request, part streams.Partition) error {
+// A walkStart is where one walk of a stream's pages starts and what it
+// is for: its first request, the partition (a child's parent record; zero
+// for a top-level stream), and whether it goes on from the page the last
+// run stopped at. It travels down the walk's calls to the dead letter the
+// walk may end in.
+type walkStart struct {
+	first   streams.Request
+	part    streams.Partition
+	resumed bool
+}
+
+// walk follows one stream's pages from ws.first, handling every record:
+// a report stream's through its job, whose files are walked as pages too.
+func (e *engine) walk(ctx context.Context, n *node, ws walkStart) error {
 	if e.full(n) {
 		return nil
 	}
 	var err error
 	if n.def.Async != nil {
-		err = e.walkReport(ctx, n, first, part)
+		err = e.walkReport(ctx, n, ws)
 	} else {
-		err = e.follow(ctx, n, first, part, failure.Pages(e.fetchOf(n)), true)
+		err = e.follow(ctx, n, ws, failure.Pages(e.fetchOf(n)), true)
 	}
-	return e.walkEnd(n, first, part, err)
+	return e.walkEnd(n, ws, err)
 }
 
 // walkReport drives a report stream through its job (tap/report), each of
 // the job's files walked by follow. Replay runs a new job and leaves the
 // state alone: its one STATE is the one it was given. A job that fails for
 // good is a *report.Error, for deadLetter to judge.
-func (e *engine) walkReport(ctx context.Context, n *node, first streams.Request, part streams.Partition) error {
+func (e *engine) walkReport(ctx context.Context, n *node, ws walkStart) error {
 	saved := ""
 	if !e.policy.replay() {
 		saved = e.state.AsyncJob(n.def.Name)
@@ -183,10 +192,10 @@ func (e *engine) walkReport(ctx context.Context, n *node, first streams.Request,
 		// A file's failure is the job's (report.Error), never a page of
 		// the stream to resume at: its URL may be pre-signed.
 		Read: func(ctx context.Context, file streams.Request) error {
-			return e.follow(ctx, n, file, part, e.fetchOf(n), false)
+			return e.follow(ctx, n, walkStart{first: file, part: ws.part, resumed: ws.resumed}, e.fetchOf(n), false)
 		},
 	}
-	if err := job.Run(ctx, first, saved); err != nil {
+	if err := job.Run(ctx, ws.first, saved); err != nil {
 		return err
 	}
 	// Read whole: the next run starts a new job. The bookmark that moves
@@ -202,15 +211,16 @@ func (e *engine) setAsyncJob(n *node, id string) {
 	}
 }
 
-// follow walks n's pages from first, fetched by fetch, handling every
+// follow walks n's pages from ws.first, fetched by fetch, handling every
 // record; resumable says whether the walk may be where the next run
 // resumes.
-func (e *engine) follow(ctx context.Context, n *node, first streams.Request, part streams.Partition, fetch streams.Fetch, resumable bool) error {
+func (e *engine) follow(ctx context.Context, n *node, ws walkStart, fetch streams.Fetch, resumable bool) error {
+	first, part := ws.first, ws.part
 	p, err := e.pager(n)
 	if err != nil {
 		return err
 	}
-	if n.track.Continuing() {
+	if ws.resumed {
 		p = continued{p}
 	}
 	// A selected top-level stream checkpoints where its walk goes on; a
@@ -294,7 +304,7 @@ func (e *engine) walkPages(ctx context.Context, d *streams.Definition, p streams
 // walkEnd is what the error that ended a walk means for the run: a status
 // the stream ignores and the record limit end it quietly; anything else
 // fails the stream, or becomes a dead letter when the stream says so.
-func (e *engine) walkEnd(n *node, first streams.Request, part streams.Partition, err error) error {
+func (e *engine) walkEnd(n *node, ws walkStart, err error) error {
 	switch {
 	case errors.Is(err, errIgnored):
 		n.counts.Ignored.Add(1)
@@ -303,7 +313,7 @@ func (e *engine) walkEnd(n *node, first streams.Request, part streams.Partition,
 		n.windows.Cut()
 		return nil
 	}
-	return e.deadLetter(n, first, part, err)
+	return e.deadLetter(n, ws, err)
 }
 
 // deadLetter turns the error of one walk of n (a child's walk for one
@@ -312,10 +322,10 @@ func (e *engine) walkEnd(n *node, first streams.Request, part streams.Partition,
 // dead_letter, or an on_status rule dead_letter for the last status — and
 // returns nil so that the run goes on, n's bookmark held (failure.Hold).
 // Any other error is returned as is.
-func (e *engine) deadLetter(n *node, first streams.Request, part streams.Partition, err error) error {
-	d := n.def
+func (e *engine) deadLetter(n *node, ws walkStart, err error) error {
+	d, part := n.def, ws.part
 	w := failure.Walk{
-		Stream: d.Name, First: first, Context: part.Context, Window: n.windows.At(), Resumed: n.track.Continuing(),
+		Stream: d.Name, First: ws.first, Context: part.Context, Window: n.windows.At(), Resumed: ws.resumed,
 		DeadLetter: e.policy.replay() || d.OnRequestFailure == streams.RequestFailureDeadLetter,
 		OnStatus:   streams.StatusRules(e.cfg.OnStatus, d), Relative: e.relative,
 	}
@@ -636,17 +646,15 @@ func (e *engine) walkChild(ctx context.Context, c *node, parent map[string]any, 
 		if ps := c.plan.Partitions(); ps != nil {
 			ps.ResumeHigh(part, from.High)
 		}
-		c.track.Continue(true)
-		err = e.walk(ctx, c, from.Next, part)
-		c.track.Continue(false)
+		err = e.walk(ctx, c, walkStart{first: from.Next, part: part, resumed: true})
 		if rejected(err) {
 			e.log.Warn("the API rejected the resume position; restarting the walk for this parent record",
 				"stream", c.def.Name, "partition", part.ID(), "status", statusOf(err))
 			c.track.StartWalk(0)
-			err = e.walk(ctx, c, req, part)
+			err = e.walk(ctx, c, walkStart{first: req, part: part})
 		}
 	} else {
-		err = e.walk(ctx, c, req, part)
+		err = e.walk(ctx, c, walkStart{first: req, part: part})
 	}
 	if err != nil {
 		return err

@@ -468,7 +468,7 @@ func (e *engine) retryWindow(ctx context.Context, n *node, w keys.Window) error 
 	n.plan.Reread()
 	n.windows.Walking(&w, true)
 	letters := n.counts.DeadLetters.Load()
-	err = e.walk(ctx, n, req, streams.Partition{})
+	err = e.walk(ctx, n, walkStart{first: req})
 	n.windows.Walked()
 	if n.windows.WasCut() {
 		return nil // cut short by a test run's record limit

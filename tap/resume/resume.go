@@ -21,9 +21,8 @@ import (
 
 // Tracker is one stream's resume tracker. The zero Tracker starts afresh.
 type Tracker struct {
-	from       *pages.Resume // the last run's position, until the walk takes it up
-	pages      int64         // the pages of the walk in progress, over every run
-	continuing bool          // the walk in progress started at a resume position
+	from  *pages.Resume // the last run's position, until the walk takes it up
+	pages int64         // the pages of the walk in progress, over every run
 
 	// The page in progress of a parent whose children's walks are
 	// tracked.
@@ -61,14 +60,6 @@ func (t *Tracker) TakeUp() *pages.Resume {
 // StartWalk starts a walk's count of pages: from 0, or from the pages the
 // resume of a child's walk says were written.
 func (t *Tracker) StartWalk(pages int64) { t.pages = pages }
-
-// Continue says whether the walk starting is one that goes on from a
-// resume position, whose first request already holds its page position.
-func (t *Tracker) Continue(on bool) { t.continuing = on }
-
-// Continuing reports whether the walk in progress started at a resume
-// position.
-func (t *Tracker) Continuing() bool { return t.continuing }
 
 // Track starts tracking a top-level walk: filter is the filter it began
 // with, first its first page's request.
