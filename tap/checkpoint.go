@@ -84,10 +84,12 @@ func (e *engine) endStream(n *node) {
 }
 
 // tracksChildren reports whether n is a top-level stream whose children's
-// walks are checkpointed: its resume then points at the page in progress
-// and says how far into it the run has come.
-func (e *engine) tracksChildren(n *node) bool {
-	if n.def.Parent != nil || !n.selected || e.policy.testRun() || n.windows.Again() {
+// walks are checkpointed in its walk (again: a failed window read again,
+// which leaves the resume object to the window at the walk's position):
+// its resume then points at the page in progress and says how far into
+// it the run has come.
+func (e *engine) tracksChildren(n *node, again bool) bool {
+	if n.def.Parent != nil || !n.selected || e.policy.testRun() || again {
 		return false
 	}
 	for _, c := range n.children {
@@ -96,17 +98,6 @@ func (e *engine) tracksChildren(n *node) bool {
 		}
 	}
 	return false
-}
-
-// trackingParent is the parent that checkpoints c's walks, or nil.
-func (e *engine) trackingParent(c *node) *node {
-	if c.def.Parent == nil || !c.needed() {
-		return nil
-	}
-	if p := e.byName[c.def.Parent.Stream]; p != nil && e.tracksChildren(p) {
-		return p
-	}
-	return nil
 }
 
 // resumeTree is the resume object of a top-level stream's walk in
@@ -139,7 +130,7 @@ func (e *engine) endWalk(n *node) {
 // how far into the page the run has come. On the first page of a resumed
 // walk, the records the last run had finished have their children
 // skipped, and the child walk it was in goes on at its page.
-func (e *engine) handleTracked(ctx context.Context, n *node, resp *streams.Page, extracted time.Time) error {
+func (e *engine) handleTracked(ctx context.Context, n *node, resp *streams.Page, extracted time.Time, ws walkStart) error {
 	switch n.track.BeginPage(resp.Records, func(rec any) string { return recordID(n, rec) },
 		func(rec any, c *pages.Resume) bool { return childOf(n, rec, c) }) {
 	case resume.Shorter:
@@ -153,7 +144,7 @@ func (e *engine) handleTracked(ctx context.Context, n *node, resp *streams.Page,
 	}
 	for i := range resp.Records {
 		n.track.Record(i)
-		if err := e.handleAt(ctx, n, resp, i, extracted, streams.Partition{}); err != nil {
+		if err := e.handleAt(ctx, n, resp, i, extracted, ws); err != nil {
 			return err
 		}
 		if !n.track.Handled(recordID(n, resp.Records[i])) {

@@ -239,12 +239,10 @@ func (en *Engine) Rewalk(ctx context.Context, w Walk) error {
 	if err != nil {
 		return err
 	}
-	ws := walkStart{first: req, part: part}
+	ws := walkStart{first: req, part: part, window: w.Window}
 	if w.Resume != nil {
 		ws.first, ws.resumed = w.Resume.Next, true
 	}
-	n.windows.Walking(w.Window, false)
-	defer n.windows.Walked()
 	return e.walk(ctx, n, ws)
 }
 

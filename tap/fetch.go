@@ -18,6 +18,7 @@ import (
 	"github.com/tap-dev/tap/settings"
 	"github.com/tap-dev/tap/streams"
 	"github.com/tap-dev/tap/streams/decoder"
+	"github.com/tap-dev/tap/streams/keys"
 	"github.com/tap-dev/tap/streams/pages"
 	"github.com/tap-dev/tap/tap/failure"
 	"github.com/tap-dev/tap/tap/report"
@@ -100,14 +101,14 @@ func (continued) First(req streams.Request) streams.Request { return req }
 // written, with the filter it began with. A resume position the API
 // rejects (a 4xx) restarts the walk from first, with a WARN. The resume
 // object is removed when the walk ends.
-func (e *engine) walkTop(ctx context.Context, n *node, first streams.Request) error {
+func (e *engine) walkTop(ctx context.Context, n *node, first streams.Request, window *keys.Window) error {
 	name := n.def.Name
 	n.track.StartWalk(0)
 	if n.track.From() != nil {
 		r := n.track.TakeUp()
 		n.plan.ResumeHigh(r.High)
 		e.log.Info("resuming the stream inside its walk", "stream", name, "pages_already_written", r.Pages)
-		err := e.walk(ctx, n, walkStart{first: r.Next, resumed: true})
+		err := e.walk(ctx, n, walkStart{first: r.Next, window: window, resumed: true})
 		if !rejected(err) {
 			if err == nil {
 				e.endWalk(n)
@@ -119,7 +120,7 @@ func (e *engine) walkTop(ctx context.Context, n *node, first streams.Request) er
 		e.endWalk(n)
 		n.track.StartWalk(0)
 	}
-	if err := e.walk(ctx, n, walkStart{first: first}); err != nil {
+	if err := e.walk(ctx, n, walkStart{first: first, window: window}); err != nil {
 		return err
 	}
 	e.endWalk(n)
@@ -143,13 +144,21 @@ func statusOf(err error) int {
 
 // A walkStart is where one walk of a stream's pages starts and what it
 // is for: its first request, the partition (a child's parent record; zero
-// for a top-level stream), and whether it goes on from the page the last
-// run stopped at. It travels down the walk's calls to the dead letter the
-// walk may end in.
+// for a top-level stream), the chunk window (nil: none) and whether it is
+// a failed one read again, whether the walk goes on from the page the
+// last run stopped at, and, for a child's walk, the parent that
+// checkpoints it (nil: none). It travels down the walk's calls, to the
+// records' children and to the dead letter the walk may end in.
 type walkStart struct {
 	first   streams.Request
 	part    streams.Partition
+	window  *keys.Window
+	again   bool
 	resumed bool
+	tracker *node
+	// kids: the walk checkpoints its records' children's walks (set by
+	// follow, tracksChildren).
+	kids bool
 }
 
 // walk follows one stream's pages from ws.first, handling every record:
@@ -192,7 +201,9 @@ func (e *engine) walkReport(ctx context.Context, n *node, ws walkStart) error {
 		// A file's failure is the job's (report.Error), never a page of
 		// the stream to resume at: its URL may be pre-signed.
 		Read: func(ctx context.Context, file streams.Request) error {
-			return e.follow(ctx, n, walkStart{first: file, part: ws.part, resumed: ws.resumed}, e.fetchOf(n), false)
+			read := ws
+			read.first = file
+			return e.follow(ctx, n, read, e.fetchOf(n), false)
 		},
 	}
 	if err := job.Run(ctx, ws.first, saved); err != nil {
@@ -226,9 +237,10 @@ func (e *engine) follow(ctx context.Context, n *node, ws walkStart, fetch stream
 	// A selected top-level stream checkpoints where its walk goes on; a
 	// child of one, where its walk for the parent record goes on. A failed
 	// window read again leaves the resume object to the walk's own window.
-	track := resumable && n.selected && n.def.Parent == nil && !n.windows.Again()
-	parent := e.trackingParent(n)
-	kids := e.tracksChildren(n)
+	track := resumable && n.selected && n.def.Parent == nil && !ws.again
+	parent := ws.tracker
+	kids := e.tracksChildren(n, ws.again)
+	ws.kids = kids
 	if track {
 		n.track.Track(n.plan.Filter(first), p.First(first))
 	}
@@ -254,9 +266,9 @@ func (e *engine) follow(ctx context.Context, n *node, ws walkStart, fetch stream
 		extracted := e.now()
 		var err error
 		if kids {
-			err = e.handleTracked(ctx, n, resp, extracted)
+			err = e.handleTracked(ctx, n, resp, extracted, ws)
 		} else {
-			err = e.handlePage(ctx, n, resp, extracted, part)
+			err = e.handlePage(ctx, n, resp, extracted, ws)
 		}
 		if err != nil {
 			return err
@@ -325,7 +337,7 @@ func (e *engine) walkEnd(n *node, ws walkStart, err error) error {
 func (e *engine) deadLetter(n *node, ws walkStart, err error) error {
 	d, part := n.def, ws.part
 	w := failure.Walk{
-		Stream: d.Name, First: ws.first, Context: part.Context, Window: n.windows.At(), Resumed: ws.resumed,
+		Stream: d.Name, First: ws.first, Context: part.Context, Window: ws.window, Resumed: ws.resumed,
 		DeadLetter: e.policy.replay() || d.OnRequestFailure == streams.RequestFailureDeadLetter,
 		OnStatus:   streams.StatusRules(e.cfg.OnStatus, d), Relative: e.relative,
 	}
@@ -625,7 +637,7 @@ func (e *engine) noParentKey(c *node, err error) error {
 // walkChild walks a child stream once for one parent record, its path
 // placeholders filled from the parent's key; from, when set, is where the
 // last run stopped inside this walk.
-func (e *engine) walkChild(ctx context.Context, c *node, parent map[string]any, from *pages.Resume) error {
+func (e *engine) walkChild(ctx context.Context, c *node, parent map[string]any, from *pages.Resume, tracker *node) error {
 	if !c.needed() {
 		return nil
 	}
@@ -646,15 +658,15 @@ func (e *engine) walkChild(ctx context.Context, c *node, parent map[string]any, 
 		if ps := c.plan.Partitions(); ps != nil {
 			ps.ResumeHigh(part, from.High)
 		}
-		err = e.walk(ctx, c, walkStart{first: from.Next, part: part, resumed: true})
+		err = e.walk(ctx, c, walkStart{first: from.Next, part: part, resumed: true, tracker: tracker})
 		if rejected(err) {
 			e.log.Warn("the API rejected the resume position; restarting the walk for this parent record",
 				"stream", c.def.Name, "partition", part.ID(), "status", statusOf(err))
 			c.track.StartWalk(0)
-			err = e.walk(ctx, c, walkStart{first: req, part: part})
+			err = e.walk(ctx, c, walkStart{first: req, part: part, tracker: tracker})
 		}
 	} else {
-		err = e.walk(ctx, c, walkStart{first: req, part: part})
+		err = e.walk(ctx, c, walkStart{first: req, part: part, tracker: tracker})
 	}
 	if err != nil {
 		return err

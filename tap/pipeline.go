@@ -26,8 +26,8 @@ func (e *engine) full(n *node) bool {
 
 // handle takes one record through dedupe, validation, the bookmark, the
 // writer and the record's children.
-func (e *engine) handle(ctx context.Context, n *node, rec any, extracted time.Time, part streams.Partition) error {
-	d := n.def
+func (e *engine) handle(ctx context.Context, n *node, rec any, extracted time.Time, ws walkStart) error {
+	d, part := n.def, ws.part
 	m, err := RecordObject(d, rec, part)
 	if err != nil {
 		return err
@@ -45,21 +45,25 @@ func (e *engine) handle(ctx context.Context, n *node, rec any, extracted time.Ti
 	}
 	// A parent that failed its schema still exists upstream: its
 	// children are walked all the same.
-	return e.walkChildren(ctx, n, m)
+	return e.walkChildren(ctx, n, m, ws)
 }
 
-// walkChildren walks n's children for one of its records: parent holds
-// the record's values of the children's parent keys, or all of it.
-func (e *engine) walkChildren(ctx context.Context, n *node, parent map[string]any) error {
+// walkChildren walks n's children for one of its records, in ws: parent
+// holds the record's values of the children's parent keys, or all of it.
+func (e *engine) walkChildren(ctx context.Context, n *node, parent map[string]any, ws walkStart) error {
 	if n.track.SkipChildren() {
 		return nil // walked before the last run stopped
+	}
+	var tracker *node
+	if ws.kids {
+		tracker = n
 	}
 	for _, c := range n.children {
 		from, walk := n.track.ChildFrom(c.def.Name)
 		if !walk {
 			continue
 		}
-		if err := e.walkChild(ctx, c, parent, from); err != nil {
+		if err := e.walkChild(ctx, c, parent, from, tracker); err != nil {
 			return err
 		}
 	}
@@ -135,7 +139,7 @@ func RecordObject(d *streams.Definition, rec any, part streams.Partition) (map[s
 }
 
 // handlePage takes a page's records in order (handleAt).
-func (e *engine) handlePage(ctx context.Context, n *node, resp *streams.Page, extracted time.Time, part streams.Partition) (err error) {
+func (e *engine) handlePage(ctx context.Context, n *node, resp *streams.Page, extracted time.Time, ws walkStart) (err error) {
 	// The walk has just started fetching the next page. On one CPU that
 	// fetch would wait for this page to be written (nothing blocks until
 	// then), and the API's time would add to ours: let it send its
@@ -154,11 +158,11 @@ func (e *engine) handlePage(ctx context.Context, n *node, resp *streams.Page, ex
 	if p := resp.Spliced; p != nil {
 		defer p.Release()
 		if n.def.Parent != nil {
-			p.Inject(part.Key) // the parent key, copied into the records
+			p.Inject(ws.part.Key) // the parent key, copied into the records
 		}
 	}
 	for i := range resp.Records {
-		if err := e.handleAt(ctx, n, resp, i, extracted, part); err != nil {
+		if err := e.handleAt(ctx, n, resp, i, extracted, ws); err != nil {
 			return err
 		}
 	}
@@ -168,17 +172,17 @@ func (e *engine) handlePage(ctx context.Context, n *node, resp *streams.Page, ex
 // handleAt takes record i of a page: on a spliced page a splicable
 // record is written from its bytes, its children walked from its captured
 // keys; any other record goes through handle.
-func (e *engine) handleAt(ctx context.Context, n *node, resp *streams.Page, i int, extracted time.Time, part streams.Partition) error {
+func (e *engine) handleAt(ctx context.Context, n *node, resp *streams.Page, i int, extracted time.Time, ws walkStart) error {
 	p := resp.Spliced
 	if p == nil {
-		return e.handle(ctx, n, resp.Records[i], extracted, part)
+		return e.handle(ctx, n, resp.Records[i], extracted, ws)
 	}
 	raw, ok, err := p.Raw(i)
 	if err != nil {
 		return err
 	}
 	if !ok {
-		return e.handle(ctx, n, resp.Records[i], extracted, part)
+		return e.handle(ctx, n, resp.Records[i], extracted, ws)
 	}
 	rec := resp.Records[i]
 	if dup, err := e.repeated(n, rec); dup || err != nil {
@@ -188,7 +192,7 @@ func (e *engine) handleAt(ctx context.Context, n *node, resp *streams.Page, i in
 		return errRecordLimit
 	}
 	if n.selected {
-		if err := e.emitSpliced(n, p, i, raw, extracted, part); err != nil {
+		if err := e.emitSpliced(n, p, i, raw, extracted, ws.part); err != nil {
 			return err
 		}
 	}
@@ -196,7 +200,7 @@ func (e *engine) handleAt(ctx context.Context, n *node, resp *streams.Page, i in
 		return nil
 	}
 	keys, _ := parentKeys(n, rec)
-	return e.walkChildren(ctx, n, keys)
+	return e.walkChildren(ctx, n, keys, ws)
 }
 
 // emitSpliced is emit for spliced record i of page p, raw its bytes:

@@ -366,7 +366,7 @@ func (e *engine) syncStream(ctx context.Context, n *node) error {
 		if err != nil {
 			return err
 		}
-		if err := e.walkTop(ctx, n, req); err != nil {
+		if err := e.walkTop(ctx, n, req, nil); err != nil {
 			return err
 		}
 		if err := p.Close(); err != nil {
@@ -423,10 +423,8 @@ func (e *engine) syncWindows(ctx context.Context, n *node, ws []keys.Window) err
 		if err != nil {
 			return err
 		}
-		n.windows.Walking(&w, false)
 		letters := n.counts.DeadLetters.Load()
-		err = e.walkTop(ctx, n, req)
-		n.windows.Walked()
+		err = e.walkTop(ctx, n, req, &w)
 		if n.windows.WasCut() {
 			return nil // w was not read to its end: it is neither done nor failed
 		}
@@ -466,10 +464,8 @@ func (e *engine) retryWindow(ctx context.Context, n *node, w keys.Window) error 
 		return err
 	}
 	n.plan.Reread()
-	n.windows.Walking(&w, true)
 	letters := n.counts.DeadLetters.Load()
-	err = e.walk(ctx, n, walkStart{first: req})
-	n.windows.Walked()
+	err = e.walk(ctx, n, walkStart{first: req, window: &w, again: true})
 	if n.windows.WasCut() {
 		return nil // cut short by a test run's record limit
 	}

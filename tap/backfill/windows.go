@@ -8,31 +8,15 @@ import (
 	"github.com/tap-dev/tap/tap/state"
 )
 
-// Windows is a chunked stream's backfill part in the engine: the window
-// being walked, whether it is one read again, whether a walk was cut
-// short by a test run's record limit, and the Book of what became of
-// every window. The zero Windows is ready to use; like Book, it is not
-// safe for concurrent use.
+// Windows is a chunked stream's backfill part in the engine: whether a
+// walk was cut short by a test run's record limit, and the Book of what
+// became of every window. (The window a walk is in, and whether it is one
+// read again, travel with the walk.) The zero Windows is ready to use;
+// like Book, it is not safe for concurrent use.
 type Windows struct {
-	book  Book
-	at    *keys.Window
-	again bool
-	cut   bool
+	book Book
+	cut  bool
 }
-
-// Walking starts the walk of w (nil: a walk of no window); again says it
-// is a failed window read again, whose pages leave the resume object to
-// the window at the walk's position.
-func (ws *Windows) Walking(w *keys.Window, again bool) { ws.at, ws.again = w, again }
-
-// Walked ends the walk Walking started.
-func (ws *Windows) Walked() { ws.at, ws.again = nil, false }
-
-// At is the window being walked, for its dead letter; nil when none.
-func (ws *Windows) At() *keys.Window { return ws.at }
-
-// Again reports whether the window being walked is one read again.
-func (ws *Windows) Again() bool { return ws.again }
 
 // Cut records that a walk ended at the record limit, short of its end.
 func (ws *Windows) Cut() { ws.cut = true }
