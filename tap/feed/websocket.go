@@ -234,8 +234,7 @@ func (w *websocket) control(h ws.Header) error {
 		if len(p) == 0 {
 			code = ws.StatusNormalClosure
 		}
-		_ = w.write(ws.NewCloseFrame(ws.NewCloseFrameBody(code, "")))
-		w.close()
+		w.fail(code) // the close echoed
 		return fmt.Errorf("the server closed the websocket: status %d, reason %q", code, reason)
 	}
 	return nil

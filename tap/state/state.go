@@ -715,7 +715,6 @@ func (st *State) MarshalJSON() ([]byte, error) {
 		out = st.redact.Value(out).(map[string]any)
 		bookmarks = out["bookmarks"].(map[string]any)
 		for k, raw := range st.raw {
-			delete(bookmarks, st.redact.Redact(k))
 			bookmarks[st.redact.Redact(k)] = json.RawMessage(st.redact.Redact(string(raw)))
 		}
 		b, err = codec.Append(b[:0], out)
