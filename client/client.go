@@ -555,10 +555,14 @@ func (c *Client) resolve(raw string, q url.Values) (*url.URL, error) {
 		}
 	}
 	u.Fragment, u.RawFragment = "", ""
-	if len(q) > 0 {
+	switch {
+	case len(q) == 0:
+	case u.RawQuery == "": // the usual page request: its parameters are q
+		u.RawQuery = q.Encode()
+	default:
 		merged := u.Query()
 		for k, vs := range q {
-			merged[k] = append([]string(nil), vs...)
+			merged[k] = vs // Encode only reads them
 		}
 		u.RawQuery = merged.Encode()
 	}

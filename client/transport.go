@@ -124,12 +124,20 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		actx, cancel = context.WithCancel(ctx)
 		headers = time.AfterFunc(c.cfg.Timeout, cancel)
 	}
-	out := req.Clone(actx)
-	if !tokenCall {
-		c.authorize(out)
-	}
-	if token != "" {
-		out.Header.Set("Authorization", "Bearer "+token)
+	// The attempt's request: req, which go-retryablehttp sends again on a
+	// retry, is never changed; its header and URL are copied only when
+	// credentials are added or stripped.
+	out := req.WithContext(actx)
+	if token != "" || (!tokenCall && c.authorizes(req.URL)) {
+		out.Header = req.Header.Clone()
+		u := *req.URL
+		out.URL = &u
+		if !tokenCall {
+			c.authorize(out)
+		}
+		if token != "" {
+			out.Header.Set("Authorization", "Bearer "+token)
+		}
 	}
 	a := &attempt{
 		c: c, cs: cs, parent: ctx, ctx: actx, cancel: cancel, release: release, ticket: tk,
@@ -270,6 +278,19 @@ type attemptConn struct {
 }
 
 func (c *attemptConn) Write(p []byte) (int, error) { return c.w.Write(p) }
+
+// authorizes reports whether authorize changes a request to u: a
+// configured header or credential is added (same origin) or stripped.
+func (c *Client) authorizes(u *url.URL) bool {
+	if !sameOrigin(u, c.base) {
+		return true
+	}
+	switch c.cfg.Auth.Type {
+	case "bearer", "basic", "api_key":
+		return true
+	}
+	return len(c.cfg.Headers) > 0
+}
 
 // authorize adds the auth and default headers to a request for BaseURL's
 // origin (scheme, host and port), and makes sure a request anywhere else

@@ -7,12 +7,19 @@ import (
 	"unicode/utf8"
 )
 
+// An Appender appends its own JSON form: a typed value held in a tree
+// that is encoded often (a resume point in a STATE written every page).
+type Appender interface {
+	AppendJSON(b []byte) ([]byte, error)
+}
+
 // Append appends the JSON text of a decoded value (maps, slices, strings,
 // json.Number, bools and nil, as Decode makes them) and writes exactly
 // what Marshal writes. It is the per-record hot path: no reflection, keys
 // sorted as encoding/json sorts them, numbers written with their original
 // text (a json.Number is trusted to be one, as Decode makes it), and
-// <, >, & left as they are. Other types go through Marshal.
+// <, >, & left as they are. An Appender writes itself; other types go
+// through Marshal.
 func Append(b []byte, v any) ([]byte, error) {
 	switch v := v.(type) {
 	case nil:
@@ -56,6 +63,8 @@ func Append(b []byte, v any) ([]byte, error) {
 			}
 		}
 		return append(b, ']'), nil
+	case Appender:
+		return v.AppendJSON(b)
 	}
 	data, err := Marshal(v)
 	return append(b, data...), err

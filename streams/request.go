@@ -3,6 +3,7 @@ package streams
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"net/url"
 	"strings"
 
@@ -151,9 +152,11 @@ func (r Request) WithVariable(name string, value any) (Request, error) {
 
 // WithParams returns a copy of req whose Query also holds the given
 // name/value pairs (replacing earlier values). The caller's Query map is
-// never written to. Pairs with an empty name are skipped.
+// never written to. Pairs with an empty name are skipped. The copy shares
+// the value lists it does not replace: a request's lists are never
+// changed in place, and this runs for every page.
 func (req Request) WithParams(kv ...string) Request {
-	q := cloneValues(req.Query)
+	q := maps.Clone(req.Query)
 	for i := 0; i+1 < len(kv); i += 2 {
 		if kv[i] == "" {
 			continue

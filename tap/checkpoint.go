@@ -100,10 +100,10 @@ func (e *engine) tracksChildren(n *node, again bool) bool {
 	return false
 }
 
-// resumeTree is the resume object of a top-level stream's walk in
+// resumePoint is the resume of a top-level stream's walk in
 // progress (package resume).
-func (e *engine) resumeTree(n *node) map[string]any {
-	return n.track.Tree(e.relative, n.plan.High(), n.write.Version())
+func (e *engine) resumePoint(n *node) *pages.Resume {
+	return n.track.Point(e.relative, n.plan.High(), n.write.Version())
 }
 
 // relative keeps a resume URL under the connection's base URL (without
@@ -150,7 +150,7 @@ func (e *engine) handleTracked(ctx context.Context, n *node, resp *streams.Page,
 		if !n.track.Handled(recordID(n, resp.Records[i])) {
 			continue // the state already says so
 		}
-		e.state.SetResume(n.def.Name, e.resumeTree(n))
+		e.state.SetResume(n.def.Name, e.resumePoint(n))
 		if err := e.checkpoint(n); err != nil {
 			return err
 		}

@@ -79,12 +79,12 @@ func (e *engine) plan(n *node) error {
 		e.log.Info(fmt.Sprintf("incremental: the default overlap applies: the filter starts %d s before the bookmark (incremental.overlap_s sets it; 0 turns it off)", streams.DefaultOverlapS), "stream", d.Name)
 	}
 	if n.selected && d.Parent == nil && e.state != nil {
-		if t, ok := e.state.Resume(d.Name); ok {
-			r, err := pages.ResumeFromTree(t)
-			if err != nil {
-				return &InputError{File: "state", Err: fmt.Errorf("bookmarks.%s.resume.%v", d.Name, err)}
-			}
-			n.track.Resume(&r)
+		r, err := e.state.Resume(d.Name)
+		if err != nil {
+			return &InputError{File: "state", Err: err}
+		}
+		if r != nil {
+			n.track.Resume(r)
 		}
 	}
 	return nil
@@ -285,7 +285,7 @@ func (e *engine) follow(ctx context.Context, n *node, ws walkStart, fetch stream
 		if resp.Next != nil && parent != nil {
 			// The next run goes on with this partition's next page.
 			parent.track.InChild(n.track.ChildPage(n.def.Name, part.ID(), e.relative(*resp.Next), n.plan.Partitions().High(part)))
-			e.state.SetResume(parent.def.Name, e.resumeTree(parent))
+			e.state.SetResume(parent.def.Name, e.resumePoint(parent))
 			if err := e.checkpoint(parent); err != nil {
 				return err
 			}
@@ -293,7 +293,7 @@ func (e *engine) follow(ctx context.Context, n *node, ws walkStart, fetch stream
 		if track && resp.Next != nil {
 			// The next run starts on the page after this one.
 			n.track.NextPage(*resp.Next)
-			e.state.SetResume(n.def.Name, e.resumeTree(n))
+			e.state.SetResume(n.def.Name, e.resumePoint(n))
 			moved = true
 		}
 		if moved && n.selected {

@@ -95,7 +95,7 @@ func newLocal(cfg *Config) *local {
 		slots:     make(chan struct{}, cfg.MaxInFlight),
 		quota:     cfg.DailyQuota,
 		wpm:       cfg.WeightPerMinute,
-		wHdr:      cfg.UsedWeightHeader,
+		wHdr:      http.CanonicalHeaderKey(cfg.UsedWeightHeader),
 		cost:      cfg.Cost,
 		pause:     cfg.MaxRetryAfter,
 		now:       cfg.Now,
@@ -566,10 +566,10 @@ func parseWindow(h http.Header, now time.Time) (w window, ok bool) {
 		return w, false
 	}
 	var reset float64
-	if w.remaining, ok = headerNumber(h, "X-RateLimit-Remaining", "RateLimit-Remaining"); !ok {
+	if w.remaining, ok = headerNumber(h, "X-Ratelimit-Remaining", "Ratelimit-Remaining"); !ok {
 		return w, false
 	}
-	if reset, ok = headerNumber(h, "X-RateLimit-Reset", "RateLimit-Reset"); !ok {
+	if reset, ok = headerNumber(h, "X-Ratelimit-Reset", "Ratelimit-Reset"); !ok {
 		return w, false
 	}
 	switch {
@@ -584,15 +584,21 @@ func parseWindow(h http.Header, now time.Time) (w window, ok bool) {
 	if !w.resetAt.After(now) {
 		return w, false // the window has already reset
 	}
-	w.limit, _ = headerNumber(h, "X-RateLimit-Limit", "RateLimit-Limit")
+	w.limit, _ = headerNumber(h, "X-Ratelimit-Limit", "Ratelimit-Limit")
 	return w, true
 }
 
 // headerNumber reads the first number of the first header present: "12",
 // "12.5", or a draft-RFC list such as "100, 100;w=60" (its first item).
+// names are in canonical form (http.CanonicalHeaderKey), read from the
+// map as they are: every answer is read for them, and h.Get made a new
+// string of each non-canonical name on every call.
 func headerNumber(h http.Header, names ...string) (float64, bool) {
 	for _, n := range names {
-		v := h.Get(n)
+		var v string
+		if vs := h[n]; len(vs) > 0 {
+			v = vs[0]
+		}
 		if v == "" {
 			continue
 		}

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/tap-dev/tap/codec"
 	"github.com/tap-dev/tap/streams"
 )
 
@@ -108,6 +109,98 @@ func (r Resume) Tree() map[string]any {
 		out["version"] = r.Version
 	}
 	return out
+}
+
+// AppendJSON appends r's JSON form — Tree's, encoded with sorted keys as
+// codec.Append writes it — without building the tree: a walk checkpoints
+// its resume after every page, and at pages of 100 the tree and its
+// encoding were a sixth of the tap's own cost per page.
+func (r *Resume) AppendJSON(b []byte) ([]byte, error) { return r.appendJSON(b, false) }
+
+// MarshalJSON is AppendJSON for encoding/json.
+func (r *Resume) MarshalJSON() ([]byte, error) { return r.AppendJSON(nil) }
+
+func (r *Resume) appendJSON(b []byte, child bool) ([]byte, error) {
+	var err error
+	b = append(b, '{')
+	if r.Child != nil {
+		b = append(b, `"child":`...)
+		if b, err = r.Child.appendJSON(b, true); err != nil {
+			return b, err
+		}
+		b = append(b, ',')
+	}
+	if r.Done > 0 {
+		b = codec.AppendString(append(b, `"digest":`...), r.Digest)
+		b = strconv.AppendInt(append(b, `,"done":`...), r.Done, 10)
+		b = append(b, ',')
+	}
+	if len(r.Filter) > 0 {
+		b = append(b, `"filter":{`...)
+		for i, k := range slices.Sorted(maps.Keys(r.Filter)) {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = codec.AppendString(append(codec.AppendString(b, k), ':'), r.Filter[k])
+		}
+		b = append(b, "},"...)
+	}
+	if r.High != nil {
+		if b, err = codec.Append(append(b, `"high":`...), r.High); err != nil {
+			return b, err
+		}
+		b = append(b, ',')
+	}
+	b = strconv.AppendInt(append(b, `"pages":`...), r.Pages, 10)
+	if child {
+		b = codec.AppendString(append(b, `,"partition":`...), r.Partition)
+	}
+	b = append(b, `,"request":{`...)
+	if r.Next.Body != nil {
+		b = append(codec.AppendString(append(b, `"body":`...), string(r.Next.Body)), ',')
+	}
+	if len(r.Next.Header) > 0 {
+		b = append(appendValues(append(b, `"header":`...), url.Values(r.Next.Header)), ',')
+	}
+	b = codec.AppendString(append(b, `"method":`...), r.Next.Method)
+	if len(r.Next.Query) > 0 {
+		b = appendValues(append(b, `,"query":`...), r.Next.Query)
+	}
+	b = append(codec.AppendString(append(b, `,"url":`...), r.Next.URL), '}')
+	if child {
+		b = codec.AppendString(append(b, `,"stream":`...), r.Stream)
+	}
+	if r.Version != 0 {
+		b = strconv.AppendInt(append(b, `,"version":`...), r.Version, 10)
+	}
+	return append(b, '}'), nil
+}
+
+// appendValues appends v as valuesTree's object: each key's list of
+// strings, keys sorted. A request has a few parameters, sorted in place
+// on a stack array.
+func appendValues(b []byte, v url.Values) []byte {
+	var arr [16]string
+	ks := arr[:0]
+	for k := range v {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	b = append(b, '{')
+	for i, k := range ks {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(codec.AppendString(b, k), ':', '[')
+		for j, s := range v[k] {
+			if j > 0 {
+				b = append(b, ',')
+			}
+			b = codec.AppendString(b, s)
+		}
+		b = append(b, ']')
+	}
+	return append(b, '}')
 }
 
 func valuesTree(v url.Values) map[string]any {

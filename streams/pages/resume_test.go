@@ -8,8 +8,43 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/tap-dev/tap/codec"
 	"github.com/tap-dev/tap/streams"
 )
+
+// AppendJSON writes what codec.Append writes of the resume's tree: the
+// same keys, sorted, the same escapes, numbers and nulls.
+func TestResumeAppendJSONIsTheTreesText(t *testing.T) {
+	var d Digest
+	d.Add("a\"b")
+	for _, r := range []Resume{
+		{Next: streams.Request{Method: "GET", URL: "/v1/events"}},
+		{Next: streams.Request{Method: "GET", URL: "/v1/e?x=<1>&y=\u2028", Query: url.Values{"z": {"1", "2"}, "a": {"é\x00\n"}, "m": {}}},
+			Filter: map[string]string{"until": "2026-02-01", "since": "2026-01-01"}, High: json.Number("1.50"), Pages: 12, Version: -3},
+		{Next: streams.Request{Method: "POST", URL: "https://api.test/search", Body: []byte(`{"after":"x"}`),
+			Header: http.Header{"X-Cursor": {"abc"}, "X-A": {"\xff"}}}, High: map[string]any{"k": []any{true, nil}}},
+		{Next: streams.Request{Method: "POST", URL: "/s", Body: []byte{}}, High: 7.25},
+		{Next: streams.Request{Method: "GET", URL: "/v1/orders"}, Pages: 2, Done: 2, Digest: d.String(),
+			Child: &Resume{Stream: "items\t", Partition: "order_id=9", Next: streams.Request{Method: "GET", URL: "/v1/orders/9/items",
+				Query: url.Values{"offset": {"2"}}}, Filter: map[string]string{"f": "1"}, Pages: 1, Done: 1, Digest: "ab", Version: 9,
+				Child: &Resume{Stream: "deep", Next: streams.Request{URL: "/d"}}}},
+	} {
+		want, err := codec.Append(nil, r.Tree())
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := r.AppendJSON([]byte("prefix"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != "prefix"+string(want) {
+			t.Errorf("AppendJSON\n%s\nthe tree's text\n%s", got[len("prefix"):], want)
+		}
+		if m, err := json.Marshal(&r); err != nil || !json.Valid(m) {
+			t.Errorf("MarshalJSON: %s, %v", m, err)
+		}
+	}
+}
 
 // A resume object survives the trip through STATE's JSON.
 func TestResumeRoundTrip(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/tap-dev/tap/client"
 	"github.com/tap-dev/tap/streams"
+	"github.com/tap-dev/tap/streams/pages"
 	"github.com/tap-dev/tap/tap/state"
 )
 
@@ -37,7 +38,7 @@ func TestFinish(t *testing.T) {
 		if !ok {
 			t.Fatalf("step %d: no window left", i)
 		}
-		st.SetResume("events", map[string]any{"url": "/e?page=2"})
+		st.SetResume("events", &pages.Resume{Next: streams.Request{Method: "GET", URL: "/e?page=2"}})
 		if err := ws.Finish(keep, w, step.o, "why", step.at); err != nil {
 			t.Fatalf("step %d: %v", i, err)
 		}
@@ -48,8 +49,8 @@ func TestFinish(t *testing.T) {
 		if len(got) != step.wantFailed || len(p.Backfill().Failed()) != step.wantFailed {
 			t.Errorf("step %d: state has %d failed windows, plan %d, want %d", i, len(got), len(p.Backfill().Failed()), step.wantFailed)
 		}
-		if _, ok := st.Resume("events"); ok != step.wantResume {
-			t.Errorf("step %d: resume object kept = %v, want %v", i, ok, step.wantResume)
+		if r, err := st.Resume("events"); err != nil || (r != nil) != step.wantResume {
+			t.Errorf("step %d: resume object kept = %v (%v), want %v", i, r != nil, err, step.wantResume)
 		}
 		if k := ws.Book().Outcome(w).Kind; k != step.o.Kind {
 			t.Errorf("step %d: the book says %q, want %q", i, k, step.o.Kind)

@@ -26,12 +26,13 @@ func (s streamStates) StreamJSON(stream string) ([]byte, error) {
 	return []byte("{}"), nil
 }
 
-func (s streamStates) MarshalJSON() ([]byte, error) {
+func (s streamStates) AppendJSON(b []byte) ([]byte, error) {
 	m := map[string]json.RawMessage{}
 	for k, v := range s {
 		m[k] = json.RawMessage(v)
 	}
-	return json.Marshal(map[string]any{"bookmarks": m})
+	j, err := json.Marshal(map[string]any{"bookmarks": m})
+	return append(b, j...), err
 }
 
 func TestAirbyteWriterStateDedupeAndRecordCount(t *testing.T) {

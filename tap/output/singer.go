@@ -34,7 +34,7 @@ type Writer interface {
 // State is the run's state as the writers read it: Singer writes it
 // whole, Airbyte one stream's part.
 type State interface {
-	MarshalJSON() ([]byte, error)
+	AppendJSON(b []byte) ([]byte, error)
 	StreamJSON(stream string) ([]byte, error)
 }
 
@@ -84,6 +84,7 @@ type Singer struct {
 	// A STATE equal to the last one, with no record in between, says
 	// nothing new.
 	lastState    []byte
+	spareState   []byte // the buffer the next STATE is written to, then swapped with lastState
 	recordsSince bool
 	budget       stateBudget
 	held         State // a STATE held back, written at Flush
@@ -152,11 +153,12 @@ func (s *Singer) State(_ string, st State, _ int64) error {
 
 func (s *Singer) stateLocked(st State) error {
 	s.held = nil
-	value, err := st.MarshalJSON()
+	value, err := st.AppendJSON(s.spareState[:0])
 	if err != nil || (!s.recordsSince && bytes.Equal(value, s.lastState)) {
+		s.spareState = value
 		return err
 	}
-	s.lastState, s.recordsSince = value, false
+	s.lastState, s.spareState, s.recordsSince = value, s.lastState, false
 	err = s.writeLocked(true, func(b []byte) []byte {
 		return append(append(append(b, `{"type":"STATE","value":`...), value...), '}')
 	})
@@ -169,7 +171,7 @@ func (s *Singer) stateLocked(st State) error {
 func (s *Singer) LastState() []byte {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.lastState
+	return bytes.Clone(s.lastState)
 }
 
 // Flush writes the STATE held back, if any, then the lines not yet

@@ -16,13 +16,13 @@ type bigState struct {
 	marshaled int
 }
 
-func (s *bigState) MarshalJSON() ([]byte, error) {
+func (s *bigState) AppendJSON(b []byte) ([]byte, error) {
 	s.marshaled++
 	s.back = false
-	return fmt.Appendf(nil, `{"n":%d,"pad":"%s"}`, s.marshaled, strings.Repeat("x", s.size-20)), nil
+	return fmt.Appendf(b, `{"n":%d,"pad":"%s"}`, s.marshaled, strings.Repeat("x", s.size-20)), nil
 }
 
-func (s *bigState) StreamJSON(string) ([]byte, error) { return s.MarshalJSON() }
+func (s *bigState) StreamJSON(string) ([]byte, error) { return s.AppendJSON(nil) }
 
 func (s *bigState) MovedBack(string) bool { return s.back }
 

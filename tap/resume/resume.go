@@ -84,17 +84,17 @@ func (t *Tracker) ChildPage(stream, partition string, next streams.Request, high
 // InChild records the child walk under way on the parent's page.
 func (t *Tracker) InChild(c *pages.Resume) { t.child = c }
 
-// Tree is the resume object of the walk: the page to fetch next (made
-// relative by rel), or, while a page's children are walked, that page
-// with how far into it the run has come. high and version are the plan's
-// largest key and the table version.
-func (t *Tracker) Tree(rel func(streams.Request) streams.Request, high any, version int64) map[string]any {
-	r := pages.Resume{Next: rel(t.req), Filter: t.filter, High: high, Version: version, Pages: t.pages,
+// Point is the resume of the walk, for STATE: the page to fetch next
+// (made relative by rel), or, while a page's children are walked, that
+// page with how far into it the run has come. high and version are the
+// plan's largest key and the table version.
+func (t *Tracker) Point(rel func(streams.Request) streams.Request, high any, version int64) *pages.Resume {
+	r := &pages.Resume{Next: rel(t.req), Filter: t.filter, High: high, Version: version, Pages: t.pages,
 		Done: t.done, Child: t.child}
 	if r.Done > 0 {
 		r.Digest = t.digest.String()
 	}
-	return r.Tree()
+	return r
 }
 
 // EndWalk forgets the page in progress of a walk that has ended.

@@ -80,10 +80,7 @@ func TestBeginPage(t *testing.T) {
 			if want := len(tt.recs) - count(tt.skipped); moved != want {
 				t.Errorf("%d records moved the resume, want %d", moved, want)
 			}
-			got, err := pages.ResumeFromTree(tr.Tree(func(r streams.Request) streams.Request { return r }, nil, 0))
-			if err != nil {
-				t.Fatal(err)
-			}
+			got := tr.Point(func(r streams.Request) streams.Request { return r }, nil, 0)
 			if got.Done != 3 || got.Digest != digest("a", "b", "c") {
 				t.Errorf("resume after the page: done %d digest %q, want 3 and the page's digest", got.Done, got.Digest)
 			}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,6 +18,7 @@ import (
 	"github.com/tap-dev/tap/settings"
 	"github.com/tap-dev/tap/streams"
 	"github.com/tap-dev/tap/streams/keys"
+	"github.com/tap-dev/tap/streams/pages"
 )
 
 func TestLoadForms(t *testing.T) {
@@ -350,14 +352,16 @@ func TestCheckRefusesSkippingBookmarks(t *testing.T) {
 // reflection, is the text encoding/json writes of the same value, <, >
 // and & escaped as it escapes them.
 func TestSnapshotTextIsEncodingJSONs(t *testing.T) {
-	st, err := Parse([]byte(`{"bookmarks":{"b":{"replication_key_value":"x"}},"other":{"n":1.5,"list":[true,null,"<a>"]}}`))
+	st, err := Parse([]byte(`{"bookmarks":{"b":{"replication_key_value":"x"}},"other":{"n":1.5,"list":[true,null,"<a>"]},` +
+		`"quota":{"day":"2026-01-01","used":3},"a_first":"\u2028"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	st.SetValue("a", "updated_at", "2026-01-01T00:00:00Z")
-	st.SetResume("a", map[string]any{"pages": 3, "request": map[string]any{"method": "GET", "url": "/v1/x?a=1&b=<2>"}})
+	st.SetResume("a", &pages.Resume{Pages: 3, Next: streams.Request{Method: "GET", URL: "/v1/x?a=1&b=<2>"}})
 	st.SetVersion("a", 1700000000000)
 	st.SetSyncing("a", true)
+	st.SetJobDone("b")
 	got, err := st.MarshalJSON()
 	if err != nil {
 		t.Fatal(err)
@@ -378,7 +382,8 @@ func TestSnapshotTextIsEncodingJSONs(t *testing.T) {
 func BenchmarkStateWithSecrets(b *testing.B) {
 	st := New()
 	st.SetRedactor(settings.NewRedactor("demo-token-1234"))
-	st.SetResume("trades", map[string]any{"after_seq": json.Number("123456"), "filter": map[string]any{"from": "2026-01-01T00:00:00Z"}})
+	st.SetResume("trades", &pages.Resume{Next: streams.Request{Method: "GET", URL: "/v1/trades", Query: url.Values{"after_seq": {"123456"}}},
+		Filter: map[string]string{"from": "2026-01-01T00:00:00Z"}})
 	st.SetValue("customers", "replication_key_value", "2026-08-18T09:00:00Z")
 	for b.Loop() {
 		if _, err := st.MarshalJSON(); err != nil {
