@@ -52,7 +52,7 @@ func (e *engine) schema(n *node) error {
 	if n.outs != nil {
 		return e.schemaMapped(n)
 	}
-	return e.out.Schema(n.def.Name, catalog.OutputSchema(e.cfg.Schemas[n.def.Name], n.dropped), n.def.PrimaryKey, catalog.BookmarkProperties(n.def))
+	return e.out.Schema(n.def.Name, catalog.OutputSchema(e.cfg.Schemas[n.def.Name], n.model.dropped), n.def.PrimaryKey, catalog.BookmarkProperties(n.def))
 }
 
 func (e *engine) activateVersion(n *node) error {
@@ -89,7 +89,7 @@ func (e *engine) endStream(n *node) {
 // its resume then points at the page in progress and says how far into
 // it the run has come.
 func (e *engine) tracksChildren(n *node, again bool) bool {
-	if n.def.Parent != nil || !n.selected || e.policy.testRun() || again {
+	if n.def.Parent != nil || !n.model.selected || e.policy.testRun() || again {
 		return false
 	}
 	for _, c := range n.children {
@@ -235,7 +235,7 @@ func (e *engine) endedInJob(root *node, left map[*node]*atomic.Int64) error {
 func (e *engine) stateOf(n *node) error {
 	var s *node
 	n.each(func(c *node) {
-		if s == nil && c.selected {
+		if s == nil && c.model.selected {
 			s = c
 		}
 	})

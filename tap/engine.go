@@ -218,7 +218,7 @@ func (en *Engine) Rewalk(ctx context.Context, w Walk) error {
 		return err
 	}
 	d := n.def
-	b := streams.Bounds{Bookmark: w.Bookmark, StartDate: e.cfg.Start, Now: e.now().UTC(), Numeric: n.numeric}
+	b := streams.Bounds{Bookmark: w.Bookmark, StartDate: e.cfg.Start, Now: e.now().UTC(), Numeric: n.model.numeric}
 	b.FullTable = b.Bookmark == nil && w.Window == nil
 	p, err := streams.NewPlan(d, b)
 	if err != nil {

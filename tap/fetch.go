@@ -41,7 +41,7 @@ func (e *engine) plan(n *node) error {
 	if !e.cfg.End.IsZero() {
 		end = e.cfg.End // exclusive: nothing at or after it is requested
 	}
-	b := streams.Bounds{StartDate: e.cfg.Start, Now: end, Numeric: n.numeric, FullTable: !n.selected || n.fullTable, Shard: e.policy.shard}
+	b := streams.Bounds{StartDate: e.cfg.Start, Now: end, Numeric: n.model.numeric, FullTable: !n.model.selected || n.model.fullTable, Shard: e.policy.shard}
 	if !b.FullTable && e.state != nil {
 		b.Bookmark = e.state.Value(d.Name)
 		b.Partitions, b.Floor = e.state.Partitions(d.Name)
@@ -75,10 +75,10 @@ func (e *engine) plan(n *node) error {
 		return err
 	}
 	n.plan = p
-	if inc := d.Incremental; n.selected && inc != nil && inc.OverlapS == nil && b.Bookmark != nil && !b.Numeric && !p.FullTable() {
+	if inc := d.Incremental; n.model.selected && inc != nil && inc.OverlapS == nil && b.Bookmark != nil && !b.Numeric && !p.FullTable() {
 		e.log.Info(fmt.Sprintf("incremental: the default overlap applies: the filter starts %d s before the bookmark (incremental.overlap_s sets it; 0 turns it off)", streams.DefaultOverlapS), "stream", d.Name)
 	}
-	if n.selected && d.Parent == nil && e.state != nil {
+	if n.model.selected && d.Parent == nil && e.state != nil {
 		r, err := e.state.Resume(d.Name)
 		if err != nil {
 			return &InputError{File: "state", Err: err}
@@ -193,7 +193,7 @@ func (e *engine) walkReport(ctx context.Context, n *node, ws walkStart) error {
 		Log:    e.log,
 		SetID:  func(id string) { e.setAsyncJob(n, id) },
 		Checkpoint: func() error {
-			if n.selected && !e.policy.replay() {
+			if n.model.selected && !e.policy.replay() {
 				return e.checkpoint(n)
 			}
 			return nil
@@ -237,7 +237,7 @@ func (e *engine) follow(ctx context.Context, n *node, ws walkStart, fetch stream
 	// A selected top-level stream checkpoints where its walk goes on; a
 	// child of one, where its walk for the parent record goes on. A failed
 	// window read again leaves the resume object to the walk's own window.
-	track := resumable && n.selected && n.def.Parent == nil && !ws.again
+	track := resumable && n.model.selected && n.def.Parent == nil && !ws.again
 	parent := ws.tracker
 	kids := e.tracksChildren(n, ws.again)
 	ws.kids = kids
@@ -296,7 +296,7 @@ func (e *engine) follow(ctx context.Context, n *node, ws walkStart, fetch stream
 			e.state.SetResume(n.def.Name, e.resumePoint(n))
 			moved = true
 		}
-		if moved && n.selected {
+		if moved && n.model.selected {
 			return e.checkpoint(n)
 		}
 		return nil
@@ -490,8 +490,8 @@ func (p *linesPool) put(l *decoder.Lines) {
 // splicer is the reader of n's pages as spliced records (package splice
 // says when a stream splices); nil when the run reads every record's tree.
 func (e *engine) splicer(n *node) *splice.Reader {
-	return e.splice(splice.Stream{Def: n.def, Schema: e.cfg.Schemas[n.def.Name], Written: n.selected,
-		Children: n.childKeys(), Drops: len(n.dropped) > 0, Maps: n.outs.Transformers(), Library: n.check.Library()})
+	return e.splice(splice.Stream{Def: n.def, Schema: e.cfg.Schemas[n.def.Name], Written: n.model.selected,
+		Children: n.childKeys(), Drops: len(n.model.dropped) > 0, Maps: n.outs.Transformers(), Library: n.model.check.Library()})
 }
 
 // errStopped ends the reading of a body the walk let go before its end.
@@ -680,7 +680,7 @@ func (e *engine) walkChild(ctx context.Context, c *node, parent map[string]any, 
 			return err
 		}
 	}
-	if e.commit(c) && c.selected {
+	if e.commit(c) && c.model.selected {
 		return e.checkpoint(c)
 	}
 	return nil

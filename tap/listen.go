@@ -158,7 +158,7 @@ func (l *listener) Checkpoint(seq int64) error {
 		}
 	}
 	l.e.state.SetSeq(l.n.def.Name, seq)
-	if !l.n.selected {
+	if !l.n.model.selected {
 		return nil
 	}
 	return l.e.checkpoint(l.n)

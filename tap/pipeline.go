@@ -21,7 +21,7 @@ var errRecordLimit = errors.New("record limit reached")
 
 // full reports whether a stream has all the records a test run wants.
 func (e *engine) full(n *node) bool {
-	return e.policy.testRun() && n.selected && n.counts.Records.Load() >= e.policy.recordLimit
+	return e.policy.testRun() && n.model.selected && n.counts.Records.Load() >= e.policy.recordLimit
 }
 
 // handle takes one record through dedupe, validation, the bookmark, the
@@ -38,7 +38,7 @@ func (e *engine) handle(ctx context.Context, n *node, rec any, extracted time.Ti
 	if e.full(n) {
 		return errRecordLimit
 	}
-	if n.selected {
+	if n.model.selected {
 		if err := e.write(n, m, extracted, part, fromWalk); err != nil {
 			return err
 		}
@@ -123,7 +123,7 @@ func (e *engine) observe(n *node, part streams.Partition, v any) error {
 
 // encode renders the selected properties of a record, leaving the record
 // itself whole for the children that read it.
-func (n *node) encode(m map[string]any) ([]byte, error) { return n.write.Encode(m, n.dropped) }
+func (n *node) encode(m map[string]any) ([]byte, error) { return n.write.Encode(m, n.model.dropped) }
 
 // RecordObject is a record as the engine sees it: a JSON object, with the
 // parent's key copied in under parent.as.
@@ -191,7 +191,7 @@ func (e *engine) handleAt(ctx context.Context, n *node, resp *streams.Page, i in
 	if e.full(n) {
 		return errRecordLimit
 	}
-	if n.selected {
+	if n.model.selected {
 		if err := e.emitSpliced(n, p, i, raw, extracted, ws.part); err != nil {
 			return err
 		}
@@ -245,7 +245,7 @@ func (e *engine) repeated(n *node, rec any) (bool, error) {
 // node is selected when one of them is.
 func attachMaps(n *node, m *streammap.Mapper, sel *catalog.Selection, redact func(string) string) {
 	if outs := mapped.New(m, n.def.Name, n.def.ReplicationKey, sel, redact); outs != nil {
-		n.outs, n.selected, n.fullTable = outs, outs.Selected(), n.fullTable || outs.FullTable()
+		n.outs, n.model.selected, n.model.fullTable = outs, outs.Selected(), n.model.fullTable || outs.FullTable()
 	}
 }
 

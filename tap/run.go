@@ -93,7 +93,7 @@ func (e *engine) sync(ctx context.Context, every time.Duration) error {
 		// A pause, not a failure: checkpoint every stream that started,
 		// so the last line out is the STATE to resume from.
 		for _, n := range e.nodes {
-			if n.selected && n.write.Started() {
+			if n.model.selected && n.write.Started() {
 				err = errors.Join(err, e.checkpoint(n))
 			}
 		}
@@ -103,7 +103,7 @@ func (e *engine) sync(ctx context.Context, every time.Duration) error {
 	}
 	e.report.Summary(time.Since(start), e.client.Stats(), e.dead.Count(),
 		func(stream string) []records.Entry {
-			if v := e.byName[stream].check; v != nil {
+			if v := e.byName[stream].model.check; v != nil {
 				return v.Drift().Report(e.log)
 			}
 			return nil // not walked
@@ -128,10 +128,10 @@ func (e *engine) reportDeadLetters() {
 // holds records its schema does not describe.
 func (e *engine) reportEmittedViolations() {
 	for _, n := range e.nodes {
-		if n.check == nil {
+		if n.model.check == nil {
 			continue
 		}
-		if k := n.check.Emitted(); k > 0 {
+		if k := n.model.check.Emitted(); k > 0 {
 			e.log.Warn("records failed their schema and were emitted as they came (on_schema_violation emit)", "stream", n.def.Name, "count", k)
 		}
 	}

@@ -36,7 +36,7 @@ type node struct {
 	def *streams.Definition
 	// model is what the definition and the catalog compile to for this
 	// run, once (model.go): selection, validator, paginator, fetcher.
-	*model
+	model *model
 	children []*node
 	below    *clientside.Filter // drops what earlier runs wrote, without an incremental block
 	plan     *streams.Plan      // this run's plan, made when the stream starts
@@ -159,13 +159,13 @@ func (e *engine) addStreams(sel *catalog.Selection) error {
 		d := &cfg.Streams[i]
 		n := &node{counts: metrics.Stream{Name: d.Name, Feed: d.Feed != nil}, def: d,
 			model: &model{selected: sel.Selected(d.Name), dropped: sel.Dropped(d.Name), fullTable: sel.FullTable(d.Name)}}
-		n.numeric = settings.KeyKind(cfg.Schemas[d.Name], d.ReplicationKey) == "number"
+		n.model.numeric = settings.KeyKind(cfg.Schemas[d.Name], d.ReplicationKey) == "number"
 		if size, ok := d.Pagination.RepeatsRows(); ok && len(d.PrimaryKey) > 0 {
 			n.dedupe = dedupe.New(d.PrimaryKey, size)
 		}
 		attachMaps(n, maps, sel, cfg.Redactor.Redact)
 		byName[d.Name] = n
-		e.report.Add(&n.counts, n.selected)
+		e.report.Add(&n.counts, n.model.selected)
 		e.nodes = append(e.nodes, n)
 	}
 	for _, n := range e.nodes {
@@ -193,8 +193,8 @@ func (e *engine) addStreams(sel *catalog.Selection) error {
 
 // checker is n's record validator, compiled from its schema on first use.
 func (e *engine) checker(n *node) (*records.Validator, error) {
-	if n.check != nil {
-		return n.check, nil
+	if n.model.check != nil {
+		return n.model.check, nil
 	}
 	d := n.def
 	v, err := records.New(records.Options{Stream: d.Name, PrimaryKey: d.PrimaryKey, Schema: e.cfg.Schemas[d.Name],
@@ -202,14 +202,14 @@ func (e *engine) checker(n *node) (*records.Validator, error) {
 	if err != nil {
 		return nil, &InputError{File: e.cfg.StreamsPath, Err: err}
 	}
-	n.check = v
+	n.model.check = v
 	return v, nil
 }
 
 // needed reports whether a stream must be walked: it is selected, or a
 // selected stream hangs below it.
 func (n *node) needed() bool {
-	if n.selected {
+	if n.model.selected {
 		return true
 	}
 	for _, c := range n.children {
@@ -289,7 +289,7 @@ func (e *engine) syncTree(ctx context.Context, root *node) error {
 		return err
 	}
 	root.each(func(n *node) {
-		if n.selected {
+		if n.model.selected {
 			n.below = clientside.New(n.def, n.plan.FullTable(), e.state.Value(n.def.Name),
 				func(p streams.Partition) any { return n.plan.Partitions().Since(p) }, e.log)
 			n.counts.Start(e.now())
@@ -300,7 +300,7 @@ func (e *engine) syncTree(ctx context.Context, root *node) error {
 	})
 	err = e.syncStream(ctx, root)
 	root.each(func(n *node) {
-		if !n.selected {
+		if !n.model.selected {
 			return
 		}
 		n.counts.Stop()
@@ -346,7 +346,7 @@ func (e *engine) syncStream(ctx context.Context, n *node) error {
 	if d.Feed != nil {
 		return e.listen(ctx, n) // tap/feed
 	}
-	if n.selected && d.FullTableVersioning && p.FullTable() && !e.policy.testRun() {
+	if n.model.selected && d.FullTableVersioning && p.FullTable() && !e.policy.testRun() {
 		if r := n.track.From(); r != nil && r.Version != 0 {
 			// A resumed walk goes on filling the version it began.
 			n.write.SetVersion(r.Version)
@@ -375,7 +375,7 @@ func (e *engine) syncStream(ctx context.Context, n *node) error {
 		e.commit(n)
 	}
 	e.state.SetSyncing(d.Name, false)
-	if n.selected {
+	if n.model.selected {
 		e.endStream(n)
 		if err := e.checkpoint(n); err != nil {
 			return err
@@ -414,7 +414,7 @@ func (e *engine) syncWindows(ctx context.Context, n *node, ws []keys.Window) err
 			return nil
 		}
 		backfill.Position(e.state, d.Name, p) // at w
-		if n.selected {
+		if n.model.selected {
 			if err := e.checkpoint(n); err != nil {
 				return err
 			}
@@ -432,7 +432,7 @@ func (e *engine) syncWindows(ctx context.Context, n *node, ws []keys.Window) err
 			return err
 		}
 	}
-	if len(p.Backfill().Failed()) > 0 && n.selected {
+	if len(p.Backfill().Failed()) > 0 && n.model.selected {
 		// A run killed while it reads them again goes on after the walk.
 		backfill.Position(e.state, d.Name, p)
 		if err := e.checkpoint(n); err != nil {
@@ -494,7 +494,7 @@ func (e *engine) windowEnd(n *node, w keys.Window, err error, lettered, at bool)
 	}
 	if o.EndsWalk() {
 		backfill.Position(e.state, n.def.Name, n.plan)
-		if n.selected {
+		if n.model.selected {
 			err = errors.Join(err, e.checkpoint(n))
 		}
 		return err
@@ -521,7 +521,7 @@ func (e *engine) backfills() []backfill.Stream {
 // chunked reports whether n is a selected stream read in chunk windows in
 // this run.
 func (n *node) chunked() bool {
-	return n.selected && n.def.Parent == nil && n.plan != nil && n.plan.Windows() != nil
+	return n.model.selected && n.def.Parent == nil && n.plan != nil && n.plan.Windows() != nil
 }
 
 // backfillSummary logs a line per chunked stream: what became of its

@@ -26,7 +26,7 @@ import (
 // what follows to its deletes: deletion events and reconcile.
 func (e *engine) syncWithDeletes(ctx context.Context, n *node) error {
 	d := n.def
-	if !n.selected || (d.Deletes == nil && d.Reconcile == nil) || !e.policy.writesState() {
+	if !n.model.selected || (d.Deletes == nil && d.Reconcile == nil) || !e.policy.writesState() {
 		return e.syncTree(ctx, n)
 	}
 	s, err := deletes.Open(deletes.Options{Def: d, Schema: e.cfg.Schemas[d.Name],

@@ -47,7 +47,7 @@ func (e *engine) write(n *node, m map[string]any, extracted time.Time, part stre
 		return nil // client-side incremental: an earlier run wrote it
 	}
 	if from != fromDeletion {
-		check := n.check
+		check := n.model.check
 		if check == nil { // a stream not walked: a replayed letter's
 			var err error
 			if check, err = e.checker(n); err != nil {
