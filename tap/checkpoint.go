@@ -88,7 +88,8 @@ func (e *engine) endStream(n *node) {
 // which leaves the resume object to the window at the walk's position):
 // its resume then points at the page in progress and says how far into
 // it the run has come.
-func (e *engine) tracksChildren(n *node, again bool) bool {
+func (n *node) tracksChildren(again bool) bool {
+	e := n.e
 	if n.def.Parent != nil || !n.model.selected || e.policy.testRun() || again {
 		return false
 	}
@@ -130,7 +131,8 @@ func (e *engine) endWalk(n *node) {
 // how far into the page the run has come. On the first page of a resumed
 // walk, the records the last run had finished have their children
 // skipped, and the child walk it was in goes on at its page.
-func (e *engine) handleTracked(ctx context.Context, n *node, resp *streams.Page, extracted time.Time, ws walkStart) error {
+func (n *node) handleTracked(ctx context.Context, resp *streams.Page, extracted time.Time, ws walkStart) error {
+	e := n.e
 	switch n.track.BeginPage(resp.Records, func(rec any) string { return recordID(n, rec) },
 		func(rec any, c *pages.Resume) bool { return childOf(n, rec, c) }) {
 	case resume.Shorter:
@@ -144,7 +146,7 @@ func (e *engine) handleTracked(ctx context.Context, n *node, resp *streams.Page,
 	}
 	for i := range resp.Records {
 		n.track.Record(i)
-		if err := e.handleAt(ctx, n, resp, i, extracted, ws); err != nil {
+		if err := n.handleAt(ctx, resp, i, extracted, ws); err != nil {
 			return err
 		}
 		if !n.track.Handled(recordID(n, resp.Records[i])) {

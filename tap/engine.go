@@ -55,7 +55,7 @@ func Open(mode Mode, o Options) (*Engine, error) {
 	}
 	if mode == ModeReplay {
 		for _, n := range e.nodes {
-			if err := e.plan(n); err != nil {
+			if err := n.makePlan(); err != nil {
 				return nil, errors.Join(err, e.close())
 			}
 			n.hold.HoldAll() // no bookmark moves
@@ -106,7 +106,7 @@ func (en *Engine) FirstPage(ctx context.Context, stream string, parent map[strin
 	if err != nil {
 		return nil, 0, err
 	}
-	if err := e.plan(n); err != nil {
+	if err := n.makePlan(); err != nil {
 		return nil, 0, err
 	}
 	var part streams.Partition
@@ -165,9 +165,7 @@ func (en *Engine) FirstPage(ctx context.Context, stream string, parent map[strin
 // reads.
 func (en *Engine) ReadPages(ctx context.Context, d *streams.Definition, first streams.Request, page func(*streams.Page) error) error {
 	e := en.e
-	// A node of its own, not selected: its pages are never spliced, so
-	// every record is a decoded value.
-	n := &node{def: d, model: &model{}}
+	n := e.looseNode(d)
 	p, err := e.pager(n)
 	if err != nil {
 		return err
@@ -243,7 +241,7 @@ func (en *Engine) Rewalk(ctx context.Context, w Walk) error {
 	if w.Resume != nil {
 		ws.first, ws.resumed = w.Resume.Next, true
 	}
-	return e.walk(ctx, n, ws)
+	return n.walk(ctx, ws)
 }
 
 // DeadLetters is how many letters the run has written.

@@ -32,7 +32,8 @@ var errIgnored = errors.New("status ignored")
 // plan makes a node's plan for this run from the state and the config.
 // A stream read only for its children, or read as a full table, has no
 // filter and keeps its bookmark untouched.
-func (e *engine) plan(n *node) error {
+func (n *node) makePlan() error {
+	e := n.e
 	if _, err := e.checker(n); err != nil {
 		return err
 	}
@@ -101,14 +102,15 @@ func (continued) First(req streams.Request) streams.Request { return req }
 // written, with the filter it began with. A resume position the API
 // rejects (a 4xx) restarts the walk from first, with a WARN. The resume
 // object is removed when the walk ends.
-func (e *engine) walkTop(ctx context.Context, n *node, first streams.Request, window *keys.Window) error {
+func (n *node) walkTop(ctx context.Context, first streams.Request, window *keys.Window) error {
+	e := n.e
 	name := n.def.Name
 	n.track.StartWalk(0)
 	if n.track.From() != nil {
 		r := n.track.TakeUp()
 		n.plan.ResumeHigh(r.High)
 		e.log.Info("resuming the stream inside its walk", "stream", name, "pages_already_written", r.Pages)
-		err := e.walk(ctx, n, walkStart{first: r.Next, window: window, resumed: true})
+		err := n.walk(ctx, walkStart{first: r.Next, window: window, resumed: true})
 		if !rejected(err) {
 			if err == nil {
 				e.endWalk(n)
@@ -120,7 +122,7 @@ func (e *engine) walkTop(ctx context.Context, n *node, first streams.Request, wi
 		e.endWalk(n)
 		n.track.StartWalk(0)
 	}
-	if err := e.walk(ctx, n, walkStart{first: first, window: window}); err != nil {
+	if err := n.walk(ctx, walkStart{first: first, window: window}); err != nil {
 		return err
 	}
 	e.endWalk(n)
@@ -163,24 +165,26 @@ type walkStart struct {
 
 // walk follows one stream's pages from ws.first, handling every record:
 // a report stream's through its job, whose files are walked as pages too.
-func (e *engine) walk(ctx context.Context, n *node, ws walkStart) error {
-	if e.full(n) {
+func (n *node) walk(ctx context.Context, ws walkStart) error {
+	e := n.e
+	if n.full() {
 		return nil
 	}
 	var err error
 	if n.def.Async != nil {
-		err = e.walkReport(ctx, n, ws)
+		err = n.walkReport(ctx, ws)
 	} else {
-		err = e.follow(ctx, n, ws, failure.Pages(e.fetchOf(n)), true)
+		err = n.follow(ctx, ws, failure.Pages(e.fetchOf(n)), true)
 	}
-	return e.walkEnd(n, ws, err)
+	return n.walkEnd(ws, err)
 }
 
 // walkReport drives a report stream through its job (tap/report), each of
 // the job's files walked by follow. Replay runs a new job and leaves the
 // state alone: its one STATE is the one it was given. A job that fails for
 // good is a *report.Error, for deadLetter to judge.
-func (e *engine) walkReport(ctx context.Context, n *node, ws walkStart) error {
+func (n *node) walkReport(ctx context.Context, ws walkStart) error {
+	e := n.e
 	saved := ""
 	if !e.policy.replay() {
 		saved = e.state.AsyncJob(n.def.Name)
@@ -191,7 +195,7 @@ func (e *engine) walkReport(ctx context.Context, n *node, ws walkStart) error {
 		Now:    e.now,
 		Redact: e.cfg.Redactor,
 		Log:    e.log,
-		SetID:  func(id string) { e.setAsyncJob(n, id) },
+		SetID:  func(id string) { n.setAsyncJob(id) },
 		Checkpoint: func() error {
 			if n.model.selected && !e.policy.replay() {
 				return e.checkpoint(n)
@@ -203,7 +207,7 @@ func (e *engine) walkReport(ctx context.Context, n *node, ws walkStart) error {
 		Read: func(ctx context.Context, file streams.Request) error {
 			read := ws
 			read.first = file
-			return e.follow(ctx, n, read, e.fetchOf(n), false)
+			return n.follow(ctx, read, e.fetchOf(n), false)
 		},
 	}
 	if err := job.Run(ctx, ws.first, saved); err != nil {
@@ -211,12 +215,13 @@ func (e *engine) walkReport(ctx context.Context, n *node, ws walkStart) error {
 	}
 	// Read whole: the next run starts a new job. The bookmark that moves
 	// with the records goes out in the stream's final STATE.
-	e.setAsyncJob(n, "")
+	n.setAsyncJob("")
 	return nil
 }
 
 // setAsyncJob records the job in progress in the state, unless replaying.
-func (e *engine) setAsyncJob(n *node, id string) {
+func (n *node) setAsyncJob(id string) {
+	e := n.e
 	if !e.policy.replay() {
 		e.state.SetAsyncJob(n.def.Name, id, e.now())
 	}
@@ -225,7 +230,8 @@ func (e *engine) setAsyncJob(n *node, id string) {
 // follow walks n's pages from ws.first, fetched by fetch, handling every
 // record; resumable says whether the walk may be where the next run
 // resumes.
-func (e *engine) follow(ctx context.Context, n *node, ws walkStart, fetch streams.Fetch, resumable bool) error {
+func (n *node) follow(ctx context.Context, ws walkStart, fetch streams.Fetch, resumable bool) error {
+	e := n.e
 	first, part := ws.first, ws.part
 	p, err := e.pager(n)
 	if err != nil {
@@ -239,7 +245,7 @@ func (e *engine) follow(ctx context.Context, n *node, ws walkStart, fetch stream
 	// window read again leaves the resume object to the walk's own window.
 	track := resumable && n.model.selected && n.def.Parent == nil && !ws.again
 	parent := ws.tracker
-	kids := e.tracksChildren(n, ws.again)
+	kids := n.tracksChildren(ws.again)
 	ws.kids = kids
 	if track {
 		n.track.Track(n.plan.Filter(first), p.First(first))
@@ -266,9 +272,9 @@ func (e *engine) follow(ctx context.Context, n *node, ws walkStart, fetch stream
 		extracted := e.now()
 		var err error
 		if kids {
-			err = e.handleTracked(ctx, n, resp, extracted, ws)
+			err = n.handleTracked(ctx, resp, extracted, ws)
 		} else {
-			err = e.handlePage(ctx, n, resp, extracted, ws)
+			err = n.handlePage(ctx, resp, extracted, ws)
 		}
 		if err != nil {
 			return err
@@ -316,7 +322,7 @@ func (e *engine) walkPages(ctx context.Context, d *streams.Definition, p streams
 // walkEnd is what the error that ended a walk means for the run: a status
 // the stream ignores and the record limit end it quietly; anything else
 // fails the stream, or becomes a dead letter when the stream says so.
-func (e *engine) walkEnd(n *node, ws walkStart, err error) error {
+func (n *node) walkEnd(ws walkStart, err error) error {
 	switch {
 	case errors.Is(err, errIgnored):
 		n.counts.Ignored.Add(1)
@@ -325,7 +331,7 @@ func (e *engine) walkEnd(n *node, ws walkStart, err error) error {
 		n.windows.Cut()
 		return nil
 	}
-	return e.deadLetter(n, ws, err)
+	return n.deadLetter(ws, err)
 }
 
 // deadLetter turns the error of one walk of n (a child's walk for one
@@ -334,7 +340,8 @@ func (e *engine) walkEnd(n *node, ws walkStart, err error) error {
 // dead_letter, or an on_status rule dead_letter for the last status — and
 // returns nil so that the run goes on, n's bookmark held (failure.Hold).
 // Any other error is returned as is.
-func (e *engine) deadLetter(n *node, ws walkStart, err error) error {
+func (n *node) deadLetter(ws walkStart, err error) error {
+	e := n.e
 	d, part := n.def, ws.part
 	w := failure.Walk{
 		Stream: d.Name, First: ws.first, Context: part.Context, Window: ws.window, Resumed: ws.resumed,
@@ -357,7 +364,7 @@ func (e *engine) deadLetter(n *node, ws walkStart, err error) error {
 	if n.def.Async != nil {
 		// The letter has the job now: the next run starts a new one
 		// rather than polling this one too.
-		e.setAsyncJob(n, "")
+		n.setAsyncJob("")
 	}
 	e.log.Warn("request dead-lettered; the run goes on", "stream", d.Name, "status", l.Status,
 		"attempts", l.Attempts, "error", e.cfg.Redactor.Redact(l.Error))
@@ -611,8 +618,9 @@ func (b *body) Close() { b.stop() }
 // on_schema_violation says — by default a request letter of c, so that one
 // such record does not stop the other parents' children; emit logs it;
 // fail fails the run. c's bookmark is not held: no request failed.
-func (e *engine) noParentKey(c *node, err error) error {
-	d := c.def
+func (n *node) noParentKey(err error) error {
+	e := n.e
+	d := n.def
 	switch e.cfg.OnSchemaViolation {
 	case settings.ViolationFail:
 		return err
@@ -629,7 +637,7 @@ func (e *engine) noParentKey(c *node, err error) error {
 	if werr := e.dead.Request(l); werr != nil {
 		return errors.Join(err, werr)
 	}
-	c.counts.DeadLetters.Add(1)
+	n.counts.DeadLetters.Add(1)
 	e.log.Warn("a parent record has no key; its child records are not read, and a dead letter says so", "stream", d.Name, "error", err.Error())
 	return nil
 }
@@ -637,51 +645,52 @@ func (e *engine) noParentKey(c *node, err error) error {
 // walkChild walks a child stream once for one parent record, its path
 // placeholders filled from the parent's key; from, when set, is where the
 // last run stopped inside this walk.
-func (e *engine) walkChild(ctx context.Context, c *node, parent map[string]any, from *pages.Resume, tracker *node) error {
-	if !c.needed() {
+func (n *node) walkChild(ctx context.Context, parent map[string]any, from *pages.Resume, tracker *node) error {
+	e := n.e
+	if !n.needed() {
 		return nil
 	}
-	part, err := c.plan.Partition(parent)
+	part, err := n.plan.Partition(parent)
 	if errors.Is(err, streams.ErrNoParentKey) {
-		return e.noParentKey(c, err)
+		return n.noParentKey(err)
 	}
 	if err != nil {
 		return err
 	}
-	req, err := c.plan.Request(part, nil)
+	req, err := n.plan.Request(part, nil)
 	if err != nil {
 		return err
 	}
-	c.track.StartWalk(0)
+	n.track.StartWalk(0)
 	if from != nil && from.Partition == part.ID() {
-		c.track.StartWalk(from.Pages)
-		if ps := c.plan.Partitions(); ps != nil {
+		n.track.StartWalk(from.Pages)
+		if ps := n.plan.Partitions(); ps != nil {
 			ps.ResumeHigh(part, from.High)
 		}
-		err = e.walk(ctx, c, walkStart{first: from.Next, part: part, resumed: true, tracker: tracker})
+		err = n.walk(ctx, walkStart{first: from.Next, part: part, resumed: true, tracker: tracker})
 		if rejected(err) {
 			e.log.Warn("the API rejected the resume position; restarting the walk for this parent record",
-				"stream", c.def.Name, "partition", part.ID(), "status", statusOf(err))
-			c.track.StartWalk(0)
-			err = e.walk(ctx, c, walkStart{first: req, part: part, tracker: tracker})
+				"stream", n.def.Name, "partition", part.ID(), "status", statusOf(err))
+			n.track.StartWalk(0)
+			err = n.walk(ctx, walkStart{first: req, part: part, tracker: tracker})
 		}
 	} else {
-		err = e.walk(ctx, c, walkStart{first: req, part: part, tracker: tracker})
+		err = n.walk(ctx, walkStart{first: req, part: part, tracker: tracker})
 	}
 	if err != nil {
 		return err
 	}
-	if c.hold.PartitionHeld(part.ID()) {
+	if n.hold.PartitionHeld(part.ID()) {
 		return nil // dead-lettered: the partition keeps its bookmark
 	}
 	// The partition's own bookmark is safe once its walk has ended.
-	if ps := c.plan.Partitions(); ps != nil {
+	if ps := n.plan.Partitions(); ps != nil {
 		if err := ps.Close(part); err != nil {
 			return err
 		}
 	}
-	if e.commit(c) && c.model.selected {
-		return e.checkpoint(c)
+	if e.commit(n) && n.model.selected {
+		return e.checkpoint(n)
 	}
 	return nil
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/tap-dev/tap/streams"
 	"github.com/tap-dev/tap/streams/pages"
 	"github.com/tap-dev/tap/tap/feed"
-	"github.com/tap-dev/tap/tap/metrics"
 	"github.com/tap-dev/tap/tap/splice"
 )
 
@@ -166,7 +165,7 @@ func (l *listener) Checkpoint(seq int64) error {
 
 func (l *listener) Walk(ctx context.Context, d *streams.Definition, first streams.Request, each func(rec any) error) error {
 	if l.back == nil {
-		l.back = &node{def: d, model: &model{}, counts: metrics.Stream{Name: d.Name}}
+		l.back = l.e.looseNode(d)
 	}
 	pager, err := l.e.pager(l.back)
 	if err != nil {

@@ -20,22 +20,24 @@ import (
 var errRecordLimit = errors.New("record limit reached")
 
 // full reports whether a stream has all the records a test run wants.
-func (e *engine) full(n *node) bool {
+func (n *node) full() bool {
+	e := n.e
 	return e.policy.testRun() && n.model.selected && n.counts.Records.Load() >= e.policy.recordLimit
 }
 
 // handle takes one record through dedupe, validation, the bookmark, the
 // writer and the record's children.
-func (e *engine) handle(ctx context.Context, n *node, rec any, extracted time.Time, ws walkStart) error {
+func (n *node) handle(ctx context.Context, rec any, extracted time.Time, ws walkStart) error {
+	e := n.e
 	d, part := n.def, ws.part
 	m, err := RecordObject(d, rec, part)
 	if err != nil {
 		return err
 	}
-	if dup, err := e.repeated(n, m); dup || err != nil {
+	if dup, err := n.repeated(m); dup || err != nil {
 		return err
 	}
-	if e.full(n) {
+	if n.full() {
 		return errRecordLimit
 	}
 	if n.model.selected {
@@ -45,12 +47,12 @@ func (e *engine) handle(ctx context.Context, n *node, rec any, extracted time.Ti
 	}
 	// A parent that failed its schema still exists upstream: its
 	// children are walked all the same.
-	return e.walkChildren(ctx, n, m, ws)
+	return n.walkChildren(ctx, m, ws)
 }
 
 // walkChildren walks n's children for one of its records, in ws: parent
 // holds the record's values of the children's parent keys, or all of it.
-func (e *engine) walkChildren(ctx context.Context, n *node, parent map[string]any, ws walkStart) error {
+func (n *node) walkChildren(ctx context.Context, parent map[string]any, ws walkStart) error {
 	if n.track.SkipChildren() {
 		return nil // walked before the last run stopped
 	}
@@ -63,7 +65,7 @@ func (e *engine) walkChildren(ctx context.Context, n *node, parent map[string]an
 		if !walk {
 			continue
 		}
-		if err := e.walkChild(ctx, c, parent, from, tracker); err != nil {
+		if err := c.walkChild(ctx, parent, from, tracker); err != nil {
 			return err
 		}
 	}
@@ -139,7 +141,8 @@ func RecordObject(d *streams.Definition, rec any, part streams.Partition) (map[s
 }
 
 // handlePage takes a page's records in order (handleAt).
-func (e *engine) handlePage(ctx context.Context, n *node, resp *streams.Page, extracted time.Time, ws walkStart) (err error) {
+func (n *node) handlePage(ctx context.Context, resp *streams.Page, extracted time.Time, ws walkStart) (err error) {
+	e := n.e
 	// The walk has just started fetching the next page. On one CPU that
 	// fetch would wait for this page to be written (nothing blocks until
 	// then), and the API's time would add to ours: let it send its
@@ -162,7 +165,7 @@ func (e *engine) handlePage(ctx context.Context, n *node, resp *streams.Page, ex
 		}
 	}
 	for i := range resp.Records {
-		if err := e.handleAt(ctx, n, resp, i, extracted, ws); err != nil {
+		if err := n.handleAt(ctx, resp, i, extracted, ws); err != nil {
 			return err
 		}
 	}
@@ -172,23 +175,24 @@ func (e *engine) handlePage(ctx context.Context, n *node, resp *streams.Page, ex
 // handleAt takes record i of a page: on a spliced page a splicable
 // record is written from its bytes, its children walked from its captured
 // keys; any other record goes through handle.
-func (e *engine) handleAt(ctx context.Context, n *node, resp *streams.Page, i int, extracted time.Time, ws walkStart) error {
+func (n *node) handleAt(ctx context.Context, resp *streams.Page, i int, extracted time.Time, ws walkStart) error {
+	e := n.e
 	p := resp.Spliced
 	if p == nil {
-		return e.handle(ctx, n, resp.Records[i], extracted, ws)
+		return n.handle(ctx, resp.Records[i], extracted, ws)
 	}
 	raw, ok, err := p.Raw(i)
 	if err != nil {
 		return err
 	}
 	if !ok {
-		return e.handle(ctx, n, resp.Records[i], extracted, ws)
+		return n.handle(ctx, resp.Records[i], extracted, ws)
 	}
 	rec := resp.Records[i]
-	if dup, err := e.repeated(n, rec); dup || err != nil {
+	if dup, err := n.repeated(rec); dup || err != nil {
 		return err
 	}
-	if e.full(n) {
+	if n.full() {
 		return errRecordLimit
 	}
 	if n.model.selected {
@@ -200,7 +204,7 @@ func (e *engine) handleAt(ctx context.Context, n *node, resp *streams.Page, i in
 		return nil
 	}
 	keys, _ := parentKeys(n, rec)
-	return e.walkChildren(ctx, n, keys, ws)
+	return n.walkChildren(ctx, keys, ws)
 }
 
 // emitSpliced is emit for spliced record i of page p, raw its bytes:
@@ -227,7 +231,7 @@ func (e *engine) emitSpliced(n *node, p streams.Spliced, i int, raw []byte, extr
 
 // repeated reports whether rec (a tree or a spliced record's keys)
 // repeats a row of the last pages of an offset stream, counting it.
-func (e *engine) repeated(n *node, rec any) (bool, error) {
+func (n *node) repeated(rec any) (bool, error) {
 	if n.dedupe == nil {
 		return false, nil
 	}

@@ -33,10 +33,11 @@ import (
 // children run on the same goroutine), so its fields need no lock; the
 // counters are atomic because the progress reporter reads them.
 type node struct {
+	e   *engine // what the streams of the run share
 	def *streams.Definition
 	// model is what the definition and the catalog compile to for this
 	// run, once (model.go): selection, validator, paginator, fetcher.
-	model *model
+	model    *model
 	children []*node
 	below    *clientside.Filter // drops what earlier runs wrote, without an incremental block
 	plan     *streams.Plan      // this run's plan, made when the stream starts
@@ -157,7 +158,7 @@ func (e *engine) addStreams(sel *catalog.Selection) error {
 	e.byName = byName
 	for i := range cfg.Streams {
 		d := &cfg.Streams[i]
-		n := &node{counts: metrics.Stream{Name: d.Name, Feed: d.Feed != nil}, def: d,
+		n := &node{e: e, counts: metrics.Stream{Name: d.Name, Feed: d.Feed != nil}, def: d,
 			model: &model{selected: sel.Selected(d.Name), dropped: sel.Dropped(d.Name), fullTable: sel.FullTable(d.Name)}}
 		n.model.numeric = settings.KeyKind(cfg.Schemas[d.Name], d.ReplicationKey) == "number"
 		if size, ok := d.Pagination.RepeatsRows(); ok && len(d.PrimaryKey) > 0 {
@@ -282,7 +283,7 @@ func (e *engine) syncTree(ctx context.Context, root *node) error {
 	var err error
 	root.each(func(n *node) {
 		if n.needed() {
-			err = errors.Join(err, e.plan(n))
+			err = errors.Join(err, n.makePlan())
 		}
 	})
 	if err != nil {
@@ -366,7 +367,7 @@ func (e *engine) syncStream(ctx context.Context, n *node) error {
 		if err != nil {
 			return err
 		}
-		if err := e.walkTop(ctx, n, req, nil); err != nil {
+		if err := n.walkTop(ctx, req, nil); err != nil {
 			return err
 		}
 		if err := p.Close(); err != nil {
@@ -399,7 +400,7 @@ func (e *engine) syncWindows(ctx context.Context, n *node, ws []keys.Window) err
 		n.windows.Book().Resume() // the first window is the one a stopped run was in
 	}
 	for _, w := range p.Backfill().Retries() {
-		if e.full(n) {
+		if n.full() {
 			return nil // a test run has its records: no other window is read
 		}
 		n.windows.Book().Resume()
@@ -410,7 +411,7 @@ func (e *engine) syncWindows(ctx context.Context, n *node, ws []keys.Window) err
 		}
 	}
 	for _, w := range ws {
-		if e.full(n) {
+		if n.full() {
 			return nil
 		}
 		backfill.Position(e.state, d.Name, p) // at w
@@ -424,7 +425,7 @@ func (e *engine) syncWindows(ctx context.Context, n *node, ws []keys.Window) err
 			return err
 		}
 		letters := n.counts.DeadLetters.Load()
-		err = e.walkTop(ctx, n, req, &w)
+		err = n.walkTop(ctx, req, &w)
 		if n.windows.WasCut() {
 			return nil // w was not read to its end: it is neither done nor failed
 		}
@@ -443,7 +444,7 @@ func (e *engine) syncWindows(ctx context.Context, n *node, ws []keys.Window) err
 		if !n.windows.Book().ReadAgain(f.Window) {
 			continue // deferred, dead-lettered, or not tried in this run
 		}
-		if e.full(n) {
+		if n.full() {
 			return nil
 		}
 		e.log.Info("reading again a window that failed", "stream", d.Name,
@@ -465,7 +466,7 @@ func (e *engine) retryWindow(ctx context.Context, n *node, w keys.Window) error 
 	}
 	n.plan.Reread()
 	letters := n.counts.DeadLetters.Load()
-	err = e.walk(ctx, n, walkStart{first: req, window: &w, again: true})
+	err = n.walk(ctx, walkStart{first: req, window: &w, again: true})
 	if n.windows.WasCut() {
 		return nil // cut short by a test run's record limit
 	}

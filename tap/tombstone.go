@@ -76,10 +76,12 @@ func (t *tombstones) WriteDeletion(key any, at string) error {
 	return e.write(n, m, e.now(), streams.Partition{}, fromDeletion)
 }
 
-// subNode is a walk of n's that is not n's records (its deletion events,
-// its key listing), fetched through the client as a stream of its own.
-func subNode(d *streams.Definition) *node {
-	return &node{def: d, model: &model{}, counts: metrics.Stream{Name: d.Name}}
+// looseNode is a node for a walk outside the run's tree of streams: a
+// stream's deletion events or key listing, a feed's backfill, the pages
+// a caller reads (ReadPages). It is not selected, so its pages are never
+// spliced: every record is a decoded value.
+func (e *engine) looseNode(d *streams.Definition) *node {
+	return &node{e: e, def: d, model: &model{}, counts: metrics.Stream{Name: d.Name}}
 }
 
 // walkSub walks a sub-definition of a stream from first, handing each
@@ -89,7 +91,7 @@ func (e *engine) walkSub(ctx context.Context, sub *streams.Definition, first str
 	if err != nil {
 		return err
 	}
-	sn := subNode(sub)
+	sn := e.looseNode(sub)
 	return pages.Walk(ctx, sub, p, first, e.fetcher(sn), func(resp *streams.Page) error {
 		for _, rec := range resp.Records {
 			m, ok := rec.(map[string]any)
@@ -115,7 +117,7 @@ func (e *engine) fetchByID(ctx context.Context, n *node, k reconcile.Key) (bool,
 	}
 	bd := *d
 	bd.IgnoreStatuses = append(slices.Clone(d.IgnoreStatuses), 404, 410)
-	bn := subNode(&bd)
+	bn := e.looseNode(&bd)
 	creq := e.clientRequest(bn, req, streams.FormatJSON)
 	var body any
 	creq.Check = func(b []byte) error {

@@ -34,7 +34,7 @@ func TestOneWritePath(t *testing.T) {
 		write func(ctx context.Context, t *testing.T, e *engine, n *node) error
 	}{
 		{"page as trees", func(ctx context.Context, t *testing.T, e *engine, n *node) error {
-			return e.handlePage(ctx, n, &streams.Page{Records: []any{echo()}}, now, walkStart{})
+			return n.handlePage(ctx, &streams.Page{Records: []any{echo()}}, now, walkStart{})
 		}},
 		{"spliced page", func(ctx context.Context, t *testing.T, e *engine, n *node) error {
 			page, err := e.fetchOf(n)(ctx, streams.Request{URL: "/s"})
@@ -44,7 +44,7 @@ func TestOneWritePath(t *testing.T) {
 			if page.Spliced == nil && n.outs == nil {
 				t.Fatal("the page was not spliced: the row does not test the spliced write")
 			}
-			return e.handlePage(ctx, n, page, now, walkStart{})
+			return n.handlePage(ctx, page, now, walkStart{})
 		}},
 		{"feed message", func(ctx context.Context, t *testing.T, e *engine, n *node) error {
 			return (&listener{e: e, n: n}).Record(echo(), now)
