@@ -15,7 +15,9 @@ import (
 
 // commit copies the plan's bookmark into the state when it changed and
 // reports whether it did. Callers checkpoint after the records it covers.
-func (e *engine) commit(n *node) bool {
+func (o *sink) commit() bool {
+	n := o.n
+	e := n.e
 	if n.hold.Held() {
 		return false // a dead-lettered request's rows are not read yet
 	}
@@ -36,8 +38,10 @@ func (e *engine) commit(n *node) bool {
 // checkpoint writes STATE. Dead letters are written to their file as they
 // happen (unbuffered), so none can be lost behind a bookmark that moved
 // past it.
-func (e *engine) checkpoint(n *node) error {
-	if err := e.schema(n); err != nil || !e.policy.writesState() {
+func (o *sink) checkpoint() error {
+	n := o.n
+	e := n.e
+	if err := o.schema(); err != nil || !e.policy.writesState() {
 		return err // a replay writes one STATE, at its end
 	}
 	return e.out.State(n.def.Name, e.state, n.counts.Records.Load())
@@ -45,22 +49,26 @@ func (e *engine) checkpoint(n *node) error {
 
 // schema writes a stream's SCHEMA before its first message. Sending it
 // lazily keeps stdout empty when a run fails before any data arrives.
-func (e *engine) schema(n *node) error {
-	if !n.write.SchemaDue() {
+func (o *sink) schema() error {
+	n := o.n
+	e := n.e
+	if !o.writer.SchemaDue() {
 		return nil
 	}
-	if n.outs != nil {
-		return e.schemaMapped(n)
+	if o.outs != nil {
+		return o.schemaMapped()
 	}
 	return e.out.Schema(n.def.Name, catalog.OutputSchema(e.cfg.Schemas[n.def.Name], n.model.dropped), n.def.PrimaryKey, catalog.BookmarkProperties(n.def))
 }
 
-func (e *engine) activateVersion(n *node) error {
-	if err := e.schema(n); err != nil {
+func (o *sink) activateVersion() error {
+	n := o.n
+	e := n.e
+	if err := o.schema(); err != nil {
 		return err
 	}
 	for _, name := range n.selectedOutputs() {
-		if err := e.out.ActivateVersion(name, n.write.Version()); err != nil {
+		if err := e.out.ActivateVersion(name, o.writer.Version()); err != nil {
 			return err
 		}
 	}
@@ -73,7 +81,9 @@ func (e *engine) activateVersion(n *node) error {
 // that is caught up writes no new record, and that is normal; but the
 // overlap re-reads the rows at its bookmark, so a source that returned
 // nothing at all is suspicious there too.
-func (e *engine) endStream(n *node) {
+func (o *sink) endStream() {
+	n := o.n
+	e := n.e
 	records := n.counts.Records.Load()
 	last, ok := e.state.LastRecords(n.def.Name)
 	if ok && last > 0 && (n.counts.Received.Load() == 0 || (n.plan.FullTable() && records == 0)) {
@@ -103,8 +113,10 @@ func (n *node) tracksChildren(again bool) bool {
 
 // resumePoint is the resume of a top-level stream's walk in
 // progress (package resume).
-func (e *engine) resumePoint(n *node) *pages.Resume {
-	return n.track.Point(e.relative, n.plan.High(), n.write.Version())
+func (o *sink) resumePoint() *pages.Resume {
+	n := o.n
+	e := n.e
+	return n.track.Point(e.relative, n.plan.High(), o.writer.Version())
 }
 
 // relative keeps a resume URL under the connection's base URL (without
@@ -121,7 +133,9 @@ func (e *engine) relative(req streams.Request) streams.Request {
 }
 
 // endWalk removes the resume object of a walk that has ended.
-func (e *engine) endWalk(n *node) {
+func (o *sink) endWalk() {
+	n := o.n
+	e := n.e
 	e.state.SetResume(n.def.Name, nil)
 	n.track.EndWalk()
 }
@@ -152,8 +166,8 @@ func (n *node) handleTracked(ctx context.Context, resp *streams.Page, extracted 
 		if !n.track.Handled(recordID(n, resp.Records[i])) {
 			continue // the state already says so
 		}
-		e.state.SetResume(n.def.Name, e.resumePoint(n))
-		if err := e.checkpoint(n); err != nil {
+		e.state.SetResume(n.def.Name, n.out.resumePoint())
+		if err := n.out.checkpoint(); err != nil {
 			return err
 		}
 	}
@@ -228,13 +242,15 @@ func (e *engine) endedInJob(root *node, left map[*node]*atomic.Int64) error {
 		return nil
 	}
 	e.state.SetJobDone(root.def.Name)
-	return e.stateOf(root)
+	return root.out.stateOf()
 }
 
 // stateOf writes STATE as the first selected stream of n's tree, never
 // as a stream read only for its children: Airbyte's state is per stream,
 // and only for the streams of its catalog.
-func (e *engine) stateOf(n *node) error {
+func (o *sink) stateOf() error {
+	n := o.n
+	e := n.e
 	var s *node
 	n.each(func(c *node) {
 		if s == nil && c.model.selected {
@@ -251,7 +267,7 @@ func (e *engine) stateOf(n *node) error {
 func (e *engine) endJob() error {
 	for _, n := range e.nodes {
 		if n.def.Parent == nil && n.needed() {
-			return e.stateOf(n)
+			return n.out.stateOf()
 		}
 	}
 	return nil

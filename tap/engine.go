@@ -76,7 +76,7 @@ func (en *Engine) Schema(stream string) error {
 	if err != nil {
 		return err
 	}
-	return en.e.schema(n)
+	return n.out.schema()
 }
 
 // node is the node of stream, or an error naming it.
@@ -192,7 +192,7 @@ func (en *Engine) WriteRecord(stream string, rec map[string]any, extracted time.
 	// Through the sync's own write: a letter may hold a configured
 	// secret (hand-made, from an older version, or written under another
 	// config), which is masked as in a sync.
-	return e.write(n, rec, extracted, streams.Partition{}, fromReplay)
+	return n.out.write(rec, extracted, streams.Partition{}, fromReplay)
 }
 
 // Walk is what a request letter asks to read again (Engine.Rewalk).

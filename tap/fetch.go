@@ -113,19 +113,19 @@ func (n *node) walkTop(ctx context.Context, first streams.Request, window *keys.
 		err := n.walk(ctx, walkStart{first: r.Next, window: window, resumed: true})
 		if !rejected(err) {
 			if err == nil {
-				e.endWalk(n)
+				n.out.endWalk()
 			}
 			return err
 		}
 		e.log.Warn("the API rejected the resume position; restarting the stream from its bookmark",
 			"stream", name, "status", statusOf(err))
-		e.endWalk(n)
+		n.out.endWalk()
 		n.track.StartWalk(0)
 	}
 	if err := n.walk(ctx, walkStart{first: first, window: window}); err != nil {
 		return err
 	}
-	e.endWalk(n)
+	n.out.endWalk()
 	return nil
 }
 
@@ -198,7 +198,7 @@ func (n *node) walkReport(ctx context.Context, ws walkStart) error {
 		SetID:  func(id string) { n.setAsyncJob(id) },
 		Checkpoint: func() error {
 			if n.model.selected && !e.policy.replay() {
-				return e.checkpoint(n)
+				return n.out.checkpoint()
 			}
 			return nil
 		},
@@ -287,23 +287,23 @@ func (n *node) follow(ctx context.Context, ws walkStart, fetch streams.Fetch, re
 		if err := n.plan.Page(); err != nil {
 			return err
 		}
-		moved := e.commit(n)
+		moved := n.out.commit()
 		if resp.Next != nil && parent != nil {
 			// The next run goes on with this partition's next page.
 			parent.track.InChild(n.track.ChildPage(n.def.Name, part.ID(), e.relative(*resp.Next), n.plan.Partitions().High(part)))
-			e.state.SetResume(parent.def.Name, e.resumePoint(parent))
-			if err := e.checkpoint(parent); err != nil {
+			e.state.SetResume(parent.def.Name, parent.out.resumePoint())
+			if err := parent.out.checkpoint(); err != nil {
 				return err
 			}
 		}
 		if track && resp.Next != nil {
 			// The next run starts on the page after this one.
 			n.track.NextPage(*resp.Next)
-			e.state.SetResume(n.def.Name, e.resumePoint(n))
+			e.state.SetResume(n.def.Name, n.out.resumePoint())
 			moved = true
 		}
 		if moved && n.model.selected {
-			return e.checkpoint(n)
+			return n.out.checkpoint()
 		}
 		return nil
 	})
@@ -498,7 +498,7 @@ func (p *linesPool) put(l *decoder.Lines) {
 // says when a stream splices); nil when the run reads every record's tree.
 func (e *engine) splicer(n *node) *splice.Reader {
 	return e.splice(splice.Stream{Def: n.def, Schema: e.cfg.Schemas[n.def.Name], Written: n.model.selected,
-		Children: n.childKeys(), Drops: len(n.model.dropped) > 0, Maps: n.outs.Transformers(), Library: n.model.check.Library()})
+		Children: n.childKeys(), Drops: len(n.model.dropped) > 0, Maps: n.out.outs.Transformers(), Library: n.model.check.Library()})
 }
 
 // errStopped ends the reading of a body the walk let go before its end.
@@ -689,8 +689,8 @@ func (n *node) walkChild(ctx context.Context, parent map[string]any, from *pages
 			return err
 		}
 	}
-	if e.commit(n) && n.model.selected {
-		return e.checkpoint(n)
+	if n.out.commit() && n.model.selected {
+		return n.out.checkpoint()
 	}
 	return nil
 }

@@ -41,7 +41,7 @@ func (e *engine) listen(ctx context.Context, n *node) error {
 		return err
 	}
 	e.state.SetSyncing(d.Name, false)
-	return e.checkpoint(n)
+	return n.out.checkpoint()
 }
 
 // feedStream is n's feed as the config sets it, from its first seq.
@@ -95,7 +95,7 @@ func (l *listener) Scan(msgs [][]byte) (feed.Scanned, bool) {
 	l.msgs = scanned{l: l, p: p}
 	if n := l.n; len(n.children) == 0 && len(n.selectedOutputs()) == 1 {
 		// The frame's RECORD lines go out together, as a page's do.
-		n.write.StartPage(l.e.out)
+		n.out.writer.StartPage(l.e.out)
 		l.msgs.gathered = true
 	}
 	return &l.msgs, true
@@ -118,7 +118,7 @@ func (s *scanned) Spliced(i int) bool {
 func (s *scanned) Field(i int, name string) (string, bool) { return s.p.Field(i, name) }
 
 func (s *scanned) Write(i int, now time.Time) error {
-	e, n := s.l.e, s.l.n
+	n := s.l.n
 	raw, ok, err := s.p.Raw(i)
 	if err != nil {
 		return err
@@ -126,14 +126,14 @@ func (s *scanned) Write(i int, now time.Time) error {
 	if !ok { // the stream's maps are not sure of it: its tree
 		return s.l.Record(s.p.Records()[i].(map[string]any), now)
 	}
-	return e.emitSpliced(n, s.p, i, raw, now, streams.Partition{})
+	return n.out.emitSpliced(s.p, i, raw, now, streams.Partition{})
 }
 
 func (s *scanned) Release() error {
 	var err error
 	if s.gathered {
 		s.gathered = false
-		err = s.l.n.write.EndPage()
+		err = s.l.n.out.writer.EndPage()
 	}
 	s.p.Release()
 	return err
@@ -147,12 +147,12 @@ func (l *messageLines) Line(i int) []byte    { return (*l)[i] }
 func (l *messageLines) Tree(int) (any, bool) { return nil, false }
 
 func (l *listener) Record(rec map[string]any, now time.Time) error {
-	return l.e.write(l.n, rec, now, streams.Partition{}, fromWalk)
+	return l.n.out.write(rec, now, streams.Partition{}, fromWalk)
 }
 
 func (l *listener) Checkpoint(seq int64) error {
 	if l.msgs.gathered {
-		if err := l.n.write.Flush(); err != nil {
+		if err := l.n.out.writer.Flush(); err != nil {
 			return err // the records before it go out before its STATE
 		}
 	}
@@ -160,7 +160,7 @@ func (l *listener) Checkpoint(seq int64) error {
 	if !l.n.model.selected {
 		return nil
 	}
-	return l.e.checkpoint(l.n)
+	return l.n.out.checkpoint()
 }
 
 func (l *listener) Walk(ctx context.Context, d *streams.Definition, first streams.Request, each func(rec any) error) error {

@@ -28,7 +28,6 @@ func (n *node) full() bool {
 // handle takes one record through dedupe, validation, the bookmark, the
 // writer and the record's children.
 func (n *node) handle(ctx context.Context, rec any, extracted time.Time, ws walkStart) error {
-	e := n.e
 	d, part := n.def, ws.part
 	m, err := RecordObject(d, rec, part)
 	if err != nil {
@@ -41,7 +40,7 @@ func (n *node) handle(ctx context.Context, rec any, extracted time.Time, ws walk
 		return errRecordLimit
 	}
 	if n.model.selected {
-		if err := e.write(n, m, extracted, part, fromWalk); err != nil {
+		if err := n.out.write(m, extracted, part, fromWalk); err != nil {
 			return err
 		}
 	}
@@ -96,7 +95,9 @@ func (n *node) childKeys() []string {
 // It returns an error only when the record must not be written: a sorted
 // stream that is not, with on_unsorted "fail"; the bookmark then falls
 // back to a value no unread row is below, checkpointed before the error.
-func (e *engine) observe(n *node, part streams.Partition, v any) error {
+func (o *sink) observe(part streams.Partition, v any) error {
+	n := o.n
+	e := n.e
 	obs, err := n.plan.Observe(part, v)
 	switch obs {
 	case streams.NullKey:
@@ -112,11 +113,11 @@ func (e *engine) observe(n *node, part streams.Partition, v any) error {
 	case streams.Demoted:
 		e.log.Warn(err.Error(), "stream", n.def.Name)
 	case streams.Unsorted:
-		if err := n.write.Flush(); err != nil {
+		if err := o.writer.Flush(); err != nil {
 			return err // the records before it go out before its STATE
 		}
-		if e.commit(n) {
-			err = errors.Join(err, e.checkpoint(n))
+		if o.commit() {
+			err = errors.Join(err, o.checkpoint())
 		}
 		return err
 	}
@@ -125,7 +126,9 @@ func (e *engine) observe(n *node, part streams.Partition, v any) error {
 
 // encode renders the selected properties of a record, leaving the record
 // itself whole for the children that read it.
-func (n *node) encode(m map[string]any) ([]byte, error) { return n.write.Encode(m, n.model.dropped) }
+func (n *node) encode(m map[string]any) ([]byte, error) {
+	return n.out.writer.Encode(m, n.model.dropped)
+}
 
 // RecordObject is a record as the engine sees it: a JSON object, with the
 // parent's key copied in under parent.as.
@@ -151,9 +154,9 @@ func (n *node) handlePage(ctx context.Context, resp *streams.Page, extracted tim
 	if len(n.children) == 0 && len(n.selectedOutputs()) == 1 {
 		// Nothing else of the stream is written in the middle of the
 		// page: its lines go out together.
-		n.write.StartPage(e.out)
+		n.out.writer.StartPage(e.out)
 		defer func() {
-			if ferr := n.write.EndPage(); err == nil {
+			if ferr := n.out.writer.EndPage(); err == nil {
 				err = ferr
 			}
 		}()
@@ -176,7 +179,6 @@ func (n *node) handlePage(ctx context.Context, resp *streams.Page, extracted tim
 // record is written from its bytes, its children walked from its captured
 // keys; any other record goes through handle.
 func (n *node) handleAt(ctx context.Context, resp *streams.Page, i int, extracted time.Time, ws walkStart) error {
-	e := n.e
 	p := resp.Spliced
 	if p == nil {
 		return n.handle(ctx, resp.Records[i], extracted, ws)
@@ -196,7 +198,7 @@ func (n *node) handleAt(ctx context.Context, resp *streams.Page, i int, extracte
 		return errRecordLimit
 	}
 	if n.model.selected {
-		if err := e.emitSpliced(n, p, i, raw, extracted, ws.part); err != nil {
+		if err := n.out.emitSpliced(p, i, raw, extracted, ws.part); err != nil {
 			return err
 		}
 	}
@@ -209,7 +211,8 @@ func (n *node) handleAt(ctx context.Context, resp *streams.Page, i int, extracte
 
 // emitSpliced is emit for spliced record i of page p, raw its bytes:
 // certainly valid, it is written as it came (or as the maps make it).
-func (e *engine) emitSpliced(n *node, p streams.Spliced, i int, raw []byte, extracted time.Time, part streams.Partition) error {
+func (o *sink) emitSpliced(p streams.Spliced, i int, raw []byte, extracted time.Time, part streams.Partition) error {
+	n := o.n
 	d := n.def
 	if rk := d.ReplicationKey; rk != "" {
 		v, err := p.Value(i, rk)
@@ -219,14 +222,14 @@ func (e *engine) emitSpliced(n *node, p streams.Spliced, i int, raw []byte, extr
 		if n.below.Below(part, v) {
 			return nil // client-side incremental: an earlier run wrote it
 		}
-		if err := e.observe(n, part, v); err != nil {
+		if err := o.observe(part, v); err != nil {
 			return err
 		}
 	}
 	if s := p.Mapped(); s != nil {
-		return e.put(n, nil, s, extracted)
+		return o.put(nil, s, extracted)
 	}
-	return e.put(n, raw, nil, extracted)
+	return o.put(raw, nil, extracted)
 }
 
 // repeated reports whether rec (a tree or a spliced record's keys)
@@ -249,19 +252,19 @@ func (n *node) repeated(rec any) (bool, error) {
 // node is selected when one of them is.
 func attachMaps(n *node, m *streammap.Mapper, sel *catalog.Selection, redact func(string) string) {
 	if outs := mapped.New(m, n.def.Name, n.def.ReplicationKey, sel, redact); outs != nil {
-		n.outs, n.model.selected, n.model.fullTable = outs, outs.Selected(), n.model.fullTable || outs.FullTable()
+		n.out.outs, n.model.selected, n.model.fullTable = outs, outs.Selected(), n.model.fullTable || outs.FullTable()
 	}
 }
 
 // schemaMapped writes the SCHEMA of each selected stream a node's maps
 // write.
-func (e *engine) schemaMapped(n *node) error { return n.outs.Schemas(e.out.Schema) }
+func (o *sink) schemaMapped() error { return o.outs.Schemas(o.n.e.out.Schema) }
 
 // selectedOutputs lists the names of the streams a node writes: its own,
 // or with maps the selected streams they write.
 func (n *node) selectedOutputs() []string {
-	if n.outs == nil {
+	if n.out.outs == nil {
 		return []string{n.def.Name}
 	}
-	return n.outs.Names()
+	return n.out.outs.Names()
 }

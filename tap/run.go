@@ -93,8 +93,8 @@ func (e *engine) sync(ctx context.Context, every time.Duration) error {
 		// A pause, not a failure: checkpoint every stream that started,
 		// so the last line out is the STATE to resume from.
 		for _, n := range e.nodes {
-			if n.model.selected && n.write.Started() {
-				err = errors.Join(err, e.checkpoint(n))
+			if n.model.selected && n.out.writer.Started() {
+				err = errors.Join(err, n.out.checkpoint())
 			}
 		}
 	}

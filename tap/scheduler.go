@@ -17,10 +17,8 @@ import (
 	"github.com/tap-dev/tap/tap/clientside"
 	"github.com/tap-dev/tap/tap/connect"
 	"github.com/tap-dev/tap/tap/dedupe"
-	"github.com/tap-dev/tap/tap/deletes"
 	"github.com/tap-dev/tap/tap/failure"
 	"github.com/tap-dev/tap/tap/inputs"
-	"github.com/tap-dev/tap/tap/mapped"
 	"github.com/tap-dev/tap/tap/metrics"
 	"github.com/tap-dev/tap/tap/output"
 	"github.com/tap-dev/tap/tap/resume"
@@ -46,10 +44,6 @@ type node struct {
 	// where this run's walk has come (package resume).
 	track resume.Tracker
 
-	// outs are, with stream maps, the streams the node is written as
-	// (nil: itself).
-	outs *mapped.Outputs
-
 	// dedupe drops the rows an offset stream's pages repeat when the
 	// source shifts under them (nil: none).
 	dedupe *dedupe.Window
@@ -60,9 +54,7 @@ type node struct {
 
 	windows backfill.Windows // the chunk window walked, and what became of each
 
-	deletions *deletes.Stream // its deletes: events, keys file, reconcile (tombstone.go); nil without
-
-	write output.PageWriter // SCHEMA once, the version, the record encoded, the page's lines
+	out sink // where its records go: the one write path, its checkpoints
 }
 
 // engine runs one sync, replay, test run, check or read of pages, as its
@@ -160,6 +152,7 @@ func (e *engine) addStreams(sel *catalog.Selection) error {
 		d := &cfg.Streams[i]
 		n := &node{e: e, counts: metrics.Stream{Name: d.Name, Feed: d.Feed != nil}, def: d,
 			model: &model{selected: sel.Selected(d.Name), dropped: sel.Dropped(d.Name), fullTable: sel.FullTable(d.Name)}}
+		n.out.n = n
 		n.model.numeric = settings.KeyKind(cfg.Schemas[d.Name], d.ReplicationKey) == "number"
 		if size, ok := d.Pagination.RepeatsRows(); ok && len(d.PrimaryKey) > 0 {
 			n.dedupe = dedupe.New(d.PrimaryKey, size)
@@ -313,12 +306,12 @@ func (e *engine) syncTree(ctx context.Context, root *node) error {
 		e.state.SetSyncing(n.def.Name, false)
 		if n != root {
 			// A child's partitions were checkpointed as each ended.
-			e.endStream(n)
+			n.out.endStream()
 			if cerr := n.plan.Close(); cerr != nil {
 				err = errors.Join(err, cerr)
 			}
-			e.commit(n)
-			err = errors.Join(err, e.checkpoint(n))
+			n.out.commit()
+			err = errors.Join(err, n.out.checkpoint())
 		}
 		if n.chunked() && n.windows.Book().Count(n.plan.Backfill().Failed()).Unlettered > 0 {
 			e.status(n, output.StatusIncomplete) // a window is still to read
@@ -350,10 +343,10 @@ func (e *engine) syncStream(ctx context.Context, n *node) error {
 	if n.model.selected && d.FullTableVersioning && p.FullTable() && !e.policy.testRun() {
 		if r := n.track.From(); r != nil && r.Version != 0 {
 			// A resumed walk goes on filling the version it began.
-			n.write.SetVersion(r.Version)
+			n.out.writer.SetVersion(r.Version)
 		} else {
-			n.write.SetVersion(e.now().UnixMilli())
-			if err := e.activateVersion(n); err != nil {
+			n.out.writer.SetVersion(e.now().UnixMilli())
+			if err := n.out.activateVersion(); err != nil {
 				return err
 			}
 		}
@@ -373,18 +366,18 @@ func (e *engine) syncStream(ctx context.Context, n *node) error {
 		if err := p.Close(); err != nil {
 			return err
 		}
-		e.commit(n)
+		n.out.commit()
 	}
 	e.state.SetSyncing(d.Name, false)
 	if n.model.selected {
-		e.endStream(n)
-		if err := e.checkpoint(n); err != nil {
+		n.out.endStream()
+		if err := n.out.checkpoint(); err != nil {
 			return err
 		}
 	}
-	if v := n.write.Version(); v != 0 {
+	if v := n.out.writer.Version(); v != 0 {
 		e.state.SetVersion(d.Name, v)
-		return e.activateVersion(n)
+		return n.out.activateVersion()
 	}
 	return nil
 }
@@ -416,7 +409,7 @@ func (e *engine) syncWindows(ctx context.Context, n *node, ws []keys.Window) err
 		}
 		backfill.Position(e.state, d.Name, p) // at w
 		if n.model.selected {
-			if err := e.checkpoint(n); err != nil {
+			if err := n.out.checkpoint(); err != nil {
 				return err
 			}
 		}
@@ -436,7 +429,7 @@ func (e *engine) syncWindows(ctx context.Context, n *node, ws []keys.Window) err
 	if len(p.Backfill().Failed()) > 0 && n.model.selected {
 		// A run killed while it reads them again goes on after the walk.
 		backfill.Position(e.state, d.Name, p)
-		if err := e.checkpoint(n); err != nil {
+		if err := n.out.checkpoint(); err != nil {
 			return err
 		}
 	}
@@ -496,7 +489,7 @@ func (e *engine) windowEnd(n *node, w keys.Window, err error, lettered, at bool)
 	if o.EndsWalk() {
 		backfill.Position(e.state, n.def.Name, n.plan)
 		if n.model.selected {
-			err = errors.Join(err, e.checkpoint(n))
+			err = errors.Join(err, n.out.checkpoint())
 		}
 		return err
 	}

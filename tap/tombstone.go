@@ -36,7 +36,7 @@ func (e *engine) syncWithDeletes(ctx context.Context, n *node) error {
 		return err
 	}
 	defer s.Close()
-	n.deletions = s
+	n.out.deletions = s
 	return s.End(ctx, &tombstones{e: e, n: n}, e.syncTree(ctx, n))
 }
 
@@ -56,10 +56,10 @@ func (t *tombstones) FetchByID(ctx context.Context, k reconcile.Key) (bool, erro
 
 func (t *tombstones) SetBookmark(key string, v any) error {
 	t.e.state.SetDeletes(t.n.def.Name, key, v)
-	return t.e.checkpoint(t.n)
+	return t.n.out.checkpoint()
 }
 
-func (t *tombstones) Checkpoint() error { return t.e.checkpoint(t.n) }
+func (t *tombstones) Checkpoint() error { return t.n.out.checkpoint() }
 
 func (t *tombstones) Counter(name string, value any, tags map[string]any) {
 	t.e.report.Counter(name, value, tags)
@@ -73,7 +73,7 @@ func (t *tombstones) Counter(name string, value any, tags map[string]any) {
 func (t *tombstones) WriteDeletion(key any, at string) error {
 	e, n := t.e, t.n
 	m := map[string]any{n.def.PrimaryKey[0]: key, streams.DeletedAt: at}
-	return e.write(n, m, e.now(), streams.Partition{}, fromDeletion)
+	return n.out.write(m, e.now(), streams.Partition{}, fromDeletion)
 }
 
 // looseNode is a node for a walk outside the run's tree of streams: a
@@ -81,7 +81,9 @@ func (t *tombstones) WriteDeletion(key any, at string) error {
 // a caller reads (ReadPages). It is not selected, so its pages are never
 // spliced: every record is a decoded value.
 func (e *engine) looseNode(d *streams.Definition) *node {
-	return &node{e: e, def: d, model: &model{}, counts: metrics.Stream{Name: d.Name}}
+	n := &node{e: e, def: d, model: &model{}, counts: metrics.Stream{Name: d.Name}}
+	n.out.n = n
+	return n
 }
 
 // walkSub walks a sub-definition of a stream from first, handing each
@@ -154,7 +156,7 @@ func (e *engine) fetchByID(ctx context.Context, n *node, k reconcile.Key) (bool,
 		n.counts.DeadLetters.Add(1)
 		return false, e.dead.Request(l)
 	}
-	return e.emitFetched(n, m)
+	return n.out.emitFetched(m)
 }
 
 // keyText is a primary-key value as reconcile.Key.String writes it.
@@ -180,9 +182,11 @@ func keyKind(k reconcile.Key) reconcile.Kind {
 
 // emitFetched writes a row read by id as n's record (fromFetch). It
 // reports whether the row was written as a live one.
-func (e *engine) emitFetched(n *node, m map[string]any) (bool, error) {
+func (o *sink) emitFetched(m map[string]any) (bool, error) {
+	n := o.n
+	e := n.e
 	setAside := n.counts.DeadLetters.Load()
-	if err := e.write(n, m, e.now(), streams.Partition{}, fromFetch); err != nil {
+	if err := o.write(m, e.now(), streams.Partition{}, fromFetch); err != nil {
 		return false, err
 	}
 	_, deleted := m[streams.DeletedAt]

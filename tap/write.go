@@ -40,7 +40,9 @@ const (
 // write takes record m of n, made by from, through the steps that apply to it
 // and out. A record set aside (dead-lettered, or below an earlier run's
 // bookmark) is not written, and is not an error.
-func (e *engine) write(n *node, m map[string]any, extracted time.Time, part streams.Partition, from origin) error {
+func (o *sink) write(m map[string]any, extracted time.Time, part streams.Partition, from origin) error {
+	n := o.n
+	e := n.e
 	d := n.def
 	rk := d.ReplicationKey
 	if from == fromWalk && rk != "" && n.below.Below(part, m[rk]) {
@@ -65,48 +67,49 @@ func (e *engine) write(n *node, m map[string]any, extracted time.Time, part stre
 	switch from {
 	case fromWalk:
 		if rk != "" {
-			if err := e.observe(n, part, m[rk]); err != nil {
+			if err := o.observe(part, m[rk]); err != nil {
 				return err
 			}
 		}
-		if err := n.deletions.Note(m, deletes.Mark(d, m, extracted)); err != nil {
+		if err := o.deletions.Note(m, deletes.Mark(d, m, extracted)); err != nil {
 			return err
 		}
 	case fromFetch:
 		deletes.Mark(d, m, extracted)
 	}
-	if n.outs != nil {
-		if err := e.schema(n); err != nil {
+	if o.outs != nil {
+		if err := o.schema(); err != nil {
 			return err
 		}
-		if err := n.outs.Map(m, len(n.children) > 0); err != nil {
+		if err := o.outs.Map(m, len(n.children) > 0); err != nil {
 			return err
 		}
-		return e.put(n, nil, nil, extracted)
+		return o.put(nil, nil, extracted)
 	}
 	b, err := n.encode(m)
 	if err != nil {
 		return fmt.Errorf("stream %q: %w", d.Name, err)
 	}
-	return e.put(n, b, nil, extracted)
+	return o.put(b, nil, extracted)
 }
 
 // put writes a record that is ready: rec, its bytes as n's own stream, or
 // with stream maps (rec nil) each selected stream as s (a spliced
 // record's maps) or the last Map made it. It sends the SCHEMA first when
 // due and counts the record.
-func (e *engine) put(n *node, rec []byte, s streams.Mapped, extracted time.Time) error {
-	if err := e.schema(n); err != nil {
+func (o *sink) put(rec []byte, s streams.Mapped, extracted time.Time) error {
+	n := o.n
+	if err := o.schema(); err != nil {
 		return err
 	}
-	if rec == nil && n.outs != nil {
-		wrote, err := n.outs.Write(s, func(stream string, b []byte) error { return e.record(n, stream, b, extracted) })
+	if rec == nil && o.outs != nil {
+		wrote, err := o.outs.Write(s, func(stream string, b []byte) error { return o.record(stream, b, extracted) })
 		if wrote && err == nil {
 			n.counts.Records.Add(1)
 		}
 		return err
 	}
-	if err := e.record(n, n.def.Name, rec, extracted); err != nil {
+	if err := o.record(n.def.Name, rec, extracted); err != nil {
 		return err
 	}
 	n.counts.Records.Add(1)
@@ -115,7 +118,9 @@ func (e *engine) put(n *node, rec []byte, s streams.Mapped, extracted time.Time)
 
 // record writes one record of n as stream (its own, or a mapped one):
 // into the lines of its page when they are gathered.
-func (e *engine) record(n *node, stream string, rec []byte, extracted time.Time) error {
+func (o *sink) record(stream string, rec []byte, extracted time.Time) error {
+	n := o.n
+	e := n.e
 	// An API may echo a credential into a record (a field the schema
 	// does not declare, say): it never reaches stdout.
 	if masked, fields := e.cfg.Redactor.Record(rec); fields != nil {
@@ -126,5 +131,5 @@ func (e *engine) record(n *node, stream string, rec []byte, extracted time.Time)
 			}
 		}
 	}
-	return n.write.Record(e.out, stream, rec, extracted)
+	return o.writer.Record(e.out, stream, rec, extracted)
 }

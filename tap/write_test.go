@@ -41,7 +41,7 @@ func TestOneWritePath(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			if page.Spliced == nil && n.outs == nil {
+			if page.Spliced == nil && n.out.outs == nil {
 				t.Fatal("the page was not spliced: the row does not test the spliced write")
 			}
 			return n.handlePage(ctx, page, now, walkStart{})
@@ -56,7 +56,7 @@ func TestOneWritePath(t *testing.T) {
 			return (&tombstones{e: e, n: n}).WriteDeletion("echo "+secret, now.Format(time.RFC3339))
 		}},
 		{"row read by id", func(ctx context.Context, t *testing.T, e *engine, n *node) error {
-			live, err := e.emitFetched(n, echo())
+			live, err := n.out.emitFetched(echo())
 			if err == nil && !live {
 				t.Error("the row read by id is not reported written")
 			}
