@@ -67,7 +67,7 @@ func (o *sink) activateVersion() error {
 	if err := o.schema(); err != nil {
 		return err
 	}
-	for _, name := range n.selectedOutputs() {
+	for _, name := range n.out.selectedOutputs() {
 		if err := e.out.ActivateVersion(name, o.writer.Version()); err != nil {
 			return err
 		}

@@ -121,7 +121,7 @@ func (en *Engine) FirstPage(ctx context.Context, stream string, parent map[strin
 	if n.def.Feed != nil {
 		// A feed has no first page: connecting to it, and its first
 		// message, say what a first page would.
-		heard, err := e.probeFeed(ctx, n)
+		heard, err := n.probeFeed(ctx)
 		if heard {
 			return nil, 1, err
 		}
@@ -135,11 +135,11 @@ func (en *Engine) FirstPage(ctx context.Context, stream string, parent map[strin
 	if err != nil {
 		return nil, 0, err
 	}
-	p, err := e.pager(n)
+	p, err := n.model.paginator()
 	if err != nil {
 		return nil, 0, err
 	}
-	resp, err := e.fetchOf(n)(ctx, p.First(req))
+	resp, err := n.model.fetchOf()(ctx, p.First(req))
 	if errors.Is(err, errIgnored) {
 		return nil, 0, nil
 	}
@@ -166,11 +166,11 @@ func (en *Engine) FirstPage(ctx context.Context, stream string, parent map[strin
 func (en *Engine) ReadPages(ctx context.Context, d *streams.Definition, first streams.Request, page func(*streams.Page) error) error {
 	e := en.e
 	n := e.looseNode(d)
-	p, err := e.pager(n)
+	p, err := n.model.paginator()
 	if err != nil {
 		return err
 	}
-	err = pages.Walk(ctx, d, p, first, e.fetcher(n), page)
+	err = pages.Walk(ctx, d, p, first, n.model.fetcher(), page)
 	if errors.Is(err, errIgnored) {
 		return nil
 	}

@@ -34,7 +34,7 @@ var errIgnored = errors.New("status ignored")
 // filter and keeps its bookmark untouched.
 func (n *node) makePlan() error {
 	e := n.e
-	if _, err := e.checker(n); err != nil {
+	if _, err := n.model.checker(); err != nil {
 		return err
 	}
 	d := n.def
@@ -166,7 +166,6 @@ type walkStart struct {
 // walk follows one stream's pages from ws.first, handling every record:
 // a report stream's through its job, whose files are walked as pages too.
 func (n *node) walk(ctx context.Context, ws walkStart) error {
-	e := n.e
 	if n.full() {
 		return nil
 	}
@@ -174,7 +173,7 @@ func (n *node) walk(ctx context.Context, ws walkStart) error {
 	if n.def.Async != nil {
 		err = n.walkReport(ctx, ws)
 	} else {
-		err = n.follow(ctx, ws, failure.Pages(e.fetchOf(n)), true)
+		err = n.follow(ctx, ws, failure.Pages(n.model.fetchOf()), true)
 	}
 	return n.walkEnd(ws, err)
 }
@@ -190,8 +189,10 @@ func (n *node) walkReport(ctx context.Context, ws walkStart) error {
 		saved = e.state.AsyncJob(n.def.Name)
 	}
 	job := &report.Job{
-		Def:    n.def,
-		Get:    func(ctx context.Context, req streams.Request) (any, *url.URL, error) { return e.getJSON(ctx, n, req) },
+		Def: n.def,
+		Get: func(ctx context.Context, req streams.Request) (any, *url.URL, error) {
+			return n.model.getJSON(ctx, req)
+		},
 		Now:    e.now,
 		Redact: e.cfg.Redactor,
 		Log:    e.log,
@@ -207,7 +208,7 @@ func (n *node) walkReport(ctx context.Context, ws walkStart) error {
 		Read: func(ctx context.Context, file streams.Request) error {
 			read := ws
 			read.first = file
-			return n.follow(ctx, read, e.fetchOf(n), false)
+			return n.follow(ctx, read, n.model.fetchOf(), false)
 		},
 	}
 	if err := job.Run(ctx, ws.first, saved); err != nil {
@@ -233,7 +234,7 @@ func (n *node) setAsyncJob(id string) {
 func (n *node) follow(ctx context.Context, ws walkStart, fetch streams.Fetch, resumable bool) error {
 	e := n.e
 	first, part := ws.first, ws.part
-	p, err := e.pager(n)
+	p, err := n.model.paginator()
 	if err != nil {
 		return err
 	}
@@ -376,16 +377,18 @@ func (n *node) deadLetter(ws walkStart, err error) error {
 // short or a 200 carrying an error is retried like a 503. A whole body of
 // the wrong kind (HTML, JSON nested past the decoder's limit) would come
 // back the same on every attempt: it fails the request at once.
-func (e *engine) fetcher(n *node) streams.Fetch {
+func (m *model) fetcher() streams.Fetch {
+	n := m.n
+	e := n.e
 	d := n.def
 	if d.Async != nil {
-		return e.bodyFetcher(n, d.Async.DownloadFormat(d))
+		return n.model.bodyFetcher(d.Async.DownloadFormat(d))
 	}
 	if d.Streamed() {
-		return e.bodyFetcher(n, d.BodyFormat())
+		return n.model.bodyFetcher(d.BodyFormat())
 	}
-	dec, derr := e.decoder(n, d.BodyFormat())
-	spliced := e.splicer(n)
+	dec, derr := n.model.decoder(d.BodyFormat())
+	spliced := n.model.splicer()
 	var pool linesPool
 	return func(ctx context.Context, req streams.Request) (*streams.Page, error) {
 		if derr != nil {
@@ -396,7 +399,7 @@ func (e *engine) fetcher(n *node) streams.Fetch {
 		if spliced != nil {
 			slot = spliced.Take()
 		}
-		creq := e.clientRequest(n, req, dec.Format())
+		creq := n.model.clientRequest(req, dec.Format())
 		switch {
 		case slot != nil && dec.SplitsLines():
 			// A page of JSON texts, a record each (a jsonl or csv
@@ -496,7 +499,9 @@ func (p *linesPool) put(l *decoder.Lines) {
 
 // splicer is the reader of n's pages as spliced records (package splice
 // says when a stream splices); nil when the run reads every record's tree.
-func (e *engine) splicer(n *node) *splice.Reader {
+func (m *model) splicer() *splice.Reader {
+	n := m.n
+	e := n.e
 	return e.splice(splice.Stream{Def: n.def, Schema: e.cfg.Schemas[n.def.Name], Written: n.model.selected,
 		Children: n.childKeys(), Drops: len(n.model.dropped) > 0, Maps: n.out.outs.Transformers(), Library: n.model.check.Library()})
 }
@@ -512,11 +517,13 @@ var errStopped = errors.New("the walk stopped reading the body")
 // checkpoints after each. The last page carries the response's URL and
 // header. An error reading the body retries the request (client.Request's
 // Consume): the records already handed on are handed on again.
-func (e *engine) bodyFetcher(n *node, format string) streams.Fetch {
-	dec, derr := e.decoder(n, format)
+func (m *model) bodyFetcher(format string) streams.Fetch {
+	n := m.n
+	e := n.e
+	dec, derr := n.model.decoder(format)
 	var spliced *splice.Reader
 	if derr == nil && dec.SplitsLines() {
-		spliced = e.splicer(n)
+		spliced = n.model.splicer()
 	}
 	return func(ctx context.Context, req streams.Request) (*streams.Page, error) {
 		if derr != nil {
@@ -538,7 +545,7 @@ func (e *engine) bodyFetcher(n *node, format string) streams.Fetch {
 				}
 				return nil
 			}
-			creq := e.clientRequest(n, req, dec.Format())
+			creq := n.model.clientRequest(req, dec.Format())
 			creq.Consume = func(r io.Reader, h http.Header) error {
 				last = nil
 				if spliced != nil {

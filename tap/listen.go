@@ -17,9 +17,10 @@ import (
 // listen reads a feed stream (tap/feed) from the seq after its STATE's,
 // its records through the pipeline, its place checkpointed as
 // bookmarks.<stream>.seq.
-func (e *engine) listen(ctx context.Context, n *node) error {
+func (n *node) listen(ctx context.Context) error {
+	e := n.e
 	d := n.def
-	s := e.feedStream(n)
+	s := n.model.feedStream()
 	if e.policy.testRun() {
 		s.Def.Stop.MaxRecords = e.policy.recordLimit
 	}
@@ -29,7 +30,7 @@ func (e *engine) listen(ctx context.Context, n *node) error {
 	if b := d.Feed.Backfill; b != nil {
 		s.Back = e.byName[b.Stream].def
 	}
-	s.Run = &listener{e: e, n: n, spliced: e.splicer(n)}
+	s.Run = &listener{e: e, n: n, spliced: n.model.splicer()}
 	c := &n.counts
 	s.Counts = feed.Counts{Received: &c.Received, Dupes: &c.Dupes, Gaps: &c.FeedGaps,
 		Silences: &c.FeedSilences, Reconnects: &c.FeedReconnects, Backfilled: &c.FeedBackfilled}
@@ -45,7 +46,9 @@ func (e *engine) listen(ctx context.Context, n *node) error {
 }
 
 // feedStream is n's feed as the config sets it, from its first seq.
-func (e *engine) feedStream(n *node) feed.Stream {
+func (m *model) feedStream() feed.Stream {
+	n := m.n
+	e := n.e
 	d := n.def
 	return feed.Stream{Name: d.Name, Def: *d.Feed, Last: d.Feed.FirstSeq() - 1,
 		Idle: time.Duration(e.cfg.Feed.IdleTimeoutS * float64(time.Second)), MaxReconnects: e.cfg.Feed.MaxReconnects,
@@ -56,8 +59,9 @@ func (e *engine) feedStream(n *node) feed.Stream {
 
 // probeFeed connects to n's feed once, as `tap check` asks (feed.Probe):
 // heard says its first message came within the idle timeout.
-func (e *engine) probeFeed(ctx context.Context, n *node) (heard bool, err error) {
-	heard, err = feed.Probe(client.WithStream(ctx, n.def.Name), e.feedStream(n))
+func (n *node) probeFeed(ctx context.Context) (heard bool, err error) {
+	e := n.e
+	heard, err = feed.Probe(client.WithStream(ctx, n.def.Name), n.model.feedStream())
 	if ue := (*feed.URLError)(nil); errors.As(err, &ue) {
 		return false, &InputError{File: e.cfg.Path, Err: ue.Err}
 	}
@@ -93,7 +97,7 @@ func (l *listener) Scan(msgs [][]byte) (feed.Scanned, bool) {
 		return nil, false
 	}
 	l.msgs = scanned{l: l, p: p}
-	if n := l.n; len(n.children) == 0 && len(n.selectedOutputs()) == 1 {
+	if n := l.n; len(n.children) == 0 && len(n.out.selectedOutputs()) == 1 {
 		// The frame's RECORD lines go out together, as a page's do.
 		n.out.writer.StartPage(l.e.out)
 		l.msgs.gathered = true
@@ -167,11 +171,11 @@ func (l *listener) Walk(ctx context.Context, d *streams.Definition, first stream
 	if l.back == nil {
 		l.back = l.e.looseNode(d)
 	}
-	pager, err := l.e.pager(l.back)
+	pager, err := l.back.model.paginator()
 	if err != nil {
 		return err
 	}
-	return pages.WalkInOrder(ctx, d, pager, first, l.e.fetchOf(l.back), func(resp *streams.Page) error {
+	return pages.WalkInOrder(ctx, d, pager, first, l.back.model.fetchOf(), func(resp *streams.Page) error {
 		for _, rec := range resp.Records {
 			if err := each(rec); err != nil {
 				return err

@@ -18,6 +18,8 @@ import (
 // builds them once, not 1,000 times. A node is walked by one goroutine at
 // a time, so the model needs no lock.
 type model struct {
+	n *node // the stream it is the model of
+
 	// From the catalog: whether the stream is written, the properties it
 	// drops and whether it is read as a full table. With stream maps, the
 	// stream is selected when one of the streams its maps write is.
@@ -45,8 +47,9 @@ type decoded struct {
 
 // statusRules are n's on_status rules for the client, merged once: the
 // config's on_status, the stream's ignore_statuses and its on_status.
-func (e *engine) statusRules(n *node) map[int]client.StatusRule {
-	m := n.model
+func (m *model) statusRules() map[int]client.StatusRule {
+	n := m.n
+	e := n.e
 	if !m.statusDone {
 		m.statusDone = true
 		if rules := streams.StatusRules(e.cfg.OnStatus, n.def); len(rules) > 0 {
@@ -59,10 +62,10 @@ func (e *engine) statusRules(n *node) map[int]client.StatusRule {
 	return m.onStatus
 }
 
-// pager is n's paginator, its definition checked once. Every paginator is
+// paginator is n's paginator, its definition checked once. Every paginator is
 // an immutable value that serves any number of walks.
-func (e *engine) pager(n *node) (streams.Paginator, error) {
-	m := n.model
+func (m *model) paginator() (streams.Paginator, error) {
+	n := m.n
 	if m.pager == nil && m.pagerErr == nil {
 		m.pager, m.pagerErr = pages.New(n.def)
 	}
@@ -71,8 +74,9 @@ func (e *engine) pager(n *node) (streams.Paginator, error) {
 
 // fetchOf is n's page fetcher (e.fetch: the client's, or a test's), built
 // once: its decoder and its splice reader serve every walk.
-func (e *engine) fetchOf(n *node) streams.Fetch {
-	m := n.model
+func (m *model) fetchOf() streams.Fetch {
+	n := m.n
+	e := n.e
 	if m.fetch == nil {
 		m.fetch = e.fetch(n)
 	}
@@ -80,8 +84,9 @@ func (e *engine) fetchOf(n *node) streams.Fetch {
 }
 
 // decoder returns the decoder of n's bodies in format, built once.
-func (e *engine) decoder(n *node, format string) (*decoder.Decoder, error) {
-	m := n.model
+func (m *model) decoder(format string) (*decoder.Decoder, error) {
+	n := m.n
+	e := n.e
 	d, ok := m.decoders[format]
 	if !ok {
 		d.dec, d.err = decoder.New(n.def, format, e.cfg.Schemas[n.def.Name])

@@ -126,8 +126,8 @@ func (o *sink) observe(part streams.Partition, v any) error {
 
 // encode renders the selected properties of a record, leaving the record
 // itself whole for the children that read it.
-func (n *node) encode(m map[string]any) ([]byte, error) {
-	return n.out.writer.Encode(m, n.model.dropped)
+func (o *sink) encode(m map[string]any) ([]byte, error) {
+	return o.writer.Encode(m, o.n.model.dropped)
 }
 
 // RecordObject is a record as the engine sees it: a JSON object, with the
@@ -151,7 +151,7 @@ func (n *node) handlePage(ctx context.Context, resp *streams.Page, extracted tim
 	// then), and the API's time would add to ours: let it send its
 	// request first, and the answer arrive while this page is written.
 	runtime.Gosched()
-	if len(n.children) == 0 && len(n.selectedOutputs()) == 1 {
+	if len(n.children) == 0 && len(n.out.selectedOutputs()) == 1 {
 		// Nothing else of the stream is written in the middle of the
 		// page: its lines go out together.
 		n.out.writer.StartPage(e.out)
@@ -262,9 +262,9 @@ func (o *sink) schemaMapped() error { return o.outs.Schemas(o.n.e.out.Schema) }
 
 // selectedOutputs lists the names of the streams a node writes: its own,
 // or with maps the selected streams they write.
-func (n *node) selectedOutputs() []string {
-	if n.out.outs == nil {
-		return []string{n.def.Name}
+func (o *sink) selectedOutputs() []string {
+	if o.outs == nil {
+		return []string{o.n.def.Name}
 	}
-	return n.out.outs.Names()
+	return o.outs.Names()
 }

@@ -22,14 +22,16 @@ import (
 // them), the stream's weight and, under a GraphQL cost budget, the query's
 // cost estimate (its page size, the "first" variable of the body). The
 // caller adds how the body is read (Check, Consume, Buffer).
-func (e *engine) clientRequest(n *node, req streams.Request, format string) client.Request {
+func (m *model) clientRequest(req streams.Request, format string) client.Request {
+	n := m.n
+	e := n.e
 	d := n.def
 	r := client.Request{
 		Stream: d.Name, Method: req.Method, URL: req.URL, Query: req.Query, Body: req.Body,
 		Header:         decoder.WithAccept(req.Header, format),
 		IgnoreStatuses: d.IgnoreStatuses,
 	}
-	if rules := e.statusRules(n); rules != nil {
+	if rules := n.model.statusRules(); rules != nil {
 		r.OnStatus = rules     // the client only reads them
 		r.IgnoreStatuses = nil // in the rules
 	}
@@ -92,9 +94,11 @@ func cutShort(b []byte) bool {
 
 // getJSON sends req, one of a report job's own requests, and decodes its
 // JSON answer.
-func (e *engine) getJSON(ctx context.Context, n *node, req streams.Request) (any, *url.URL, error) {
+func (m *model) getJSON(ctx context.Context, req streams.Request) (any, *url.URL, error) {
+	n := m.n
+	e := n.e
 	var body any
-	creq := e.clientRequest(n, req, streams.FormatJSON)
+	creq := n.model.clientRequest(req, streams.FormatJSON)
 	// The job's own requests are not the stream's pages: the stream's
 	// status rules and weight are for its pages.
 	creq.IgnoreStatuses, creq.OnStatus, creq.Weight, creq.Cost = nil, nil, 0, 0

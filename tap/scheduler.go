@@ -96,7 +96,7 @@ func newEngine(cfg *Config, r run) (*engine, error) {
 	}
 	e := &engine{cfg: cfg, policy: r.policy, state: r.state, out: r.out, log: r.log, now: time.Now,
 		report: metrics.NewRun(rep)}
-	e.fetch, e.splice = e.fetcher, splice.New
+	e.fetch, e.splice = func(n *node) streams.Fetch { return n.model.fetcher() }, splice.New
 	id, err := records.NewRun(e.now())
 	if err != nil {
 		return nil, err
@@ -152,7 +152,7 @@ func (e *engine) addStreams(sel *catalog.Selection) error {
 		d := &cfg.Streams[i]
 		n := &node{e: e, counts: metrics.Stream{Name: d.Name, Feed: d.Feed != nil}, def: d,
 			model: &model{selected: sel.Selected(d.Name), dropped: sel.Dropped(d.Name), fullTable: sel.FullTable(d.Name)}}
-		n.out.n = n
+		n.out.n, n.model.n = n, n
 		n.model.numeric = settings.KeyKind(cfg.Schemas[d.Name], d.ReplicationKey) == "number"
 		if size, ok := d.Pagination.RepeatsRows(); ok && len(d.PrimaryKey) > 0 {
 			n.dedupe = dedupe.New(d.PrimaryKey, size)
@@ -177,7 +177,7 @@ func (e *engine) addStreams(sel *catalog.Selection) error {
 	// Stripe's document, compiling all of them was most of a run's start.
 	for _, n := range e.nodes {
 		if n.needed() {
-			if _, err := e.checker(n); err != nil {
+			if _, err := n.model.checker(); err != nil {
 				return err
 			}
 		}
@@ -186,7 +186,9 @@ func (e *engine) addStreams(sel *catalog.Selection) error {
 }
 
 // checker is n's record validator, compiled from its schema on first use.
-func (e *engine) checker(n *node) (*records.Validator, error) {
+func (m *model) checker() (*records.Validator, error) {
+	n := m.n
+	e := n.e
 	if n.model.check != nil {
 		return n.model.check, nil
 	}
@@ -246,7 +248,7 @@ func (e *engine) run(ctx context.Context) error {
 		go func(n *node) {
 			defer wg.Done()
 			defer func() { <-sem }()
-			err := e.syncWithDeletes(ctx, n)
+			err := n.out.syncWithDeletes(ctx)
 			if err == nil {
 				err = e.endedInJob(n, left)
 			}
@@ -324,7 +326,7 @@ func (e *engine) syncTree(ctx context.Context, root *node) error {
 }
 
 func (e *engine) status(n *node, s string) {
-	for _, name := range n.selectedOutputs() {
+	for _, name := range n.out.selectedOutputs() {
 		if err := e.out.StreamStatus(name, s); err != nil {
 			e.log.Warn("cannot write stream status", "stream", name, "error", err)
 		}
@@ -338,7 +340,7 @@ func (e *engine) syncStream(ctx context.Context, n *node) error {
 		return nil // shard 0 reads the streams that are not chunked
 	}
 	if d.Feed != nil {
-		return e.listen(ctx, n) // tap/feed
+		return n.listen(ctx) // tap/feed
 	}
 	if n.model.selected && d.FullTableVersioning && p.FullTable() && !e.policy.testRun() {
 		if r := n.track.From(); r != nil && r.Version != 0 {

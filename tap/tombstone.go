@@ -24,7 +24,9 @@ import (
 
 // syncWithDeletes syncs a top-level stream and its children, then hands
 // what follows to its deletes: deletion events and reconcile.
-func (e *engine) syncWithDeletes(ctx context.Context, n *node) error {
+func (o *sink) syncWithDeletes(ctx context.Context) error {
+	n := o.n
+	e := n.e
 	d := n.def
 	if !n.model.selected || (d.Deletes == nil && d.Reconcile == nil) || !e.policy.writesState() {
 		return e.syncTree(ctx, n)
@@ -48,10 +50,6 @@ type tombstones struct {
 
 func (t *tombstones) Walk(ctx context.Context, sub *streams.Definition, first streams.Request, each func(map[string]any) error) error {
 	return t.e.walkSub(ctx, sub, first, each)
-}
-
-func (t *tombstones) FetchByID(ctx context.Context, k reconcile.Key) (bool, error) {
-	return t.e.fetchByID(ctx, t.n, k)
 }
 
 func (t *tombstones) SetBookmark(key string, v any) error {
@@ -82,7 +80,7 @@ func (t *tombstones) WriteDeletion(key any, at string) error {
 // spliced: every record is a decoded value.
 func (e *engine) looseNode(d *streams.Definition) *node {
 	n := &node{e: e, def: d, model: &model{}, counts: metrics.Stream{Name: d.Name}}
-	n.out.n = n
+	n.out.n, n.model.n = n, n
 	return n
 }
 
@@ -94,7 +92,7 @@ func (e *engine) walkSub(ctx context.Context, sub *streams.Definition, first str
 		return err
 	}
 	sn := e.looseNode(sub)
-	return pages.Walk(ctx, sub, p, first, e.fetcher(sn), func(resp *streams.Page) error {
+	return pages.Walk(ctx, sub, p, first, sn.model.fetcher(), func(resp *streams.Page) error {
 		for _, rec := range resp.Records {
 			m, ok := rec.(map[string]any)
 			if !ok {
@@ -108,10 +106,11 @@ func (e *engine) walkSub(ctx context.Context, sub *streams.Definition, first str
 	})
 }
 
-// fetchByID reads the row of key through reconcile.by_id and writes it as
-// a record of n; a 404 or 410 is a row gone since the listing. It reports
-// whether the row was written as a live one.
-func (e *engine) fetchByID(ctx context.Context, n *node, k reconcile.Key) (bool, error) {
+// FetchByID reads the row of key through reconcile.by_id and writes it as
+// a record of the stream; a 404 or 410 is a row gone since the listing. It
+// reports whether the row was written as a live one.
+func (t *tombstones) FetchByID(ctx context.Context, k reconcile.Key) (bool, error) {
+	e, n := t.e, t.n
 	d := n.def
 	req, err := d.ByIDRequest(k.String())
 	if err != nil {
@@ -120,7 +119,7 @@ func (e *engine) fetchByID(ctx context.Context, n *node, k reconcile.Key) (bool,
 	bd := *d
 	bd.IgnoreStatuses = append(slices.Clone(d.IgnoreStatuses), 404, 410)
 	bn := e.looseNode(&bd)
-	creq := e.clientRequest(bn, req, streams.FormatJSON)
+	creq := bn.model.clientRequest(req, streams.FormatJSON)
 	var body any
 	creq.Check = func(b []byte) error {
 		body, err = decodeRecords(b)

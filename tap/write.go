@@ -42,7 +42,6 @@ const (
 // bookmark) is not written, and is not an error.
 func (o *sink) write(m map[string]any, extracted time.Time, part streams.Partition, from origin) error {
 	n := o.n
-	e := n.e
 	d := n.def
 	rk := d.ReplicationKey
 	if from == fromWalk && rk != "" && n.below.Below(part, m[rk]) {
@@ -52,7 +51,7 @@ func (o *sink) write(m map[string]any, extracted time.Time, part streams.Partiti
 		check := n.model.check
 		if check == nil { // a stream not walked: a replayed letter's
 			var err error
-			if check, err = e.checker(n); err != nil {
+			if check, err = n.model.checker(); err != nil {
 				return err
 			}
 		}
@@ -86,7 +85,7 @@ func (o *sink) write(m map[string]any, extracted time.Time, part streams.Partiti
 		}
 		return o.put(nil, nil, extracted)
 	}
-	b, err := n.encode(m)
+	b, err := n.out.encode(m)
 	if err != nil {
 		return fmt.Errorf("stream %q: %w", d.Name, err)
 	}

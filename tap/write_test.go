@@ -37,7 +37,7 @@ func TestOneWritePath(t *testing.T) {
 			return n.handlePage(ctx, &streams.Page{Records: []any{echo()}}, now, walkStart{})
 		}},
 		{"spliced page", func(ctx context.Context, t *testing.T, e *engine, n *node) error {
-			page, err := e.fetchOf(n)(ctx, streams.Request{URL: "/s"})
+			page, err := n.model.fetchOf()(ctx, streams.Request{URL: "/s"})
 			if err != nil {
 				return err
 			}
