@@ -62,8 +62,8 @@ func (m *model) statusRules() map[int]client.StatusRule {
 	return m.onStatus
 }
 
-// paginator is n's paginator, its definition checked once. Every paginator is
-// an immutable value that serves any number of walks.
+// paginator is n's paginator, its definition checked once. Every
+// paginator is an immutable value that serves any number of walks.
 func (m *model) paginator() (streams.Paginator, error) {
 	n := m.n
 	if m.pager == nil && m.pagerErr == nil {

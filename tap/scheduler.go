@@ -57,6 +57,14 @@ type node struct {
 	out sink // where its records go: the one write path, its checkpoints
 }
 
+// newNode is the node of stream d in engine e, m what it compiles to; its
+// sink and its model know it.
+func newNode(e *engine, d *streams.Definition, m *model) *node {
+	n := &node{e: e, def: d, model: m, counts: metrics.Stream{Name: d.Name}}
+	n.out.n, m.n = n, n
+	return n
+}
+
 // engine runs one sync, replay, test run, check or read of pages, as its
 // policy says: the same engine serves Singer and Airbyte; only the Writer
 // differs.
@@ -150,9 +158,8 @@ func (e *engine) addStreams(sel *catalog.Selection) error {
 	e.byName = byName
 	for i := range cfg.Streams {
 		d := &cfg.Streams[i]
-		n := &node{e: e, counts: metrics.Stream{Name: d.Name, Feed: d.Feed != nil}, def: d,
-			model: &model{selected: sel.Selected(d.Name), dropped: sel.Dropped(d.Name), fullTable: sel.FullTable(d.Name)}}
-		n.out.n, n.model.n = n, n
+		n := newNode(e, d, &model{selected: sel.Selected(d.Name), dropped: sel.Dropped(d.Name), fullTable: sel.FullTable(d.Name)})
+		n.counts.Feed = d.Feed != nil
 		n.model.numeric = settings.KeyKind(cfg.Schemas[d.Name], d.ReplicationKey) == "number"
 		if size, ok := d.Pagination.RepeatsRows(); ok && len(d.PrimaryKey) > 0 {
 			n.dedupe = dedupe.New(d.PrimaryKey, size)

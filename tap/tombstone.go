@@ -14,7 +14,6 @@ import (
 	"github.com/tap-dev/tap/streams"
 	"github.com/tap-dev/tap/streams/pages"
 	"github.com/tap-dev/tap/tap/deletes"
-	"github.com/tap-dev/tap/tap/metrics"
 	"github.com/tap-dev/tap/tap/reconcile"
 )
 
@@ -78,11 +77,7 @@ func (t *tombstones) WriteDeletion(key any, at string) error {
 // stream's deletion events or key listing, a feed's backfill, the pages
 // a caller reads (ReadPages). It is not selected, so its pages are never
 // spliced: every record is a decoded value.
-func (e *engine) looseNode(d *streams.Definition) *node {
-	n := &node{e: e, def: d, model: &model{}, counts: metrics.Stream{Name: d.Name}}
-	n.out.n, n.model.n = n, n
-	return n
-}
+func (e *engine) looseNode(d *streams.Definition) *node { return newNode(e, d, &model{}) }
 
 // walkSub walks a sub-definition of a stream from first, handing each
 // record, as an object, to each.
