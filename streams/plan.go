@@ -73,6 +73,8 @@ type Plan struct {
 	// stream is not read in windows).
 	backfill *Backfill
 	out      any // the bookmark Checkpoint returned last
+
+	request *RequestTemplate // the first request of its walks, compiled on the first
 }
 
 // Bounds are what a Plan starts from.
@@ -248,44 +250,28 @@ func (p *Plan) Partition(parent map[string]any) (Partition, error) {
 // as query parameters, or as GraphQL variables.
 func (p *Plan) Request(part Partition, w *keys.Window) (Request, error) {
 	d := p.def
-	req, err := d.FirstRequest(part.vars)
-	if err != nil {
-		return req, err
+	if p.request == nil {
+		t, err := compileRequest(d, true)
+		if err != nil {
+			return Request{}, err
+		}
+		p.request = t
 	}
-	inc := d.Incremental
-	lower := p.lower
-	if w != nil {
-		lower = w.Start
-	}
-	if p.parts != nil && inc != nil {
-		if lower, err = p.parts.lower(part); err != nil {
-			return req, streamErr(d.Name, "partition %s: %v", part.id, err)
+	walk := WalkValues{Vars: part.vars}
+	if d.Incremental != nil && !p.fullTable {
+		walk.Lower, walk.Window = p.lower, w
+		if w != nil {
+			walk.Lower = w.Start
+		}
+		if p.parts != nil {
+			lower, err := p.parts.lower(part)
+			if err != nil {
+				return Request{}, streamErr(d.Name, "partition %s: %v", part.id, err)
+			}
+			walk.Lower = lower
 		}
 	}
-	if inc == nil || lower == nil || p.fullTable {
-		return req, nil
-	}
-	set := func(name string, value any) error {
-		if d.Pagination.boundsInVariables() {
-			req, err = req.WithVariable(name, value)
-			return err
-		}
-		req = req.WithParam(name, fmt.Sprint(value))
-		return nil
-	}
-	if err := set(inc.Param, keys.Format(lower, inc.Format)); err != nil {
-		return req, err
-	}
-	if w != nil {
-		end := w.End
-		if inc.EndInclusive {
-			end = keys.InclusiveEnd(end, inc.Format)
-		}
-		if err := set(inc.EndParam, keys.Format(end, inc.Format)); err != nil {
-			return req, err
-		}
-	}
-	return req, nil
+	return p.request.Build(walk)
 }
 
 // Observation is what Observe made of a key.

@@ -1,7 +1,6 @@
 package streams
 
 import (
-	"bytes"
 	"fmt"
 	"maps"
 	"net/url"
@@ -24,36 +23,11 @@ import (
 //   - Body is d.Body for a POST; for GraphQL it is
 //     {"query": graphql.query, "variables": graphql.variables}.
 func (d *Definition) FirstRequest(vars map[string]string) (Request, error) {
-	path, err := fillPath(d.Name, d.Path, vars)
+	t, err := compileRequest(d, false)
 	if err != nil {
 		return Request{}, err
 	}
-	req := Request{Method: strings.ToUpper(d.Method), URL: path}
-	if req.Method == "" {
-		req.Method = "GET"
-	}
-	if len(d.Params) > 0 {
-		req.Query = make(url.Values, len(d.Params))
-		for k, v := range d.Params {
-			req.Query.Set(k, v)
-		}
-	}
-	switch {
-	case d.GraphQL != nil:
-		req.Method = "POST"
-		body := map[string]any{"query": d.GraphQL.Query}
-		if len(d.GraphQL.Variables) > 0 {
-			body["variables"] = d.GraphQL.Variables
-		}
-		if req.Body, err = codec.Marshal(body); err != nil {
-			return Request{}, streamErr(d.Name, "graphql.variables: %v", err)
-		}
-	case req.Method == "POST":
-		if b := bytes.TrimSpace(d.Body); len(b) > 0 && string(b) != "null" {
-			req.Body = append([]byte(nil), b...)
-		}
-	}
-	return req, nil
+	return t.Build(WalkValues{Vars: vars})
 }
 
 // fillPath replaces the {name} placeholders of path.
@@ -62,6 +36,13 @@ func fillPath(stream, path string, vars map[string]string) (string, error) {
 	if err != nil {
 		return "", streamErr(stream, "path: %v", err)
 	}
+	return fillParts(stream, parts, vars)
+}
+
+// fillParts joins a path split by splitPath, each placeholder replaced
+// by its value in vars, escaped (EscapePathValue); a placeholder vars
+// has no value for is an error naming it.
+func fillParts(stream string, parts []string, vars map[string]string) (string, error) {
 	var b strings.Builder
 	for i, part := range parts {
 		if i%2 == 0 {
