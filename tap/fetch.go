@@ -29,7 +29,7 @@ import (
 // stream's ignore_statuses.
 var errIgnored = errors.New("status ignored")
 
-// plan makes a node's plan for this run from the state and the config.
+// makePlan makes a node's plan for this run from the state and the config.
 // A stream read only for its children, or read as a full table, has no
 // filter and keeps its bookmark untouched.
 func (n *node) makePlan() error {
