@@ -218,6 +218,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if f.Reconcile && (cmd != "" || test != "" || discover || infer != "") {
 		return badUsage(cmd, stdout, stderr, "--reconcile: is for a Singer sync (tap --config CONFIG --reconcile) only")
 	}
+	if (cmd == "" && !version && !about && infer == "" || cmd == "spec" || cmd == "check" || cmd == "discover" || cmd == "read") &&
+		(f.Manifest != "" || command.HasInjectedManifest(f.Config)) {
+		compiled, done, err := command.Manifest(cmd, f, stdout)
+		switch {
+		case done && cmd != "":
+			return tap.ExitCode(err) // reported on stdout as a TRACE message
+		case done:
+			return fail(stderr, err)
+		}
+		f = compiled
+	}
 	var err error
 	switch {
 	case cmd == "serve-demo":
@@ -226,12 +237,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = replay.Run(ctx, f, deadLetters, stdout, stderr)
 	case cmd == "init":
 		err = command.Init(ctx, initOpts, stdout, stderr)
-	case (cmd == "" && !version && !about || cmd == "spec" || cmd == "check" || cmd == "discover" || cmd == "read") &&
-		(f.Manifest != "" || command.HasInjectedManifest(f.Config)):
-		err = command.Manifest(ctx, cmd, f, stdout)
-		if cmd != "" {
-			return tap.ExitCode(err) // reported on stdout as a TRACE message
-		}
 	case cmd != "":
 		err = command.Airbyte(ctx, cmd, f, stdout)
 		return tap.ExitCode(err) // Airbyte reports errors on stdout as TRACE messages

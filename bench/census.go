@@ -1,9 +1,13 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -41,7 +45,15 @@ func census(dir string, w io.Writer) int {
 	for _, o := range []manifest.Outcome{manifest.NeedsPython, manifest.NotImplemented, manifest.BadInput} {
 		fmt.Fprintf(w, "%-16s %5d %s\n", o, c.Outcomes[o], pct(c.Outcomes[o]))
 	}
+	fmt.Fprintf(w, "%-16s %5d %s   of all: loaded, and every stream compiled for a run (a sample config)\n", "runs", c.Runs, pct(c.Runs))
 	fmt.Fprintf(w, "CPU (user+sys) %.2f s, %.2f ms a manifest; wall %.2f s\n\n", cpu.Seconds(), cpu.Seconds()*1000/float64(n), wall.Seconds())
+	fmt.Fprintf(w, "%-70s %9s\n", "loaded, not run: the first form the compiler refused", "manifests")
+	whys := slices.Collect(maps.Keys(c.NotRun))
+	slices.SortFunc(whys, func(a, b string) int { return cmp.Or(c.NotRun[b]-c.NotRun[a], strings.Compare(a, b)) })
+	for _, why := range whys {
+		fmt.Fprintf(w, "%-70s %9d\n", why, c.NotRun[why])
+	}
+	fmt.Fprintln(w)
 	fmt.Fprintf(w, "%-40s %9s %7s %8s  %s\n", "component type", "manifests", "loaded", "refused", "implemented")
 	for _, t := range c.Sorted() {
 		impl := "no"

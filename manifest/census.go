@@ -28,6 +28,12 @@ type Census struct {
 	Outcomes map[Outcome]int
 	Types    map[string]*TypeTally
 	Files    []CensusFile
+	// Runs counts the loaded manifests whose every stream Lower compiles
+	// for a sample config (each spec field its example, default, or a
+	// value of its type); NotRun tallies, for the others, the first
+	// form Lower refused ("CursorPagination: stop_condition …").
+	Runs   int
+	NotRun map[string]int
 }
 
 // TypeTally is one component type's line of a census.
@@ -43,6 +49,8 @@ type CensusFile struct {
 	Path    string
 	Outcome Outcome
 	Why     string
+	Runs    bool   // loaded, and Lower compiles it
+	NotRun  string // loaded, and the first line of why Lower did not
 }
 
 // Total is the number of manifests counted.
@@ -85,7 +93,7 @@ func TakeCensus(dir string) (*Census, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Census{Outcomes: map[Outcome]int{}, Types: map[string]*TypeTally{}}
+	c := &Census{Outcomes: map[Outcome]int{}, Types: map[string]*TypeTally{}, NotRun: map[string]int{}}
 	for _, p := range paths {
 		c.add(p)
 	}
@@ -112,6 +120,9 @@ func (c *Census) add(path string) {
 	}
 	if err != nil {
 		f.Why, _, _ = strings.Cut(err.Error(), "\n")
+	}
+	if f.Outcome == Loaded {
+		c.lower(&f)
 	}
 	c.Outcomes[f.Outcome]++
 	c.Files = append(c.Files, f)
@@ -144,6 +155,102 @@ func (c *Census) add(path string) {
 			tt.Refused++
 		}
 	}
+}
+
+// lower compiles a loaded manifest for a sample config.
+func (c *Census) lower(f *CensusFile) {
+	m, err := Load(f.Path)
+	if err == nil {
+		var cfg *Config
+		if cfg, err = m.CheckConfig(f.Path, sampleConfig(m.Spec)); err == nil {
+			_, err = m.Lower(cfg)
+		}
+	}
+	if err == nil {
+		f.Runs = true
+		c.Runs++
+		return
+	}
+	f.NotRun, _, _ = strings.Cut(err.Error(), "\n")
+	var e *Error
+	why := "bad sample config"
+	if errors.As(err, &e) && len(e.Refusals) > 0 {
+		r := e.Refusals[0]
+		why = r.Type + ": " + r.Why
+		if i := strings.IndexAny(why, "\"("); i > 0 && r.Why != "" {
+			why = strings.TrimSpace(why[:i]) // the manifest's own text left out
+		}
+	} else if errors.As(err, &e) && len(e.Problems) > 0 {
+		why = "problem: " + e.Problems[0].Msg
+		if i := strings.IndexAny(why, "\"("); i > 0 {
+			why = strings.TrimSpace(why[:i])
+		}
+	}
+	c.NotRun[why]++
+}
+
+// sampleConfig is a config a spec accepts, for a census: each property
+// its first example, its default, or a value of its type (a date-time for
+// a field whose name or format says date).
+func sampleConfig(spec *Spec) map[string]any {
+	if spec == nil {
+		return map[string]any{}
+	}
+	v, _ := sampleValue("", spec.ConnectionSpecification).(map[string]any)
+	if v == nil {
+		v = map[string]any{}
+	}
+	return v
+}
+
+func sampleValue(name string, schema map[string]any) any {
+	if ex, ok := schema["examples"].([]any); ok && len(ex) > 0 {
+		return ex[0]
+	}
+	if d, ok := schema["default"]; ok {
+		return d
+	}
+	if e, ok := schema["enum"].([]any); ok && len(e) > 0 {
+		return e[0]
+	}
+	if one, ok := schema["oneOf"].([]any); ok && len(one) > 0 {
+		if m, ok := one[0].(map[string]any); ok {
+			return sampleValue(name, m)
+		}
+	}
+	typ, _ := schema["type"].(string)
+	if list, ok := schema["type"].([]any); ok && len(list) > 0 {
+		typ, _ = list[0].(string)
+	}
+	switch typ {
+	case "object":
+		out := map[string]any{}
+		props, _ := schema["properties"].(map[string]any)
+		for k, p := range props {
+			if pm, ok := p.(map[string]any); ok {
+				if c, ok := pm["const"]; ok {
+					out[k] = c
+					continue
+				}
+				out[k] = sampleValue(k, pm)
+			}
+		}
+		return out
+	case "integer", "number":
+		return 1
+	case "boolean":
+		return false
+	case "array":
+		return []any{}
+	}
+	format, _ := schema["format"].(string)
+	if format == "date" {
+		return "2024-01-01"
+	}
+	if format == "date-time" || strings.Contains(strings.ToLower(name), "date") || strings.Contains(strings.ToLower(name), "start") {
+		return "2024-01-01T00:00:00Z"
+	}
+	return "sample"
 }
 
 // censusLoad loads a manifest and returns its tree whenever its

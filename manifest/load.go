@@ -34,6 +34,9 @@ type Refusal struct {
 	Type   string
 	Class  string // its class_name, if any
 	Python bool   // a Custom* component or a class_name: Python code
+	// Why, for a component the tap implements, is the form of it that
+	// the run cannot take (Lower).
+	Why string
 }
 
 func (r Refusal) String() string {
@@ -46,6 +49,9 @@ func (r Refusal) String() string {
 	}
 	if r.Python {
 		return fmt.Sprintf("%s: %s: Python code (a custom component), which the tap cannot run", r.Path, what)
+	}
+	if r.Why != "" {
+		return fmt.Sprintf("%s: %s: not implemented by the tap: %s", r.Path, what, r.Why)
 	}
 	return fmt.Sprintf("%s: %s: not implemented by the tap", r.Path, what)
 }

@@ -191,6 +191,26 @@ func LoadWith(path string, prepare func(c *Config, streamsPath string) error) (*
 	if err != nil {
 		return nil, err
 	}
+	return load(path, raw, prepare)
+}
+
+// FromTree loads a config given as a decoded JSON tree, as Load loads a
+// file's: what a front end of the tap's own language writes (an Airbyte
+// manifest, compiled for a run). file names the input in errors, and
+// schema paths are read relative to it; secrets are more values to mask
+// than the tree's credentials (the connector's own secret fields).
+func FromTree(file string, tree map[string]any, secrets ...string) (*Config, error) {
+	cfg, err := load(file, tree, nil)
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range secrets {
+		cfg.Redactor.Add(s)
+	}
+	return cfg, nil
+}
+
+func load(path string, raw any, prepare func(c *Config, streamsPath string) error) (*Config, error) {
 	tree, unset, err := resolveEnv(raw, "")
 	if err != nil {
 		return nil, inputErr(path, err)

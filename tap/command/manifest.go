@@ -1,7 +1,6 @@
 package command
 
 import (
-	"context"
 	"fmt"
 	"io"
 
@@ -30,33 +29,37 @@ func HasInjectedManifest(path string) bool {
 	return ok
 }
 
-// Manifest runs a command on an Airbyte declarative manifest (--manifest,
-// or one injected in the config): cmd is spec, check, discover, read, or
-// "" for a Singer run. spec prints the manifest's spec; the others check
-// the manifest and the config against its spec, and then stop: running a
-// manifest's streams is not there yet, and nothing is sent. An Airbyte
-// command reports its error as a TRACE message on stdout.
-func Manifest(ctx context.Context, cmd string, f inputs.Files, stdout io.Writer) error {
-	if cmd == "" {
-		return manifestRun(ctx, cmd, f, nil)
+// Manifest prepares a command on an Airbyte declarative manifest
+// (--manifest, or one injected in the config): cmd is spec, check,
+// discover, read, or "" for a Singer run. spec prints the manifest's spec
+// and is done. The others check the config against the manifest's spec
+// and compile the manifest's streams into the tap's own (manifest.Lower),
+// which f.Compiled then carries to the command as its config: the command
+// runs as it runs a config's streams. An error of an Airbyte command is
+// reported here, as a TRACE message on stdout.
+func Manifest(cmd string, f inputs.Files, stdout io.Writer) (_ inputs.Files, done bool, _ error) {
+	var aw *output.Airbyte
+	if cmd != "" {
+		aw = output.NewAirbyte(stdout)
 	}
-	aw := output.NewAirbyte(stdout)
-	err := manifestRun(ctx, cmd, f, aw)
-	if err != nil {
-		_ = reportError(aw, err)
+	f, done, err := compileManifest(cmd, f, aw)
+	if aw != nil {
+		if err != nil {
+			_ = reportError(aw, err)
+		}
+		if ferr := aw.Flush(); ferr != nil && err == nil {
+			err = ferr
+		}
 	}
-	if ferr := aw.Flush(); ferr != nil && err == nil {
-		err = ferr
-	}
-	return err
+	return f, done || err != nil, err
 }
 
-func manifestRun(_ context.Context, cmd string, f inputs.Files, aw *output.Airbyte) error {
+func compileManifest(cmd string, f inputs.Files, aw *output.Airbyte) (inputs.Files, bool, error) {
 	var m *manifest.Manifest
 	if f.Manifest != "" {
 		loaded, err := manifest.Load(f.Manifest)
 		if err != nil {
-			return badManifest(err)
+			return f, true, badManifest(err)
 		}
 		m = loaded
 	}
@@ -64,40 +67,46 @@ func manifestRun(_ context.Context, cmd string, f inputs.Files, aw *output.Airby
 	if f.Config != "" {
 		v, err := settings.ReadJSONFile(f.Config, "the config", inputfile.MaxConfig)
 		if err != nil {
-			return err
+			return f, true, err
 		}
 		c, ok := v.(map[string]any)
 		if !ok {
-			return &tap.InputError{File: f.Config, Err: fmt.Errorf("expected a JSON object")}
+			return f, true, &tap.InputError{File: f.Config, Err: fmt.Errorf("expected a JSON object")}
 		}
 		config = c
 		injected, ok, err := manifest.FromConfig(f.Config, config)
 		switch {
 		case ok && m != nil:
-			return &tap.UsageError{Msg: fmt.Sprintf("--manifest %s: the config %s carries a manifest too (%s): give one", f.Manifest, f.Config, manifest.InjectedKey)}
+			return f, true, &tap.UsageError{Msg: fmt.Sprintf("--manifest %s: the config %s carries a manifest too (%s): give one", f.Manifest, f.Config, manifest.InjectedKey)}
 		case err != nil:
-			return badManifest(err)
+			return f, true, badManifest(err)
 		case ok:
 			m = injected
 		}
 	}
 	if m == nil {
-		return &tap.UsageError{Msg: "--manifest is required"}
+		return f, true, &tap.UsageError{Msg: "--manifest is required"}
 	}
 	if cmd == "spec" {
-		return aw.Spec(manifestSpec(m))
+		return f, true, aw.Spec(manifestSpec(m))
 	}
 	if config == nil {
-		return &tap.UsageError{Msg: "--config is required"}
+		return f, true, &tap.UsageError{Msg: "--config is required"}
 	}
-	if _, err := m.CheckConfig(f.Config, config); err != nil {
-		return badManifest(err)
+	checked, err := m.CheckConfig(f.Config, config)
+	if err != nil {
+		return f, true, badManifest(err)
 	}
-	name := "tap"
-	if cmd != "" {
-		name += " " + cmd
+	low, err := m.Lower(checked)
+	if err != nil {
+		return f, true, badManifest(err)
 	}
-	return &tap.UsageError{Msg: name + ": running an Airbyte manifest's streams is not yet supported; the manifest and the config were checked, nothing was sent"}
+	cfg, err := settings.FromTree(f.Config, low.Tree, low.Secrets...)
+	if err != nil {
+		return f, true, err
+	}
+	f.Compiled = cfg
+	return f, false, nil
 }
 
 // manifestSpec is the ConnectorSpecification of a manifest, as the CDK

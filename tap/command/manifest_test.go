@@ -23,6 +23,7 @@ streams:
     retriever:
       requester: {url_base: "https://example.com", path: /items}
       record_selector: {extractor: {field_path: [data]}}
+    schema_loader: {type: InlineSchemaLoader, schema: {type: object}}
 `
 
 func TestManifestCommands(t *testing.T) {
@@ -50,8 +51,10 @@ func TestManifestCommands(t *testing.T) {
 	}{
 		{"spec", "spec", inputs.Files{Manifest: manifestPath}, 0, `{"type":"SPEC","spec":{"connectionSpecification":{"properties":{"api_key":{"airbyte_secret":true,"type":"string"}},"required":["api_key"],"type":"object"}}}`, ""},
 		{"spec of an injected manifest", "spec", inputs.Files{Config: injected}, 0, `"properties":{"region":{"type":"string"}}`, ""},
-		{"read is not yet supported", "read", inputs.Files{Manifest: manifestPath, Config: good}, 2, `"failure_type":"config_error"`, "tap read: running an Airbyte manifest's streams is not yet supported"},
-		{"a Singer run is not yet supported", "", inputs.Files{Manifest: manifestPath, Config: good}, 2, "", "tap: running an Airbyte manifest's streams is not yet supported"},
+		{"read compiles the streams", "read", inputs.Files{Manifest: manifestPath, Config: good}, 0, "", ""},
+		{"a Singer run compiles the streams", "", inputs.Files{Manifest: manifestPath, Config: good}, 0, "", ""},
+		{"a form the tap does not run", "read", inputs.Files{Manifest: write("filter.yaml", strings.Replace(testManifest, "field_path: [data]}", "field_path: [data]}, record_filter: {condition: \"{{ record.x }}\"}", 1)), Config: good}, 2,
+			`"failure_type":"config_error"`, "streams[0].retriever.record_selector.record_filter: RecordFilter: not implemented by the tap: record filters are not run yet"},
 		{"two manifests", "check", inputs.Files{Manifest: manifestPath, Config: injected}, 2, "", "carries a manifest too (__injected_declarative_manifest): give one"},
 		{"a config that is not an object", "check", inputs.Files{Manifest: manifestPath, Config: notObject}, 2, "", "list.json: expected a JSON object"},
 		{"no config", "check", inputs.Files{Manifest: manifestPath}, 2, "", "--config is required"},
@@ -60,9 +63,18 @@ func TestManifestCommands(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var out bytes.Buffer
-			err := Manifest(t.Context(), tt.cmd, tt.f, &out)
+			f, done, err := Manifest(tt.cmd, tt.f, &out)
 			if got := tap.ExitCode(err); got != tt.exit {
 				t.Fatalf("exit %d, want %d (error %v)", got, tt.exit, err)
+			}
+			if compiles := tt.exit == 0 && tt.cmd != "spec"; done == compiles || compiles != (f.Compiled != nil) {
+				t.Fatalf("done %v, compiled config %v: want the command to run on a compiled config: %v", done, f.Compiled != nil, compiles)
+			}
+			if f.Compiled != nil {
+				d := f.Compiled.Stream("items")
+				if f.Compiled.BaseURL != "https://example.com" || d == nil || d.Path != "/items" || d.RecordsPath != "data" {
+					t.Errorf("compiled base_url %q, stream %+v", f.Compiled.BaseURL, d)
+				}
 			}
 			if !strings.Contains(out.String(), tt.stdout) {
 				t.Errorf("stdout %s\nwant a part %s", out.String(), tt.stdout)
@@ -86,7 +98,7 @@ func TestManifestCommands(t *testing.T) {
 	t.Run("a manifest's problems: one line each, exit 2", func(t *testing.T) {
 		bad := write("bad.yaml", strings.Replace(testManifest, "record_selector: {extractor: {field_path: [data]}}",
 			"record_selector: {extractor: {class_name: x.E}}\n      paginator: {type: DefaultPaginator, pagination_strategy: {type: Nope}}", 1))
-		err := Manifest(t.Context(), "", inputs.Files{Manifest: bad}, &bytes.Buffer{})
+		_, _, err := Manifest("", inputs.Files{Manifest: bad}, &bytes.Buffer{})
 		lined, ok := err.(interface{ Lines() []string })
 		if !ok || tap.ExitCode(err) != 2 || len(lined.Lines()) != 2 {
 			t.Fatalf("error %v (%T)", err, err)

@@ -50,6 +50,10 @@ type Files struct {
 	Reconcile              bool       // --reconcile: reconcile now the streams that have a reconcile block
 	Manifest               string     // --manifest (or --manifest-path): an Airbyte declarative manifest
 	LogFormat              string     // --log-format: text ("") or json, of Singer mode's stderr
+	// Compiled is the config a front end compiled from what Config
+	// names (an Airbyte manifest and its connector's config): LoadConfig
+	// takes it instead of reading Config as the tap's own.
+	Compiled *settings.Config
 }
 
 // CheckLogLevel checks the value of --log-level: empty (the config's
@@ -125,9 +129,12 @@ func (f Files) Load() (*settings.Config, *state.State, *catalog.Selection, error
 // LoadConfig reads the config, its streams and stream maps: a map that
 // does not compile is a bad config, reported before anything is sent.
 func (f Files) LoadConfig() (*settings.Config, error) {
-	cfg, err := settings.Load(f.Config)
-	if err != nil {
-		return nil, err
+	cfg := f.Compiled
+	if cfg == nil {
+		var err error
+		if cfg, err = settings.Load(f.Config); err != nil {
+			return nil, err
+		}
 	}
 	if f.Trace != "" {
 		if err := cfg.SetTracePath(f.Trace); err != nil {

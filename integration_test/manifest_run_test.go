@@ -1,0 +1,334 @@
+package integration_test
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// singerRecords groups a Singer run's RECORD messages by stream, and
+// returns its last STATE's value.
+func singerRecords(t *testing.T, out []byte) (map[string][]map[string]any, any) {
+	t.Helper()
+	recs := map[string][]map[string]any{}
+	var state any
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var m struct {
+			Type   string         `json:"type"`
+			Stream string         `json:"stream"`
+			Record map[string]any `json:"record"`
+			Value  any            `json:"value"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			t.Fatalf("not a JSON message: %s", sc.Text())
+		}
+		switch m.Type {
+		case "RECORD":
+			recs[m.Stream] = append(recs[m.Stream], m.Record)
+		case "STATE":
+			state = m.Value
+		}
+	}
+	return recs, state
+}
+
+// TestManifestConfigCat runs Airbyte's own ConfigCat manifest, unchanged,
+// against a loopback server that answers as ConfigCat's API documents:
+// basic auth, organizations and products, and their members, tags and
+// environments as substreams whose paths carry the parent's id.
+func TestManifestConfigCat(t *testing.T) {
+	const user, password = "cc-user", "cc-password-5b1f"
+	want := map[string][]map[string]any{
+		"organizations": {{"organizationId": "o1", "name": "Acme"}, {"organizationId": "o2", "name": "Globex"}},
+		"products":      {{"productId": "p1", "name": "Shop", "order": 0.0}, {"productId": "p2", "name": "App", "order": 1.0}},
+	}
+	children := map[string]string{"organization_members": "organizationId", "tags": "productId", "environments": "productId"}
+	paths := map[string]string{"organization_members": "/v1/organizations/%s/members", "tags": "/v1/products/%s/tags", "environments": "/v1/products/%s/environments"}
+	parents := map[string]string{"organization_members": "organizations", "tags": "products", "environments": "products"}
+	bodies := map[string]any{"/v1/organizations": want["organizations"], "/v1/products": want["products"]}
+	for child, key := range children {
+		for i, p := range want[parents[child]] {
+			id := p[key].(string)
+			recs := []map[string]any{{"userId": fmt.Sprintf("%s-u%d", id, i), "email": id + "@example.com"}}
+			if child != "organization_members" {
+				recs = []map[string]any{{"tagId": float64(i + 1), "environmentId": fmt.Sprintf("%s-e", id), "name": child + " of " + id}}
+			}
+			bodies[fmt.Sprintf(paths[child], id)] = recs
+			for _, r := range recs {
+				c := map[string]any{key: id} // the tap writes the partition field into a child's records
+				for k, v := range r {
+					c[k] = v
+				}
+				want[child] = append(want[child], c)
+			}
+		}
+	}
+	auth := "Basic " + base64.StdEncoding.EncodeToString([]byte(user+":"+password))
+	base := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != auth {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		body, ok := bodies[r.URL.Path]
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(body)
+	}))
+	dir := t.TempDir()
+	config := filepath.Join(dir, "config.json")
+	writeJSONFile(t, config, map[string]any{"username": user, "password": password, "tap": map[string]any{"base_url": base}})
+	manifest, err := filepath.Abs("../manifest/testdata/airbyte/configcat.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := runTap(t, dir, time.Minute, nil, "--manifest", manifest, "--config", config)
+	if res.code != 0 {
+		t.Fatalf("exit %d: %s", res.code, res.stderr)
+	}
+	got, _ := singerRecords(t, res.stdout)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("records (-want +got):\n%s", diff)
+	}
+	for _, out := range [][]byte{res.stdout, res.stderr} {
+		if bytes.Contains(out, []byte(password)) {
+			t.Errorf("the password was written: %s", out)
+		}
+	}
+
+	// Airbyte mode, from the same manifest: discover names the streams,
+	// read writes the records as RECORD messages.
+	res = runTap(t, dir, time.Minute, nil, "discover", "--manifest", manifest, "--config", config)
+	if res.code != 0 || !bytes.Contains(res.stdout, []byte(`"name":"organization_members"`)) {
+		t.Fatalf("discover: exit %d: %s %s", res.code, res.stdout, res.stderr)
+	}
+}
+
+// manifestPaging is a manifest in the CDK's language with every paginator
+// the tap lowers and a datetime cursor: cursor pages whose next URL is in
+// the body, page numbers, offsets, and an incremental stream filtered by
+// a start parameter.
+const manifestPaging = `version: 6.0.0
+type: DeclarativeSource
+definitions:
+  requester:
+    type: HttpRequester
+    url_base: "https://api.example.com/v2"
+    authenticator:
+      type: ApiKeyAuthenticator
+      header: X-Api-Key
+      api_token: "{{ config['api_key'] }}"
+  schema:
+    type: InlineSchemaLoader
+    schema: {type: object, properties: {id: {type: integer}, updated_at: {type: string}}}
+streams:
+  - type: DeclarativeStream
+    name: by_link
+    primary_key: id
+    schema_loader: {$ref: "#/definitions/schema"}
+    retriever:
+      type: SimpleRetriever
+      requester: {$ref: "#/definitions/requester", path: /link}
+      record_selector: {type: RecordSelector, extractor: {type: DpathExtractor, field_path: [data]}}
+      paginator:
+        type: DefaultPaginator
+        page_token_option: {type: RequestPath}
+        pagination_strategy:
+          type: CursorPagination
+          cursor_value: '{{ response.get("links", {}).get("next", {}) }}'
+          stop_condition: '{{ not response.get("links", {}).get("next", {}) }}'
+  - type: DeclarativeStream
+    name: by_page
+    primary_key: id
+    schema_loader: {$ref: "#/definitions/schema"}
+    retriever:
+      type: SimpleRetriever
+      requester: {$ref: "#/definitions/requester", path: /page}
+      record_selector: {type: RecordSelector, extractor: {type: DpathExtractor, field_path: [results]}}
+      paginator:
+        type: DefaultPaginator
+        page_size_option: {type: RequestOption, inject_into: request_parameter, field_name: per_page}
+        page_token_option: {type: RequestOption, inject_into: request_parameter, field_name: page}
+        pagination_strategy: {type: PageIncrement, page_size: 2, start_from_page: 1}
+  - type: DeclarativeStream
+    name: by_offset
+    primary_key: id
+    schema_loader: {$ref: "#/definitions/schema"}
+    retriever:
+      type: SimpleRetriever
+      requester: {$ref: "#/definitions/requester", path: /offset}
+      record_selector: {type: RecordSelector, extractor: {type: DpathExtractor, field_path: [items]}}
+      paginator:
+        type: DefaultPaginator
+        page_size_option: {type: RequestOption, inject_into: request_parameter, field_name: limit}
+        page_token_option: {type: RequestOption, inject_into: request_parameter, field_name: offset}
+        pagination_strategy: {type: OffsetIncrement, page_size: 2}
+  - type: DeclarativeStream
+    name: updates
+    primary_key: id
+    schema_loader: {$ref: "#/definitions/schema"}
+    incremental_sync:
+      type: DatetimeBasedCursor
+      cursor_field: updated_at
+      datetime_format: "%Y-%m-%dT%H:%M:%SZ"
+      start_datetime: {type: MinMaxDatetime, datetime: "{{ config['start_date'] }}", datetime_format: "%Y-%m-%dT%H:%M:%SZ"}
+      start_time_option: {type: RequestOption, inject_into: request_parameter, field_name: updated_since}
+    retriever:
+      type: SimpleRetriever
+      requester: {$ref: "#/definitions/requester", path: /updates}
+      record_selector: {type: RecordSelector, extractor: {type: DpathExtractor, field_path: [data]}}
+      paginator:
+        type: DefaultPaginator
+        page_token_option: {type: RequestOption, inject_into: request_parameter, field_name: cursor}
+        pagination_strategy: {type: CursorPagination, cursor_value: "{{ response.next_cursor }}"}
+spec:
+  connection_specification:
+    type: object
+    required: [api_key, start_date]
+    properties:
+      api_key: {type: string, airbyte_secret: true}
+      start_date: {type: string}
+`
+
+// TestManifestPaging runs manifestPaging against a loopback server of
+// six records per stream in pages of two, then again from the STATE the
+// first run ended with: the incremental stream asks for what changed
+// since its bookmark and reads fewer records.
+func TestManifestPaging(t *testing.T) {
+	const key = "key-3f9a7c21"
+	rows := func(n int, day int) []map[string]any {
+		var out []map[string]any
+		for i := 1; i <= n; i++ {
+			out = append(out, map[string]any{"id": float64(i), "updated_at": time.Date(2025, 1, day+i, 0, 0, 0, 0, time.UTC).Format(time.RFC3339)})
+		}
+		return out
+	}
+	all := rows(6, 0)
+	var mu sync.Mutex
+	var since []string
+	var base string
+	page := func(from int) []map[string]any { return all[min(from, 6):min(from+2, 6)] }
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("X-Api-Key") != key {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		q := r.URL.Query()
+		var body any
+		switch r.URL.Path {
+		case "/v2/link":
+			n, _ := strconv.Atoi(q.Get("n"))
+			links := map[string]any{}
+			if n+2 < 6 {
+				links["next"] = fmt.Sprintf("%s/v2/link?n=%d", base, n+2)
+			}
+			body = map[string]any{"data": page(n), "links": links}
+		case "/v2/page":
+			p, _ := strconv.Atoi(q.Get("page"))
+			if q.Get("per_page") != "2" || p < 1 {
+				http.Error(w, "bad page", http.StatusBadRequest)
+				return
+			}
+			body = map[string]any{"results": page((p - 1) * 2)}
+		case "/v2/offset":
+			o, _ := strconv.Atoi(q.Get("offset"))
+			if q.Get("limit") != "2" {
+				http.Error(w, "bad limit", http.StatusBadRequest)
+				return
+			}
+			body = map[string]any{"items": page(o)}
+		case "/v2/updates":
+			mu.Lock()
+			since = append(since, q.Get("updated_since"))
+			mu.Unlock()
+			after, err := time.Parse(time.RFC3339, q.Get("updated_since"))
+			if err != nil {
+				http.Error(w, "bad updated_since", http.StatusBadRequest)
+				return
+			}
+			var match []map[string]any
+			for _, r := range all {
+				if ts, _ := time.Parse(time.RFC3339, r["updated_at"].(string)); !ts.Before(after) {
+					match = append(match, r)
+				}
+			}
+			c, _ := strconv.Atoi(q.Get("cursor"))
+			next := any(nil)
+			if c+2 < len(match) {
+				next = strconv.Itoa(c + 2)
+			}
+			body = map[string]any{"data": match[min(c, len(match)):min(c+2, len(match))], "next_cursor": next}
+		default:
+			http.NotFound(w, r)
+			return
+		}
+		_ = json.NewEncoder(w).Encode(body)
+	})
+	base = serve(t, h)
+	dir := t.TempDir()
+	manifest := filepath.Join(dir, "manifest.yaml")
+	if err := os.WriteFile(manifest, []byte(manifestPaging), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	config := filepath.Join(dir, "config.json")
+	writeJSONFile(t, config, map[string]any{"api_key": key, "start_date": "2025-01-01T00:00:00Z", "tap": map[string]any{"base_url": base}})
+	res := runTap(t, dir, time.Minute, nil, "--manifest", manifest, "--config", config)
+	if res.code != 0 {
+		t.Fatalf("exit %d: %s", res.code, res.stderr)
+	}
+	got, state := singerRecords(t, res.stdout)
+	for _, s := range []string{"by_link", "by_page", "by_offset", "updates"} {
+		if diff := cmp.Diff(all, got[s]); diff != "" {
+			t.Errorf("%s: records (-want +got):\n%s", s, diff)
+		}
+	}
+	if bytes.Contains(res.stdout, []byte(key)) || bytes.Contains(res.stderr, []byte(key)) {
+		t.Error("the API key was written")
+	}
+
+	statePath := filepath.Join(dir, "state.json")
+	writeJSONFile(t, statePath, state)
+	mu.Lock()
+	since = nil
+	mu.Unlock()
+	res = runTap(t, dir, time.Minute, nil, "--manifest", manifest, "--config", config, "--state", statePath)
+	if res.code != 0 {
+		t.Fatalf("second run: exit %d: %s", res.code, res.stderr)
+	}
+	again, _ := singerRecords(t, res.stdout)
+	if n := len(again["updates"]); n == 0 || n >= len(all) {
+		t.Errorf("second run read %d updates, want fewer than %d and some (the last is read again)", n, len(all))
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(since) == 0 || !strings.HasPrefix(since[0], "2025-01-06") {
+		t.Errorf("second run asked updated_since %q, want the bookmark 2025-01-06", since)
+	}
+}
+
+func writeJSONFile(t *testing.T, path string, v any) {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}

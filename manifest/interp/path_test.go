@@ -1,0 +1,58 @@
+package interp
+
+import (
+	"slices"
+	"testing"
+)
+
+func TestPath(t *testing.T) {
+	for _, tt := range []struct {
+		src  string
+		v    Var
+		path []string
+		ok   bool
+	}{
+		{"{{ response.next_page_token }}", Response, []string{"next_page_token"}, true},
+		{`{{ response.get("links", {}).get("next", {}) }}`, Response, []string{"links", "next"}, true},
+		{"{{ response['metadata']['paging']['next_page'] }}", Response, []string{"metadata", "paging", "next_page"}, true},
+		{"{{ response.get('nextPageToken', '') }}", Response, []string{"nextPageToken"}, true},
+		{"{{ headers.get('link', {}).get('next', {}).get('url') }}", Headers, []string{"link", "next", "url"}, true},
+		{"{{ last_record['id'] }}", LastRecord, []string{"id"}, true},
+		{"{{ stream_partition.parent_id }}", StreamPartition, []string{"parent_id"}, true},
+		{"{{ config['api_key'] }}", Config, []string{"api_key"}, true},
+		{"{{ response.get('next', 'x') }}", 0, nil, false}, // a default that is a value
+		{"{{ response.items[0] }}", 0, nil, false},         // an index, not a key
+		{"{{ response.next | string }}", 0, nil, false},    // a filter
+		{"/v1/{{ response.next }}", 0, nil, false},         // text around it
+		{"{{ response.next or response.more }}", 0, nil, false},
+	} {
+		v, path, ok := MustCompile(tt.src).Path()
+		if ok != tt.ok || v != tt.v || !slices.Equal(path, tt.path) {
+			t.Errorf("%s: Path = %v %q %v, want %v %q %v", tt.src, v, path, ok, tt.v, tt.path, tt.ok)
+		}
+	}
+}
+
+func TestNotPath(t *testing.T) {
+	for _, tt := range []struct {
+		src  string
+		path []string
+		ok   bool
+	}{
+		{`{{ not response.get("links", {}).get("next", {}) }}`, []string{"links", "next"}, true},
+		{"{{ response.next is none }}", []string{"next"}, true},
+		{"{{ not response.get('has_more', False) }}", []string{"has_more"}, true},
+		{"{{ response.next is not none }}", nil, false},
+		{"{{ not response.has_more and response.x }}", nil, false},
+		{"{{ response.has_more }}", nil, false},
+	} {
+		c, err := CompileCondition(tt.src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, path, ok := c.NotPath()
+		if ok != tt.ok || ok && (v != Response || !slices.Equal(path, tt.path)) {
+			t.Errorf("%s: NotPath = %v %q %v, want Response %q %v", tt.src, v, path, ok, tt.path, tt.ok)
+		}
+	}
+}

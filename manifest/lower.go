@@ -1,0 +1,1054 @@
+package manifest
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tap-dev/tap/manifest/interp"
+	"github.com/tap-dev/tap/streams/keys"
+)
+
+// Lowering: a manifest's streams, with the connector's config, written in
+// the tap's own stream language, which then compiles as a config file's
+// streams do. The run is the tap's in every way (the splice path, STATE,
+// dead letters, the rate limit): the engine never learns that the streams
+// came from a manifest.
+//
+// Every expression is evaluated here, once: those that read only the
+// config and $parameters become constants; those the run must compute
+// become the language's own parts when they are one of the forms it
+// has — a cursor read from a path of the response, a link header, the
+// last record's field, a window's bounds, a parent record's key. An
+// expression of another form is refused, naming its place and what the
+// tap runs instead: never run half-understood.
+
+// Lowered is a manifest compiled for a run.
+type Lowered struct {
+	// Tree is the config in the tap's own language: streams, auth,
+	// headers, and the tap's settings of the config's "tap" object.
+	Tree map[string]any
+	// Secrets are the connector config's values at fields its spec marks
+	// airbyte_secret, to be masked wherever they would appear.
+	Secrets []string
+}
+
+// Lower compiles the manifest's streams for c (checked by CheckConfig).
+// A form the tap does not run is a Refusal in the *Error, one line per
+// place.
+func (m *Manifest) Lower(c *Config) (*Lowered, error) {
+	l := &lowerer{m: m, config: c.Connector, out: map[string]any{}}
+	for k, v := range c.Tap {
+		l.out[k] = v
+	}
+	override, _ := c.Tap["base_url"].(string)
+	delete(l.out, "base_url")
+	var defs []any
+	for i, s := range m.Streams {
+		if d := l.stream(s, fmt.Sprintf("streams[%d]", i)); d != nil {
+			defs = append(defs, d)
+		}
+	}
+	if len(l.problems) > 0 || len(l.refusals) > 0 {
+		return nil, &Error{File: m.File, Problems: l.problems, Refusals: l.refusals}
+	}
+	base := l.origin
+	if override != "" {
+		base = strings.TrimSuffix(override, "/")
+	}
+	l.out["base_url"] = base
+	l.out["streams"] = defs
+	if l.auth != nil {
+		l.out["auth"] = l.auth
+	}
+	if len(l.headers) > 0 {
+		l.out["headers"] = l.headers
+	}
+	if l.start != "" {
+		if _, set := l.out["start_date"]; !set {
+			l.out["start_date"] = l.start
+		}
+	}
+	var secrets []string
+	if m.Spec != nil {
+		names := map[string]bool{}
+		secretFields(m.Spec.ConnectionSpecification, names)
+		collectSecrets(c.Connector, names, &secrets)
+	}
+	return &Lowered{Tree: l.out, Secrets: secrets}, nil
+}
+
+// lowerer is one manifest's lowering: the config it evaluates with, what
+// the streams must share (the tap's config has one base URL, one auth and
+// one set of headers), and what it found wrong.
+type lowerer struct {
+	m      *Manifest
+	config map[string]any
+	out    map[string]any
+
+	origin, originFrom   string
+	auth                 map[string]any
+	authFrom             string
+	headers              map[string]string
+	headersFrom          string
+	start, startFrom     string
+	problems             []Problem
+	refusals             []Refusal
+	sharedHeadersChecked bool
+}
+
+func (l *lowerer) refuse(path, typ, why string, args ...any) {
+	l.refusals = append(l.refusals, Refusal{Path: path, Type: typ, Why: fmt.Sprintf(why, args...)})
+}
+
+func (l *lowerer) problem(path, msg string, args ...any) {
+	l.problems = append(l.problems, Problem{Path: path, Msg: fmt.Sprintf(msg, args...)})
+}
+
+// vars are what an expression evaluated at load reads: the config and its
+// component's $parameters. partition, when not nil, gives each partition
+// field a {placeholder} of the tap's language.
+func (l *lowerer) vars(n *Node, partition map[string]any) *interp.Vars {
+	return &interp.Vars{Config: l.config, Parameters: n.Parameters, StreamSlice: partition}
+}
+
+// atLoad is what an expression may read to be evaluated at load.
+const atLoad = interp.Config | interp.Parameters
+
+// text renders e at load; ok is false (and the refusal made) when e reads
+// what only the run knows, or fails.
+func (l *lowerer) text(e Expr, n *Node, field string, partition map[string]any) (string, bool) {
+	reads := e.T.Reads()
+	allowed := interp.VarSet(atLoad)
+	if partition != nil {
+		allowed |= interp.VarSet(interp.StreamSlice | interp.StreamPartition)
+	}
+	if reads&^allowed != 0 {
+		l.refuse(join(n.Path, field), n.Type, "%q reads %s, which the tap computes only as a cursor, a link, a window's bounds or a parent's key", e.Src, reads&^allowed)
+		return "", false
+	}
+	s, err := e.T.Render(l.vars(n, partition))
+	if err != nil {
+		l.problem(join(n.Path, field), "%v", err)
+		return "", false
+	}
+	return s, true
+}
+
+// stream lowers one DeclarativeStream to a stream definition.
+func (l *lowerer) stream(s *DeclarativeStream, path string) map[string]any {
+	d := map[string]any{"name": s.Name}
+	before := len(l.problems) + len(l.refusals)
+	r, ok := s.Retriever.(*SimpleRetriever)
+	if !ok {
+		l.refuse(join(path, "retriever"), s.Retriever.node().Type, "only a SimpleRetriever")
+		return nil
+	}
+	req, ok := r.Requester.(*HttpRequester)
+	if !ok {
+		l.refuse(join(path, "retriever.requester"), r.Requester.node().Type, "only an HttpRequester")
+		return nil
+	}
+	partition := l.partition(r, d)
+	l.request(req, d, partition)
+	l.records(r.RecordSelector, d)
+	l.paginator(r.Paginator, d)
+	l.cursor(s.IncrementalSync, d)
+	if len(s.Transformations) > 0 {
+		t := s.Transformations[0].node()
+		l.refuse(t.Path, t.Type, "transformations are not run yet")
+	}
+	if len(s.PrimaryKey) > 0 {
+		var pk []any
+		for _, p := range s.PrimaryKey {
+			if len(p) != 1 {
+				l.refuse(join(path, "primary_key"), "DeclarativeStream", "a key of a nested field (%s)", strings.Join(p, "."))
+				continue
+			}
+			pk = append(pk, p[0])
+		}
+		d["primary_key"] = pk
+	}
+	l.schema(s, d, path)
+	if p, ok := d["parent"].(map[string]any); ok {
+		// The tap writes the parent's key into each child record under
+		// the partition field: the child's schema must list it.
+		if schema, ok := d["schema"].(map[string]any); ok {
+			props, _ := schema["properties"].(map[string]any)
+			if _, listed := props[p["as"].(string)]; !listed {
+				props = maps.Clone(props)
+				if props == nil {
+					props = map[string]any{}
+				}
+				props[p["as"].(string)] = map[string]any{}
+				schema = maps.Clone(schema)
+				schema["properties"] = props
+				d["schema"] = schema
+			}
+		}
+	}
+	if len(l.problems)+len(l.refusals) > before {
+		return nil
+	}
+	return d
+}
+
+// partition lowers a SubstreamPartitionRouter of one parent to the
+// stream's parent: the partition field is the parent's key as the child's
+// path and records name it. It returns the placeholders the path may read.
+func (l *lowerer) partition(r *SimpleRetriever, d map[string]any) map[string]any {
+	if len(r.PartitionRouter) == 0 {
+		return nil
+	}
+	pr := r.PartitionRouter[0]
+	sub, ok := pr.(*SubstreamPartitionRouter)
+	if !ok || len(r.PartitionRouter) > 1 {
+		l.refuse(pr.node().Path, pr.node().Type, "only one SubstreamPartitionRouter")
+		return nil
+	}
+	if len(sub.ParentStreamConfigs) != 1 {
+		l.refuse(sub.Path, sub.Type, "a partition router of %d parents (the tap reads one)", len(sub.ParentStreamConfigs))
+		return nil
+	}
+	pc := sub.ParentStreamConfigs[0]
+	key, ok1 := l.text(pc.ParentKey, &pc.Node, "parent_key", nil)
+	field, ok2 := l.text(pc.PartitionField, &pc.Node, "partition_field", nil)
+	if !ok1 || !ok2 {
+		return nil
+	}
+	if pc.RequestOption != nil {
+		l.refuse(join(pc.Path, "request_option"), "RequestOption", "a parent's key sent as a request option (the tap puts it in the path)")
+		return nil
+	}
+	if len(pc.ExtraFields) > 0 {
+		l.refuse(join(pc.Path, "extra_fields"), pc.Type, "extra_fields")
+		return nil
+	}
+	if pc.Stream == nil || !slices.ContainsFunc(l.m.Streams, func(s *DeclarativeStream) bool { return s.Name == pc.Stream.Name }) {
+		l.refuse(join(pc.Path, "stream"), pc.Type, "a parent that is not one of the manifest's streams")
+		return nil
+	}
+	d["parent"] = map[string]any{"stream": pc.Stream.Name, "key": key, "as": field}
+	return map[string]any{field: "{" + field + "}"}
+}
+
+// request lowers the requester: the URL (its origin shared by every
+// stream), method, query parameters, headers, body and auth.
+func (l *lowerer) request(r *HttpRequester, d map[string]any, partition map[string]any) {
+	var full string
+	if r.URL.IsSet() {
+		u, ok := l.text(r.URL, &r.Node, "url", partition)
+		if !ok {
+			return
+		}
+		full = u
+	} else {
+		base, ok := l.text(r.URLBase, &r.Node, "url_base", nil)
+		if !ok {
+			return
+		}
+		full = base
+		if r.Path.IsSet() {
+			p, ok := l.text(r.Path, &r.Node, "path", partition)
+			if !ok {
+				return
+			}
+			if p != "" {
+				full = strings.TrimRight(base, "/") + "/" + strings.TrimLeft(p, "/")
+			}
+		}
+	}
+	// Braces of the placeholders survive url.Parse in a path.
+	u, err := url.Parse(full)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		l.problem(join(r.Node.Path, "url_base"), "expected an http(s) URL, got %q", full)
+		return
+	}
+	origin := u.Scheme + "://" + u.Host
+	switch {
+	case l.origin == "":
+		l.origin, l.originFrom = origin, r.Node.Path
+	case l.origin != origin:
+		l.refuse(join(r.Node.Path, "url_base"), r.Type, "streams on two hosts (%s, and %s at %s): the tap's config has one base_url", origin, l.origin, l.originFrom)
+		return
+	}
+	d["path"] = strings.NewReplacer("%7B", "{", "%7D", "}").Replace(u.EscapedPath())
+	if q := u.Query(); len(q) > 0 {
+		params := map[string]any{}
+		for k, vs := range q {
+			params[k] = vs[0]
+		}
+		d["params"] = params
+	}
+	if r.Method != "" {
+		d["method"] = r.Method
+	}
+	l.requestParams(r, d)
+	l.requestHeaders(r)
+	l.requestBody(r, d)
+	if r.Authenticator != nil {
+		l.authenticator(r.Authenticator)
+	}
+	if r.ErrorHandler != nil {
+		l.errorHandler(r.ErrorHandler, d)
+	}
+}
+
+// requestParams lowers request_parameters: each a constant at load.
+func (l *lowerer) requestParams(r *HttpRequester, d map[string]any) {
+	obj, ok := r.RequestParams.V.(map[string]any)
+	if !r.RequestParams.IsSet() {
+		return
+	}
+	if !ok {
+		l.refuse(join(r.Node.Path, "request_parameters"), r.Type, "request parameters given as one expression")
+		return
+	}
+	params, _ := d["params"].(map[string]any)
+	if params == nil {
+		params = map[string]any{}
+	}
+	for _, k := range sortedKeys(obj) {
+		v, ok := l.constant(obj[k], &r.Node, "request_parameters."+k)
+		if !ok {
+			continue
+		}
+		if v == "" {
+			continue // the CDK leaves an empty parameter out
+		}
+		params[k] = v
+	}
+	if len(params) > 0 {
+		d["params"] = params
+	}
+}
+
+// constant is a Value's leaf evaluated at load, as text.
+func (l *lowerer) constant(v any, n *Node, field string) (string, bool) {
+	switch x := v.(type) {
+	case Expr:
+		return l.text(x, n, field, nil)
+	case nil:
+		return "", true
+	}
+	if s, ok := scalarText(v); ok {
+		return s, true
+	}
+	l.refuse(join(n.Path, field), n.Type, "a request value that is %s", kindOf(v))
+	return "", false
+}
+
+// requestHeaders lowers request_headers, which every stream must share:
+// the tap's config has one set of headers.
+func (l *lowerer) requestHeaders(r *HttpRequester) {
+	h := map[string]string{}
+	if r.Headers.IsSet() {
+		obj, ok := r.Headers.V.(map[string]any)
+		if !ok {
+			l.refuse(join(r.Node.Path, "request_headers"), r.Type, "request headers given as one expression")
+			return
+		}
+		for _, k := range sortedKeys(obj) {
+			v, ok := l.constant(obj[k], &r.Node, "request_headers."+k)
+			if ok && v != "" {
+				h[k] = v
+			}
+		}
+	}
+	if !l.sharedHeadersChecked {
+		l.headers, l.headersFrom, l.sharedHeadersChecked = h, r.Node.Path, true
+		return
+	}
+	if !equalHeaders(l.headers, h) {
+		l.refuse(join(r.Node.Path, "request_headers"), r.Type, "headers other than those of %s: the tap's config has one set", l.headersFrom)
+	}
+}
+
+func equalHeaders(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// requestBody lowers a JSON body of constants.
+func (l *lowerer) requestBody(r *HttpRequester, d map[string]any) {
+	var v Value
+	switch b := r.Body.(type) {
+	case nil:
+		v = r.BodyJSON
+		if r.BodyData.IsSet() {
+			l.refuse(join(r.Node.Path, "request_body_data"), r.Type, "a form body")
+			return
+		}
+	case *RequestBodyJsonObject:
+		v = b.Value
+	default:
+		l.refuse(b.node().Path, b.node().Type, "a body other than JSON")
+		return
+	}
+	if !v.IsSet() {
+		return
+	}
+	body, ok := l.tree(v.V, &r.Node, "request_body_json")
+	if ok {
+		d["body"] = body
+	}
+}
+
+// tree evaluates a Value's tree at load.
+func (l *lowerer) tree(v any, n *Node, field string) (any, bool) {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			ev, ok := l.tree(e, n, field+"."+k)
+			if !ok {
+				return nil, false
+			}
+			out[k] = ev
+		}
+		return out, true
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			ev, ok := l.tree(e, n, fmt.Sprintf("%s[%d]", field, i))
+			if !ok {
+				return nil, false
+			}
+			out[i] = ev
+		}
+		return out, true
+	case Expr:
+		if x.T.Reads()&^interp.VarSet(atLoad) != 0 {
+			l.refuse(join(n.Path, field), n.Type, "%q reads what only the run knows", x.Src)
+			return nil, false
+		}
+		val, err := x.T.Eval(l.vars(n, nil))
+		if err != nil {
+			l.problem(join(n.Path, field), "%v", err)
+			return nil, false
+		}
+		return val, true
+	}
+	return v, true
+}
+
+// authenticator lowers the requester's authenticator to the config's
+// auth, which every stream must share.
+func (l *lowerer) authenticator(a Authenticator) {
+	auth, ok := l.authOf(a)
+	if !ok {
+		return
+	}
+	n := a.node()
+	switch {
+	case l.authFrom == "":
+		l.auth, l.authFrom = auth, n.Path
+	case !sameAuth(l.auth, auth):
+		l.refuse(n.Path, n.Type, "an authenticator other than that of %s: the tap's config has one", l.authFrom)
+	}
+}
+
+func sameAuth(a, b map[string]any) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if fmt.Sprint(b[k]) != fmt.Sprint(v) {
+			return false
+		}
+	}
+	return true
+}
+
+func (l *lowerer) authOf(a Authenticator) (map[string]any, bool) {
+	switch x := a.(type) {
+	case *NoAuth:
+		return nil, true
+	case *BearerAuthenticator:
+		tok, ok := l.text(x.APIToken, &x.Node, "api_token", nil)
+		return map[string]any{"type": "bearer", "token": tok}, ok
+	case *BasicHttpAuthenticator:
+		user, ok1 := l.text(x.Username, &x.Node, "username", nil)
+		pass := ""
+		ok2 := true
+		if x.Password.IsSet() {
+			pass, ok2 = l.text(x.Password, &x.Node, "password", nil)
+		}
+		return map[string]any{"type": "basic", "username": user, "password": pass}, ok1 && ok2
+	case *ApiKeyAuthenticator:
+		tok, ok := l.text(x.APIToken, &x.Node, "api_token", nil)
+		if !ok {
+			return nil, false
+		}
+		in, name := "header", ""
+		switch {
+		case x.InjectInto != nil:
+			switch x.InjectInto.InjectInto {
+			case "header":
+			case "request_parameter":
+				in = "query"
+			default:
+				l.refuse(join(x.Path, "inject_into"), x.Type, "an API key sent in the %s", x.InjectInto.InjectInto)
+				return nil, false
+			}
+			name, ok = l.optionName(x.InjectInto)
+		case x.Header.IsSet():
+			name, ok = l.text(x.Header, &x.Node, "header", nil)
+		default:
+			l.problem(x.Path, "an ApiKeyAuthenticator needs header or inject_into")
+			return nil, false
+		}
+		return map[string]any{"type": "api_key", "name": name, "value": tok, "in": in}, ok
+	case *SelectiveAuthenticator:
+		sel, ok := lookupPath(l.config, x.SelectionPath)
+		name, _ := sel.(string)
+		chosen := x.Authenticators[name]
+		if !ok || chosen == nil {
+			l.problem(join(x.Path, "authenticator_selection_path"), "the config's %s is %q, which names none of the authenticators", strings.Join(x.SelectionPath, "."), name)
+			return nil, false
+		}
+		return l.authOf(chosen)
+	case *OAuthAuthenticator:
+		return l.oauth(x)
+	}
+	n := a.node()
+	l.refuse(n.Path, n.Type, "this authenticator is not lowered to the tap's auth yet")
+	return nil, false
+}
+
+// oauth lowers an OAuthAuthenticator of the refresh-token or
+// client-credentials grant.
+func (l *lowerer) oauth(x *OAuthAuthenticator) (map[string]any, bool) {
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{
+		{"access_token_value", x.AccessTokenValue.IsSet()},
+		{"refresh_request_body", x.RefreshRequestBody.IsSet()},
+		{"refresh_request_headers", x.RefreshRequestHeaders.IsSet()},
+		{"refresh_token_updater", x.RefreshTokenUpdater != nil},
+		{"send_refresh_request_as_query_params", x.RefreshAsQueryParams},
+	} {
+		if f.set {
+			l.refuse(join(x.Path, f.name), x.Type, "%s", f.name)
+			return nil, false
+		}
+	}
+	get := func(e Expr, field string) string {
+		if !e.IsSet() {
+			return ""
+		}
+		s, _ := l.text(e, &x.Node, field, nil)
+		return s
+	}
+	grant := get(x.GrantType, "grant_type")
+	if grant == "" {
+		grant = "refresh_token"
+	}
+	a := map[string]any{"type": "oauth2", "grant_type": grant,
+		"token_url":     get(x.TokenRefreshEndpoint, "token_refresh_endpoint"),
+		"client_id":     get(x.ClientID, "client_id"),
+		"client_secret": get(x.ClientSecret, "client_secret"),
+	}
+	if grant == "refresh_token" {
+		a["refresh_token"] = get(x.RefreshToken, "refresh_token")
+	}
+	if len(x.Scopes) > 0 {
+		a["scopes"] = x.Scopes
+	}
+	return a, true
+}
+
+// optionName is a RequestOption's field name, at load.
+func (l *lowerer) optionName(o *RequestOption) (string, bool) {
+	if !o.FieldName.IsSet() {
+		l.refuse(join(o.Path, "field_path"), o.Type, "a field_path (a nested field of a JSON body)")
+		return "", false
+	}
+	return l.text(o.FieldName, &o.Node, "field_name", nil)
+}
+
+// queryOption is a RequestOption that must be a query parameter.
+func (l *lowerer) queryOption(o *RequestOption, what string) (string, bool) {
+	if o.InjectInto != "request_parameter" {
+		l.refuse(join(o.Path, "inject_into"), o.Type, "%s sent in the %s (the tap sends it as a query parameter)", what, o.InjectInto)
+		return "", false
+	}
+	return l.optionName(o)
+}
+
+// records lowers the record selector: a DpathExtractor's constant path.
+func (l *lowerer) records(s *RecordSelector, d map[string]any) {
+	if s.RecordFilter != nil {
+		l.refuse(s.RecordFilter.Path, s.RecordFilter.Type, "record filters are not run yet")
+		return
+	}
+	ex, ok := s.Extractor.(*DpathExtractor)
+	if !ok {
+		l.refuse(s.Extractor.node().Path, s.Extractor.node().Type, "only a DpathExtractor")
+		return
+	}
+	var parts []string
+	for i, f := range ex.FieldPath {
+		p, ok := l.text(f, &ex.Node, fmt.Sprintf("field_path[%d]", i), nil)
+		if !ok {
+			return
+		}
+		if p == "*" || strings.Contains(p, ".") {
+			l.refuse(join(ex.Path, fmt.Sprintf("field_path[%d]", i)), ex.Type, "a field_path with %q in it", p)
+			return
+		}
+		parts = append(parts, p)
+	}
+	d["records_path"] = strings.Join(parts, ".")
+}
+
+// schema lowers the schema loader: an inline schema, or a file next to
+// the manifest.
+func (l *lowerer) schema(s *DeclarativeStream, d map[string]any, path string) {
+	if len(s.SchemaLoader) == 0 {
+		file := filepath.Join(l.m.Dir, "schemas", s.Name+".json")
+		d["schema"] = file
+		return
+	}
+	switch x := s.SchemaLoader[0].(type) {
+	case *InlineSchemaLoader:
+		// The tap's language asks for the properties the schema lists;
+		// a manifest's schema may list none (the CDK then reads any).
+		schema := map[string]any{"properties": map[string]any{}}
+		for k, v := range x.Schema {
+			schema[k] = v
+		}
+		d["schema"] = schema
+	case *JsonFileSchemaLoader:
+		p := "./schemas/" + s.Name + ".json"
+		if x.FilePath.IsSet() {
+			var ok bool
+			if p, ok = l.text(x.FilePath, &x.Node, "file_path", nil); !ok {
+				return
+			}
+		}
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(l.m.Dir, p)
+		}
+		d["schema"] = p
+		if b, err := os.ReadFile(p); err == nil {
+			var schema map[string]any
+			if json.Unmarshal(b, &schema) == nil && schema != nil {
+				d["schema"] = schema // read here, so a child's partition field can be added
+			}
+		}
+	default:
+		n := s.SchemaLoader[0].node()
+		l.refuse(n.Path, n.Type, "this schema loader")
+	}
+}
+
+// paginator lowers the DefaultPaginator's strategy to a pagination type.
+func (l *lowerer) paginator(p Paginator, d map[string]any) {
+	dp, ok := p.(*DefaultPaginator)
+	if !ok {
+		d["pagination"] = map[string]any{"type": "none"}
+		return
+	}
+	pg := map[string]any{}
+	if dp.PageSizeOption != nil {
+		name, ok := l.queryOption(dp.PageSizeOption, "the page size")
+		if !ok {
+			return
+		}
+		pg["page_size_param"] = name
+	}
+	size := func(e Expr, n *Node) bool {
+		if !e.IsSet() {
+			return true
+		}
+		s, ok := l.text(e, n, "page_size", nil)
+		if !ok {
+			return false
+		}
+		v, err := strconv.Atoi(s)
+		if err != nil || v < 1 {
+			l.problem(join(n.Path, "page_size"), "expected a whole number above 0, got %q", s)
+			return false
+		}
+		pg["page_size"] = v
+		return true
+	}
+	var tokenParam string
+	nextURL := false
+	switch o := dp.PageTokenOption.(type) {
+	case *RequestPath:
+		nextURL = true
+	case *RequestOption:
+		var ok bool
+		if tokenParam, ok = l.queryOption(o, "the page token"); !ok {
+			return
+		}
+	case nil:
+	}
+	switch s := dp.Strategy.(type) {
+	case *PageIncrement:
+		if !size(s.PageSize, &s.Node) || !l.needParam(tokenParam, nextURL, &s.Node) {
+			return
+		}
+		pg["type"], pg["page_param"], pg["start_page"] = "page_number", tokenParam, s.StartFromPage
+		if s.StartFromPage == 0 {
+			pg["start_page"] = 1
+		}
+	case *OffsetIncrement:
+		if !size(s.PageSize, &s.Node) || !l.needParam(tokenParam, nextURL, &s.Node) {
+			return
+		}
+		if pg["page_size"] == nil || pg["page_size_param"] == nil {
+			l.refuse(s.Path, s.Type, "an offset page without page_size and page_size_option")
+			return
+		}
+		pg["type"], pg["offset_param"] = "offset", tokenParam
+	case *CursorPagination:
+		if !size(s.PageSize, &s.Node) || !l.cursorPagination(s, pg, tokenParam, nextURL) {
+			return
+		}
+	default:
+		n := dp.Strategy.node()
+		l.refuse(n.Path, n.Type, "this pagination strategy")
+		return
+	}
+	d["pagination"] = pg
+}
+
+func (l *lowerer) needParam(param string, nextURL bool, n *Node) bool {
+	if param == "" || nextURL {
+		l.refuse(n.Path, n.Type, "a page number or offset sent other than as a query parameter")
+		return false
+	}
+	return true
+}
+
+// cursorPagination lowers a cursor_value of one of the forms the tap
+// reads: a path of the response (a token, or with a RequestPath the next
+// page's URL), the link header's next URL, or a field of the last record.
+func (l *lowerer) cursorPagination(s *CursorPagination, pg map[string]any, param string, nextURL bool) bool {
+	v, path, ok := s.CursorValue.T.Path()
+	at := join(s.Path, "cursor_value")
+	if !ok {
+		l.refuse(at, s.Type, "%q: the tap reads a cursor from a path of the response, the link header or the last record", s.CursorValue.Src)
+		return false
+	}
+	dotted := strings.Join(path, ".")
+	switch {
+	case v == interp.Headers && len(path) == 3 && strings.EqualFold(path[0], "link") && path[1] == "next" && path[2] == "url" && nextURL:
+		pg["type"] = "link_header"
+	case v == interp.Response && nextURL && len(path) > 0:
+		pg["type"], pg["next_url_path"] = "next_url", dotted
+	case v == interp.Response && param != "" && len(path) > 0:
+		pg["type"], pg["cursor_param"], pg["next_cursor_path"] = "cursor", param, dotted
+	case v == interp.LastRecord && param != "" && len(path) == 1:
+		pg["type"], pg["cursor_param"], pg["cursor_from_last_record"] = "cursor", param, path[0]
+	default:
+		l.refuse(at, s.Type, "%q with this page_token_option", s.CursorValue.Src)
+		return false
+	}
+	if !s.StopCondition.IsSet() {
+		return true
+	}
+	// The tap stops when the cursor is missing, null or empty; a stop
+	// condition that says the same adds nothing. "not response.has_more"
+	// is the cursor type's has_more_path.
+	if sv, sp, ok := s.StopCondition.C.NotPath(); ok && sv == v && slices.Equal(sp, path) {
+		return true
+	}
+	if sv, sp, ok := s.StopCondition.C.NotPath(); ok && sv == interp.Response && pg["type"] == "cursor" && len(sp) > 0 {
+		pg["has_more_path"] = strings.Join(sp, ".")
+		return true
+	}
+	l.refuse(join(s.Path, "stop_condition"), s.Type, "%q: the tap stops on a missing cursor, or on a false has_more", s.StopCondition.Src)
+	return false
+}
+
+// cursor lowers a DatetimeBasedCursor to the replication key and the
+// incremental filter.
+func (l *lowerer) cursor(is IncrementalSync, d map[string]any) {
+	if is == nil {
+		return
+	}
+	c, ok := is.(*DatetimeBasedCursor)
+	if !ok {
+		l.refuse(is.node().Path, is.node().Type, "this incremental sync")
+		return
+	}
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{
+		{"is_data_feed", c.IsDataFeed},
+		{"is_client_side_incremental", c.IsClientSideIncremental},
+		{"global_substream_cursor", c.GlobalSubstreamCursor},
+		{"partition_field_start", c.PartitionFieldStart != ""},
+		{"partition_field_end", c.PartitionFieldEnd != ""},
+	} {
+		if f.set {
+			l.refuse(join(c.Path, f.name), c.Type, "%s", f.name)
+			return
+		}
+	}
+	field, ok := l.text(c.CursorField, &c.Node, "cursor_field", nil)
+	if !ok {
+		return
+	}
+	d["replication_key"] = field
+	// The records' cursor values must compare as the tap compares them:
+	// times (RFC 3339 or dates) by instant, epoch numbers as numbers.
+	recordFormat := c.DatetimeFormat
+	if len(c.CursorDatetimeFormats) > 0 {
+		recordFormat = c.CursorDatetimeFormats[0]
+	}
+	requestFormat, ok := l.timeFormat(c.DatetimeFormat, recordFormat, &c.Node)
+	if !ok {
+		return
+	}
+	inc := map[string]any{"format": requestFormat, "overlap_s": 0}
+	if c.StartTimeOption != nil {
+		if inc["param"], ok = l.queryOption(c.StartTimeOption, "the window's start"); !ok {
+			return
+		}
+	}
+	if c.EndTimeOption != nil {
+		if inc["end_param"], ok = l.queryOption(c.EndTimeOption, "the window's end"); !ok {
+			return
+		}
+	}
+	if c.LookbackWindow.IsSet() {
+		s, ok := l.text(c.LookbackWindow, &c.Node, "lookback_window", nil)
+		if !ok {
+			return
+		}
+		months, dur, err := interp.ParseDuration(s)
+		if err != nil || months != 0 || dur < 0 || dur%time.Second != 0 {
+			l.refuse(join(c.Path, "lookback_window"), c.Type, "%q: a lookback of whole seconds, days or weeks", s)
+			return
+		}
+		inc["overlap_s"] = int(dur / time.Second)
+	}
+	if c.Step.IsSet() && inc["end_param"] != nil {
+		s, ok := l.text(c.Step, &c.Node, "step", nil)
+		if !ok {
+			return
+		}
+		months, dur, err := interp.ParseDuration(s)
+		if err != nil || months != 0 || dur <= 0 || dur%(24*time.Hour) != 0 {
+			l.refuse(join(c.Path, "step"), c.Type, "%q: the tap's windows are whole days", s)
+			return
+		}
+		inc["chunk_days"] = int(dur / (24 * time.Hour))
+	}
+	if inc["param"] != nil {
+		d["incremental"] = inc
+	}
+	l.startDate(c)
+}
+
+// startDate evaluates the cursor's start at load: the config's
+// start_date, which every stream must share.
+func (l *lowerer) startDate(c *DatetimeBasedCursor) {
+	st := c.StartDatetime
+	s, ok := l.text(st.Datetime, &st.Node, "datetime", nil)
+	if !ok {
+		return
+	}
+	format := st.DatetimeFormat
+	if format == "" {
+		format = c.DatetimeFormat
+	}
+	t, err := interp.CompileDatetimeFormat(format).Parse(s)
+	if err != nil {
+		if t, err = time.Parse(time.RFC3339, s); err != nil {
+			l.problem(join(st.Path, "datetime"), "%q does not read as %q", s, format)
+			return
+		}
+	}
+	start := t.UTC().Format(time.RFC3339)
+	switch {
+	case l.startFrom == "":
+		l.start, l.startFrom = start, st.Path
+	case l.start != start:
+		l.refuse(st.Path, st.Type, "a start (%s) other than that of %s (%s): the tap's config has one start_date", start, l.startFrom, l.start)
+	}
+}
+
+// timeFormat is the tap's format of the values a window's bounds are
+// sent in, when the records' cursor values compare in the tap as the CDK
+// compares them.
+func (l *lowerer) timeFormat(request, record string, n *Node) (string, bool) {
+	switch record {
+	case "%s", "%ms":
+		if request != record {
+			l.refuse(join(n.Path, "datetime_format"), n.Type, "records' epoch cursor %q sent as %q: the tap sends a numeric bookmark as it is", record, request)
+			return "", false
+		}
+		return map[string]string{"%s": "unix", "%ms": "unix_ms"}[record], true
+	}
+	sample := time.Date(2024, 3, 4, 5, 6, 7, 8000, time.UTC)
+	rf := interp.CompileDatetimeFormat(record)
+	got, ok := keys.ParseTime(rf.Format(sample))
+	back, err := rf.Parse(rf.Format(sample))
+	if !ok || err != nil || !got.Equal(back) {
+		l.refuse(join(n.Path, "cursor_datetime_formats"), n.Type, "records' cursor format %q, which the tap does not compare as a time (RFC 3339 or a date)", record)
+		return "", false
+	}
+	switch request {
+	case "%s":
+		return "unix", true
+	case "%ms":
+		return "unix_ms", true
+	case "%Y-%m-%d":
+		return "date", true
+	}
+	layout, ok := goLayout(request)
+	if !ok {
+		l.refuse(join(n.Path, "datetime_format"), n.Type, "datetime_format %q", request)
+		return "", false
+	}
+	return layout, true
+}
+
+// goLayout writes a strftime format as a Go time layout: ok is false for
+// a directive the layout cannot say, or literal text Go would read as one.
+func goLayout(f string) (string, bool) {
+	directives := map[byte]string{'Y': "2006", 'm': "01", 'd': "02", 'H': "15", 'M': "04", 'S': "05",
+		'f': "000000", 'z': "-0700", 'y': "06", 'b': "Jan", 'B': "January", 'a': "Mon", 'A': "Monday", 'p': "PM", '%': "%"}
+	var b strings.Builder
+	for i := 0; i < len(f); i++ {
+		c := f[i]
+		if c == '%' {
+			if i+1 == len(f) {
+				return "", false
+			}
+			i++
+			s, ok := directives[f[i]]
+			if !ok {
+				return "", false
+			}
+			b.WriteString(s)
+			continue
+		}
+		if c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' && c != 'T' && c != 'Z' {
+			return "", false
+		}
+		b.WriteByte(c)
+	}
+	return b.String(), true
+}
+
+// errorHandler lowers response filters of HTTP codes to the stream's
+// on_status rules; the tap's own backoff (exponential, honouring
+// Retry-After) stands in for the backoff strategies.
+func (l *lowerer) errorHandler(h ErrorHandler, d map[string]any) {
+	var handlers []ErrorHandler
+	switch x := h.(type) {
+	case *CompositeErrorHandler:
+		handlers = x.ErrorHandlers
+	default:
+		handlers = []ErrorHandler{h}
+	}
+	rules := map[string]any{}
+	for _, h := range handlers {
+		dh, ok := h.(*DefaultErrorHandler)
+		if !ok {
+			l.refuse(h.node().Path, h.node().Type, "this error handler")
+			return
+		}
+		for _, f := range dh.ResponseFilters {
+			if f.Predicate.IsSet() || f.ErrorMessageContains != "" {
+				l.refuse(f.Path, f.Type, "a response filter on the body (predicate, error_message_contains)")
+				return
+			}
+			var rule string
+			switch f.Action {
+			case "IGNORE":
+				rule = "ignore"
+			case "FAIL":
+				rule = "fail"
+			case "RETRY", "RATE_LIMITED":
+				rule = "retry"
+			default:
+				l.refuse(join(f.Path, "action"), f.Type, "action %s", f.Action)
+				return
+			}
+			for _, code := range f.HTTPCodes {
+				k := strconv.Itoa(code)
+				if _, set := rules[k]; !set { // the first filter to match wins, as in the CDK
+					rules[k] = rule
+				}
+			}
+		}
+	}
+	if len(rules) > 0 {
+		d["on_status"] = rules
+	}
+}
+
+// secretFields gathers the names of a spec's properties marked
+// airbyte_secret, at any depth (a oneOf of auth methods).
+func secretFields(v any, into map[string]bool) {
+	switch x := v.(type) {
+	case map[string]any:
+		if props, ok := x["properties"].(map[string]any); ok {
+			for name, p := range props {
+				if pm, ok := p.(map[string]any); ok && pm["airbyte_secret"] == true {
+					into[name] = true
+				}
+			}
+		}
+		for _, e := range x {
+			secretFields(e, into)
+		}
+	case []any:
+		for _, e := range x {
+			secretFields(e, into)
+		}
+	}
+}
+
+func collectSecrets(v any, names map[string]bool, out *[]string) {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			if s, ok := e.(string); ok && names[k] {
+				*out = append(*out, s)
+			}
+			collectSecrets(e, names, out)
+		}
+	case []any:
+		for _, e := range x {
+			collectSecrets(e, names, out)
+		}
+	}
+}
+
+func lookupPath(v any, path []string) (any, bool) {
+	for _, k := range path {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if v, ok = m[k]; !ok {
+			return nil, false
+		}
+	}
+	return v, true
+}

@@ -1,0 +1,201 @@
+package manifest
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// lowerStream lowers a manifest of one stream whose retriever's paginator,
+// requester fields and incremental sync are the given YAML, with config.
+func lowerStream(t *testing.T, requester, paginator, incremental string, config map[string]any) (map[string]any, map[string]any, error) {
+	t.Helper()
+	src := `version: 6.0.0
+streams:
+  - name: s
+    primary_key: id
+    schema_loader: {type: InlineSchemaLoader, schema: {type: object, properties: {id: {type: integer}}}}
+` + incremental + `
+    retriever:
+      requester:
+        url_base: "https://api.example.com/v1"
+        path: /items
+` + requester + `
+      record_selector: {extractor: {field_path: [data, items]}}
+` + paginator
+	m, err := Parse("m.yaml", []byte(src), t.TempDir())
+	if err != nil {
+		t.Fatalf("load: %v\n%s", err, src)
+	}
+	low, err := m.Lower(&Config{Connector: config})
+	if err != nil {
+		return nil, nil, err
+	}
+	return low.Tree, low.Tree["streams"].([]any)[0].(map[string]any), nil
+}
+
+func TestLower(t *testing.T) {
+	const pagerIndent = "      "
+	pager := func(s string) string { return pagerIndent + "paginator: " + s }
+	for _, tt := range []struct {
+		name                   string
+		requester, pager, incr string
+		config                 map[string]any
+		want                   map[string]any // fields of the stream
+		wantTop                map[string]any // fields of the config
+		refused                string         // a part of the error
+	}{
+		{name: "no paginator: one page, records at a path",
+			want:    map[string]any{"path": "/v1/items", "records_path": "data.items", "pagination": map[string]any{"type": "none"}, "primary_key": []any{"id"}},
+			wantTop: map[string]any{"base_url": "https://api.example.com"}},
+		{name: "constant parameters and headers from the config",
+			requester: "        request_parameters: {region: \"{{ config['region'] }}\", empty: \"\"}\n        request_headers: {Accept: application/json}",
+			config:    map[string]any{"region": "eu"},
+			want:      map[string]any{"params": map[string]any{"region": "eu"}},
+			wantTop:   map[string]any{"headers": map[string]string{"Accept": "application/json"}}},
+		{name: "bearer auth",
+			requester: "        authenticator: {type: BearerAuthenticator, api_token: \"{{ config['token'] }}\"}",
+			config:    map[string]any{"token": "t0ken-value"},
+			wantTop:   map[string]any{"auth": map[string]any{"type": "bearer", "token": "t0ken-value"}}},
+		{name: "api key in the query",
+			requester: "        authenticator: {type: ApiKeyAuthenticator, api_token: k, inject_into: {type: RequestOption, inject_into: request_parameter, field_name: key}}",
+			wantTop:   map[string]any{"auth": map[string]any{"type": "api_key", "name": "key", "value": "k", "in": "query"}}},
+		{name: "a cursor in the body",
+			pager: pager(`{type: DefaultPaginator, page_token_option: {type: RequestOption, inject_into: request_parameter, field_name: after}, pagination_strategy: {type: CursorPagination, cursor_value: "{{ response['meta']['next'] }}", stop_condition: "{{ not response.meta.has_more }}"}}`),
+			want:  map[string]any{"pagination": map[string]any{"type": "cursor", "cursor_param": "after", "next_cursor_path": "meta.next", "has_more_path": "meta.has_more"}}},
+		{name: "the next page's URL",
+			pager: pager(`{type: DefaultPaginator, page_token_option: {type: RequestPath}, pagination_strategy: {type: CursorPagination, cursor_value: "{{ response.next }}", stop_condition: "{{ response.next is none }}"}}`),
+			want:  map[string]any{"pagination": map[string]any{"type": "next_url", "next_url_path": "next"}}},
+		{name: "the link header",
+			pager: pager(`{type: DefaultPaginator, page_token_option: {type: RequestPath}, pagination_strategy: {type: CursorPagination, cursor_value: "{{ headers['link']['next']['url'] }}"}}`),
+			want:  map[string]any{"pagination": map[string]any{"type": "link_header"}}},
+		{name: "the last record's field",
+			pager: pager(`{type: DefaultPaginator, page_token_option: {type: RequestOption, inject_into: request_parameter, field_name: since_id}, pagination_strategy: {type: CursorPagination, cursor_value: "{{ last_record['id'] }}"}}`),
+			want:  map[string]any{"pagination": map[string]any{"type": "cursor", "cursor_param": "since_id", "cursor_from_last_record": "id"}}},
+		{name: "page numbers from 0",
+			pager: pager(`{type: DefaultPaginator, page_size_option: {type: RequestOption, inject_into: request_parameter, field_name: size}, page_token_option: {type: RequestOption, inject_into: request_parameter, field_name: p}, pagination_strategy: {type: PageIncrement, page_size: 50, start_from_page: 0}}`),
+			want:  map[string]any{"pagination": map[string]any{"type": "page_number", "page_param": "p", "page_size_param": "size", "page_size": 50, "start_page": 1}}},
+		{name: "a datetime cursor with a lookback and day windows",
+			incr:   `    incremental_sync: {type: DatetimeBasedCursor, cursor_field: updated, datetime_format: "%Y-%m-%d", start_datetime: "{{ config['start'] }}", lookback_window: P2D, step: P7D, start_time_option: {type: RequestOption, inject_into: request_parameter, field_name: from}, end_time_option: {type: RequestOption, inject_into: request_parameter, field_name: to}}`,
+			config: map[string]any{"start": "2024-02-01"},
+			want: map[string]any{"replication_key": "updated",
+				"incremental": map[string]any{"param": "from", "end_param": "to", "format": "date", "overlap_s": 172800, "chunk_days": 7}},
+			wantTop: map[string]any{"start_date": "2024-02-01T00:00:00Z"}},
+		{name: "a time sent in a Go layout",
+			incr: `    incremental_sync: {type: DatetimeBasedCursor, cursor_field: updated, datetime_format: "%Y-%m-%dT%H:%M:%S.%fZ", start_datetime: "2024-02-01T00:00:00.000000Z", start_time_option: {type: RequestOption, inject_into: request_parameter, field_name: from}}`,
+			want: map[string]any{"incremental": map[string]any{"param": "from", "format": "2006-01-02T15:04:05.000000Z", "overlap_s": 0}}},
+
+		{name: "a record filter", pager: "      record_selector: {extractor: {field_path: []}, record_filter: {condition: \"{{ record.x }}\"}}",
+			refused: "record_selector.record_filter: RecordFilter: not implemented by the tap: record filters are not run yet"},
+		{name: "a cursor computed, not looked up",
+			pager:   pager(`{type: DefaultPaginator, page_token_option: {type: RequestPath}, pagination_strategy: {type: CursorPagination, cursor_value: "{{ response.next | regex_search('p=(\\d+)') }}"}}`),
+			refused: "pagination_strategy.cursor_value: CursorPagination: not implemented by the tap: "},
+		{name: "a stop condition other than the cursor's absence",
+			pager:   pager(`{type: DefaultPaginator, page_token_option: {type: RequestPath}, pagination_strategy: {type: CursorPagination, cursor_value: "{{ response.next }}", stop_condition: "{{ response.count < 10 }}"}}`),
+			refused: "pagination_strategy.stop_condition: CursorPagination: not implemented by the tap"},
+		{name: "a page token in a JSON body",
+			pager:   pager(`{type: DefaultPaginator, page_token_option: {type: RequestOption, inject_into: body_json, field_name: after}, pagination_strategy: {type: CursorPagination, cursor_value: "{{ response.next }}"}}`),
+			refused: "page_token_option.inject_into: RequestOption: not implemented by the tap: the page token sent in the body_json"},
+		{name: "a parameter computed per request",
+			requester: "        request_parameters: {t: \"{{ next_page_token.x }}\"}",
+			refused:   "request_parameters.t: HttpRequester: not implemented by the tap: \"{{ next_page_token.x }}\" reads next_page_token"},
+		{name: "records' epoch cursor sent as a date",
+			incr:    `    incremental_sync: {type: DatetimeBasedCursor, cursor_field: ts, cursor_datetime_formats: ["%s"], datetime_format: "%Y-%m-%d", start_datetime: "2024-01-01", start_time_option: {type: RequestOption, inject_into: request_parameter, field_name: from}}`,
+			refused: "incremental_sync.datetime_format: DatetimeBasedCursor: not implemented by the tap: records' epoch cursor"},
+		{name: "a window of hours",
+			incr:    `    incremental_sync: {type: DatetimeBasedCursor, cursor_field: u, datetime_format: "%Y-%m-%d", start_datetime: "2024-01-01", step: PT1H, start_time_option: {type: RequestOption, inject_into: request_parameter, field_name: from}, end_time_option: {type: RequestOption, inject_into: request_parameter, field_name: to}}`,
+			refused: "incremental_sync.step: DatetimeBasedCursor: not implemented by the tap: \"PT1H\": the tap's windows are whole days"},
+		{name: "a response filter on the body",
+			requester: "        error_handler: {type: DefaultErrorHandler, response_filters: [{type: HttpResponseFilter, action: IGNORE, predicate: \"{{ 'gone' in response }}\"}]}",
+			refused:   "response_filters[0]: HttpResponseFilter: not implemented by the tap: a response filter on the body"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			pg, sel := tt.pager, ""
+			if strings.Contains(pg, "record_selector") {
+				pg, sel = "", tt.pager
+			}
+			top, d, err := lowerStream(t, tt.requester, pg, tt.incr, tt.config)
+			if sel != "" {
+				src := strings.Replace(`version: 6.0.0
+streams:
+  - name: s
+    schema_loader: {type: InlineSchemaLoader, schema: {type: object}}
+    retriever:
+      requester: {url_base: "https://a.example"}
+SEL`, "SEL", sel, 1)
+				m, lerr := Parse("m.yaml", []byte(src), t.TempDir())
+				if lerr != nil {
+					t.Fatal(lerr)
+				}
+				_, err = m.Lower(&Config{})
+			}
+			if tt.refused != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.refused) {
+					t.Fatalf("error %v, want a part %q", err, tt.refused)
+				}
+				if !strings.HasPrefix(err.Error(), "m.yaml: refused: streams[0].") {
+					t.Errorf("error %q does not name the file and the place", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k, v := range tt.want {
+				if diff := cmp.Diff(v, d[k]); diff != "" {
+					t.Errorf("stream's %s (-want +got):\n%s", k, diff)
+				}
+			}
+			for k, v := range tt.wantTop {
+				if diff := cmp.Diff(v, top[k]); diff != "" {
+					t.Errorf("config's %s (-want +got):\n%s", k, diff)
+				}
+			}
+		})
+	}
+}
+
+// TestLowerSecrets: the spec's airbyte_secret fields, at any depth, are the
+// secrets the run masks.
+func TestLowerSecrets(t *testing.T) {
+	m, err := Parse("m.yaml", []byte(`version: 6.0.0
+streams:
+  - name: s
+    schema_loader: {type: InlineSchemaLoader, schema: {type: object}}
+    retriever:
+      requester: {url_base: "https://a.example"}
+      record_selector: {extractor: {field_path: []}}
+spec:
+  connection_specification:
+    type: object
+    properties:
+      region: {type: string}
+      credentials:
+        oneOf:
+          - {type: object, properties: {client_secret: {type: string, airbyte_secret: true}}}
+`), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	low, err := m.Lower(&Config{Connector: map[string]any{"region": "eu", "credentials": map[string]any{"client_secret": "s3cret-value"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"s3cret-value"}, low.Secrets); diff != "" {
+		t.Errorf("secrets (-want +got):\n%s", diff)
+	}
+}
+
+// TestGuideListsComponents: the guide's table of components is the
+// registry's.
+func TestGuideListsComponents(t *testing.T) {
+	b, err := os.ReadFile("../docs/guides/airbyte-manifests.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), SupportedTable()) {
+		t.Errorf("docs/guides/airbyte-manifests.md does not end with SupportedTable(); paste:\n%s", SupportedTable())
+	}
+}
