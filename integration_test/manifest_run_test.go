@@ -316,9 +316,56 @@ func TestManifestPaging(t *testing.T) {
 		t.Errorf("second run read %d updates, want fewer than %d and some (the last is read again)", n, len(all))
 	}
 	mu.Lock()
-	defer mu.Unlock()
 	if len(since) == 0 || !strings.HasPrefix(since[0], "2025-01-06") {
 		t.Errorf("second run asked updated_since %q, want the bookmark 2025-01-06", since)
+	}
+	since = nil
+	mu.Unlock()
+
+	// Airbyte mode, from a state the CDK wrote: its cursor shape is read
+	// as the bookmark, and written back beside the tap's own keys.
+	catalog := filepath.Join(dir, "catalog.json")
+	writeJSONFile(t, catalog, map[string]any{"streams": []any{map[string]any{
+		"stream":    map[string]any{"name": "updates", "json_schema": map[string]any{}, "supported_sync_modes": []any{"full_refresh", "incremental"}},
+		"sync_mode": "incremental", "destination_sync_mode": "append", "cursor_field": []any{"updated_at"}}}})
+	cdkState := filepath.Join(dir, "cdk_state.json")
+	writeJSONFile(t, cdkState, []any{map[string]any{"type": "STREAM", "stream": map[string]any{
+		"stream_descriptor": map[string]any{"name": "updates"}, "stream_state": map[string]any{"updated_at": "2025-01-04T00:00:00Z"}}}})
+	res = runTap(t, dir, time.Minute, nil, "read", "--manifest", manifest, "--config", config, "--catalog", catalog, "--state", cdkState)
+	if res.code != 0 {
+		t.Fatalf("read from the CDK's state: exit %d: %s", res.code, res.stdout)
+	}
+	var records int
+	var last map[string]any
+	for _, line := range bytes.Split(bytes.TrimSpace(res.stdout), []byte("\n")) {
+		var m struct {
+			Type  string `json:"type"`
+			State struct {
+				Stream struct {
+					State map[string]any `json:"stream_state"`
+				} `json:"stream"`
+			} `json:"state"`
+		}
+		if err := json.Unmarshal(line, &m); err != nil {
+			t.Fatalf("not a JSON message: %s", line)
+		}
+		switch m.Type {
+		case "RECORD":
+			records++
+		case "STATE":
+			last = m.State.Stream.State
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(since) == 0 || since[0] != "2025-01-04T00:00:00Z" {
+		t.Errorf("the read from the CDK's state asked updated_since %q, want its cursor 2025-01-04T00:00:00Z", since)
+	}
+	if records != 3 {
+		t.Errorf("read %d records from the CDK's state, want the 3 from 2025-01-04", records)
+	}
+	if last["updated_at"] != "2025-01-06T00:00:00Z" || last["replication_key_value"] != "2025-01-06T00:00:00Z" {
+		t.Errorf("last stream_state %v: want the CDK's updated_at and the tap's bookmark, both 2025-01-06T00:00:00Z", last)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/tap-dev/tap/manifest/interp"
+	"github.com/tap-dev/tap/settings"
 	"github.com/tap-dev/tap/streams/keys"
 )
 
@@ -38,13 +39,16 @@ type Lowered struct {
 	// Secrets are the connector config's values at fields its spec marks
 	// airbyte_secret, to be masked wherever they would appear.
 	Secrets []string
+	// CDKState is, by stream, its datetime cursor as the CDK keeps it in
+	// state (settings.Config.CDKState).
+	CDKState map[string]settings.CDKCursor
 }
 
 // Lower compiles the manifest's streams for c (checked by CheckConfig).
 // A form the tap does not run is a Refusal in the *Error, one line per
 // place.
 func (m *Manifest) Lower(c *Config) (*Lowered, error) {
-	l := &lowerer{m: m, config: c.Connector, out: map[string]any{}}
+	l := &lowerer{m: m, config: c.Connector, out: map[string]any{}, cdk: map[string]settings.CDKCursor{}}
 	for k, v := range c.Tap {
 		l.out[k] = v
 	}
@@ -82,7 +86,7 @@ func (m *Manifest) Lower(c *Config) (*Lowered, error) {
 		secretFields(m.Spec.ConnectionSpecification, names)
 		collectSecrets(c.Connector, names, &secrets)
 	}
-	return &Lowered{Tree: l.out, Secrets: secrets}, nil
+	return &Lowered{Tree: l.out, Secrets: secrets, CDKState: l.cdk}, nil
 }
 
 // lowerer is one manifest's lowering: the config it evaluates with, what
@@ -92,6 +96,7 @@ type lowerer struct {
 	m      *Manifest
 	config map[string]any
 	out    map[string]any
+	cdk    map[string]settings.CDKCursor
 
 	origin, originFrom   string
 	auth                 map[string]any
@@ -821,6 +826,11 @@ func (l *lowerer) cursor(is IncrementalSync, d map[string]any) {
 	if !ok {
 		return
 	}
+	shape := settings.CDKCursor{Field: field, Format: requestFormat}
+	if p, ok := d["parent"].(map[string]any); ok {
+		shape.Partition, _ = p["as"].(string)
+	}
+	l.cdk[d["name"].(string)] = shape
 	inc := map[string]any{"format": requestFormat, "overlap_s": 0}
 	if c.StartTimeOption != nil {
 		if inc["param"], ok = l.queryOption(c.StartTimeOption, "the window's start"); !ok {

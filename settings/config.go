@@ -81,6 +81,11 @@ type Config struct {
 	End time.Time `json:"-"`
 	// Schemas holds each stream's decoded schema by stream name.
 	Schemas map[string]map[string]any `json:"-"`
+	// CDKState, by stream, is how a stream compiled from an Airbyte
+	// manifest keeps its cursor in Airbyte's state as the CDK does, so
+	// that a connection moves between the CDK and the tap without a
+	// resync (nil: the tap's own shape only). Set by that front end.
+	CDKState map[string]CDKCursor `json:"-"`
 	// Redactor masks the config's secrets; a run adds the secrets it
 	// learns (access tokens) to it.
 	Redactor *Redactor `json:"-"`
@@ -632,4 +637,17 @@ func (c *Config) CheckEnv(walked func(stream string) bool) error {
 		return &InputError{File: c.Path, Err: err}
 	}
 	return nil
+}
+
+// CDKCursor is a stream's cursor in the state shape of Airbyte's
+// declarative CDK: {"<Field>": "<value in Format>"}, or for a substream
+// {"states": [{"partition": {"<Partition>": key, ...}, "cursor":
+// {"<Field>": value}}]}.
+type CDKCursor struct {
+	Field string
+	// Format is the tap's format of the value (rfc3339, date, unix,
+	// unix_ms or a Go time layout): the manifest's datetime_format.
+	Format string
+	// Partition is a substream's partition field ("": not partitioned).
+	Partition string
 }

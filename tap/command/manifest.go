@@ -105,6 +105,7 @@ func compileManifest(cmd string, f inputs.Files, aw *output.Airbyte) (inputs.Fil
 	if err != nil {
 		return f, true, err
 	}
+	cfg.CDKState = low.CDKState
 	f.Compiled = cfg
 	return f, false, nil
 }

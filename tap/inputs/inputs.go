@@ -168,7 +168,9 @@ func (f Files) LoadState(cfg *settings.Config) (*state.State, error) {
 // (nil: none).
 func (f Files) loadState(cfg *settings.Config, fullTable func(stream string) bool) (*state.State, error) {
 	if f.State == "" || f.FirstRun() != "" {
-		return state.New(), nil
+		st := state.New()
+		st.UseCDK(cfg.CDKState)
+		return st, nil
 	}
 	return state.LoadFor(f.State, cfg, fullTable)
 }
@@ -226,6 +228,7 @@ func (f Files) LoadRead(cfg *settings.Config) (*state.State, *catalog.Selection,
 		return nil, nil, err
 	}
 	st := state.New()
+	st.UseCDK(cfg.CDKState)
 	if f.State != "" && f.FirstRun() == "" {
 		if st, err = state.LoadMatching(f.State, cfg, sel.Namespace, func(s string) bool { return slices.Contains(fullRefresh, s) }); err != nil {
 			return nil, nil, err

@@ -74,6 +74,9 @@ type State struct {
 	// back lists the streams a bookmark of which moved back since the
 	// last snapshot (MovedBack).
 	back map[string]bool
+	// cdk is, by stream, the CDK state shape its Airbyte state carries
+	// too (UseCDK; nil: none).
+	cdk map[string]settings.CDKCursor
 	// airbyte holds the Airbyte per-stream states as read, with the
 	// namespace of their stream_descriptor, for MatchNamespaces.
 	airbyte []airbyteStream
@@ -133,6 +136,7 @@ func LoadFor(path string, cfg *settings.Config, fullTable func(stream string) bo
 	if err != nil {
 		return nil, err
 	}
+	st.UseCDK(cfg.CDKState)
 	if err := st.Check(cfg, fullTable); err != nil {
 		return nil, inputErr(path, err)
 	}
@@ -148,6 +152,7 @@ func LoadMatching(path string, cfg *settings.Config, namespace func(stream strin
 		return nil, err
 	}
 	st.MatchNamespaces(namespace)
+	st.UseCDK(cfg.CDKState)
 	if err := st.Check(cfg, fullTable); err != nil {
 		return nil, inputErr(path, err)
 	}
@@ -882,6 +887,7 @@ func (st *State) StreamJSON(stream string) ([]byte, error) {
 	if b == nil {
 		b = map[string]any{}
 	}
+	b = st.cdkLocked(stream, b)
 	if q := st.quotaLocked(); q != nil {
 		b = maps.Clone(b)
 		b[quotaKey] = q
