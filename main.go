@@ -218,8 +218,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if f.Reconcile && (cmd != "" || test != "" || discover || infer != "") {
 		return badUsage(cmd, stdout, stderr, "--reconcile: is for a Singer sync (tap --config CONFIG --reconcile) only")
 	}
-	if (cmd == "" && !version && !about && infer == "" || cmd == "spec" || cmd == "check" || cmd == "discover" || cmd == "read") &&
-		(f.Manifest != "" || command.HasInjectedManifest(f.Config)) {
+	manifestCmd := cmd == "" && !version && !about && infer == "" || cmd == "spec" || cmd == "check" || cmd == "discover" || cmd == "read"
+	if manifestCmd {
+		f = command.FindManifest(f)
+	}
+	if manifestCmd && (f.Manifest != "" || command.HasInjectedManifest(f.Config)) {
 		compiled, done, err := command.Manifest(cmd, f, stdout)
 		switch {
 		case done && cmd != "":

@@ -774,7 +774,9 @@ func (l *lowerer) cursorPagination(s *CursorPagination, pg map[string]any, param
 	// The tap stops when the cursor is missing, null or empty; a stop
 	// condition that says the same adds nothing. "not response.has_more"
 	// is the cursor type's has_more_path.
-	if sv, sp, ok := s.StopCondition.C.NotPath(); ok && sv == v && slices.Equal(sp, path) {
+	// A stop condition on a part of the cursor's path (the link header's
+	// "next") stops no sooner than the cursor's absence does.
+	if sv, sp, ok := s.StopCondition.C.NotPath(); ok && sv == v && len(sp) > 0 && len(sp) <= len(path) && slices.Equal(sp, path[:len(sp)]) {
 		return true
 	}
 	if sv, sp, ok := s.StopCondition.C.NotPath(); ok && sv == interp.Response && pg["type"] == "cursor" && len(sp) > 0 {

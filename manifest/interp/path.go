@@ -21,8 +21,8 @@ func (t *Template) Path() (Var, []string, bool) {
 
 // NotPath tells whether the condition holds exactly when a variable's
 // value at a fixed path is missing, null or empty: "{{ not response.next
-// }}" or "{{ response.next is none }}" (for a value that is never false
-// or empty but when absent).
+// }}", "{{ response.next is none }}" (for a value that is never false or
+// empty but when absent) or "{{ 'next' not in response }}".
 func (c *Condition) NotPath() (Var, []string, bool) {
 	switch x := c.t.single.(type) {
 	case *unary:
@@ -32,6 +32,16 @@ func (c *Condition) NotPath() (Var, []string, bool) {
 	case *testCall:
 		if x.name == "none" && !x.negate && len(x.args) == 0 {
 			return pathOf(x.x)
+		}
+	case *compare:
+		// "'next' not in response.links": response.links.next is missing.
+		if len(x.ops) == 1 && x.ops[0] == "not in" {
+			key, ok := constString(x.first)
+			if !ok {
+				break
+			}
+			v, p, ok := pathOf(x.rest[0])
+			return v, append(p, key), ok
 		}
 	}
 	return 0, nil, false

@@ -43,6 +43,8 @@ func TestNotPath(t *testing.T) {
 		{"{{ response.next is none }}", []string{"next"}, true},
 		{"{{ not response.get('has_more', False) }}", []string{"has_more"}, true},
 		{"{{ response.next is not none }}", nil, false},
+		{"{{ 'next' not in response['links'] }}", []string{"links", "next"}, true},
+		{"{{ 'next' in response['links'] }}", nil, false},
 		{"{{ not response.has_more and response.x }}", nil, false},
 		{"{{ response.has_more }}", nil, false},
 	} {

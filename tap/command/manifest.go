@@ -3,6 +3,7 @@ package command
 import (
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/tap-dev/tap/inputfile"
 	"github.com/tap-dev/tap/manifest"
@@ -11,6 +12,24 @@ import (
 	"github.com/tap-dev/tap/tap/inputs"
 	"github.com/tap-dev/tap/tap/output"
 )
+
+// ImageManifestPath is where Airbyte's source-declarative-manifest image
+// reads its manifest from; the tap's image does too, so that it can
+// stand in for that image.
+const ImageManifestPath = "/airbyte/integration_code/source_declarative_manifest/manifest.yaml"
+
+// FindManifest is f with the manifest a command runs on: --manifest, else
+// the one injected in the config, else the file at ImageManifestPath when
+// there is one; "" (f unchanged) when none.
+func FindManifest(f inputs.Files) inputs.Files {
+	if f.Manifest != "" || HasInjectedManifest(f.Config) {
+		return f
+	}
+	if fi, err := os.Stat(ImageManifestPath); err == nil && fi.Mode().IsRegular() {
+		f.Manifest = ImageManifestPath
+	}
+	return f
+}
 
 // HasInjectedManifest reports whether the config at path carries a
 // manifest, as Airbyte's platform passes one to its
