@@ -28,10 +28,10 @@ type Census struct {
 	Outcomes map[Outcome]int
 	Types    map[string]*TypeTally
 	Files    []CensusFile
-	// Runs counts the loaded manifests whose every stream Lower compiles
+	// Runs counts the loaded manifests whose every stream Compile compiles
 	// for a sample config (each spec field its example, default, or a
 	// value of its type); NotRun tallies, for the others, the first
-	// form Lower refused ("CursorPagination: stop_condition …").
+	// form Lower refused, or the first problem of the compiled config ("CursorPagination: stop_condition …").
 	Runs   int
 	NotRun map[string]int
 }
@@ -163,7 +163,7 @@ func (c *Census) lower(f *CensusFile) {
 	if err == nil {
 		var cfg *Config
 		if cfg, err = m.CheckConfig(f.Path, sampleConfig(m.Spec)); err == nil {
-			_, err = m.Lower(cfg)
+			_, err = m.Compile(f.Path, cfg)
 		}
 	}
 	if err == nil {
@@ -250,7 +250,7 @@ func sampleValue(name string, schema map[string]any) any {
 	if format == "date-time" || strings.Contains(strings.ToLower(name), "date") || strings.Contains(strings.ToLower(name), "start") {
 		return "2024-01-01T00:00:00Z"
 	}
-	return "sample"
+	return "sample-value" // long enough to be masked, as a secret must be
 }
 
 // censusLoad loads a manifest and returns its tree whenever its

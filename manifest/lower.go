@@ -14,6 +14,7 @@ import (
 
 	"github.com/tap-dev/tap/manifest/interp"
 	"github.com/tap-dev/tap/settings"
+	"github.com/tap-dev/tap/streammap"
 	"github.com/tap-dev/tap/streams/keys"
 )
 
@@ -48,7 +49,7 @@ type Lowered struct {
 // A form the tap does not run is a Refusal in the *Error, one line per
 // place.
 func (m *Manifest) Lower(c *Config) (*Lowered, error) {
-	l := &lowerer{m: m, config: c.Connector, out: map[string]any{}, cdk: map[string]settings.CDKCursor{}}
+	l := &lowerer{m: m, config: c.Connector, out: map[string]any{}, cdk: map[string]settings.CDKCursor{}, maps: map[string]any{}}
 	for k, v := range c.Tap {
 		l.out[k] = v
 	}
@@ -73,7 +74,17 @@ func (m *Manifest) Lower(c *Config) (*Lowered, error) {
 		l.out["auth"] = l.auth
 	}
 	if len(l.headers) > 0 {
-		l.out["headers"] = l.headers
+		h := make(map[string]any, len(l.headers))
+		for k, v := range l.headers {
+			h[k] = v
+		}
+		l.out["headers"] = h
+	}
+	if len(l.maps) > 0 {
+		if _, own := c.Tap["stream_maps"]; own {
+			return nil, &Error{File: m.File, Problems: []Problem{{Path: TapKey + ".stream_maps", Msg: "the manifest's transformations and record filters are stream maps: give no stream_maps of your own"}}}
+		}
+		l.out["stream_maps"] = l.maps
 	}
 	if l.start != "" {
 		if _, set := l.out["start_date"]; !set {
@@ -89,6 +100,33 @@ func (m *Manifest) Lower(c *Config) (*Lowered, error) {
 	return &Lowered{Tree: l.out, Secrets: secrets, CDKState: l.cdk}, nil
 }
 
+// Compile is the config a run of the manifest's streams takes: Lower's
+// tree loaded as a config file's streams load (settings.FromTree), its
+// stream maps compiled, the CDK's state shapes set. file names the
+// connector's config in errors.
+func (m *Manifest) Compile(file string, c *Config) (*settings.Config, error) {
+	low, err := m.Lower(c)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := settings.FromTree(file, low.Tree, low.Secrets...)
+	if err != nil {
+		return nil, err
+	}
+	cfg.CDKState = low.CDKState
+	if len(cfg.StreamMaps) > 0 {
+		srcs := make(map[string]streammap.StreamSchema, len(cfg.Streams))
+		for i := range cfg.Streams {
+			d := &cfg.Streams[i]
+			srcs[d.Name] = streammap.StreamSchema{Schema: cfg.Schemas[d.Name], KeyProperties: d.PrimaryKey}
+		}
+		if _, err := streammap.NewMapper(streammap.MapConfig{StreamMaps: cfg.StreamMaps}, srcs); err != nil {
+			return nil, fmt.Errorf("%s: the stream maps of the manifest's transformations: %w", m.File, err)
+		}
+	}
+	return cfg, nil
+}
+
 // lowerer is one manifest's lowering: the config it evaluates with, what
 // the streams must share (the tap's config has one base URL, one auth and
 // one set of headers), and what it found wrong.
@@ -97,6 +135,7 @@ type lowerer struct {
 	config map[string]any
 	out    map[string]any
 	cdk    map[string]settings.CDKCursor
+	maps   map[string]any // by stream, its stream map (transform)
 
 	origin, originFrom   string
 	auth                 map[string]any
@@ -161,15 +200,12 @@ func (l *lowerer) stream(s *DeclarativeStream, path string) map[string]any {
 		l.refuse(join(path, "retriever.requester"), r.Requester.node().Type, "only an HttpRequester")
 		return nil
 	}
-	partition := l.partition(r, d)
+	partition, asField := l.partition(r, s, d)
 	l.request(req, d, partition)
 	l.records(r.RecordSelector, d)
 	l.paginator(r.Paginator, d)
 	l.cursor(s.IncrementalSync, d)
-	if len(s.Transformations) > 0 {
-		t := s.Transformations[0].node()
-		l.refuse(t.Path, t.Type, "transformations are not run yet")
-	}
+	l.transform(s, r.RecordSelector, d, asField)
 	if len(s.PrimaryKey) > 0 {
 		var pk []any
 		for _, p := range s.PrimaryKey {
@@ -182,22 +218,35 @@ func (l *lowerer) stream(s *DeclarativeStream, path string) map[string]any {
 		d["primary_key"] = pk
 	}
 	l.schema(s, d, path)
+	// The tap's language asks a record schema to list the key fields and
+	// the field it writes a child's parent key into; a manifest's schema
+	// may leave them out (the CDK reads any field).
+	var listed []string
+	if pk, ok := d["primary_key"].([]any); ok {
+		for _, k := range pk {
+			listed = append(listed, k.(string))
+		}
+	}
 	if p, ok := d["parent"].(map[string]any); ok {
-		// The tap writes the parent's key into each child record under
-		// the partition field: the child's schema must list it.
-		if schema, ok := d["schema"].(map[string]any); ok {
-			props, _ := schema["properties"].(map[string]any)
-			if _, listed := props[p["as"].(string)]; !listed {
-				props = maps.Clone(props)
-				if props == nil {
-					props = map[string]any{}
-				}
-				props[p["as"].(string)] = map[string]any{}
-				schema = maps.Clone(schema)
-				schema["properties"] = props
-				d["schema"] = schema
+		listed = append(listed, p["as"].(string))
+	}
+	if schema, ok := d["schema"].(map[string]any); ok {
+		schema = maps.Clone(schema)
+		if _, typed := schema["type"]; !typed {
+			schema["type"] = "object"
+		}
+		props, _ := schema["properties"].(map[string]any)
+		props = maps.Clone(props)
+		if props == nil {
+			props = map[string]any{}
+		}
+		for _, name := range listed {
+			if _, ok := props[name]; !ok {
+				props[name] = map[string]any{}
 			}
 		}
+		schema["properties"] = props
+		d["schema"] = schema
 	}
 	if len(l.problems)+len(l.refusals) > before {
 		return nil
@@ -208,40 +257,55 @@ func (l *lowerer) stream(s *DeclarativeStream, path string) map[string]any {
 // partition lowers a SubstreamPartitionRouter of one parent to the
 // stream's parent: the partition field is the parent's key as the child's
 // path and records name it. It returns the placeholders the path may read.
-func (l *lowerer) partition(r *SimpleRetriever, d map[string]any) map[string]any {
+func (l *lowerer) partition(r *SimpleRetriever, s *DeclarativeStream, d map[string]any) (map[string]any, *AddedFieldDefinition) {
 	if len(r.PartitionRouter) == 0 {
-		return nil
+		return nil, nil
 	}
 	pr := r.PartitionRouter[0]
 	sub, ok := pr.(*SubstreamPartitionRouter)
 	if !ok || len(r.PartitionRouter) > 1 {
 		l.refuse(pr.node().Path, pr.node().Type, "only one SubstreamPartitionRouter")
-		return nil
+		return nil, nil
 	}
 	if len(sub.ParentStreamConfigs) != 1 {
 		l.refuse(sub.Path, sub.Type, "a partition router of %d parents (the tap reads one)", len(sub.ParentStreamConfigs))
-		return nil
+		return nil, nil
 	}
 	pc := sub.ParentStreamConfigs[0]
 	key, ok1 := l.text(pc.ParentKey, &pc.Node, "parent_key", nil)
 	field, ok2 := l.text(pc.PartitionField, &pc.Node, "partition_field", nil)
 	if !ok1 || !ok2 {
-		return nil
+		return nil, nil
 	}
 	if pc.RequestOption != nil {
 		l.refuse(join(pc.Path, "request_option"), "RequestOption", "a parent's key sent as a request option (the tap puts it in the path)")
-		return nil
+		return nil, nil
 	}
 	if len(pc.ExtraFields) > 0 {
 		l.refuse(join(pc.Path, "extra_fields"), pc.Type, "extra_fields")
-		return nil
+		return nil, nil
 	}
 	if pc.Stream == nil || !slices.ContainsFunc(l.m.Streams, func(s *DeclarativeStream) bool { return s.Name == pc.Stream.Name }) {
 		l.refuse(join(pc.Path, "stream"), pc.Type, "a parent that is not one of the manifest's streams")
-		return nil
+		return nil, nil
 	}
-	d["parent"] = map[string]any{"stream": pc.Stream.Name, "key": key, "as": field}
-	return map[string]any{field: "{" + field + "}"}
+	// The tap writes the parent's key into each child record under
+	// parent.as: the field an AddFields of the partition's value adds,
+	// else the partition field itself.
+	as, added := field, (*AddedFieldDefinition)(nil)
+	for _, t := range s.Transformations {
+		if a, ok := t.(*AddFields); ok && !a.Condition.IsSet() && added == nil {
+			for _, f := range a.Fields {
+				v, p, ok := f.Value.T.Path()
+				if ok && v&(interp.StreamPartition|interp.StreamSlice) != 0 && len(p) == 1 && p[0] == field && len(f.Path) == 1 && f.ValueType == "" {
+					as, added = f.Path[0], f
+					break
+				}
+			}
+		}
+	}
+	d["parent"] = map[string]any{"stream": pc.Stream.Name, "key": key, "as": as}
+	return map[string]any{field: "{" + as + "}"}, added
 }
 
 // request lowers the requester: the URL (its origin shared by every
@@ -598,10 +662,6 @@ func (l *lowerer) queryOption(o *RequestOption, what string) (string, bool) {
 
 // records lowers the record selector: a DpathExtractor's constant path.
 func (l *lowerer) records(s *RecordSelector, d map[string]any) {
-	if s.RecordFilter != nil {
-		l.refuse(s.RecordFilter.Path, s.RecordFilter.Type, "record filters are not run yet")
-		return
-	}
 	ex, ok := s.Extractor.(*DpathExtractor)
 	if !ok {
 		l.refuse(s.Extractor.node().Path, s.Extractor.node().Type, "only a DpathExtractor")
@@ -732,6 +792,20 @@ func (l *lowerer) paginator(p Paginator, d map[string]any) {
 		n := dp.Strategy.node()
 		l.refuse(n.Path, n.Type, "this pagination strategy")
 		return
+	}
+	// A next URL or link carries the page size on; the first request
+	// sends it as a parameter.
+	if t := pg["type"]; (t == "next_url" || t == "link_header") && pg["page_size"] != nil {
+		if name, ok := pg["page_size_param"].(string); ok {
+			params, _ := d["params"].(map[string]any)
+			if params == nil {
+				params = map[string]any{}
+			}
+			params[name] = strconv.Itoa(pg["page_size"].(int))
+			d["params"] = params
+		}
+		delete(pg, "page_size")
+		delete(pg, "page_size_param")
 	}
 	d["pagination"] = pg
 }
@@ -1063,4 +1137,102 @@ func lookupPath(v any, path []string) (any, bool) {
 		}
 	}
 	return v, true
+}
+
+// transform lowers a stream's AddFields, RemoveFields and RecordFilter to
+// its stream map (the Meltano SDK's, which the tap runs on the splice path
+// too): an added field is a property computed by the expression written
+// in Python (Template.Python), a removed one a property set to null, the
+// filter __filter__. The map's expressions read the record as it came, as
+// the CDK's transformations read it in turn: an expression that reads a
+// field an earlier transformation added is refused, as is one of a nested
+// field, a condition, or the replication key or a key field changed.
+// asField is the AddFields of the partition's value, which parent.as does.
+func (l *lowerer) transform(s *DeclarativeStream, sel *RecordSelector, d map[string]any, asField *AddedFieldDefinition) {
+	m := map[string]any{}
+	added := map[string]bool{}
+	protected := map[string]bool{}
+	if rk, ok := d["replication_key"].(string); ok {
+		protected[rk] = true
+	}
+	for _, k := range s.PrimaryKey {
+		protected[strings.Join(k, ".")] = true
+	}
+	readsAdded := func(reads []string) string {
+		for _, r := range reads {
+			if added[r] {
+				return r
+			}
+		}
+		return ""
+	}
+	for _, t := range s.Transformations {
+		switch x := t.(type) {
+		case *AddFields:
+			if x.Condition.IsSet() {
+				l.refuse(join(x.Path, "condition"), x.Type, "a condition on the fields added")
+				return
+			}
+			for i, f := range x.Fields {
+				if f == asField {
+					added[f.Path[0]] = true
+					continue
+				}
+				at := join(x.Path, fmt.Sprintf("fields[%d]", i))
+				if len(f.Path) != 1 || protected[f.Path[0]] {
+					l.refuse(at, x.Type, "a field added at %s (a nested field, the cursor or a key)", strings.Join(f.Path, "."))
+					return
+				}
+				src, reads, ok := f.Value.T.Python(l.vars(&x.Node, nil))
+				if !ok {
+					l.refuse(join(at, "value"), x.Type, "%q: the tap computes a field from the record, the config and $parameters with lookups, comparisons and int, float, string, length", f.Value.Src)
+					return
+				}
+				if r := readsAdded(reads); r != "" {
+					l.refuse(join(at, "value"), x.Type, "%q reads %s, which an earlier transformation added", f.Value.Src, r)
+					return
+				}
+				if fn, ok := map[string]string{"string": "str", "integer": "int", "number": "float", "boolean": "bool"}[f.ValueType]; ok {
+					src = fn + "(" + src + ")"
+				}
+				m[f.Path[0]] = src
+				added[f.Path[0]] = true
+			}
+		case *RemoveFields:
+			if x.Condition.IsSet() {
+				l.refuse(join(x.Path, "condition"), x.Type, "a condition on the fields removed")
+				return
+			}
+			for i, p := range x.FieldPointers {
+				if len(p) != 1 || protected[p[0]] || strings.ContainsAny(p[0], "*?[") {
+					l.refuse(join(x.Path, fmt.Sprintf("field_pointers[%d]", i)), x.Type, "a field removed at %s (a nested field, a glob, the cursor or a key)", strings.Join(p, "."))
+					return
+				}
+				if added[p[0]] {
+					l.refuse(join(x.Path, fmt.Sprintf("field_pointers[%d]", i)), x.Type, "%s, which an earlier transformation added", p[0])
+					return
+				}
+				m[p[0]] = nil
+			}
+		default:
+			n := t.node()
+			l.refuse(n.Path, n.Type, "this transformation")
+			return
+		}
+	}
+	if f := sel.RecordFilter; f != nil && f.Condition.IsSet() {
+		src, reads, ok := f.Condition.C.Python(l.vars(&f.Node, nil))
+		if !ok {
+			l.refuse(join(f.Path, "condition"), f.Type, "%q: the tap filters on the record, the config and $parameters with lookups and comparisons", f.Condition.Src)
+			return
+		}
+		if r := readsAdded(reads); r != "" && sel.TransformBeforeFiltering {
+			l.refuse(join(f.Path, "condition"), f.Type, "%q reads %s, which a transformation added", f.Condition.Src, r)
+			return
+		}
+		m["__filter__"] = src
+	}
+	if len(m) > 0 {
+		l.maps[s.Name] = m
+	}
 }

@@ -17,6 +17,7 @@ streams:
   - name: s
     primary_key: id
     schema_loader: {type: InlineSchemaLoader, schema: {type: object, properties: {id: {type: integer}}}}
+    $parameters: {kind: ad}
 ` + incremental + `
     retriever:
       requester:
@@ -40,12 +41,12 @@ func TestLower(t *testing.T) {
 	const pagerIndent = "      "
 	pager := func(s string) string { return pagerIndent + "paginator: " + s }
 	for _, tt := range []struct {
-		name                   string
-		requester, pager, incr string
-		config                 map[string]any
-		want                   map[string]any // fields of the stream
-		wantTop                map[string]any // fields of the config
-		refused                string         // a part of the error
+		name                          string
+		requester, pager, incr, trans string
+		config                        map[string]any
+		want                          map[string]any // fields of the stream
+		wantTop                       map[string]any // fields of the config
+		refused                       string         // a part of the error
 	}{
 		{name: "no paginator: one page, records at a path",
 			want:    map[string]any{"path": "/v1/items", "records_path": "data.items", "pagination": map[string]any{"type": "none"}, "primary_key": []any{"id"}},
@@ -54,7 +55,7 @@ func TestLower(t *testing.T) {
 			requester: "        request_parameters: {region: \"{{ config['region'] }}\", empty: \"\"}\n        request_headers: {Accept: application/json}",
 			config:    map[string]any{"region": "eu"},
 			want:      map[string]any{"params": map[string]any{"region": "eu"}},
-			wantTop:   map[string]any{"headers": map[string]string{"Accept": "application/json"}}},
+			wantTop:   map[string]any{"headers": map[string]any{"Accept": "application/json"}}},
 		{name: "bearer auth",
 			requester: "        authenticator: {type: BearerAuthenticator, api_token: \"{{ config['token'] }}\"}",
 			config:    map[string]any{"token": "t0ken-value"},
@@ -87,8 +88,24 @@ func TestLower(t *testing.T) {
 			incr: `    incremental_sync: {type: DatetimeBasedCursor, cursor_field: updated, datetime_format: "%Y-%m-%dT%H:%M:%S.%fZ", start_datetime: "2024-02-01T00:00:00.000000Z", start_time_option: {type: RequestOption, inject_into: request_parameter, field_name: from}}`,
 			want: map[string]any{"incremental": map[string]any{"param": "from", "format": "2006-01-02T15:04:05.000000Z", "overlap_s": 0}}},
 
-		{name: "a record filter", pager: "      record_selector: {extractor: {field_path: []}, record_filter: {condition: \"{{ record.x }}\"}}",
-			refused: "record_selector.record_filter: RecordFilter: not implemented by the tap: record filters are not run yet"},
+		{name: "a record filter: the stream map's __filter__", pager: "      record_selector: {extractor: {field_path: []}, record_filter: {condition: \"{{ record.x == config['x'] }}\"}}",
+			config:  map[string]any{"x": "on"},
+			wantTop: map[string]any{"stream_maps": map[string]any{"s": map[string]any{"__filter__": "(record.get('x') == 'on')"}}}},
+		{name: "a record filter on the window", pager: "      record_selector: {extractor: {field_path: []}, record_filter: {condition: \"{{ record.t >= stream_interval.start_time }}\"}}",
+			refused: "record_selector.record_filter.condition: RecordFilter: not implemented by the tap: "},
+		{name: "fields added and removed: a stream map; the partition's value is parent.as",
+			trans: `    transformations:
+      - {type: AddFields, fields: [{path: [spend], value: "{{ record.get('stats', {}).get('spend') }}"}, {path: [kind], value: "{{ parameters.kind }}", value_type: string}]}
+      - {type: RemoveFields, field_pointers: [[stats]]}`,
+			wantTop: map[string]any{"stream_maps": map[string]any{"s": map[string]any{"spend": "record.get('stats', {}).get('spend')", "kind": "str('ad')", "stats": nil}}}},
+		{name: "a field added from one added before",
+			trans: `    transformations:
+      - {type: AddFields, fields: [{path: [a], value: "{{ record.x }}"}]}
+      - {type: AddFields, fields: [{path: [b], value: "{{ record.a }}"}]}`,
+			refused: "transformations[1].fields[0].value: AddFields: not implemented by the tap: \"{{ record.a }}\" reads a, which an earlier transformation added"},
+		{name: "the cursor removed",
+			trans:   `    transformations: [{type: RemoveFields, field_pointers: [[id]]}]`,
+			refused: "transformations[0].field_pointers[0]: RemoveFields: not implemented by the tap: a field removed at id"},
 		{name: "a cursor computed, not looked up",
 			pager:   pager(`{type: DefaultPaginator, page_token_option: {type: RequestPath}, pagination_strategy: {type: CursorPagination, cursor_value: "{{ response.next | regex_search('p=(\\d+)') }}"}}`),
 			refused: "pagination_strategy.cursor_value: CursorPagination: not implemented by the tap: "},
@@ -116,7 +133,7 @@ func TestLower(t *testing.T) {
 			if strings.Contains(pg, "record_selector") {
 				pg, sel = "", tt.pager
 			}
-			top, d, err := lowerStream(t, tt.requester, pg, tt.incr, tt.config)
+			top, d, err := lowerStream(t, tt.requester, pg, tt.incr+tt.trans, tt.config)
 			if sel != "" {
 				src := strings.Replace(`version: 6.0.0
 streams:
@@ -129,7 +146,10 @@ SEL`, "SEL", sel, 1)
 				if lerr != nil {
 					t.Fatal(lerr)
 				}
-				_, err = m.Lower(&Config{})
+				var low *Lowered
+				if low, err = m.Lower(&Config{Connector: tt.config}); err == nil {
+					top = low.Tree
+				}
 			}
 			if tt.refused != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.refused) {

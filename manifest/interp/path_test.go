@@ -58,3 +58,29 @@ func TestNotPath(t *testing.T) {
 		}
 	}
 }
+
+func TestPython(t *testing.T) {
+	v := &Vars{Config: map[string]any{"status": "live", "ids": []any{1.0, 2.0}}, Parameters: map[string]any{"name": "s"}}
+	for _, tt := range []struct {
+		src, want string
+		reads     []string // nil: not translated
+	}{
+		{`{{ record['attributes']['updated_at'] }}`, `record.get('attributes').get('updated_at')`, []string{"attributes"}},
+		{`{{ record.get('stats', {}).get('spend') }}`, `record.get('stats', {}).get('spend')`, []string{"stats"}},
+		{`{{ record.status == config['status'] }}`, `(record.get('status') == 'live')`, []string{"status"}},
+		{`{{ record['id'] in config['ids'] and not record.deleted }}`, `((record.get('id') in [1.0, 2.0]) and (not record.get('deleted')))`, []string{"id", "deleted"}},
+		{`{{ record.items[0] }}`, `record.get('items')[0]`, []string{"items"}},
+		{`{{ record.n | int }}`, `int(record.get('n'))`, []string{"n"}},
+		{`{{ 'x' if record.a is none else record.a }}`, `('x' if (record.get('a') is None) else record.get('a'))`, []string{"a", "a"}},
+		{`{{ parameters.name }}`, `'s'`, []string{}},
+		{`{{ now_utc() }}`, "", nil},
+		{`{{ record.name | upper }}`, "", nil},
+		{`{{ stream_partition.id }}`, "", nil},
+		{`id-{{ record.id }}`, "", nil},
+	} {
+		got, reads, ok := MustCompile(tt.src).Python(v)
+		if ok != (tt.reads != nil) || got != tt.want || ok && !slices.Equal(reads, tt.reads) && len(reads)+len(tt.reads) > 0 {
+			t.Errorf("%s: Python = %q %q %v, want %q %q", tt.src, got, reads, ok, tt.want, tt.reads)
+		}
+	}
+}

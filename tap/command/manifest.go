@@ -116,15 +116,10 @@ func compileManifest(cmd string, f inputs.Files, aw *output.Airbyte) (inputs.Fil
 	if err != nil {
 		return f, true, badManifest(err)
 	}
-	low, err := m.Lower(checked)
+	cfg, err := m.Compile(f.Config, checked)
 	if err != nil {
 		return f, true, badManifest(err)
 	}
-	cfg, err := settings.FromTree(f.Config, low.Tree, low.Secrets...)
-	if err != nil {
-		return f, true, err
-	}
-	cfg.CDKState = low.CDKState
 	f.Compiled = cfg
 	return f, false, nil
 }
