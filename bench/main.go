@@ -78,6 +78,12 @@
 //
 //   - -only quota,pause,cost (or throughput, formats) runs only those.
 //
+//   - manifest (bench/manifest.go): the same N events in pages of 1,000
+//     read by the events stream written in the tap's language and by an
+//     Airbyte manifest of it (a cursor from the last record, the schema
+//     inline), the tap pinned, interleaved in -reps rounds, medians.
+//     Targets: CPU per record manifest/native <= 1.2, peak RSS <= 1.1.
+//
 //   - census (bench/census.go), on its own: go run ./bench -manifests DIR
 //     loads every Airbyte declarative manifest under DIR (its files, or
 //     the manifest.yaml of a checkout of Airbyte's connectors) and tallies
@@ -163,7 +169,7 @@ func main() {
 	quick := flag.Bool("quick", false, "tiny sizes, for a CI smoke run")
 	reps := flag.Int("reps", 0, "rounds of the models, perpage and feeds scenarios, interleaved [3; 1 with -quick]")
 	against := flag.String("against", "", "another tap to run beside this one in the models scenario, in the same rounds: a tap binary or a git revision (built in a temporary worktree)")
-	only := flag.String("only", "", "comma-separated scenarios to run: throughput (with memory and stream maps), limit, perpage, models, quota, scale-out, pause, cost, formats, feeds, reconcile [all]")
+	only := flag.String("only", "", "comma-separated scenarios to run: throughput (with memory and stream maps), limit, perpage, models, manifest, quota, scale-out, pause, cost, formats, feeds, reconcile [all]")
 	raw := flag.String("rawcopy", "", "internal: run as the limit scenario's raw copy of the pages at this URL")
 	serve := flag.Bool("servepages", false, "internal: run as the limit scenario's page server of -records events")
 	serveM := flag.Bool("servemodels", false, "internal: run as the models scenario's page server of -records events")
@@ -236,7 +242,7 @@ func run(records, reps int, quick bool, only, against string) int {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		return 1
 	}
-	b := &bench{bin: bin, dir: dir, pin: setupPinning(), streams: defs}
+	b := &bench{bin: bin, root: root, dir: dir, pin: setupPinning(), streams: defs}
 	if against != "" {
 		progress("building the tap of -against " + against)
 		if b.old, err = buildAgainst(ctx, root, dir, against); err != nil {
@@ -278,6 +284,11 @@ func run(records, reps int, quick bool, only, against string) int {
 	if want("models") {
 		if err := b.models(ctx, rep, n, reps); err != nil {
 			fail("models", err)
+		}
+	}
+	if want("manifest") {
+		if err := b.manifest(ctx, rep, n, reps); err != nil {
+			fail("manifest", err)
 		}
 	}
 	if want("quota") {
@@ -341,6 +352,7 @@ func run(records, reps int, quick bool, only, against string) int {
 // bench holds what every scenario needs.
 type bench struct {
 	bin     string // the tap binary
+	root    string // the module's root, where sample_config.json and schemas/ are
 	dir     string // temporary directory for configs and dead letters
 	pin     *pinning
 	streams map[string]map[string]any // sample_config.json's definitions by name
