@@ -898,7 +898,7 @@ func (l *lowerer) cursor(is IncrementalSync, d map[string]any) {
 	if len(c.CursorDatetimeFormats) > 0 {
 		recordFormat = c.CursorDatetimeFormats[0]
 	}
-	requestFormat, ok := l.timeFormat(c.DatetimeFormat, recordFormat, &c.Node)
+	requestFormat, keyFormat, ok := l.timeFormats(c.DatetimeFormat, recordFormat, &c.Node)
 	if !ok {
 		return
 	}
@@ -908,6 +908,9 @@ func (l *lowerer) cursor(is IncrementalSync, d map[string]any) {
 	}
 	l.cdk[d["name"].(string)] = shape
 	inc := map[string]any{"format": requestFormat, "overlap_s": 0}
+	if keyFormat != "" {
+		inc["key_format"] = keyFormat
+	}
 	if c.StartTimeOption != nil {
 		if inc["param"], ok = l.queryOption(c.StartTimeOption, "the window's start"); !ok {
 			return
@@ -941,9 +944,17 @@ func (l *lowerer) cursor(is IncrementalSync, d map[string]any) {
 			return
 		}
 		inc["chunk_days"] = int(dur / (24 * time.Hour))
+		// With a cursor_granularity the CDK sends a window's last
+		// instant (its end less the granularity) as its end.
+		if c.CursorGranularity != "" {
+			inc["end_inclusive"] = true
+		}
 	}
 	if inc["param"] != nil {
 		d["incremental"] = inc
+	} else if keyFormat != "" {
+		l.refuse(c.Path, c.Type, "records' cursor format %q without a start_time_option", recordFormat)
+		return
 	}
 	l.startDate(c)
 }
@@ -976,40 +987,47 @@ func (l *lowerer) startDate(c *DatetimeBasedCursor) {
 	}
 }
 
-// timeFormat is the tap's format of the values a window's bounds are
-// sent in, when the records' cursor values compare in the tap as the CDK
-// compares them.
-func (l *lowerer) timeFormat(request, record string, n *Node) (string, bool) {
+// timeFormats are the tap's formats of a datetime cursor: request, the
+// incremental.format a window's bounds are sent in (the manifest's
+// datetime_format); key, the incremental.key_format the records' cursor
+// values read in ("" when the tap compares them as times already: RFC
+// 3339 or a date).
+func (l *lowerer) timeFormats(request, record string, n *Node) (req, key string, ok bool) {
 	switch record {
-	case "%s", "%ms":
-		if request != record {
-			l.refuse(join(n.Path, "datetime_format"), n.Type, "records' epoch cursor %q sent as %q: the tap sends a numeric bookmark as it is", record, request)
-			return "", false
+	case "%s":
+		key = "unix"
+	case "%ms":
+		key = "unix_ms"
+	default:
+		sample := time.Date(2024, 3, 4, 5, 6, 7, 8000, time.UTC)
+		rf := interp.CompileDatetimeFormat(record)
+		got, ok := keys.ParseTime(rf.Format(sample))
+		back, err := rf.Parse(rf.Format(sample))
+		if !ok || err != nil || !got.Equal(back) {
+			layout, ok := goLayout(record)
+			if !ok {
+				l.refuse(join(n.Path, "cursor_datetime_formats"), n.Type, "records' cursor format %q", record)
+				return "", "", false
+			}
+			// A fraction of any length, and Z or an offset, as
+			// Python's strptime reads them.
+			key = strings.ReplaceAll(strings.ReplaceAll(layout, ".000000", ".999999"), "-0700", "Z0700")
 		}
-		return map[string]string{"%s": "unix", "%ms": "unix_ms"}[record], true
-	}
-	sample := time.Date(2024, 3, 4, 5, 6, 7, 8000, time.UTC)
-	rf := interp.CompileDatetimeFormat(record)
-	got, ok := keys.ParseTime(rf.Format(sample))
-	back, err := rf.Parse(rf.Format(sample))
-	if !ok || err != nil || !got.Equal(back) {
-		l.refuse(join(n.Path, "cursor_datetime_formats"), n.Type, "records' cursor format %q, which the tap does not compare as a time (RFC 3339 or a date)", record)
-		return "", false
 	}
 	switch request {
 	case "%s":
-		return "unix", true
+		return "unix", key, true
 	case "%ms":
-		return "unix_ms", true
+		return "unix_ms", key, true
 	case "%Y-%m-%d":
-		return "date", true
+		return "date", key, true
 	}
 	layout, ok := goLayout(request)
 	if !ok {
 		l.refuse(join(n.Path, "datetime_format"), n.Type, "datetime_format %q", request)
-		return "", false
+		return "", "", false
 	}
-	return layout, true
+	return layout, key, true
 }
 
 // goLayout writes a strftime format as a Go time layout: ok is false for

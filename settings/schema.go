@@ -57,7 +57,7 @@ func (c *Config) checkStreams(file string) error {
 			// overlap is subtracted from numbers only: on a time key it
 			// would be ignored, and the late rows it was meant to catch
 			// missed.
-			if inc := d.Incremental; inc != nil && inc.Overlap != "" && KeyKind(schema, d.ReplicationKey) == "time" {
+			if inc := d.Incremental; inc != nil && inc.Overlap != "" && StreamKeyKind(d, schema) == "time" {
 				return fmt.Errorf("stream %q: incremental.overlap: replication key %q is a time; give its overlap in seconds as incremental.overlap_s (overlap is for numeric keys)", d.Name, d.ReplicationKey)
 			}
 		}
@@ -187,6 +187,15 @@ func TypeIncludes(t any, want string) bool {
 // KeyKind says what a replication key holds, from its schema: "time",
 // "number", or "" for anything else (an opaque version string). A bookmark
 // is held to it.
+// StreamKeyKind is KeyKind of d's replication key in schema, "time" when
+// incremental.key_format reads it as one (an epoch number, a layout).
+func StreamKeyKind(d *streams.Definition, schema map[string]any) string {
+	if d.Incremental != nil && d.Incremental.KeyFormat != "" {
+		return "time"
+	}
+	return KeyKind(schema, d.ReplicationKey)
+}
+
 func KeyKind(schema map[string]any, key string) string {
 	props, _ := schema["properties"].(map[string]any)
 	p, _ := props[key].(map[string]any)

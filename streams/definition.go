@@ -86,6 +86,11 @@ type Incremental struct {
 	// one unit of Format (a day for date, a second for rfc3339 and unix,
 	// a millisecond for unix_ms).
 	EndInclusive bool `json:"end_inclusive" title:"End inclusive" doc:"The API's upper bound is inclusive: end_param is the window's last instant."`
+	// KeyFormat says how the records' replication key reads as a time
+	// when it is not RFC 3339: epoch seconds or milliseconds (a number,
+	// which would otherwise compare as one), or a Go time layout. The
+	// bookmark is then the key's time in RFC 3339.
+	KeyFormat string `json:"key_format" eg:"\"unix\"" title:"Key format" doc:"How the records' replication key reads as a time when it is not RFC 3339: unix, unix_ms or a Go time layout; the bookmark is then an RFC 3339 time."`
 }
 
 // Pagination is a tagged variant: Type selects the one option set that
@@ -173,6 +178,9 @@ func (d *Definition) Check() error {
 	if inc := d.Incremental; inc != nil {
 		if err := CheckTimeFormat(inc.Format); err != nil {
 			return bad("incremental.format", "%v", err)
+		}
+		if err := CheckTimeFormat(inc.KeyFormat); err != nil {
+			return bad("incremental.key_format", "%v", err)
 		}
 	}
 	if par := d.Parent; par != nil && par.Stream == d.Name {

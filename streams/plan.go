@@ -306,6 +306,13 @@ func (p *Plan) Observe(part Partition, key any) (Observation, error) {
 	if key == nil {
 		return NullKey, nil
 	}
+	if inc := p.def.Incremental; inc != nil && inc.KeyFormat != "" {
+		t, ok := keys.TimeOf(key, inc.KeyFormat)
+		if !ok {
+			return Uncomparable, fmt.Errorf("replication key value %s does not read as a time in key_format %q", keys.Describe(key), inc.KeyFormat)
+		}
+		key = t
+	}
 	high := &p.high
 	if p.parts != nil {
 		high = &p.parts.cursor(part).high

@@ -160,7 +160,7 @@ func (e *engine) addStreams(sel *catalog.Selection) error {
 		d := &cfg.Streams[i]
 		n := newNode(e, d, &model{selected: sel.Selected(d.Name), dropped: sel.Dropped(d.Name), fullTable: sel.FullTable(d.Name)})
 		n.counts.Feed = d.Feed != nil
-		n.model.numeric = settings.KeyKind(cfg.Schemas[d.Name], d.ReplicationKey) == "number"
+		n.model.numeric = settings.StreamKeyKind(d, cfg.Schemas[d.Name]) == "number"
 		if size, ok := d.Pagination.RepeatsRows(); ok && len(d.PrimaryKey) > 0 {
 			n.dedupe = dedupe.New(d.PrimaryKey, size)
 		}

@@ -129,3 +129,53 @@ func InclusiveEnd(end time.Time, format string) time.Time {
 	}
 	return end.Add(-time.Second)
 }
+
+// TimeOf reads a replication-key value as a time in format (an
+// incremental.key_format): "unix" or "unix_ms" (a number, or a string of
+// digits), "date", "rfc3339", or a Go time layout. It returns the time in
+// RFC 3339, UTC, as a bookmark keeps it.
+func TimeOf(v any, format string) (string, bool) {
+	var t time.Time
+	switch format {
+	case "unix", "unix_ms":
+		var text string
+		switch x := v.(type) {
+		case json.Number:
+			text = string(x)
+		case string:
+			text = x
+		case float64:
+			text = strconv.FormatFloat(x, 'f', -1, 64)
+		case int64:
+			text = strconv.FormatInt(x, 10)
+		default:
+			return "", false
+		}
+		n, err := strconv.ParseInt(text, 10, 64)
+		if err != nil {
+			return "", false
+		}
+		if format == "unix" {
+			t = time.Unix(n, 0)
+		} else {
+			t = time.UnixMilli(n)
+		}
+	default:
+		s, ok := v.(string)
+		if !ok {
+			return "", false
+		}
+		layout := format
+		switch format {
+		case "", "rfc3339":
+			layout = time.RFC3339Nano
+		case "date":
+			layout = time.DateOnly
+		}
+		var err error
+		if t, err = time.Parse(layout, s); err != nil {
+			return "", false
+		}
+	}
+	return t.UTC().Format(time.RFC3339Nano), true
+}

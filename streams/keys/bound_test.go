@@ -47,3 +47,27 @@ func TestInclusiveEnd(t *testing.T) {
 		}
 	}
 }
+
+func TestTimeOf(t *testing.T) {
+	for _, tt := range []struct {
+		v      any
+		format string
+		want   string // "" when it does not read
+	}{
+		{json.Number("1714557600"), "unix", "2024-05-01T10:00:00Z"},
+		{"1714557600", "unix", "2024-05-01T10:00:00Z"},
+		{float64(1714557600), "unix", "2024-05-01T10:00:00Z"},
+		{json.Number("1714557600123"), "unix_ms", "2024-05-01T10:00:00.123Z"},
+		{"2024-05-01 10:00:00", "2006-01-02 15:04:05", "2024-05-01T10:00:00Z"},
+		{"2024-05-01T12:00:00.5+0200", "2006-01-02T15:04:05.999999Z0700", "2024-05-01T10:00:00.5Z"},
+		{"2024-05-01", "date", "2024-05-01T00:00:00Z"},
+		{json.Number("1.5"), "unix", ""},
+		{"yesterday", "2006-01-02", ""},
+		{true, "unix", ""},
+	} {
+		got, ok := TimeOf(tt.v, tt.format)
+		if ok != (tt.want != "") || got != tt.want {
+			t.Errorf("TimeOf(%#v, %q) = %q, %v; want %q", tt.v, tt.format, got, ok, tt.want)
+		}
+	}
+}

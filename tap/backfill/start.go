@@ -18,7 +18,7 @@ func CheckStarts(cfg *settings.Config, st *state.State, sel *catalog.Selection) 
 		d := &cfg.Streams[i]
 		inc := d.Incremental
 		if inc == nil || inc.ChunkDays == 0 || !cfg.Start.IsZero() || !sel.Selected(d.Name) ||
-			settings.KeyKind(cfg.Schemas[d.Name], d.ReplicationKey) == "number" {
+			settings.StreamKeyKind(d, cfg.Schemas[d.Name]) == "number" {
 			continue
 		}
 		if _, _, inProgress := st.Window(d.Name); st.Value(d.Name) != nil || inProgress {

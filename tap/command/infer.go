@@ -251,7 +251,7 @@ func (w *inferWalk) planChain(cfg *tap.Config, known map[string]any, log *slog.L
 	if inc := d.Incremental; !b.FullTable {
 		switch {
 		case known != nil:
-			b.Numeric = settings.KeyKind(known, d.ReplicationKey) == "number"
+			b.Numeric = settings.StreamKeyKind(d, known) == "number"
 		case inc.Overlap != "":
 			b.Numeric = true
 		case inc.Format == "" && inc.OverlapS == nil && inc.ChunkDays == 0:

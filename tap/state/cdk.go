@@ -1,9 +1,7 @@
 package state
 
 import (
-	"encoding/json"
 	"maps"
-	"strconv"
 	"strings"
 	"time"
 
@@ -113,8 +111,10 @@ func fromCDK(v any, format string) any {
 	}
 	switch format {
 	case "unix", "unix_ms":
-		if _, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64); err == nil {
-			return json.Number(strings.TrimSpace(s))
+		// A DatetimeBasedCursor's bookmark is a time, whatever the
+		// records hold (incremental.key_format).
+		if t, ok := keys.TimeOf(strings.TrimSpace(s), format); ok {
+			return t
 		}
 		return v
 	case "", "rfc3339":

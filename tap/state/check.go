@@ -140,7 +140,7 @@ func (st *State) checkLocked(cfg *settings.Config) error {
 			continue
 		}
 		if v, ok := b[keyValue]; ok && v != nil {
-			switch settings.KeyKind(cfg.Schemas[d.Name], d.ReplicationKey) {
+			switch settings.StreamKeyKind(d, cfg.Schemas[d.Name]) {
 			case "time":
 				if _, ok := keys.ParseTime(v); !ok {
 					return fmt.Errorf("%s.%s: expected an RFC 3339 time (replication key %q is a date-time), got %s", field, keyValue, d.ReplicationKey, jsonText(v))
@@ -151,7 +151,7 @@ func (st *State) checkLocked(cfg *settings.Config) error {
 				}
 			}
 		}
-		if err := checkPartitions(field, b, settings.KeyKind(cfg.Schemas[d.Name], d.ReplicationKey)); err != nil {
+		if err := checkPartitions(field, b, settings.StreamKeyKind(d, cfg.Schemas[d.Name])); err != nil {
 			return err
 		}
 		if w, ok := b[keyWindow]; ok {
