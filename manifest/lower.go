@@ -607,7 +607,6 @@ func (l *lowerer) oauth(x *OAuthAuthenticator) (map[string]any, bool) {
 		set  bool
 	}{
 		{"access_token_value", x.AccessTokenValue.IsSet()},
-		{"refresh_request_body", x.RefreshRequestBody.IsSet()},
 		{"refresh_request_headers", x.RefreshRequestHeaders.IsSet()},
 		{"refresh_token_updater", x.RefreshTokenUpdater != nil},
 		{"send_refresh_request_as_query_params", x.RefreshAsQueryParams},
@@ -638,6 +637,40 @@ func (l *lowerer) oauth(x *OAuthAuthenticator) (map[string]any, bool) {
 	}
 	if len(x.Scopes) > 0 {
 		a["scopes"] = x.Scopes
+	}
+	// The refresh request's extra fields, constants at load, are the
+	// token request's parameters.
+	if x.RefreshRequestBody.IsSet() {
+		body, ok := x.RefreshRequestBody.V.(map[string]any)
+		if !ok {
+			l.refuse(join(x.Path, "refresh_request_body"), x.Type, "a refresh request body given as one expression")
+			return nil, false
+		}
+		params := map[string]any{}
+		for _, k := range sortedKeys(body) {
+			v, ok := l.constant(body[k], &x.Node, "refresh_request_body."+k)
+			if !ok {
+				return nil, false
+			}
+			switch k {
+			case "grant_type", "client_id", "client_secret", "refresh_token":
+				// The token request sends these: the body's stands in
+				// for one the authenticator leaves out.
+				if cur, _ := a[k].(string); cur == "" {
+					a[k] = v
+				} else if v != "" && v != cur {
+					l.refuse(join(x.Path, "refresh_request_body."+k), x.Type, "%s in the refresh request body other than the authenticator's", k)
+					return nil, false
+				}
+				continue
+			}
+			if v != "" {
+				params[k] = v
+			}
+		}
+		if len(params) > 0 {
+			a["token_params"] = params
+		}
 	}
 	return a, true
 }
