@@ -197,6 +197,22 @@ streams:
         type: DefaultPaginator
         page_token_option: {type: RequestOption, inject_into: request_parameter, field_name: cursor}
         pagination_strategy: {type: CursorPagination, cursor_value: "{{ response.next_cursor }}"}
+  - type: DeclarativeStream
+    name: notes
+    primary_key: note_id
+    schema_loader: {type: InlineSchemaLoader, schema: {type: object, properties: {note_id: {type: string}}}}
+    retriever:
+      type: SimpleRetriever
+      requester: {$ref: "#/definitions/requester", path: /notes}
+      record_selector: {type: RecordSelector, extractor: {type: DpathExtractor, field_path: [notes]}}
+      partition_router:
+        type: SubstreamPartitionRouter
+        parent_stream_configs:
+          - type: ParentStreamConfig
+            parent_key: id
+            partition_field: item_id
+            request_option: {type: RequestOption, inject_into: request_parameter, field_name: item}
+            stream: {$ref: "#/streams/0"}
 spec:
   connection_specification:
     type: object
@@ -253,6 +269,13 @@ func TestManifestPaging(t *testing.T) {
 				return
 			}
 			body = map[string]any{"items": page(o)}
+		case "/v2/notes":
+			item := q.Get("item")
+			if item == "" {
+				http.Error(w, "item is required", http.StatusBadRequest)
+				return
+			}
+			body = map[string]any{"notes": []map[string]any{{"note_id": "n" + item}}}
 		case "/v2/updates":
 			mu.Lock()
 			since = append(since, q.Get("updated_since"))
@@ -297,6 +320,16 @@ func TestManifestPaging(t *testing.T) {
 		if diff := cmp.Diff(all, got[s]); diff != "" {
 			t.Errorf("%s: records (-want +got):\n%s", s, diff)
 		}
+	}
+	// A note of each item, asked with the item's id in the query; the
+	// tap writes the id into the note under the partition field.
+	var notes []map[string]any
+	for _, r := range all {
+		id := strconv.Itoa(int(r["id"].(float64)))
+		notes = append(notes, map[string]any{"note_id": "n" + id, "item_id": r["id"]})
+	}
+	if diff := cmp.Diff(notes, got["notes"]); diff != "" {
+		t.Errorf("notes: records (-want +got):\n%s", diff)
 	}
 	if bytes.Contains(res.stdout, []byte(key)) || bytes.Contains(res.stderr, []byte(key)) {
 		t.Error("the API key was written")

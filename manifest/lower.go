@@ -277,9 +277,12 @@ func (l *lowerer) partition(r *SimpleRetriever, s *DeclarativeStream, d map[stri
 	if !ok1 || !ok2 {
 		return nil, nil
 	}
-	if pc.RequestOption != nil {
-		l.refuse(join(pc.Path, "request_option"), "RequestOption", "a parent's key sent as a request option (the tap puts it in the path)")
-		return nil, nil
+	param := ""
+	if o := pc.RequestOption; o != nil {
+		var ok bool
+		if param, ok = l.queryOption(o, "the parent's key"); !ok {
+			return nil, nil
+		}
 	}
 	if len(pc.ExtraFields) > 0 {
 		l.refuse(join(pc.Path, "extra_fields"), pc.Type, "extra_fields")
@@ -305,6 +308,9 @@ func (l *lowerer) partition(r *SimpleRetriever, s *DeclarativeStream, d map[stri
 		}
 	}
 	d["parent"] = map[string]any{"stream": pc.Stream.Name, "key": key, "as": as}
+	if param != "" {
+		d["parent"].(map[string]any)["param"] = param
+	}
 	return map[string]any{field: "{" + as + "}"}, added
 }
 
@@ -359,7 +365,7 @@ func (l *lowerer) request(r *HttpRequester, d map[string]any, partition map[stri
 	if r.Method != "" {
 		d["method"] = r.Method
 	}
-	l.requestParams(r, d)
+	l.requestParams(r, d, partition)
 	l.requestHeaders(r)
 	l.requestBody(r, d)
 	if r.Authenticator != nil {
@@ -371,7 +377,9 @@ func (l *lowerer) request(r *HttpRequester, d map[string]any, partition map[stri
 }
 
 // requestParams lowers request_parameters: each a constant at load.
-func (l *lowerer) requestParams(r *HttpRequester, d map[string]any) {
+// A parameter whose value is the partition's (the parent's key) is the
+// parent's param.
+func (l *lowerer) requestParams(r *HttpRequester, d map[string]any, partition map[string]any) {
 	obj, ok := r.RequestParams.V.(map[string]any)
 	if !r.RequestParams.IsSet() {
 		return
@@ -385,7 +393,18 @@ func (l *lowerer) requestParams(r *HttpRequester, d map[string]any) {
 		params = map[string]any{}
 	}
 	for _, k := range sortedKeys(obj) {
-		v, ok := l.constant(obj[k], &r.Node, "request_parameters."+k)
+		field := "request_parameters." + k
+		var v string
+		if e, isExpr := obj[k].(Expr); isExpr && partition != nil {
+			if v, ok = l.text(e, &r.Node, field, partition); ok && strings.ContainsAny(v, "{}") {
+				if !l.parentParam(d, k, v, join(r.Node.Path, field), r.Type) {
+					return
+				}
+				continue
+			}
+		} else {
+			v, ok = l.constant(obj[k], &r.Node, field)
+		}
 		if !ok {
 			continue
 		}
@@ -397,6 +416,22 @@ func (l *lowerer) requestParams(r *HttpRequester, d map[string]any) {
 	if len(params) > 0 {
 		d["params"] = params
 	}
+}
+
+// parentParam makes param the parent's query parameter when value is the
+// partition's placeholder, as a whole.
+func (l *lowerer) parentParam(d map[string]any, param, value, at, typ string) bool {
+	p, _ := d["parent"].(map[string]any)
+	if p == nil || value != "{"+p["as"].(string)+"}" {
+		l.refuse(at, typ, "%q: a value built around the partition's (the tap sends the parent's key as it is)", value)
+		return false
+	}
+	if cur, set := p["param"]; set && cur != param {
+		l.refuse(at, typ, "the parent's key sent as two parameters (%s and %s)", cur, param)
+		return false
+	}
+	p["param"] = param
+	return true
 }
 
 // constant is a Value's leaf evaluated at load, as text.

@@ -227,3 +227,64 @@ func TestGuideListsComponents(t *testing.T) {
 		t.Errorf("docs/guides/airbyte-manifests.md does not end with SupportedTable(); paste:\n%s", SupportedTable())
 	}
 }
+
+// TestLowerParentParam: a substream's partition value sent in the query,
+// by a request option or a request parameter, is the parent's param; its
+// value added to the records is the parent's "as".
+func TestLowerParentParam(t *testing.T) {
+	for _, tt := range []struct {
+		name, child string
+		want        map[string]any
+		refused     string
+	}{
+		{name: "a request option",
+			child: `requester: {url_base: "https://a.example/v1", path: /members}
+      partition_router: {type: SubstreamPartitionRouter, parent_stream_configs: [{type: ParentStreamConfig, parent_key: id, partition_field: org, request_option: {type: RequestOption, inject_into: request_parameter, field_name: org_id}, stream: {$ref: "#/streams/0"}}]}`,
+			want: map[string]any{"stream": "orgs", "key": "id", "as": "org", "param": "org_id"}},
+		{name: "a request parameter, and the value added as a field",
+			child: `requester: {url_base: "https://a.example/v1", path: /members, request_parameters: {organization: "{{ stream_partition.org }}"}}
+      partition_router: {type: SubstreamPartitionRouter, parent_stream_configs: [{type: ParentStreamConfig, parent_key: id, partition_field: org, stream: {$ref: "#/streams/0"}}]}
+    transformations: [{type: AddFields, fields: [{path: [organization_id], value: "{{ stream_partition.org }}"}]}]`,
+			want: map[string]any{"stream": "orgs", "key": "id", "as": "organization_id", "param": "organization"}},
+		{name: "a value built around the key",
+			child: `requester: {url_base: "https://a.example/v1", path: /members, request_parameters: {q: "org:{{ stream_partition.org }}"}}
+      partition_router: {type: SubstreamPartitionRouter, parent_stream_configs: [{type: ParentStreamConfig, parent_key: id, partition_field: org, stream: {$ref: "#/streams/0"}}]}`,
+			refused: "m.yaml: refused: streams[1].retriever.requester.request_parameters.q: HttpRequester: not implemented by the tap: \"org:{org}\": a value built around the partition's"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			src := `version: 6.0.0
+streams:
+  - name: orgs
+    schema_loader: {type: InlineSchemaLoader, schema: {type: object}}
+    retriever:
+      requester: {url_base: "https://a.example/v1", path: /orgs}
+      record_selector: {extractor: {field_path: []}}
+  - name: members
+    schema_loader: {type: InlineSchemaLoader, schema: {type: object}}
+    retriever:
+      record_selector: {extractor: {field_path: []}}
+      ` + tt.child + "\n"
+			m, err := Parse("m.yaml", []byte(src), t.TempDir())
+			if err != nil {
+				t.Fatalf("%v\n%s", err, src)
+			}
+			low, err := m.Lower(&Config{})
+			if tt.refused != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.refused) {
+					t.Fatalf("error %v, want a part %q", err, tt.refused)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := low.Tree["streams"].([]any)[1].(map[string]any)
+			if diff := cmp.Diff(tt.want, d["parent"]); diff != "" {
+				t.Errorf("parent (-want +got):\n%s", diff)
+			}
+			if _, ok := d["params"]; ok {
+				t.Errorf("params %v: the parent's key went in as a constant too", d["params"])
+			}
+		})
+	}
+}

@@ -130,7 +130,10 @@ type GraphQL struct {
 type Parent struct {
 	Stream string `json:"stream" lang:"required" title:"Parent" doc:"The parent stream's name."`
 	Key    string `json:"key" lang:"required" title:"Key" doc:"The parent record's property filling the path's {key} placeholder."`
-	As     string `json:"as" title:"As" doc:"The name the key has in the child's records and path placeholder."`
+	// Param sends the key as a query parameter too, for an API that
+	// takes the parent in the query (?campaign_id=…) rather than the path.
+	Param string `json:"param" eg:"\"campaign_id\"" title:"Parameter" doc:"A query parameter the parent's key is sent in (besides, or instead of, a {placeholder} of the path)."`
+	As    string `json:"as" title:"As" doc:"The name the key has in the child's records and path placeholder."`
 }
 
 // FieldError is a problem with one field of one stream definition.

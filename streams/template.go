@@ -62,6 +62,15 @@ type WalkValues struct {
 	Window *keys.Window
 }
 
+// PathValue is the walk's value of a path placeholder (WalkValues.Vars):
+// a parent record's key, sent in the query as parent.param.
+type PathValue struct{ Name string }
+
+func (p PathValue) Eval(w WalkValues) (any, bool, error) {
+	v, ok := w.Vars[p.Name]
+	return v, ok, nil
+}
+
 // Constant is a request value that does not depend on the walk.
 type Constant string
 
@@ -112,6 +121,9 @@ func compileRequest(d *Definition, bounds bool) (*RequestTemplate, error) {
 	}
 	for k, v := range d.Params {
 		t.parts = append(t.parts, RequestPart{Name: k, In: InQuery, Value: Constant(v)})
+	}
+	if par := d.Parent; par != nil && par.Param != "" {
+		t.parts = append(t.parts, RequestPart{Name: par.Param, In: InQuery, Value: PathValue{Name: par.Key}})
 	}
 	switch {
 	case d.GraphQL != nil:

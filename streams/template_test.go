@@ -37,6 +37,11 @@ func TestRequestTemplate(t *testing.T) {
 		walk: WalkValues{Vars: map[string]string{"id": "../7 8"}},
 		want: Request{Method: "GET", URL: "/a/..%2F7%208/b", Query: url.Values{"limit": {"10"}, "q": {"x y"}}},
 	}, {
+		name: "the parent's key in the query (parent.param)",
+		def:  &Definition{Name: "s", Path: "/members", Parent: &Parent{Stream: "orgs", Key: "id", As: "org_id", Param: "org"}},
+		walk: WalkValues{Vars: map[string]string{"id": "o 1", "org_id": "o 1"}},
+		want: Request{Method: "GET", URL: "/members", Query: url.Values{"org": {"o 1"}}},
+	}, {
 		name: "dots alone cannot climb",
 		def:  &Definition{Name: "s", Path: "/a/{id}"},
 		walk: WalkValues{Vars: map[string]string{"id": ".."}},
