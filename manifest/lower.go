@@ -925,6 +925,10 @@ func (l *lowerer) cursorPagination(s *CursorPagination, pg map[string]any, param
 		pg["has_more_path"] = strings.Join(sp, ".")
 		return true
 	}
+	if sv, sp, ok := s.StopCondition.C.FalsePath(); ok && sv == interp.Response && pg["type"] == "cursor" && len(sp) > 0 {
+		pg["has_more_path"] = strings.Join(sp, ".")
+		return true
+	}
 	l.refuse(join(s.Path, "stop_condition"), s.Type, "%q: the tap stops on a missing cursor, or on a false has_more", s.StopCondition.Src)
 	return false
 }

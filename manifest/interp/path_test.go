@@ -45,6 +45,12 @@ func TestNotPath(t *testing.T) {
 		{"{{ response.next is not none }}", nil, false},
 		{"{{ 'next' not in response['links'] }}", []string{"links", "next"}, true},
 		{"{{ 'next' in response['links'] }}", nil, false},
+		{"{{ not 'next' in response['links'] }}", []string{"links", "next"}, true},
+		{"{{ response.next == None }}", []string{"next"}, true},
+		{"{{ response.get('nextPageToken') is not defined }}", []string{"nextPageToken"}, true},
+		{"{{ response.get('t') is none or response.get('t') == '' }}", []string{"t"}, true},
+		{"{{ response.a is none or response.b is none }}", nil, false},
+		{"{{ response.next == 'inf' }}", nil, false},
 		{"{{ not response.has_more and response.x }}", nil, false},
 		{"{{ response.has_more }}", nil, false},
 	} {
@@ -81,6 +87,28 @@ func TestPython(t *testing.T) {
 		got, reads, ok := MustCompile(tt.src).Python(v)
 		if ok != (tt.reads != nil) || got != tt.want || ok && !slices.Equal(reads, tt.reads) && len(reads)+len(tt.reads) > 0 {
 			t.Errorf("%s: Python = %q %q %v, want %q %q", tt.src, got, reads, ok, tt.want, tt.reads)
+		}
+	}
+}
+
+func TestFalsePath(t *testing.T) {
+	for _, tt := range []struct {
+		src  string
+		path []string
+		ok   bool
+	}{
+		{"{{ response.hasMore is false }}", []string{"hasMore"}, true},
+		{"{{ response.get('hasNext', {}) == False }}", []string{"hasNext"}, true},
+		{"{{ response.hasMore is true }}", nil, false},
+		{"{{ response.hasMore == 0 }}", nil, false},
+	} {
+		c, err := CompileCondition(tt.src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, path, ok := c.FalsePath()
+		if ok != tt.ok || ok && (v != Response || !slices.Equal(path, tt.path)) {
+			t.Errorf("%s: FalsePath = %v %q %v, want Response %q %v", tt.src, v, path, ok, tt.path, tt.ok)
 		}
 	}
 }
