@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -543,5 +544,177 @@ func TestManifestDelighted(t *testing.T) {
 		if len(asked[stream]) == 0 || asked[stream][0] != last {
 			t.Errorf("%s: the second run asked since %v, want the bookmark %d first", stream, asked[stream], last)
 		}
+	}
+}
+
+// TestManifestConnectors runs Airbyte's own manifests, unchanged, each
+// against a loopback server that answers as the API's documentation
+// says, three pages or more a paged stream: the records the tap writes
+// are those the server sent (with the fields the manifest adds), and the
+// credential is never written. A row is a manifest, its config and its
+// API.
+func TestManifestConnectors(t *testing.T) {
+	type api struct {
+		check func(r *http.Request) bool // the credential, as the manifest sends it
+		serve func(t *testing.T, r *http.Request) any
+	}
+	const token = "tok-9f2c41d7e0"
+	bearer := func(r *http.Request) bool { return r.Header.Get("Authorization") == "Bearer "+token }
+	rows := func(n int, row func(i int) map[string]any) []map[string]any {
+		out := make([]map[string]any, n)
+		for i := range out {
+			out[i] = row(i)
+		}
+		return out
+	}
+	// SavvyCal: cursor pages (metadata.after), events with their
+	// scheduler's name and email added as fields.
+	events := rows(6, func(i int) map[string]any {
+		return map[string]any{"id": fmt.Sprintf("ev_%d", i), "scheduler": map[string]any{"display_name": fmt.Sprintf("S %d", i), "email": fmt.Sprintf("s%d@example.com", i)}}
+	})
+	links := rows(5, func(i int) map[string]any {
+		return map[string]any{"id": fmt.Sprintf("link_%d", i), "slug": fmt.Sprintf("s%d", i)}
+	})
+	zones := rows(3, func(i int) map[string]any { return map[string]any{"id": fmt.Sprintf("Zone/%d", i)} })
+	cursorPages := func(all []map[string]any, r *http.Request) any {
+		from, _ := strconv.Atoi(r.URL.Query().Get("after"))
+		to := min(from+2, len(all))
+		after := any(nil)
+		if to < len(all) {
+			after = strconv.Itoa(to)
+		}
+		return map[string]any{"entries": all[from:to], "metadata": map[string]any{"after": after, "limit": 2}}
+	}
+	var withAdded []map[string]any
+	for _, e := range events {
+		s := e["scheduler"].(map[string]any)
+		withAdded = append(withAdded, map[string]any{"id": e["id"], "scheduler": s, "scheduler_name": s["display_name"], "scheduler_email": s["email"]})
+	}
+	// Mailjet SMS: offset pages of 100 (Offset, Limit), the config's
+	// time range as constant parameters.
+	sms := rows(250, func(i int) map[string]any {
+		return map[string]any{"ID": fmt.Sprintf("sms-%03d", i), "To": "+100000", "SmsCount": float64(1), "CreationTS": float64(1666261656 + i)}
+	})
+	// Uppromote: pages linked by links.next (a URL), referrals asked
+	// from the config's start date (from_date, a date) and filtered by
+	// their epoch created_at.
+	affiliates := rows(5, func(i int) map[string]any {
+		return map[string]any{"id": float64(i + 1), "email": fmt.Sprintf("a%d@example.com", i)}
+	})
+	coupons := rows(4, func(i int) map[string]any { return map[string]any{"id": float64(i + 1), "code": fmt.Sprintf("C%d", i)} })
+	referrals := rows(6, func(i int) map[string]any {
+		return map[string]any{"id": float64(i + 1), "created_at": float64(time.Date(2025, 3, 1+i, 0, 0, 0, 0, time.UTC).Unix())}
+	})
+	var upBase string
+	linked := func(all []map[string]any, r *http.Request) any {
+		n, _ := strconv.Atoi(r.URL.Query().Get("n"))
+		links := map[string]any{"next": nil}
+		if n+2 < len(all) {
+			next := *r.URL
+			q := next.Query()
+			q.Set("n", strconv.Itoa(n+2))
+			next.RawQuery = q.Encode()
+			links["next"] = upBase + next.RequestURI()
+		}
+		return map[string]any{"data": all[min(n, len(all)):min(n+2, len(all))], "links": links}
+	}
+	for _, tt := range []struct {
+		manifest string
+		config   map[string]any
+		api      api
+		want     map[string][]map[string]any
+		base     *string // set to the server's URL, for the links it hands out
+	}{
+		{manifest: "savvycal.yaml", config: map[string]any{"api_key": token},
+			api: api{check: bearer, serve: func(t *testing.T, r *http.Request) any {
+				switch r.URL.Path {
+				case "/v1/events":
+					return cursorPages(events, r)
+				case "/v1/links":
+					return cursorPages(links, r)
+				case "/v1/time_zones":
+					return zones
+				}
+				return nil
+			}},
+			want: map[string][]map[string]any{"events": withAdded, "scheduling_links": links, "timezones": zones}},
+		{manifest: "mailjet-sms.yaml", config: map[string]any{"token": token, "start_date": 1666261656, "end_date": 1666281656},
+			api: api{check: bearer, serve: func(t *testing.T, r *http.Request) any {
+				q := r.URL.Query()
+				if r.URL.Path != "/v4/sms" || q.Get("fromTS") != "1666261656" || q.Get("ToTS") != "1666281656" || q.Get("Limit") != "100" {
+					t.Errorf("unexpected request %s", r.URL)
+					return nil
+				}
+				off, _ := strconv.Atoi(q.Get("Offset"))
+				return map[string]any{"Data": sms[min(off, len(sms)):min(off+100, len(sms))], "Count": len(sms)}
+			}},
+			want: map[string][]map[string]any{"sms": sms}},
+		{manifest: "uppromote.yaml", config: map[string]any{"api_key": token, "start_date": "2025-03-02T00:00:00Z"}, base: &upBase,
+			api: api{check: bearer, serve: func(t *testing.T, r *http.Request) any {
+				switch r.URL.Path {
+				case "/api/v1/affiliates":
+					return linked(affiliates, r)
+				case "/api/v1/coupons":
+					return linked(coupons, r)
+				case "/api/v1/referrals":
+					from, err := time.Parse(time.DateOnly, r.URL.Query().Get("from_date"))
+					if err != nil {
+						t.Errorf("referrals asked without a from_date: %s", r.URL)
+						return nil
+					}
+					var match []map[string]any
+					for _, ref := range referrals {
+						if int64(ref["created_at"].(float64)) >= from.Unix() {
+							match = append(match, ref)
+						}
+					}
+					return linked(match, r)
+				}
+				return nil
+			}},
+			want: map[string][]map[string]any{"affiliates": affiliates, "coupons": coupons, "referrals": referrals[1:]}},
+	} {
+		t.Run(tt.manifest, func(t *testing.T) {
+			var mu sync.Mutex
+			requests := 0
+			base := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if !tt.api.check(r) {
+					w.WriteHeader(http.StatusUnauthorized)
+					return
+				}
+				mu.Lock()
+				requests++
+				mu.Unlock()
+				body := tt.api.serve(t, r)
+				if body == nil {
+					http.NotFound(w, r)
+					return
+				}
+				_ = json.NewEncoder(w).Encode(body)
+			}))
+			if tt.base != nil {
+				*tt.base = base
+			}
+			dir := t.TempDir()
+			config := filepath.Join(dir, "config.json")
+			cfg := maps.Clone(tt.config)
+			cfg["tap"] = map[string]any{"base_url": base}
+			writeJSONFile(t, config, cfg)
+			manifest, err := filepath.Abs("../manifest/testdata/airbyte/" + tt.manifest)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res := runTap(t, dir, time.Minute, nil, "--manifest", manifest, "--config", config)
+			if res.code != 0 {
+				t.Fatalf("exit %d: %s", res.code, res.stderr)
+			}
+			got, _ := singerRecords(t, res.stdout)
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("records (-want +got):\n%s", diff)
+			}
+			if bytes.Contains(res.stdout, []byte(token)) || bytes.Contains(res.stderr, []byte(token)) {
+				t.Error("the token was written")
+			}
+		})
 	}
 }
