@@ -605,6 +605,13 @@ func TestManifestConnectors(t *testing.T) {
 	referrals := rows(6, func(i int) map[string]any {
 		return map[string]any{"id": float64(i + 1), "created_at": float64(time.Date(2025, 3, 1+i, 0, 0, 0, 0, time.UTC).Unix())}
 	})
+	// Navan: OAuth client credentials at the API's own token endpoint,
+	// page numbers from 0 (page, size 50), bookings asked from the start
+	// date in epoch seconds (createdFrom).
+	bookings := rows(120, func(i int) map[string]any {
+		return map[string]any{"uuid": fmt.Sprintf("b-%03d", i), "lastModified": time.Date(2025, 4, 1, 0, i, 0, 0, time.UTC).Format("2006-01-02T15:04:05.000000Z")}
+	})
+	const navanToken = "navan-access-3c5e7f"
 	var upBase string
 	linked := func(all []map[string]any, r *http.Request) any {
 		n, _ := strconv.Atoi(r.URL.Query().Get("n"))
@@ -649,6 +656,40 @@ func TestManifestConnectors(t *testing.T) {
 				return map[string]any{"Data": sms[min(off, len(sms)):min(off+100, len(sms))], "Count": len(sms)}
 			}},
 			want: map[string][]map[string]any{"sms": sms}},
+		{manifest: "navan.yaml", config: map[string]any{"client_id": "nav-client-1", "client_secret": "nav-secret-2b4d", "start_date": "2025-04-01T00:00:00Z"},
+			api: api{check: func(r *http.Request) bool {
+				if r.URL.Path == "/ta-auth/oauth/token" {
+					return true
+				}
+				return r.Header.Get("Authorization") == "Bearer "+navanToken
+			}, serve: func(t *testing.T, r *http.Request) any {
+				q := r.URL.Query()
+				switch r.URL.Path {
+				case "/ta-auth/oauth/token":
+					if err := r.ParseForm(); err != nil {
+						t.Errorf("token request: %v (%s)", err, r.Header.Get("Content-Type"))
+						return nil
+					}
+					id, secret, ok := r.BasicAuth()
+					if !ok {
+						id, secret = r.PostForm.Get("client_id"), r.PostForm.Get("client_secret")
+					}
+					if r.PostForm.Get("grant_type") != "client_credentials" || id != "nav-client-1" || secret != "nav-secret-2b4d" {
+						t.Errorf("token request: grant %q, client %q", r.PostForm.Get("grant_type"), id)
+						return nil
+					}
+					return map[string]any{"access_token": navanToken, "expires_in": 3600, "token_type": "Bearer"}
+				case "/v1/bookings":
+					page, err := strconv.Atoi(q.Get("page"))
+					if err != nil || q.Get("size") != "50" || q.Get("bookingType") != "FLIGHT" || q.Get("createdFrom") != strconv.FormatInt(time.Date(2025, 4, 1, 0, 0, 0, 0, time.UTC).Unix(), 10) {
+						t.Errorf("unexpected request %s", r.URL)
+						return nil
+					}
+					return map[string]any{"data": bookings[min(page*50, len(bookings)):min(page*50+50, len(bookings))]}
+				}
+				return nil
+			}},
+			want: map[string][]map[string]any{"bookings": bookings}},
 		{manifest: "uppromote.yaml", config: map[string]any{"api_key": token, "start_date": "2025-03-02T00:00:00Z"}, base: &upBase,
 			api: api{check: bearer, serve: func(t *testing.T, r *http.Request) any {
 				switch r.URL.Path {
@@ -690,6 +731,7 @@ func TestManifestConnectors(t *testing.T) {
 					http.NotFound(w, r)
 					return
 				}
+				w.Header().Set("Content-Type", "application/json")
 				_ = json.NewEncoder(w).Encode(body)
 			}))
 			if tt.base != nil {
@@ -712,8 +754,10 @@ func TestManifestConnectors(t *testing.T) {
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("records (-want +got):\n%s", diff)
 			}
-			if bytes.Contains(res.stdout, []byte(token)) || bytes.Contains(res.stderr, []byte(token)) {
-				t.Error("the token was written")
+			for _, secret := range []string{token, navanToken, "nav-secret-2b4d"} {
+				if bytes.Contains(res.stdout, []byte(secret)) || bytes.Contains(res.stderr, []byte(secret)) {
+					t.Errorf("a secret was written: %s", secret)
+				}
 			}
 		})
 	}

@@ -336,7 +336,7 @@ type OffsetIncrement struct {
 type PageIncrement struct {
 	Node
 	PageSize             Expr `m:"page_size"`
-	StartFromPage        int  `m:"start_from_page"`
+	StartFromPage        *int `m:"start_from_page"` // nil: 1, the CDK's default
 	InjectOnFirstRequest bool `m:"inject_on_first_request"`
 }
 

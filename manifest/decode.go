@@ -290,6 +290,11 @@ func (d *decoder) value(dst reflect.Value, val any, path string) {
 			return
 		}
 		dst.SetInt(int64(n))
+	case t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.Int:
+		// An integer whose absence differs from 0 (a default of 1).
+		p := reflect.New(t.Elem())
+		d.value(p.Elem(), val, path)
+		dst.Set(p)
 	default:
 		panic(fmt.Sprintf("manifest: no decoding for field type %s", t))
 	}

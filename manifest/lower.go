@@ -71,6 +71,10 @@ func (m *Manifest) Lower(c *Config) (*Lowered, error) {
 	l.out["base_url"] = base
 	l.out["streams"] = defs
 	if l.auth != nil {
+		// A token endpoint on the API's host moves with it.
+		if tu, ok := l.auth["token_url"].(string); ok && override != "" && strings.HasPrefix(tu, l.origin+"/") {
+			l.auth["token_url"] = base + strings.TrimPrefix(tu, l.origin)
+		}
 		l.out["auth"] = l.auth
 	}
 	if len(l.headers) > 0 {
@@ -839,9 +843,9 @@ func (l *lowerer) paginator(p Paginator, d map[string]any) {
 		if !size(s.PageSize, &s.Node) || !l.needParam(tokenParam, nextURL, &s.Node) {
 			return
 		}
-		pg["type"], pg["page_param"], pg["start_page"] = "page_number", tokenParam, s.StartFromPage
-		if s.StartFromPage == 0 {
-			pg["start_page"] = 1
+		pg["type"], pg["page_param"], pg["start_page"] = "page_number", tokenParam, 1
+		if s.StartFromPage != nil {
+			pg["start_page"] = *s.StartFromPage
 		}
 	case *OffsetIncrement:
 		if !size(s.PageSize, &s.Node) || !l.needParam(tokenParam, nextURL, &s.Node) {

@@ -82,7 +82,7 @@ func TestLower(t *testing.T) {
 			want:  map[string]any{"pagination": map[string]any{"type": "cursor", "cursor_param": "since_id", "cursor_from_last_record": "id"}}},
 		{name: "page numbers from 0",
 			pager: pager(`{type: DefaultPaginator, page_size_option: {type: RequestOption, inject_into: request_parameter, field_name: size}, page_token_option: {type: RequestOption, inject_into: request_parameter, field_name: p}, pagination_strategy: {type: PageIncrement, page_size: 50, start_from_page: 0}}`),
-			want:  map[string]any{"pagination": map[string]any{"type": "page_number", "page_param": "p", "page_size_param": "size", "page_size": 50, "start_page": 1}}},
+			want:  map[string]any{"pagination": map[string]any{"type": "page_number", "page_param": "p", "page_size_param": "size", "page_size": 50, "start_page": 0}}},
 		{name: "a datetime cursor with a lookback and day windows",
 			incr:   `    incremental_sync: {type: DatetimeBasedCursor, cursor_field: updated, datetime_format: "%Y-%m-%d", start_datetime: "{{ config['start'] }}", lookback_window: P2D, step: P7D, cursor_granularity: P1D, start_time_option: {type: RequestOption, inject_into: request_parameter, field_name: from}, end_time_option: {type: RequestOption, inject_into: request_parameter, field_name: to}}`,
 			config: map[string]any{"start": "2024-02-01"},
