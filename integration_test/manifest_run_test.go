@@ -612,6 +612,47 @@ func TestManifestConnectors(t *testing.T) {
 		return map[string]any{"uuid": fmt.Sprintf("b-%03d", i), "lastModified": time.Date(2025, 4, 1, 0, i, 0, 0, time.UTC).Format("2006-01-02T15:04:05.000000Z")}
 	})
 	const navanToken = "navan-access-3c5e7f"
+	// Flexmail: basic auth, contacts in offset pages of 500 under
+	// _embedded.item, five lists unpaged.
+	contacts := rows(1100, func(i int) map[string]any {
+		return map[string]any{"id": fmt.Sprintf("c%04d", i), "email": fmt.Sprintf("c%d@example.com", i)}
+	})
+	embedded := func(items []map[string]any) any { return map[string]any{"_embedded": map[string]any{"item": items}} }
+	small := rows(2, func(i int) map[string]any { return map[string]any{"id": fmt.Sprintf("x%d", i)} })
+	basic := "Basic " + base64.StdEncoding.EncodeToString([]byte("acct-77:pat-"+token))
+	// Google Tasks: task lists and each list's tasks, pages by
+	// nextPageToken, the tasks' paths carrying their list's id.
+	lists := rows(3, func(i int) map[string]any {
+		return map[string]any{"id": fmt.Sprintf("L%d", i), "updated": "2025-05-01T00:00:00.000000Z"}
+	})
+	tasksOf := func(list string) []map[string]any {
+		return rows(5, func(i int) map[string]any {
+			return map[string]any{"id": fmt.Sprintf("%s-t%d", list, i), "updated": fmt.Sprintf("2025-05-0%dT00:00:00.000000Z", i+1)}
+		})
+	}
+	tokenPages := func(all []map[string]any, r *http.Request) any {
+		from, _ := strconv.Atoi(r.URL.Query().Get("pageToken"))
+		out := map[string]any{"items": all[min(from, len(all)):min(from+2, len(all))]}
+		if from+2 < len(all) {
+			out["nextPageToken"] = strconv.Itoa(from + 2)
+		}
+		return out
+	}
+	var listTasks []map[string]any
+	for _, l := range lists {
+		for _, task := range tasksOf(l["id"].(string)) {
+			task = maps.Clone(task)
+			task["tasklist_id"] = l["id"]
+			listTasks = append(listTasks, task)
+		}
+	}
+	// Unleash: the API token in the Authorization header, a 403 the
+	// manifest retries (the first answer of the run), a 401 it fails on.
+	features := rows(4, func(i int) map[string]any {
+		return map[string]any{"name": fmt.Sprintf("feature-%d", i), "enabled": i%2 == 0}
+	})
+	var unleashMu sync.Mutex
+	unleashCalls := 0
 	var upBase string
 	linked := func(all []map[string]any, r *http.Request) any {
 		n, _ := strconv.Atoi(r.URL.Query().Get("n"))
@@ -690,6 +731,52 @@ func TestManifestConnectors(t *testing.T) {
 				return nil
 			}},
 			want: map[string][]map[string]any{"bookings": bookings}},
+		{manifest: "flexmail.yaml", config: map[string]any{"account_id": "acct-77", "personal_access_token": "pat-" + token},
+			api: api{check: func(r *http.Request) bool { return r.Header.Get("Authorization") == basic }, serve: func(t *testing.T, r *http.Request) any {
+				q := r.URL.Query()
+				switch r.URL.Path {
+				case "/contacts":
+					off, err := strconv.Atoi(q.Get("offset"))
+					if q.Get("limit") != "500" || err != nil && q.Get("offset") != "" {
+						t.Errorf("unexpected request %s", r.URL)
+						return nil
+					}
+					return embedded(contacts[min(off, len(contacts)):min(off+500, len(contacts))])
+				case "/custom-fields", "/interests", "/segments", "/sources":
+					return embedded(small)
+				case "/webhook-events":
+					return small
+				}
+				return nil
+			}},
+			want: map[string][]map[string]any{"contacts": contacts, "custom_fields": small, "interests": small, "segments": small, "sources": small, "webhook_events": small}},
+		{manifest: "google-tasks.yaml", config: map[string]any{"api_key": token, "start_date": "2025-01-01T00:00:00Z", "records_limit": "2"},
+			api: api{check: bearer, serve: func(t *testing.T, r *http.Request) any {
+				if r.URL.Query().Get("maxResults") != "2" {
+					t.Errorf("unexpected request %s", r.URL)
+				}
+				if r.URL.Path == "/tasks/v1/users/@me/lists" {
+					return tokenPages(lists, r)
+				}
+				if list, ok := strings.CutPrefix(r.URL.Path, "/tasks/v1/lists/"); ok {
+					return tokenPages(tasksOf(strings.TrimSuffix(list, "/tasks")), r)
+				}
+				return nil
+			}},
+			want: map[string][]map[string]any{"tasks": lists, "lists_tasks": listTasks}},
+		{manifest: "unleash.yaml", config: map[string]any{"api_token": token, "api_url": "unleash.example.com", "tap": map[string]any{"retry": map[string]any{"base_delay_ms": 10}}},
+			api: api{check: func(r *http.Request) bool { return r.Header.Get("Authorization") == token }, serve: func(t *testing.T, r *http.Request) any {
+				if r.URL.Path != "/api/client/features" {
+					return nil
+				}
+				unleashMu.Lock()
+				defer unleashMu.Unlock()
+				if unleashCalls++; unleashCalls == 1 {
+					return errForbidden
+				}
+				return map[string]any{"version": 1, "features": features}
+			}},
+			want: map[string][]map[string]any{"features": features}},
 		{manifest: "uppromote.yaml", config: map[string]any{"api_key": token, "start_date": "2025-03-02T00:00:00Z"}, base: &upBase,
 			api: api{check: bearer, serve: func(t *testing.T, r *http.Request) any {
 				switch r.URL.Path {
@@ -731,6 +818,10 @@ func TestManifestConnectors(t *testing.T) {
 					http.NotFound(w, r)
 					return
 				}
+				if body == errForbidden {
+					http.Error(w, "forbidden, for now", http.StatusForbidden)
+					return
+				}
 				w.Header().Set("Content-Type", "application/json")
 				_ = json.NewEncoder(w).Encode(body)
 			}))
@@ -740,7 +831,13 @@ func TestManifestConnectors(t *testing.T) {
 			dir := t.TempDir()
 			config := filepath.Join(dir, "config.json")
 			cfg := maps.Clone(tt.config)
-			cfg["tap"] = map[string]any{"base_url": base}
+			own, _ := cfg["tap"].(map[string]any)
+			own = maps.Clone(own)
+			if own == nil {
+				own = map[string]any{}
+			}
+			own["base_url"] = base
+			cfg["tap"] = own
 			writeJSONFile(t, config, cfg)
 			manifest, err := filepath.Abs("../manifest/testdata/airbyte/" + tt.manifest)
 			if err != nil {
@@ -762,3 +859,7 @@ func TestManifestConnectors(t *testing.T) {
 		})
 	}
 }
+
+// errForbidden is an API's answer of 403, by TestManifestConnectors's
+// servers.
+var errForbidden = &struct{ forbidden bool }{true}
