@@ -653,6 +653,16 @@ func TestManifestConnectors(t *testing.T) {
 	})
 	var unleashMu sync.Mutex
 	unleashCalls := 0
+	// Hellobaton: the API key in the query (api_key), eleven streams
+	// paged by the next URL in the body, 100 a page asked on the first.
+	batonStreams := []string{"activity", "companies", "milestones", "phases", "project_attachments", "projects", "tasks", "task_attachments", "templates", "time_entries", "users"}
+	baton := map[string][]map[string]any{}
+	for i, s := range batonStreams {
+		baton[s] = rows(3+i%3*2, func(j int) map[string]any {
+			return map[string]any{"id": float64(100*i + j), "_self": fmt.Sprintf("%s/%d", s, j)}
+		})
+	}
+	var batonBase string
 	var upBase string
 	linked := func(all []map[string]any, r *http.Request) any {
 		n, _ := strconv.Atoi(r.URL.Query().Get("n"))
@@ -777,6 +787,28 @@ func TestManifestConnectors(t *testing.T) {
 				return map[string]any{"version": 1, "features": features}
 			}},
 			want: map[string][]map[string]any{"features": features}},
+		{manifest: "hellobaton.yaml", config: map[string]any{"api_key": token, "company": "acme"}, base: &batonBase,
+			api: api{check: func(r *http.Request) bool { return r.URL.Query().Get("api_key") == token }, serve: func(t *testing.T, r *http.Request) any {
+				all, ok := baton[strings.TrimPrefix(r.URL.Path, "/api/")]
+				if !ok {
+					return nil
+				}
+				q := r.URL.Query()
+				if q.Get("page_size") != "100" && q.Get("page") == "" {
+					t.Errorf("a first page without page_size=100: %s", r.URL)
+				}
+				n, _ := strconv.Atoi(q.Get("page"))
+				out := map[string]any{"count": len(all), "results": all[min(2*n, len(all)):min(2*n+2, len(all))], "next": nil}
+				if 2*n+2 < len(all) {
+					next := *r.URL
+					nq := next.Query()
+					nq.Set("page", strconv.Itoa(n+1))
+					next.RawQuery = nq.Encode()
+					out["next"] = batonBase + next.RequestURI()
+				}
+				return out
+			}},
+			want: baton},
 		{manifest: "uppromote.yaml", config: map[string]any{"api_key": token, "start_date": "2025-03-02T00:00:00Z"}, base: &upBase,
 			api: api{check: bearer, serve: func(t *testing.T, r *http.Request) any {
 				switch r.URL.Path {

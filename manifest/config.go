@@ -134,13 +134,26 @@ func compileSpec(spec map[string]any) (*jsonschema.Schema, error) {
 }
 
 // withoutFormats copies a schema without its string-valued "format"
-// keywords (a property named "format" is an object and stays).
+// keywords (a property named "format" is an object and stays), and with
+// a "required" that names a field twice naming it once: the CDK takes
+// such a spec (Hellobaton's), which the meta-schema's uniqueItems would
+// refuse.
 func withoutFormats(v any) any {
 	switch x := v.(type) {
 	case map[string]any:
 		out := make(map[string]any, len(x))
 		for k, e := range x {
 			if _, s := e.(string); k == "format" && s {
+				continue
+			}
+			if list, ok := e.([]any); ok && k == "required" {
+				var names []any
+				for _, n := range list {
+					if !slices.Contains(names, n) {
+						names = append(names, n)
+					}
+				}
+				out[k] = names
 				continue
 			}
 			out[k] = withoutFormats(e)
