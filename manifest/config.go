@@ -147,7 +147,7 @@ func withoutFormats(v any) any {
 				continue
 			}
 			if list, ok := e.([]any); ok && k == "required" {
-				var names []any
+				names := make([]any, 0, len(list))
 				for _, n := range list {
 					if !slices.Contains(names, n) {
 						names = append(names, n)

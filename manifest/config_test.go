@@ -153,3 +153,25 @@ func TestFromConfig(t *testing.T) {
 		})
 	}
 }
+
+// TestCompileSpecRequired: a spec's required list may name a field twice
+// (the CDK takes it) or be empty; either way a missing field is still
+// missing.
+func TestCompileSpecRequired(t *testing.T) {
+	for _, tt := range []struct {
+		spec    map[string]any
+		missing bool // a config without "a" is refused
+	}{
+		{map[string]any{"type": "object", "required": []any{"a", "a"}}, true},
+		{map[string]any{"type": "object", "required": []any{}}, false},
+		{map[string]any{"type": "object", "properties": map[string]any{"required": map[string]any{"type": "string"}}}, false},
+	} {
+		s, err := compileSpec(tt.spec)
+		if err != nil {
+			t.Fatalf("%v: %v", tt.spec, err)
+		}
+		if err := s.Validate(map[string]any{}); (err != nil) != tt.missing {
+			t.Errorf("%v: validating {}: %v, want refused %v", tt.spec, err, tt.missing)
+		}
+	}
+}
