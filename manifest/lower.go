@@ -77,13 +77,6 @@ func (m *Manifest) Lower(c *Config) (*Lowered, error) {
 		}
 		l.out["auth"] = l.auth
 	}
-	if len(l.headers) > 0 {
-		h := make(map[string]any, len(l.headers))
-		for k, v := range l.headers {
-			h[k] = v
-		}
-		l.out["headers"] = h
-	}
 	if len(l.maps) > 0 {
 		if _, own := c.Tap["stream_maps"]; own {
 			return nil, &Error{File: m.File, Problems: []Problem{{Path: TapKey + ".stream_maps", Msg: "the manifest's transformations and record filters are stream maps: give no stream_maps of your own"}}}
@@ -133,7 +126,7 @@ func (m *Manifest) Compile(file string, c *Config) (*settings.Config, error) {
 
 // lowerer is one manifest's lowering: the config it evaluates with, what
 // the streams must share (the tap's config has one base URL, one auth and
-// one set of headers), and what it found wrong.
+// one start date), and what it found wrong.
 type lowerer struct {
 	m      *Manifest
 	config map[string]any
@@ -141,15 +134,12 @@ type lowerer struct {
 	cdk    map[string]settings.CDKCursor
 	maps   map[string]any // by stream, its stream map (transform)
 
-	origin, originFrom   string
-	auth                 map[string]any
-	authFrom             string
-	headers              map[string]string
-	headersFrom          string
-	start, startFrom     string
-	problems             []Problem
-	refusals             []Refusal
-	sharedHeadersChecked bool
+	origin, originFrom string
+	auth               map[string]any
+	authFrom           string
+	start, startFrom   string
+	problems           []Problem
+	refusals           []Refusal
 }
 
 func (l *lowerer) refuse(path, typ, why string, args ...any) {
@@ -370,7 +360,7 @@ func (l *lowerer) request(r *HttpRequester, d map[string]any, partition map[stri
 		d["method"] = r.Method
 	}
 	l.requestParams(r, d, partition)
-	l.requestHeaders(r)
+	l.requestHeaders(r, d)
 	l.requestBody(r, d)
 	if r.Authenticator != nil {
 		l.authenticator(r.Authenticator)
@@ -453,42 +443,27 @@ func (l *lowerer) constant(v any, n *Node, field string) (string, bool) {
 	return "", false
 }
 
-// requestHeaders lowers request_headers, which every stream must share:
-// the tap's config has one set of headers.
-func (l *lowerer) requestHeaders(r *HttpRequester) {
-	h := map[string]string{}
-	if r.Headers.IsSet() {
-		obj, ok := r.Headers.V.(map[string]any)
-		if !ok {
-			l.refuse(join(r.Node.Path, "request_headers"), r.Type, "request headers given as one expression")
-			return
-		}
-		for _, k := range sortedKeys(obj) {
-			v, ok := l.constant(obj[k], &r.Node, "request_headers."+k)
-			if ok && v != "" {
-				h[k] = v
-			}
-		}
-	}
-	if !l.sharedHeadersChecked {
-		l.headers, l.headersFrom, l.sharedHeadersChecked = h, r.Node.Path, true
+// requestHeaders lowers request_headers, constants at load, to the
+// stream's own headers.
+func (l *lowerer) requestHeaders(r *HttpRequester, d map[string]any) {
+	if !r.Headers.IsSet() {
 		return
 	}
-	if !equalHeaders(l.headers, h) {
-		l.refuse(join(r.Node.Path, "request_headers"), r.Type, "headers other than those of %s: the tap's config has one set", l.headersFrom)
+	obj, ok := r.Headers.V.(map[string]any)
+	if !ok {
+		l.refuse(join(r.Node.Path, "request_headers"), r.Type, "request headers given as one expression")
+		return
 	}
-}
-
-func equalHeaders(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if b[k] != v {
-			return false
+	h := map[string]any{}
+	for _, k := range sortedKeys(obj) {
+		v, ok := l.constant(obj[k], &r.Node, "request_headers."+k)
+		if ok && v != "" {
+			h[k] = v
 		}
 	}
-	return true
+	if len(h) > 0 {
+		d["headers"] = h
+	}
 }
 
 // requestBody lowers a JSON body of constants.

@@ -5,6 +5,7 @@
 package settings
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -272,6 +273,15 @@ func load(path string, raw any, prepare func(c *Config, streamsPath string) erro
 		unset = append(unset, fileUnset...) // the config's own has no stream
 	}
 	cfg.StreamsPath = streamsPath
+	// A stream's own headers are masked as the config's are.
+	for i := range cfg.Streams {
+		h := cfg.Streams[i].Headers
+		for _, name := range slices.Sorted(maps.Keys(h)) {
+			if SensitiveHeader(name) {
+				redactErr = cmp.Or(redactErr, cfg.Redactor.addHeader(name, h[name]))
+			}
+		}
+	}
 	params := map[string]string{} // a path parameter whose variable is not set
 	for _, u := range unset {
 		switch {

@@ -234,3 +234,20 @@ func BenchmarkRedactorRecordClean(b *testing.B) {
 		}
 	}
 }
+
+// TestStreamHeadersAreMasked: a stream's own header that names a
+// credential is masked as the config's headers are.
+func TestStreamHeadersAreMasked(t *testing.T) {
+	cfg, err := FromTree("c.json", map[string]any{
+		"base_url": "https://api.example.com",
+		"streams": []any{map[string]any{"name": "s", "path": "/s", "records_path": "",
+			"headers": map[string]any{"X-Api-Key": "stream-key-5e1c9", "Accept": "application/json"},
+			"schema":  map[string]any{"type": "object", "properties": map[string]any{"id": map[string]any{"type": "integer"}}}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cfg.Redactor.Redact("sent X-Api-Key: stream-key-5e1c9, Accept: application/json"); strings.Contains(got, "stream-key-5e1c9") || !strings.Contains(got, "application/json") {
+		t.Errorf("redacted: %s", got)
+	}
+}

@@ -21,7 +21,9 @@ type Definition struct {
 	Path   string            `json:"path" eg:"\"/v1/orders\"" title:"Path" doc:"Path under base_url; may hold {placeholders} filled from a parent record (parent.key or parent.as) or the config's path_params. Required but for a feed or a report job with its own create.path."`
 	Method string            `json:"method" lang:"enum=GET|POST,fold,default=GET" title:"Method" doc:"GET or POST."`
 	Params map[string]string `json:"params" title:"Query parameters" doc:"Static query parameters of every request."`
-	Body   json.RawMessage   `json:"body" title:"Body" doc:"POST body (JSON); a GraphQL stream builds its own."`
+	// Headers are the stream's own, sent besides the config's headers.
+	Headers map[string]string `json:"headers" title:"Headers" doc:"Headers of every request of this stream, besides (and over) the config's headers; one that names a credential is masked as the config's are."`
+	Body    json.RawMessage   `json:"body" title:"Body" doc:"POST body (JSON); a GraphQL stream builds its own."`
 	// RecordsPath is the dotted path to the record array.
 	RecordsPath    string       `json:"records_path" title:"Records path" doc:"Dotted path to the record array; \"\" = the body is the array."`
 	ErrorPath      string       `json:"error_path" title:"Error path" doc:"A 200 whose body has this path set is an error (retried), not data."`
@@ -178,6 +180,14 @@ func (d *Definition) Check() error {
 	if len(d.Body) > 0 && string(d.Body) != "null" && !json.Valid(d.Body) {
 		return bad("body", "must be JSON")
 	}
+	for name, v := range d.Headers {
+		if !headerToken(name) {
+			return bad("headers", "%q is not a valid header name", name)
+		}
+		if strings.ContainsAny(v, "\r\n\x00") {
+			return bad("headers."+name, "must not contain line breaks or NUL")
+		}
+	}
 	if inc := d.Incremental; inc != nil {
 		if err := CheckTimeFormat(inc.Format); err != nil {
 			return bad("incremental.format", "%v", err)
@@ -239,4 +249,18 @@ func first(errs ...error) error {
 		}
 	}
 	return nil
+}
+
+// headerToken reports whether s is an HTTP header name (a token, RFC 9110
+// 5.1).
+func headerToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
+			return false
+		}
+	}
+	return true
 }

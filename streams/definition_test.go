@@ -142,7 +142,12 @@ func TestCheck(t *testing.T) {
 			d.Parent = &Parent{Stream: "orders", Key: "id", As: "order_id"}
 		}), wantErr: `stream "items": path: placeholder {oid} is not filled by the parent (parent.key is "id", parent.as is "order_id")`},
 		"unclosed placeholder": {d: base(func(d *Definition) { d.Path = "/v1/{id" }), wantErr: `path: has an unclosed placeholder "{id"`},
-		"stray brace":          {d: base(func(d *Definition) { d.Path = "/v1/}x" }), wantErr: `path: has a '}' without a '{'`},
+		"a stream's headers":   {d: base(func(d *Definition) { d.Headers = map[string]string{"Accept": "text/csv"} })},
+		"a header name with a space": {d: base(func(d *Definition) { d.Headers = map[string]string{"X Key": "v"} }),
+			wantErr: `stream "items": headers: "X Key" is not a valid header name`},
+		"a header value with a line break": {d: base(func(d *Definition) { d.Headers = map[string]string{"X-Key": "v\r\nX-Other: w"} }),
+			wantErr: `stream "items": headers.X-Key: must not contain line breaks or NUL`},
+		"stray brace": {d: base(func(d *Definition) { d.Path = "/v1/}x" }), wantErr: `path: has a '}' without a '{'`},
 		"incremental without param": {d: base(func(d *Definition) {
 			d.ReplicationKey = "updated_at"
 			d.Incremental = &Incremental{OverlapS: new(60)}

@@ -122,6 +122,9 @@ func compileRequest(d *Definition, bounds bool) (*RequestTemplate, error) {
 	for k, v := range d.Params {
 		t.parts = append(t.parts, RequestPart{Name: k, In: InQuery, Value: Constant(v)})
 	}
+	for k, v := range d.Headers {
+		t.parts = append(t.parts, RequestPart{Name: k, In: InHeader, Value: Constant(v)})
+	}
 	if par := d.Parent; par != nil && par.Param != "" {
 		t.parts = append(t.parts, RequestPart{Name: par.Param, In: InQuery, Value: PathValue{Name: par.Key}})
 	}

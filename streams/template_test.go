@@ -42,6 +42,10 @@ func TestRequestTemplate(t *testing.T) {
 		walk: WalkValues{Vars: map[string]string{"id": "o 1", "org_id": "o 1"}},
 		want: Request{Method: "GET", URL: "/members", Query: url.Values{"org": {"o 1"}}},
 	}, {
+		name: "the stream's own headers",
+		def:  &Definition{Name: "s", Path: "/s", Headers: map[string]string{"Accept": "text/csv"}},
+		want: Request{Method: "GET", URL: "/s", Header: http.Header{"Accept": {"text/csv"}}},
+	}, {
 		name: "dots alone cannot climb",
 		def:  &Definition{Name: "s", Path: "/a/{id}"},
 		walk: WalkValues{Vars: map[string]string{"id": ".."}},
