@@ -43,6 +43,9 @@ type Lowered struct {
 	// CDKState is, by stream, its datetime cursor as the CDK keeps it in
 	// state (settings.Config.CDKState).
 	CDKState map[string]settings.CDKCursor
+	// RefreshTokenField is the connector config's field of the OAuth
+	// refresh token (settings.Config.RefreshTokenField).
+	RefreshTokenField string
 }
 
 // Lower compiles the manifest's streams for c (checked by CheckConfig).
@@ -94,7 +97,7 @@ func (m *Manifest) Lower(c *Config) (*Lowered, error) {
 		secretFields(m.Spec.ConnectionSpecification, names)
 		collectSecrets(c.Connector, names, &secrets)
 	}
-	return &Lowered{Tree: l.out, Secrets: secrets, CDKState: l.cdk}, nil
+	return &Lowered{Tree: l.out, Secrets: secrets, CDKState: l.cdk, RefreshTokenField: l.refreshField}, nil
 }
 
 // Compile is the config a run of the manifest's streams takes: Lower's
@@ -110,7 +113,7 @@ func (m *Manifest) Compile(file string, c *Config) (*settings.Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg.CDKState = low.CDKState
+	cfg.CDKState, cfg.RefreshTokenField = low.CDKState, low.RefreshTokenField
 	if len(cfg.StreamMaps) > 0 {
 		srcs := make(map[string]streammap.StreamSchema, len(cfg.Streams))
 		for i := range cfg.Streams {
@@ -135,6 +138,7 @@ type lowerer struct {
 	maps   map[string]any // by stream, its stream map (transform)
 
 	origin, originFrom string
+	refreshField       string // the connector config's field of the OAuth refresh token
 	auth               map[string]any
 	authFrom           string
 	start, startFrom   string
@@ -646,6 +650,7 @@ func (l *lowerer) oauth(x *OAuthAuthenticator) (map[string]any, bool) {
 		"client_id":     get(x.ClientID, "client_id"),
 		"client_secret": get(x.ClientSecret, "client_secret"),
 	}
+	rt := x.RefreshToken // the refresh token's expression
 	if grant == "refresh_token" {
 		a["refresh_token"] = get(x.RefreshToken, "refresh_token")
 	}
@@ -672,6 +677,9 @@ func (l *lowerer) oauth(x *OAuthAuthenticator) (map[string]any, bool) {
 				// for one the authenticator leaves out.
 				if cur, _ := a[k].(string); cur == "" {
 					a[k] = v
+					if e, ok := body[k].(Expr); ok && k == "refresh_token" {
+						rt = e
+					}
 				} else if v != "" && v != cur {
 					l.refuse(join(x.Path, "refresh_request_body."+k), x.Type, "%s in the refresh request body other than the authenticator's", k)
 					return nil, false
@@ -685,6 +693,21 @@ func (l *lowerer) oauth(x *OAuthAuthenticator) (map[string]any, bool) {
 		if len(params) > 0 {
 			a["token_params"] = params
 		}
+	}
+	if grant == "refresh_token" {
+		// A token the API rotates is written back where the connector's
+		// config holds it, which the expression must name.
+		var v interp.Var
+		var path []string
+		ok := rt.IsSet()
+		if ok {
+			v, path, ok = rt.T.Path()
+		}
+		if !ok || v != interp.Config || len(path) == 0 {
+			l.refuse(join(x.Path, "refresh_token"), x.Type, "%q: the tap keeps a rotated refresh token in the config field the expression reads, which must be one ({{ config['refresh_token'] }})", rt.Src)
+			return nil, false
+		}
+		l.refreshField = strings.Join(path, ".")
 	}
 	return a, true
 }

@@ -72,6 +72,10 @@ func TestLower(t *testing.T) {
 			requester: "        authenticator: {type: SelectiveAuthenticator, authenticator_selection_path: [auth_type], authenticators: {none: {type: NoAuth}}}",
 			config:    map[string]any{"auth_type": "oauth"},
 			refused:   "authenticator.authenticator_selection_path: the config's auth_type is \"oauth\", which names none of the authenticators"},
+		{name: "OAuth refresh from a token that is not a config field",
+			requester: "        authenticator: {type: OAuthAuthenticator, token_refresh_endpoint: \"https://a.example/token\", client_id: c, client_secret: sec-ret-value, refresh_token: \"{{ config['rt'] | trim }}\"}",
+			config:    map[string]any{"rt": "refresh-token-1"},
+			refused:   "authenticator.refresh_token: OAuthAuthenticator: not implemented by the tap: \"{{ config['rt'] | trim }}\": the tap keeps a rotated refresh token in the config field the expression reads"},
 		{name: "api key in the query",
 			requester: "        authenticator: {type: ApiKeyAuthenticator, api_token: k, inject_into: {type: RequestOption, inject_into: request_parameter, field_name: key}}",
 			wantTop:   map[string]any{"auth": map[string]any{"type": "api_key", "name": "key", "value": "k", "in": "query"}}},
@@ -293,5 +297,30 @@ streams:
 				t.Errorf("params %v: the parent's key went in as a constant too", d["params"])
 			}
 		})
+	}
+}
+
+// TestLowerRefreshTokenField: a rotated refresh token goes back to the
+// connector config's field the manifest reads it from.
+func TestLowerRefreshTokenField(t *testing.T) {
+	m, err := Parse("m.yaml", []byte(`version: 6.0.0
+streams:
+  - name: s
+    schema_loader: {type: InlineSchemaLoader, schema: {type: object}}
+    retriever:
+      requester:
+        url_base: "https://a.example"
+        authenticator: {type: OAuthAuthenticator, token_refresh_endpoint: "https://a.example/token", client_id: c, client_secret: sec-ret-value, refresh_token: "{{ config['credentials']['refresh_token'] }}"}
+      record_selector: {extractor: {field_path: []}}
+`), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	low, err := m.Lower(&Config{Connector: map[string]any{"credentials": map[string]any{"refresh_token": "refresh-token-1"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if low.RefreshTokenField != "credentials.refresh_token" {
+		t.Errorf("RefreshTokenField = %q, want credentials.refresh_token", low.RefreshTokenField)
 	}
 }

@@ -87,6 +87,11 @@ type Config struct {
 	// that a connection moves between the CDK and the tap without a
 	// resync (nil: the tap's own shape only). Set by that front end.
 	CDKState map[string]CDKCursor `json:"-"`
+	// RefreshTokenField is the config file's dotted field that holds the
+	// OAuth refresh token, where a rotated one is written back ("":
+	// auth.refresh_token). A front end sets it: a manifest's connector
+	// config keeps its token in a field of its own.
+	RefreshTokenField string `json:"-"`
 	// Redactor masks the config's secrets; a run adds the secrets it
 	// learns (access tokens) to it.
 	Redactor *Redactor `json:"-"`
@@ -660,4 +665,13 @@ type CDKCursor struct {
 	Format string
 	// Partition is a substream's partition field ("": not partitioned).
 	Partition string
+}
+
+// RefreshTokenPath is the config file's field that holds the OAuth
+// refresh token: RefreshTokenField, or auth.refresh_token.
+func (c *Config) RefreshTokenPath() string {
+	if c.RefreshTokenField != "" {
+		return c.RefreshTokenField
+	}
+	return "auth.refresh_token"
 }

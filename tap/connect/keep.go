@@ -52,8 +52,8 @@ func inFile(cfg *settings.Config, log *slog.Logger, write func(path string, data
 		if err := write(cfg.Path, out); err != nil {
 			side := Pending(cfg.Path)
 			if serr := writePending(side, rt, held); serr != nil {
-				return fmt.Errorf("the API rotated the refresh token, and it can be written neither to %s (%w) nor to %s (%v): the new token is lost, and auth.refresh_token needs a new one from the API's provider",
-					cfg.Path, err, side, serr)
+				return fmt.Errorf("the API rotated the refresh token, and it can be written neither to %s (%w) nor to %s (%v): the new token is lost, and %s needs a new one from the API's provider",
+					cfg.Path, err, side, serr, cfg.RefreshTokenPath())
 			}
 			return fmt.Errorf("writing the rotated refresh token to %s: %w; the new token is kept in %s, and the next run moves it into the config once the file can be rewritten",
 				cfg.Path, err, side)
@@ -108,18 +108,18 @@ func takePending(cfg *settings.Config, raw []byte, log *slog.Logger) ([]byte, er
 	}
 	var p pending
 	if err := json.Unmarshal(b, &p); err != nil || p.RefreshToken == "" {
-		return nil, &settings.InputError{File: side, Err: errors.New("expected {\"refresh_token\": ..., \"replaces_sha256\": ...}, as a run writes it; move the token into auth.refresh_token by hand and remove the file")}
+		return nil, &settings.InputError{File: side, Err: fmt.Errorf("expected {\"refresh_token\": ..., \"replaces_sha256\": ...}, as a run writes it; move the token into %s by hand and remove the file", cfg.RefreshTokenPath())}
 	}
 	if digest(cfg.Auth.RefreshToken) != p.Replaces {
 		log.Warn("the config's refresh token is not the one an earlier run found rotated: it was edited since, and is used; the kept token is removed", "config", cfg.Path, "kept", side)
 		return raw, removeSynced(side)
 	}
-	out, err := settings.SetString(raw, "auth.refresh_token", p.RefreshToken)
+	out, err := settings.SetString(raw, cfg.RefreshTokenPath(), p.RefreshToken)
 	if err != nil {
-		return nil, &settings.InputError{File: cfg.Path, Err: fmt.Errorf("auth.refresh_token: cannot take the rotated refresh token an earlier run kept in %s: %w", side, err)}
+		return nil, &settings.InputError{File: cfg.Path, Err: fmt.Errorf("%s: cannot take the rotated refresh token an earlier run kept in %s: %w", cfg.RefreshTokenPath(), side, err)}
 	}
 	if err := settings.WriteFileAtomic(cfg.Path, out); err != nil {
-		return nil, &settings.InputError{File: cfg.Path, Err: fmt.Errorf("auth.refresh_token: an earlier run kept the rotated refresh token in %s, and the config file must take it before any token request, but it cannot be rewritten (%w); free space or make its directory writable", side, err)}
+		return nil, &settings.InputError{File: cfg.Path, Err: fmt.Errorf("%s: an earlier run kept the rotated refresh token in %s, and the config file must take it before any token request, but it cannot be rewritten (%w); free space or make its directory writable", cfg.RefreshTokenPath(), side, err)}
 	}
 	cfg.Auth.RefreshToken = p.RefreshToken
 	if cfg.Redactor != nil {
@@ -164,11 +164,11 @@ func CheckRewritable(cfg *settings.Config, log *slog.Logger) error {
 		return err
 	}
 	a = cfg.Auth
-	if _, err := settings.SetString(raw, "auth.refresh_token", a.RefreshToken); err != nil {
+	if _, err := settings.SetString(raw, cfg.RefreshTokenPath(), a.RefreshToken); err != nil {
 		return nil // read from the environment: a WARN at rotation says it cannot be kept
 	}
 	if err := tryWrite(cfg.Path, len(raw)+len(a.RefreshToken)); err != nil {
-		return &settings.InputError{File: cfg.Path, Err: fmt.Errorf("auth.refresh_token: the API may rotate the refresh token, and the config file must be rewritten to keep the new one, but it cannot be (%w); make its directory writable, or read the token from the environment ({\"env\": \"NAME\"}) and update the variable yourself", err)}
+		return &settings.InputError{File: cfg.Path, Err: fmt.Errorf("%s: the API may rotate the refresh token, and the config file must be rewritten to keep the new one, but it cannot be (%w); make its directory writable, or read the token from the environment ({\"env\": \"NAME\"}) and update the variable yourself", cfg.RefreshTokenPath(), err)}
 	}
 	return nil
 }
@@ -224,14 +224,15 @@ func InControl(cfg *settings.Config, to ConfigSender, log *slog.Logger) Keeper {
 	}
 }
 
-// rotated edits the config file's bytes so that auth.refresh_token is rt.
+// rotated edits the config file's bytes so that its refresh token field
+// (auth.refresh_token, or a manifest's connector config's) is rt.
 // ok is false, with a WARN, when the file holds an {"env": ...} reference
 // there: the new token cannot be kept, and the next run will fail unless
 // the variable is updated.
 func rotated(cfg *settings.Config, raw []byte, rt string, log *slog.Logger) (out []byte, ok bool, err error) {
-	out, err = settings.SetString(raw, "auth.refresh_token", rt)
+	out, err = settings.SetString(raw, cfg.RefreshTokenPath(), rt)
 	if errors.Is(err, settings.ErrNotLiteral) {
-		log.Warn("the API rotated the refresh token, but auth.refresh_token is read from the environment: the new one cannot be written back, and the next run fails unless the variable is updated by hand",
+		log.Warn("the API rotated the refresh token, but "+cfg.RefreshTokenPath()+" is read from the environment: the new one cannot be written back, and the next run fails unless the variable is updated by hand",
 			"config", cfg.Path)
 		return nil, false, nil
 	}

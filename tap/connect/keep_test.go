@@ -17,6 +17,8 @@ import (
 const (
 	literal = "{\n  \"base_url\": \"http://127.0.0.1:9\",\n  \"auth\": {\"type\": \"oauth2\", \"refresh_token\": \"rt-0\"}\n}\n"
 	fromEnv = "{\n  \"auth\": {\"type\": \"oauth2\", \"refresh_token\": {\"env\": \"RT\"}}\n}\n"
+	// A manifest's connector config: the token in a field of its own.
+	connector = "{\"credentials\": {\"client_id\": \"c\", \"refresh_token\": \"rt-0\"}, \"tap\": {}}\n"
 )
 
 // sent records the configs a keeper sends.
@@ -39,8 +41,9 @@ func TestKeepers(t *testing.T) {
 	for _, c := range []struct {
 		name     string
 		file     string
-		control  bool  // InControl, else InFile
-		sendErr  error // the sender's error
+		field    string // settings.Config.RefreshTokenField
+		control  bool   // InControl, else InFile
+		sendErr  error  // the sender's error
 		wantFile string
 		wantSent []string
 		wantErr  string
@@ -54,6 +57,11 @@ func TestKeepers(t *testing.T) {
 			wantSent: []string{strings.Replace(literal, "rt-0", "rt-1", 1), strings.Replace(literal, "rt-0", "rt-2", 1)}},
 		{name: "control, from the environment", file: fromEnv, control: true, wantFile: fromEnv,
 			wantLog: "level=WARN msg=\"the API rotated the refresh token, but auth.refresh_token is read from the environment"},
+		{name: "file, a connector config's own field", file: connector, field: "credentials.refresh_token",
+			wantFile: strings.Replace(connector, "rt-0", "rt-2", 1),
+			wantLog:  "level=INFO msg=\"the API rotated the refresh token; the config file holds the new one\""},
+		{name: "control, a connector config's own field", file: connector, field: "credentials.refresh_token", control: true, wantFile: connector,
+			wantSent: []string{strings.Replace(connector, "rt-0", "rt-1", 1), strings.Replace(connector, "rt-0", "rt-2", 1)}},
 		{name: "control, not sent", file: literal, control: true, sendErr: errors.New("stdout closed"), wantFile: literal,
 			wantErr: "sending the rotated refresh token: stdout closed"},
 	} {
@@ -62,7 +70,7 @@ func TestKeepers(t *testing.T) {
 			if err := os.WriteFile(path, []byte(c.file), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			cfg := &settings.Config{Path: path}
+			cfg := &settings.Config{Path: path, RefreshTokenField: c.field}
 			var logs bytes.Buffer
 			log := slog.New(slog.NewTextHandler(&logs, nil))
 			to := &sent{err: c.sendErr}
