@@ -218,19 +218,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if f.Reconcile && (cmd != "" || test != "" || discover || infer != "") {
 		return badUsage(cmd, stdout, stderr, "--reconcile: is for a Singer sync (tap --config CONFIG --reconcile) only")
 	}
-	manifestCmd := cmd == "" && !version && !about && infer == "" || cmd == "spec" || cmd == "check" || cmd == "discover" || cmd == "read"
-	if manifestCmd {
-		f = command.FindManifest(f)
-	}
-	if manifestCmd && (f.Manifest != "" || command.HasInjectedManifest(f.Config)) {
-		compiled, done, err := command.Manifest(cmd, f, stdout)
-		switch {
-		case done && cmd != "":
-			return tap.ExitCode(err) // reported on stdout as a TRACE message
-		case done:
-			return fail(stderr, err)
+	if cmd == "" && !version && !about && infer == "" || cmd == "spec" || cmd == "check" || cmd == "discover" || cmd == "read" {
+		if withManifest, ok := command.FindManifest(f); ok {
+			compiled, done, err := command.Manifest(cmd, withManifest, stdout)
+			switch {
+			case done && cmd != "":
+				return tap.ExitCode(err) // reported on stdout as a TRACE message
+			case done:
+				return fail(stderr, err)
+			}
+			f = compiled
 		}
-		f = compiled
 	}
 	var err error
 	switch {

@@ -113,7 +113,7 @@ func (b *bench) manifest(ctx context.Context, rep *report, n, reps int) error {
 	rep.add(sc, "runs", fmt.Sprintf("%d of each, interleaved; medians", reps), "", "")
 	rep.add(sc, "CPU per record: manifest / tap's language", fmt.Sprintf("%.2f / %.2f µs", micros(mc)/float64(n), micros(nc)/float64(n)), "", "")
 	rep.check(sc, "CPU per record, manifest/tap's language", fmt.Sprintf("%.2f", float64(mc)/float64(nc)), "<= 1.20", float64(mc) <= 1.2*float64(nc))
-	rep.add(sc, "peak RSS: manifest / tap's language", fmt.Sprintf("%.1f / %.1f MiB", float64(mr)/1024, float64(nr)/1024), "", "")
+	rep.add(sc, "peak RSS: manifest / tap's language", fmt.Sprintf("%.1f / %.1f MiB", mib(mr), mib(nr)), "", "")
 	rep.check(sc, "peak RSS, manifest/tap's language", fmt.Sprintf("%.2f", float64(mr)/float64(nr)), "<= 1.10", float64(mr) <= 1.1*float64(nr))
 	return nil
 }

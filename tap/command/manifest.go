@@ -18,17 +18,18 @@ import (
 // stand in for that image.
 const ImageManifestPath = "/airbyte/integration_code/source_declarative_manifest/manifest.yaml"
 
-// FindManifest is f with the manifest a command runs on: --manifest, else
-// the one injected in the config, else the file at ImageManifestPath when
-// there is one; "" (f unchanged) when none.
-func FindManifest(f inputs.Files) inputs.Files {
+// FindManifest is f with the manifest a command runs on, and whether
+// there is one: --manifest, else the one injected in the config, else the
+// file at ImageManifestPath when there is one.
+func FindManifest(f inputs.Files) (inputs.Files, bool) {
 	if f.Manifest != "" || HasInjectedManifest(f.Config) {
-		return f
+		return f, true
 	}
 	if fi, err := os.Stat(ImageManifestPath); err == nil && fi.Mode().IsRegular() {
 		f.Manifest = ImageManifestPath
+		return f, true
 	}
-	return f
+	return f, false
 }
 
 // HasInjectedManifest reports whether the config at path carries a

@@ -3,7 +3,6 @@ package state
 import (
 	"maps"
 	"strings"
-	"time"
 
 	"github.com/tap-dev/tap/settings"
 	"github.com/tap-dev/tap/streams/keys"
@@ -101,30 +100,20 @@ func (st *State) cdkLocked(stream string, b map[string]any) map[string]any {
 	return b
 }
 
-// fromCDK is a bookmark value of the CDK's, in format, as the tap keeps
-// it: a time as RFC 3339, an epoch as a number; a value that does not
-// read as format is kept as it is, for Check to judge.
+// fromCDK is a bookmark value of the CDK's, written in format, as the
+// tap keeps a DatetimeBasedCursor's bookmark whatever the records hold
+// (incremental.key_format): a time in RFC 3339 (keys.TimeOf). A value
+// that does not read as format is kept as it is, for Check to judge.
 func fromCDK(v any, format string) any {
 	s, ok := v.(string)
-	if !ok {
+	if !ok || format == "" || format == "rfc3339" {
 		return v
 	}
-	switch format {
-	case "unix", "unix_ms":
-		// A DatetimeBasedCursor's bookmark is a time, whatever the
-		// records hold (incremental.key_format).
-		if t, ok := keys.TimeOf(strings.TrimSpace(s), format); ok {
-			return t
-		}
-		return v
-	case "", "rfc3339":
-		return s
-	case "date":
-		format = time.DateOnly
+	if format == "unix" || format == "unix_ms" {
+		s = strings.TrimSpace(s)
 	}
-	t, err := time.Parse(format, s)
-	if err != nil {
-		return v
+	if t, ok := keys.TimeOf(s, format); ok {
+		return t
 	}
-	return t.UTC().Format(time.RFC3339Nano)
+	return v
 }
