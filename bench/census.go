@@ -71,6 +71,12 @@ func census(dir string, w io.Writer) int {
 			fmt.Fprintf(w, "%s: %s\n", f.Outcome, f.Why)
 		}
 	}
+	fmt.Fprintln(w)
+	for _, f := range c.Files {
+		if f.Outcome == manifest.Loaded && !f.Runs {
+			fmt.Fprintf(w, "not run: %s\n", f.NotRun)
+		}
+	}
 	return 0
 }
 

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 )
@@ -204,10 +205,39 @@ func sampleConfig(spec *Spec) map[string]any {
 }
 
 func sampleValue(name string, schema map[string]any) any {
-	if ex, ok := schema["examples"].([]any); ok && len(ex) > 0 {
+	pattern, _ := schema["pattern"].(string)
+	typ, _ := schema["type"].(string)
+	if list, ok := schema["type"].([]any); ok && len(list) > 0 {
+		typ, _ = list[0].(string)
+	}
+	// fits: an example or default of the property's own type (not one
+	// of its items') that matches its pattern.
+	fits := func(v any) bool {
+		switch v.(type) {
+		case string:
+			if typ != "" && typ != "string" {
+				return false
+			}
+		case float64, int:
+			if typ != "" && typ != "number" && typ != "integer" {
+				return false
+			}
+		case []any:
+			if typ != "" && typ != "array" {
+				return false
+			}
+		}
+		s, ok := v.(string)
+		if !ok || pattern == "" {
+			return true
+		}
+		re, err := regexp.Compile(pattern)
+		return err != nil || re.MatchString(s)
+	}
+	if ex, ok := schema["examples"].([]any); ok && len(ex) > 0 && fits(ex[0]) {
 		return ex[0]
 	}
-	if d, ok := schema["default"]; ok {
+	if d, ok := schema["default"]; ok && fits(d) {
 		return d
 	}
 	if e, ok := schema["enum"].([]any); ok && len(e) > 0 {
@@ -217,10 +247,6 @@ func sampleValue(name string, schema map[string]any) any {
 		if m, ok := one[0].(map[string]any); ok {
 			return sampleValue(name, m)
 		}
-	}
-	typ, _ := schema["type"].(string)
-	if list, ok := schema["type"].([]any); ok && len(list) > 0 {
-		typ, _ = list[0].(string)
 	}
 	switch typ {
 	case "object":
@@ -241,16 +267,39 @@ func sampleValue(name string, schema map[string]any) any {
 	case "boolean":
 		return false
 	case "array":
+		if items, ok := schema["items"].(map[string]any); ok {
+			return []any{sampleValue(name, items)}
+		}
 		return []any{}
 	}
-	format, _ := schema["format"].(string)
-	if format == "date" {
-		return "2024-01-01"
+	if pattern != "" {
+		for _, c := range samplesForPatterns {
+			if fits(c) {
+				return c
+			}
+		}
 	}
-	if format == "date-time" || strings.Contains(strings.ToLower(name), "date") || strings.Contains(strings.ToLower(name), "start") {
+	format, _ := schema["format"].(string)
+	lower := strings.ToLower(name)
+	switch {
+	case format == "date":
+		return "2024-01-01"
+	case format == "date-time" || strings.Contains(lower, "date") || strings.Contains(lower, "start"):
 		return "2024-01-01T00:00:00Z"
+	case format == "uri" || strings.Contains(lower, "url") || strings.Contains(lower, "domain") || strings.Contains(lower, "host"):
+		return "https://api.example.com"
 	}
 	return "sample-value" // long enough to be masked, as a secret must be
+}
+
+// samplesForPatterns are the census's candidates for a string whose spec
+// gives a pattern and no example that matches it: the first that matches
+// is the sample.
+var samplesForPatterns = []string{
+	"2024-01-01", "2024-01-01T00:00:00Z", "2024-01-01T00:00:00.000Z", "2024-01-01 00:00:00",
+	"01-01-2024", "01/01/2024", "01/01/2024 00:00", "2024-01",
+	"https://api.example.com", "api.example.com", "sample-value", "SAMPLEVALUE1", "samplevalue1",
+	"live_samplevalue", "12345678", "sample_value", "sample value",
 }
 
 // censusLoad loads a manifest and returns its tree whenever its

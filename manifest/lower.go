@@ -15,6 +15,7 @@ import (
 	"github.com/tap-dev/tap/manifest/interp"
 	"github.com/tap-dev/tap/settings"
 	"github.com/tap-dev/tap/streammap"
+	"github.com/tap-dev/tap/streams"
 	"github.com/tap-dev/tap/streams/keys"
 )
 
@@ -228,7 +229,15 @@ func (l *lowerer) stream(s *DeclarativeStream, path string) map[string]any {
 	if p, ok := d["parent"].(map[string]any); ok {
 		listed = append(listed, p["as"].(string))
 	}
+	if rk, ok := d["replication_key"].(string); ok {
+		listed = append(listed, rk)
+	}
 	if schema, ok := d["schema"].(map[string]any); ok {
+		// A record schema written as an array of records (goldcast's) is
+		// read, as the CDK reads it, for the record's own.
+		if items, ok := schema["items"].(map[string]any); ok && schema["type"] == "array" && items["type"] == "object" {
+			schema = items
+		}
 		schema = maps.Clone(schema)
 		if _, typed := schema["type"]; !typed {
 			schema["type"] = "object"
@@ -655,7 +664,11 @@ func (l *lowerer) oauth(x *OAuthAuthenticator) (map[string]any, bool) {
 		a["refresh_token"] = get(x.RefreshToken, "refresh_token")
 	}
 	if len(x.Scopes) > 0 {
-		a["scopes"] = x.Scopes
+		scopes := make([]any, len(x.Scopes)) // the config tree's form of a list
+		for i, sc := range x.Scopes {
+			scopes[i] = sc
+		}
+		a["scopes"] = scopes
 	}
 	// The refresh request's extra fields, constants at load, are the
 	// token request's parameters.
@@ -726,6 +739,38 @@ func (l *lowerer) queryOption(o *RequestOption, what string) (string, bool) {
 	if o.InjectInto != "request_parameter" {
 		l.refuse(join(o.Path, "inject_into"), o.Type, "%s sent in the %s (the tap sends it as a query parameter)", what, o.InjectInto)
 		return "", false
+	}
+	return l.optionName(o)
+}
+
+// pageInjects are the places a paginator's RequestOption may put its
+// value, as the tap's pagination.inject names them.
+var pageInjects = map[string]string{"request_parameter": streams.InjectQuery, "body_json": streams.InjectBody, "header": streams.InjectHeader}
+
+// pageOption is a paginator's RequestOption: its name, and where it goes
+// into pg["inject"], which every option of one paginator must share
+// (the tap's paginators put all their parameters in one place).
+func (l *lowerer) pageOption(o *RequestOption, what string, pg map[string]any) (string, bool) {
+	where, ok := pageInjects[o.InjectInto]
+	if !ok {
+		l.refuse(join(o.Path, "inject_into"), o.Type, "%s sent in the %s (the tap sends it in the query, a JSON body or a header)", what, o.InjectInto)
+		return "", false
+	}
+	if had, set := pg["inject"].(string); set && had != where {
+		l.refuse(join(o.Path, "inject_into"), o.Type, "%s sent in the %s, and the paginator's other option elsewhere (the tap sends them to one place)", what, o.InjectInto)
+		return "", false
+	}
+	pg["inject"] = where
+	if where == streams.InjectBody && !o.FieldName.IsSet() && len(o.FieldPath) > 0 {
+		var parts []string
+		for i, f := range o.FieldPath {
+			p, ok := l.text(f, &o.Node, fmt.Sprintf("field_path[%d]", i), nil)
+			if !ok {
+				return "", false
+			}
+			parts = append(parts, p)
+		}
+		return strings.Join(parts, "."), true
 	}
 	return l.optionName(o)
 }
@@ -802,7 +847,7 @@ func (l *lowerer) paginator(p Paginator, d map[string]any) {
 	}
 	pg := map[string]any{}
 	if dp.PageSizeOption != nil {
-		name, ok := l.queryOption(dp.PageSizeOption, "the page size")
+		name, ok := l.pageOption(dp.PageSizeOption, "the page size", pg)
 		if !ok {
 			return
 		}
@@ -831,7 +876,7 @@ func (l *lowerer) paginator(p Paginator, d map[string]any) {
 		nextURL = true
 	case *RequestOption:
 		var ok bool
-		if tokenParam, ok = l.queryOption(o, "the page token"); !ok {
+		if tokenParam, ok = l.pageOption(o, "the page token", pg); !ok {
 			return
 		}
 	case nil:
@@ -863,8 +908,15 @@ func (l *lowerer) paginator(p Paginator, d map[string]any) {
 		l.refuse(n.Path, n.Type, "this pagination strategy")
 		return
 	}
+	if pg["inject"] == streams.InjectQuery {
+		delete(pg, "inject") // the language's default
+	}
 	// A next URL or link carries the page size on; the first request
 	// sends it as a parameter.
+	if t := pg["type"]; (t == "next_url" || t == "link_header") && pg["inject"] != nil {
+		l.refuse(dp.Path, dp.Type, "a next page's URL with the page size sent in the %s (the tap sends it in the first request's query)", pg["inject"])
+		return
+	}
 	if t := pg["type"]; (t == "next_url" || t == "link_header") && pg["page_size"] != nil {
 		if name, ok := pg["page_size_param"].(string); ok {
 			params, _ := d["params"].(map[string]any)
