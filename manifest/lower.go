@@ -894,8 +894,8 @@ func (l *lowerer) paginator(p Paginator, d map[string]any) {
 		if !size(s.PageSize, &s.Node) || !l.needParam(tokenParam, nextURL, &s.Node) {
 			return
 		}
-		if pg["page_size"] == nil || pg["page_size_param"] == nil {
-			l.refuse(s.Path, s.Type, "an offset page without page_size and page_size_option")
+		if pg["page_size"] == nil && pg["page_size_param"] != nil {
+			l.refuse(s.Path, s.Type, "a page_size_option without a page_size to send")
 			return
 		}
 		pg["type"], pg["offset_param"] = "offset", tokenParam

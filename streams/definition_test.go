@@ -161,9 +161,9 @@ func TestCheck(t *testing.T) {
 		}), wantErr: `pagination: holds the options of type "cursor" but its type is "offset"`},
 		"options unset": {d: base(func(d *Definition) { d.Pagination = Pagination{Type: PageKeyset} }),
 			wantErr: `pagination.key_param: is required for pagination type "keyset"`},
-		"offset needs a page size": {d: base(func(d *Definition) {
+		"offset's page size parameter needs a page size": {d: base(func(d *Definition) {
 			d.Pagination = Pagination{Type: PageOffset, Options: &OffsetOptions{OffsetParam: "o", PageSizeParam: "l"}}
-		}), wantErr: `pagination.page_size: is required for pagination type "offset"`},
+		}), wantErr: `pagination.page_size: is required with page_size_param`},
 		"negative page size": {d: base(func(d *Definition) {
 			d.Pagination = Pagination{Type: PageCursor, Options: &CursorOptions{CursorParam: "c", NextCursorPath: "n", PageSize: -1}}
 		}), wantErr: `pagination.page_size: must not be negative`},

@@ -11,14 +11,23 @@ const PageOffset = "offset"
 
 // OffsetOptions are the options of pagination type offset.
 type OffsetOptions struct {
-	OffsetParam   string `json:"offset_param" lang:"required"`
-	PageSizeParam string `json:"page_size_param" lang:"required"`
-	PageSize      int    `json:"page_size" lang:"required,min=1"`
+	OffsetParam string `json:"offset_param" lang:"required"`
+	// PageSizeParam and PageSize may be left out for an API that pages
+	// at a size of its own choosing: the offset then moves by the rows
+	// each page returned, and an empty page ends the walk.
+	PageSizeParam string `json:"page_size_param"`
+	PageSize      int    `json:"page_size" lang:"min=0"`
 	// TotalPath, when the body has it, holds the number of rows in all.
 	TotalPath string `json:"total_path"`
 }
 
 func (*OffsetOptions) pageType() string { return PageOffset }
+
+// rules: a page size parameter sends the page size.
+func (*OffsetOptions) rules() []rule {
+	return []rule{{field: "pagination.page_size", msg: "is required with page_size_param: the size it sends",
+		when: []cond{set("pagination.page_size_param")}, need: set("pagination.page_size")}}
+}
 
 func (o *OffsetOptions) params() []PageParam {
 	return pageParams(o.OffsetParam, isCount, o.PageSizeParam, isCount)
@@ -28,7 +37,18 @@ func (o *OffsetOptions) bodyFields() []string { return setFields("total_path", o
 
 // repeatsRows: a source that shifts under the walk (inserts before the
 // offset) repeats rows across pages; the run drops them by primary key.
-func (o *OffsetOptions) repeatsRows() int { return o.PageSize }
+// Without page_size, the rows of a page the API sized are unknown: the
+// window holds pages of unsizedPage rows, the common default.
+func (o *OffsetOptions) repeatsRows() int {
+	if o.PageSize == 0 {
+		return unsizedPage
+	}
+	return o.PageSize
+}
+
+// unsizedPage is the page size dedupe assumes of an offset walk without
+// page_size.
+const unsizedPage = 100
 
 // readsPage: the records' count, and total_path.
 func (o *OffsetOptions) readsPage(*Definition) PageReads {
@@ -50,7 +70,7 @@ func (*OffsetOptions) doc() PageDoc {
 // offsetPaginator walks offset_param = 0, n, 2n, … where n is the number
 // of records each page returned.
 //
-// It stops on an empty page, on a page shorter than page_size, or when the
+// It stops on an empty page, on a page shorter than page_size (when set), or when the
 // value at total_path (if the body has it) says the offset reached the
 // total. An API whose rows shift while it is read (inserts before the
 // offset) may repeat rows across pages; the tap drops a row whose

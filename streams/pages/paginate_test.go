@@ -100,7 +100,7 @@ func TestNewRejectsBadDefinitions(t *testing.T) {
 	}{
 		"nil":            {nil, "needs a definition"},
 		"unknown type":   {testDef(streams.Pagination{Type: "scroll"}), `unknown type "scroll"`},
-		"offset no size": {testDef(streams.Pagination{Type: streams.PageOffset, Options: &streams.OffsetOptions{OffsetParam: "offset", PageSizeParam: "limit"}}), "page_size"},
+		"offset size param, no size": {testDef(streams.Pagination{Type: streams.PageOffset, Options: &streams.OffsetOptions{OffsetParam: "offset", PageSizeParam: "limit"}}), "page_size"},
 		"cursor no path": {testDef(streams.Pagination{Type: streams.PageCursor, Options: &streams.CursorOptions{CursorParam: "c"}}), "next_cursor_path"},
 		"graphql no gql": {testDef(streams.Pagination{Type: streams.PageGraphQL}), "graphql"},
 	}

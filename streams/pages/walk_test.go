@@ -345,6 +345,10 @@ func (a *loopAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "/overlap": // each page repeats two rows of the last and adds one
 		c, _ := strconv.Atoi(q.Get("cursor"))
 		body = map[string]any{"items": ids(c, c+2), "next": strconv.Itoa(c + 1), "has_more": c < 10}
+	case "/api-sized": // 10 rows, in pages of the API's own size, 4
+		off, _ := strconv.Atoi(q.Get("offset"))
+		list := ids(1, 10)
+		body = map[string]any{"items": list[min(off, len(list)):min(off+4, len(list))]}
 	case "/shifting": // offset over a list that grows at the front while it is read
 		off, _ := strconv.Atoi(q.Get("offset"))
 		list := ids(100, 129)
@@ -460,6 +464,11 @@ func TestWalkNeverLoops(t *testing.T) {
 		{name: "two stale pages, then new rows", path: "/stale-then-new", pagination: cursor, wantHits: 6, wantRows: 12},
 		{name: "page_number, total_pages ends a repeating API", path: "/ignores-page-total",
 			pagination: streams.Pagination{Type: streams.PageNumber, Options: &streams.PageNumberOptions{PageParam: "page", TotalPagesPath: "total_pages"}}, wantHits: 3, wantRows: 9},
+		{name: "offset without page_size, the API ignores the offset", path: "/ignores-offset",
+			pagination: streams.Pagination{Type: streams.PageOffset, Options: &streams.OffsetOptions{OffsetParam: "offset"}},
+			wantErr:    `3 pages in a row held only rows already read`, wantHits: 4, wantRows: 9},
+		{name: "offset without page_size, pages the API sizes, to an empty one", path: "/api-sized",
+			pagination: streams.Pagination{Type: streams.PageOffset, Options: &streams.OffsetOptions{OffsetParam: "offset"}}, wantHits: 4, wantRows: 10},
 		{name: "offset over a shifting source", path: "/shifting",
 			pagination: streams.Pagination{Type: streams.PageOffset, Options: &streams.OffsetOptions{OffsetParam: "offset", PageSizeParam: "limit", PageSize: 10}}, wantHits: 4, wantRows: 38},
 	}
