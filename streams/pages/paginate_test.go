@@ -98,11 +98,11 @@ func TestNewRejectsBadDefinitions(t *testing.T) {
 		d    *streams.Definition
 		want string
 	}{
-		"nil":            {nil, "needs a definition"},
-		"unknown type":   {testDef(streams.Pagination{Type: "scroll"}), `unknown type "scroll"`},
+		"nil":                        {nil, "needs a definition"},
+		"unknown type":               {testDef(streams.Pagination{Type: "scroll"}), `unknown type "scroll"`},
 		"offset size param, no size": {testDef(streams.Pagination{Type: streams.PageOffset, Options: &streams.OffsetOptions{OffsetParam: "offset", PageSizeParam: "limit"}}), "page_size"},
-		"cursor no path": {testDef(streams.Pagination{Type: streams.PageCursor, Options: &streams.CursorOptions{CursorParam: "c"}}), "next_cursor_path"},
-		"graphql no gql": {testDef(streams.Pagination{Type: streams.PageGraphQL}), "graphql"},
+		"cursor no path":             {testDef(streams.Pagination{Type: streams.PageCursor, Options: &streams.CursorOptions{CursorParam: "c"}}), "next_cursor_path"},
+		"graphql no gql":             {testDef(streams.Pagination{Type: streams.PageGraphQL}), "graphql"},
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
