@@ -676,6 +676,27 @@ func TestManifestConnectors(t *testing.T) {
 		}
 		return map[string]any{"data": all[min(n, len(all)):min(n+2, len(all))], "links": links}
 	}
+	// xkcd: one comic a page, the next page's path computed from the
+	// last (num + 1), until the 404 the manifest ignores.
+	comics := rows(3, func(i int) map[string]any {
+		return map[string]any{"num": float64(2958 + i), "title": fmt.Sprintf("Comic %d", i), "img": fmt.Sprintf("https://imgs.example/%d.png", i)}
+	})
+	// Persona: every stream paged by the last record's id (page[after]),
+	// a computed cursor, until a page with no data.
+	personaPaths := map[string]string{"accounts": "/api/v1/accounts", "cases": "/api/v1/cases", "api-keys": "/api/v1/api-keys", "api-logs": "/api/v1/api-logs",
+		"events": "/api/v1/events", "inquiries": "/api/v1/inquiries", "inquiry-sessions": "/api/v1/inquiry-sessions", "webhooks": "/api/v1/webhooks",
+		"workflows-run": "/api/v1/workflow-runs", "workflow-runs": "/api/v1/workflow-runs"}
+	persona := map[string][]map[string]any{}
+	personaByPath := map[string][]map[string]any{}
+	for stream, path := range personaPaths {
+		if personaByPath[path] == nil {
+			n := 3 + len(personaByPath)%4*70 // 3 to 213: a page of 100, to three
+			personaByPath[path] = rows(n, func(i int) map[string]any {
+				return map[string]any{"id": fmt.Sprintf("%s_%04d", strings.TrimPrefix(path, "/api/v1/"), i), "type": "record"}
+			})
+		}
+		persona[stream] = personaByPath[path]
+	}
 	for _, tt := range []struct {
 		manifest string
 		config   map[string]any
@@ -809,6 +830,33 @@ func TestManifestConnectors(t *testing.T) {
 				return out
 			}},
 			want: baton},
+		{manifest: "xkcd.yaml", config: map[string]any{"comic_number": "2958"},
+			api: api{check: func(*http.Request) bool { return true }, serve: func(t *testing.T, r *http.Request) any {
+				n, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, "/"), "/info.0.json"))
+				if err != nil || n < 2958 || n > 2960 {
+					return nil // 404, which the manifest ignores
+				}
+				return comics[n-2958]
+			}},
+			want: map[string][]map[string]any{"xkcd": comics}},
+		{manifest: "persona.yaml", config: map[string]any{"api_key": token},
+			api: api{check: bearer, serve: func(t *testing.T, r *http.Request) any {
+				all, ok := personaByPath[r.URL.Path]
+				if !ok || r.URL.Query().Get("page[size]") != "100" {
+					t.Errorf("unexpected request %s", r.URL)
+					return nil
+				}
+				from := 0
+				if after := r.URL.Query().Get("page[after]"); after != "" {
+					for from < len(all) && all[from]["id"] != after {
+						from++
+					}
+					from++
+				}
+				from = min(from, len(all))
+				return map[string]any{"data": all[from:min(from+100, len(all))]}
+			}},
+			want: persona},
 		{manifest: "uppromote.yaml", config: map[string]any{"api_key": token, "start_date": "2025-03-02T00:00:00Z"}, base: &upBase,
 			api: api{check: bearer, serve: func(t *testing.T, r *http.Request) any {
 				switch r.URL.Path {

@@ -47,13 +47,17 @@ type Lowered struct {
 	// RefreshTokenField is the connector config's field of the OAuth
 	// refresh token (settings.Config.RefreshTokenField).
 	RefreshTokenField string
+	// Cursors are, by stream, the cursors the manifest's expressions
+	// compute (streams.Pagination.Compute): a stream's pagination in
+	// Tree has the cursor's parameter and no path.
+	Cursors map[string]streams.NextCursor
 }
 
 // Lower compiles the manifest's streams for c (checked by CheckConfig).
 // A form the tap does not run is a Refusal in the *Error, one line per
 // place.
 func (m *Manifest) Lower(c *Config) (*Lowered, error) {
-	l := &lowerer{m: m, config: c.Connector, out: map[string]any{}, cdk: map[string]settings.CDKCursor{}, maps: map[string]any{}}
+	l := &lowerer{m: m, config: c.Connector, out: map[string]any{}, cdk: map[string]settings.CDKCursor{}, maps: map[string]any{}, cursors: map[string]streams.NextCursor{}}
 	for k, v := range c.Tap {
 		l.out[k] = v
 	}
@@ -98,7 +102,7 @@ func (m *Manifest) Lower(c *Config) (*Lowered, error) {
 		secretFields(m.Spec.ConnectionSpecification, names)
 		collectSecrets(c.Connector, names, &secrets)
 	}
-	return &Lowered{Tree: l.out, Secrets: secrets, CDKState: l.cdk, RefreshTokenField: l.refreshField}, nil
+	return &Lowered{Tree: l.out, Secrets: secrets, CDKState: l.cdk, RefreshTokenField: l.refreshField, Cursors: l.cursors}, nil
 }
 
 // Compile is the config a run of the manifest's streams takes: Lower's
@@ -110,7 +114,15 @@ func (m *Manifest) Compile(file string, c *Config) (*settings.Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := settings.FromTree(file, low.Tree, low.Secrets...)
+	cfg, err := settings.FromTree(file, low.Tree, func(cfg *settings.Config) error {
+		for i := range cfg.Streams {
+			d := &cfg.Streams[i]
+			if c, ok := low.Cursors[d.Name]; ok && !d.Pagination.Compute(c) {
+				return fmt.Errorf("stream %q: pagination type %q takes no computed cursor", d.Name, d.Pagination.Type)
+			}
+		}
+		return nil
+	}, low.Secrets...)
 	if err != nil {
 		return nil, err
 	}
@@ -145,6 +157,9 @@ type lowerer struct {
 	start, startFrom   string
 	problems           []Problem
 	refusals           []Refusal
+	current            string                        // the name of the stream being lowered
+	basePath           string                        // the path of its url_base, without a trailing /
+	cursors            map[string]streams.NextCursor // by stream, its computed cursor
 }
 
 func (l *lowerer) refuse(path, typ, why string, args ...any) {
@@ -188,6 +203,7 @@ func (l *lowerer) text(e Expr, n *Node, field string, partition map[string]any) 
 // stream lowers one DeclarativeStream to a stream definition.
 func (l *lowerer) stream(s *DeclarativeStream, path string) map[string]any {
 	d := map[string]any{"name": s.Name}
+	l.current = s.Name
 	before := len(l.problems) + len(l.refusals)
 	r, ok := s.Retriever.(*SimpleRetriever)
 	if !ok {
@@ -325,6 +341,7 @@ func (l *lowerer) partition(r *SimpleRetriever, s *DeclarativeStream, d map[stri
 // stream), method, query parameters, headers, body and auth.
 func (l *lowerer) request(r *HttpRequester, d map[string]any, partition map[string]any) {
 	var full string
+	l.basePath = ""
 	if r.URL.IsSet() {
 		u, ok := l.text(r.URL, &r.Node, "url", partition)
 		if !ok {
@@ -337,6 +354,9 @@ func (l *lowerer) request(r *HttpRequester, d map[string]any, partition map[stri
 			return
 		}
 		full = base
+		if bu, err := url.Parse(base); err == nil {
+			l.basePath = strings.TrimRight(bu.EscapedPath(), "/")
+		}
 		if r.Path.IsSet() {
 			p, ok := l.text(r.Path, &r.Node, "path", partition)
 			if !ok {
@@ -795,6 +815,9 @@ func (l *lowerer) records(s *RecordSelector, d map[string]any) {
 		parts = append(parts, p)
 	}
 	d["records_path"] = strings.Join(parts, ".")
+	// The CDK's DpathExtractor yields an object where the records are
+	// as one record.
+	d["object_is_record"] = true
 }
 
 // schema lowers the schema loader: an inline schema, or a file next to
@@ -947,8 +970,7 @@ func (l *lowerer) cursorPagination(s *CursorPagination, pg map[string]any, param
 	v, path, ok := s.CursorValue.T.Path()
 	at := join(s.Path, "cursor_value")
 	if !ok {
-		l.refuse(at, s.Type, "%q: the tap reads a cursor from a path of the response, the link header or the last record", s.CursorValue.Src)
-		return false
+		return l.computedCursor(s, pg, param, nextURL)
 	}
 	dotted := strings.Join(path, ".")
 	switch {
@@ -960,6 +982,8 @@ func (l *lowerer) cursorPagination(s *CursorPagination, pg map[string]any, param
 		pg["type"], pg["cursor_param"], pg["next_cursor_path"] = "cursor", param, dotted
 	case v == interp.LastRecord && param != "" && len(path) == 1:
 		pg["type"], pg["cursor_param"], pg["cursor_from_last_record"] = "cursor", param, path[0]
+	case param != "" || nextURL:
+		return l.computedCursor(s, pg, param, nextURL)
 	default:
 		l.refuse(at, s.Type, "%q with this page_token_option", s.CursorValue.Src)
 		return false
@@ -983,8 +1007,42 @@ func (l *lowerer) cursorPagination(s *CursorPagination, pg map[string]any, param
 		pg["has_more_path"] = strings.Join(sp, ".")
 		return true
 	}
-	l.refuse(join(s.Path, "stop_condition"), s.Type, "%q: the tap stops on a missing cursor, or on a false has_more", s.StopCondition.Src)
-	return false
+	delete(pg, "next_url_path")
+	delete(pg, "next_cursor_path")
+	delete(pg, "cursor_from_last_record")
+	delete(pg, "has_more_path")
+	return l.computedCursor(s, pg, param, nextURL)
+}
+
+// computedCursor lowers a CursorPagination whose value or stop condition
+// is no path the tap's paginators read to a cursor the manifest's own
+// expressions compute on each page (cursorExpr), sent as param.
+func (l *lowerer) computedCursor(s *CursorPagination, pg map[string]any, param string, nextURL bool) bool {
+	if param == "" && !nextURL {
+		l.refuse(join(s.Path, "cursor_value"), s.Type, "%q: a cursor with no page_token_option to send it", s.CursorValue.Src)
+		return false
+	}
+	reads := s.CursorValue.T.Reads()
+	if s.StopCondition.IsSet() {
+		reads |= s.StopCondition.C.Template().Reads()
+	}
+	if extra := reads &^ interp.VarSet(cursorReads); extra != 0 {
+		l.refuse(join(s.Path, "cursor_value"), s.Type, "%q reads %s: a cursor is computed from the page, the config and $parameters", s.CursorValue.Src, extra)
+		return false
+	}
+	c := &cursorExpr{value: s.CursorValue.T, base: interp.Vars{Config: l.config, Parameters: s.Parameters}}
+	if s.StopCondition.IsSet() {
+		c.stop = s.StopCondition.C
+	}
+	if nextURL {
+		pg["type"] = "next_url" // the value is the next page's URL, or its path under url_base
+		delete(pg, "cursor_param")
+		c.under = l.basePath + "/"
+	} else {
+		pg["type"], pg["cursor_param"] = "cursor", param
+	}
+	l.cursors[l.current] = c
+	return true
 }
 
 // cursor lowers a DatetimeBasedCursor to the replication key and the

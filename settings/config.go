@@ -210,8 +210,15 @@ func LoadWith(path string, prepare func(c *Config, streamsPath string) error) (*
 // manifest, compiled for a run). file names the input in errors, and
 // schema paths are read relative to it; secrets are more values to mask
 // than the tree's credentials (the connector's own secret fields).
-func FromTree(file string, tree map[string]any, secrets ...string) (*Config, error) {
-	cfg, err := load(file, tree, nil)
+// attach, when not nil, is given the decoded config before it is
+// checked, to set what the front end computes in Go rather than in JSON
+// (streams.Pagination.Compute).
+func FromTree(file string, tree map[string]any, attach func(*Config) error, secrets ...string) (*Config, error) {
+	var prepare func(*Config, string) error
+	if attach != nil {
+		prepare = func(c *Config, _ string) error { return attach(c) }
+	}
+	cfg, err := load(file, tree, prepare)
 	if err != nil {
 		return nil, err
 	}

@@ -243,7 +243,7 @@ func TestStreamHeadersAreMasked(t *testing.T) {
 		"streams": []any{map[string]any{"name": "s", "path": "/s", "records_path": "",
 			"headers": map[string]any{"X-Api-Key": "stream-key-5e1c9", "Accept": "application/json"},
 			"schema":  map[string]any{"type": "object", "properties": map[string]any{"id": map[string]any{"type": "integer"}}}}},
-	})
+	}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

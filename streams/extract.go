@@ -124,7 +124,7 @@ const maxMessage = 500
 // nodes[]) of the connection at connection_path.
 //
 // Otherwise the records are the array at records_path ("" = the body
-// itself). A null there, or a null on the way to it, is zero records; a
+// itself), or with object_is_record an object there as one record. A null there, or a null on the way to it, is zero records; a
 // path the body does not have, or a value that is not an array, is an
 // error naming the path: an API that changed shape must fail loudly, not
 // look empty.
@@ -146,6 +146,13 @@ func (d *Definition) Extract(body any) ([]any, error) {
 		return nil, nil
 	case []any:
 		return recs, nil
+	case map[string]any:
+		if d.ObjectIsRecord && len(recs) > 0 {
+			return []any{recs}, nil
+		}
+		if d.ObjectIsRecord {
+			return nil, nil // {}: no record, as the CDK reads it
+		}
 	}
 	if d.RecordsPath == "" {
 		return nil, streamErr(d.Name, "the response body is a JSON %s, expected an array of records (set records_path to the array inside it)", jsonType(v))

@@ -31,9 +31,16 @@ func TestRulesNameOptions(t *testing.T) {
 	d := &Definition{Name: "a", Pagination: Pagination{Type: PageCursor, Options: &CursorOptions{}},
 		Feed: &Feed{}, Deletes: &Deletes{Incremental: &Incremental{}}, Reconcile: &Reconcile{},
 		Incremental: &Incremental{ChunkDays: 1}, Async: &Async{}, CSV: &CSVOptions{}, GraphQL: &GraphQL{}}
-	for _, r := range allRules() {
-		for _, c := range append(r.when, r.need) {
-			c.holds(d)
+	// A pagination type's rules are read of a definition of that type.
+	for _, pt := range pageTypes {
+		d.Pagination = Pagination{Type: pt.name, Options: pt.options()}
+		for _, r := range allRules() {
+			if len(r.when) > 0 && strings.HasPrefix(r.when[0].text, "`pagination.type` is") && !r.when[0].holds(d) {
+				continue
+			}
+			for _, c := range append(r.when, r.need) {
+				c.holds(d)
+			}
 		}
 	}
 	for _, typ := range []string{PageGraphQL, PageNone} {

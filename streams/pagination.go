@@ -138,6 +138,9 @@ type PageReads struct {
 // PageReads is what d's paginator reads of a page; ok is false when it
 // reads the body's tree, so the records cannot be spliced.
 func (d *Definition) PageReads() (_ PageReads, ok bool) {
+	if t, ok := d.Pagination.OptionSet().(interface{ readsTree() bool }); ok && t.readsTree() {
+		return PageReads{}, false
+	}
 	if r, ok := d.Pagination.OptionSet().(pageReader); ok {
 		return r.readsPage(d), true
 	}

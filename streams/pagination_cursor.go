@@ -25,6 +25,9 @@ type CursorOptions struct {
 	// last record (Stripe's starting_after=<last id>): the API lists
 	// newest first, so the largest key, as keyset sends, would skip rows.
 	CursorFromLastRecord string `json:"cursor_from_last_record" doc:"instead of next_cursor_path: that field of the page's last record"`
+	// Computed, set by a front end and never by JSON, computes the
+	// cursor in place of the three ways above.
+	Computed NextCursor `json:"-"`
 }
 
 func (*CursorOptions) pageType() string { return PageCursor }
@@ -34,7 +37,7 @@ func (*CursorOptions) rules() []rule {
 	ways := []cond{set("pagination.next_cursor_path"), set("pagination.next_cursor_header"), set("pagination.cursor_from_last_record")}
 	return []rule{
 		{field: "pagination.next_cursor_path", msg: `is required for pagination type "cursor" (or next_cursor_header, to read the cursor from a response header, or cursor_from_last_record, to take it from the page's last record)`,
-			need: anyOf(ways...)},
+			need: orComputed(anyOf(ways...))},
 		{field: "pagination.next_cursor_header", msg: "takes the place of next_cursor_path and cursor_from_last_record; set one of them",
 			need: atMostOne(ways...)},
 	}
@@ -47,6 +50,22 @@ func (o *CursorOptions) params() []PageParam {
 func (o *CursorOptions) bodyFields() []string {
 	return setFields("next_cursor_path", o.NextCursorPath, "has_more_path", o.HasMorePath)
 }
+
+// orComputed is c, or a next page a front end computes (the Computed of
+// a cursor or next_url type): only Go code sets one, so the schema and
+// the docs say c alone.
+func orComputed(c cond) cond {
+	computed := func(d *Definition) bool {
+		o, ok := d.Pagination.OptionSet().(interface{ readsTree() bool })
+		return ok && o.readsTree()
+	}
+	return cond{holds: func(d *Definition) bool { return computed(d) || c.holds(d) }, schema: c.schema, text: c.text}
+}
+
+// readsTree: a computed cursor reads the whole body.
+func (o *CursorOptions) readsTree() bool { return o.Computed != nil }
+
+func (o *CursorOptions) setComputed(c NextCursor) { o.Computed = c }
 
 // readsPage: the token and has_more in the body, or the last record's
 // field.
@@ -111,6 +130,16 @@ func (c cursorPaginator) First(req Request) Request {
 }
 
 func (c cursorPaginator) Next(last Request, resp *Page) (Request, bool, error) {
+	if c.p.Computed != nil {
+		token, more, err := c.p.Computed.Next(resp)
+		if err != nil {
+			return Request{}, false, streamErr(c.name, "the next page's cursor: %v", err)
+		}
+		if !more || token == "" {
+			return Request{}, false, nil
+		}
+		return last.WithParams(c.p.CursorParam, token), true, nil
+	}
 	if c.p.HasMorePath != "" {
 		if v, found := resp.Value(c.p.HasMorePath); found && v != nil {
 			more, ok := v.(bool)

@@ -9,10 +9,24 @@ const PageNextURL = "next_url"
 
 // NextURLOptions are the options of pagination type next_url.
 type NextURLOptions struct {
-	NextURLPath string `json:"next_url_path" lang:"required"`
+	NextURLPath string `json:"next_url_path"`
+	// Computed, set by a front end and never by JSON, computes the next
+	// URL in place of next_url_path (Pagination.Compute).
+	Computed NextCursor `json:"-"`
 }
 
 func (*NextURLOptions) pageType() string { return PageNextURL }
+
+// rules: the next URL's path, unless a front end computes the URL.
+func (*NextURLOptions) rules() []rule {
+	return []rule{{field: "pagination.next_url_path", msg: `is required for pagination type "next_url"`,
+		need: orComputed(set("pagination.next_url_path"))}}
+}
+
+// readsTree: a computed next URL reads the whole body.
+func (o *NextURLOptions) readsTree() bool { return o.Computed != nil }
+
+func (o *NextURLOptions) setComputed(c NextCursor) { o.Computed = c }
 
 // bodyFields: the next URL is always read from the body.
 func (*NextURLOptions) bodyFields() []string { return []string{"next_url_path"} }
@@ -48,6 +62,17 @@ type nextURLPaginator struct {
 func (n nextURLPaginator) First(req Request) Request { return req }
 
 func (n nextURLPaginator) Next(last Request, resp *Page) (Request, bool, error) {
+	if n.p.Computed != nil {
+		raw, more, err := n.p.Computed.Next(resp)
+		if err != nil {
+			return Request{}, false, streamErr(n.name, "the next page's URL: %v", err)
+		}
+		if !more || raw == "" {
+			return Request{}, false, nil
+		}
+		next, err := followURL(n.name, last, resp, raw)
+		return next, err == nil, err
+	}
 	v, found := resp.Value(n.p.NextURLPath)
 	if !found || v == nil {
 		return Request{}, false, nil

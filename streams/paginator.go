@@ -100,6 +100,35 @@ func (p *Page) keysNear(path string) string {
 	return ""
 }
 
+// NextCursor computes the token (or URL) of the page after a page, for a
+// front end whose cursor is an expression over the page rather than a
+// path of it (an Airbyte manifest's cursor_value and stop_condition, run
+// by the manifest's own interpreter): Pagination.Compute. The page it is
+// given is a tree page: its Body is the whole decoded body, its Records
+// trees.
+type NextCursor interface {
+	// Next returns the next page's token; more is false at the end.
+	Next(resp *Page) (token string, more bool, err error)
+}
+
+// Compute makes c the source of the next page's token (type cursor) or
+// URL (type next_url), in place of the paths the options name; it
+// reports false for a type that takes no computed cursor.
+func (p *Pagination) Compute(c NextCursor) bool {
+	s, ok := p.OptionSet().(interface{ setComputed(NextCursor) })
+	if ok {
+		s.setComputed(c)
+	}
+	return ok
+}
+
+// Body is the page's whole decoded body, on a tree page of a JSON body;
+// ok is false on a spliced page, which keeps only what PageReads names.
+func (p *Page) Body() (body any, ok bool) {
+	d, ok := p.Values.(Decoded)
+	return d.Body, ok
+}
+
 // Decoded is the Envelope of a body decoded whole.
 type Decoded struct{ Body any }
 
