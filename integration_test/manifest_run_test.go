@@ -943,3 +943,115 @@ func TestManifestConnectors(t *testing.T) {
 // errForbidden is an API's answer of 403, by TestManifestConnectors's
 // servers.
 var errForbidden = &struct{ forbidden bool }{true}
+
+// TestManifestYotpo runs Airbyte's Yotpo manifest, unchanged: the token
+// in the query (utoken), offsets of one record a page (page, count), and
+// reviews whose datetime cursor sends no filter (no start_time_option):
+// the first run reads them all, and a second run from its STATE asks for
+// them all again and writes only those at or after the bookmark, their
+// created_at read in the manifest's own format ("%Y-%m-%dT%H:%M:%S.%f%z").
+func TestManifestYotpo(t *testing.T) {
+	const token, app = "yotpo-utoken-4e2a", "app-123"
+	rowsOf := func(n int, row func(i int) map[string]any) []map[string]any {
+		out := make([]map[string]any, n)
+		for i := range out {
+			out[i] = row(i)
+		}
+		return out
+	}
+	reviews := rowsOf(5, func(i int) map[string]any {
+		return map[string]any{"id": float64(i + 1), "score": float64(i%5 + 1),
+			"created_at": time.Date(2025, 6, 1+i, 9, 0, 0, 0, time.UTC).Format("2006-01-02T15:04:05.000000-0700")}
+	})
+	unsubscribers := rowsOf(3, func(i int) map[string]any {
+		return map[string]any{"id": float64(i + 1), "email": fmt.Sprintf("u%d@example.com", i)}
+	})
+	points := rowsOf(2, func(i int) map[string]any {
+		return map[string]any{"date": fmt.Sprintf("2025-06-0%d", i+1), "value": float64(i)}
+	})
+	hooks := rowsOf(2, func(i int) map[string]any {
+		return map[string]any{"id": float64(i + 1), "url": fmt.Sprintf("https://hooks.example/%d", i)}
+	})
+	events := rowsOf(2, func(i int) map[string]any {
+		return map[string]any{"id": float64(i + 1), "name": fmt.Sprintf("event_%d", i)}
+	})
+	raw := rowsOf(2, func(i int) map[string]any {
+		return map[string]any{"email": fmt.Sprintf("r%d@example.com", i), "emails_sent": float64(i)}
+	})
+	offsetPage := func(all []map[string]any, r *http.Request) []map[string]any {
+		off, _ := strconv.Atoi(r.URL.Query().Get("page"))
+		if r.URL.Query().Get("count") != "1" {
+			t.Errorf("unexpected request %s", r.URL)
+		}
+		return all[min(off, len(all)):min(off+1, len(all))]
+	}
+	var mu sync.Mutex
+	requests := map[string]int{}
+	base := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("utoken") != token {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		mu.Lock()
+		requests[r.URL.Path]++
+		mu.Unlock()
+		var body any
+		switch r.URL.Path {
+		case "/analytics/v1/emails/" + app + "/emails_sent":
+			body = map[string]any{"date_series_points": points}
+		case "/analytics/v1/emails/" + app + "/export/raw_data":
+			body = map[string]any{"records": raw}
+		case "/v1/apps/" + app + "/reviews":
+			body = map[string]any{"reviews": offsetPage(reviews, r)}
+		case "/apps/" + app + "/webhooks":
+			body = map[string]any{"response": map[string]any{"webhooks": hooks}}
+		case "/apps/" + app + "/unsubscribers":
+			body = map[string]any{"response": map[string]any{"unsubscribers": offsetPage(unsubscribers, r)}}
+		case "/webhook_events":
+			body = map[string]any{"response": map[string]any{"webhook_events": events}}
+		default:
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(body)
+	}))
+	dir := t.TempDir()
+	config := filepath.Join(dir, "config.json")
+	writeJSONFile(t, config, map[string]any{"access_token": token, "app_key": app, "email": "me@example.com", "start_date": "2025-01-01T00:00:00.000Z",
+		"tap": map[string]any{"base_url": base}})
+	manifest, err := filepath.Abs("../manifest/testdata/airbyte/yotpo.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := runTap(t, dir, time.Minute, nil, "--manifest", manifest, "--config", config)
+	if res.code != 0 {
+		t.Fatalf("exit %d: %s", res.code, res.stderr)
+	}
+	got, state := singerRecords(t, res.stdout)
+	if diff := cmp.Diff(map[string][]map[string]any{"email_analytics": points, "raw_data": raw, "reviews": reviews,
+		"webhooks": hooks, "unsubscribers": unsubscribers, "webhook_events": events}, got); diff != "" {
+		t.Errorf("records (-want +got):\n%s", diff)
+	}
+	mu.Lock()
+	if n := requests["/v1/apps/"+app+"/reviews"]; n != len(reviews)+1 {
+		t.Errorf("%d review pages asked, want %d (one a record, then an empty one)", n, len(reviews)+1)
+	}
+	mu.Unlock()
+	if bytes.Contains(res.stdout, []byte(token)) || bytes.Contains(res.stderr, []byte(token)) {
+		t.Error("the token was written")
+	}
+
+	statePath := filepath.Join(dir, "state.json")
+	writeJSONFile(t, statePath, state)
+	res = runTap(t, dir, time.Minute, nil, "--manifest", manifest, "--config", config, "--state", statePath)
+	if res.code != 0 {
+		t.Fatalf("second run: exit %d: %s", res.code, res.stderr)
+	}
+	again, _ := singerRecords(t, res.stdout)
+	// The bookmark is the last review's created_at: it alone is written
+	// again (a record at the bookmark is, as a ">=" filter returns it).
+	if diff := cmp.Diff(reviews[len(reviews)-1:], again["reviews"]); diff != "" {
+		t.Errorf("second run's reviews (-want +got):\n%s", diff)
+	}
+}

@@ -1134,11 +1134,16 @@ func (l *lowerer) cursor(is IncrementalSync, d map[string]any) {
 			inc["end_inclusive"] = true
 		}
 	}
-	if inc["param"] != nil {
+	switch {
+	case inc["param"] != nil:
 		d["incremental"] = inc
-	} else if keyFormat != "" {
-		l.refuse(c.Path, c.Type, "records' cursor format %q without a start_time_option", recordFormat)
+	case inc["end_param"] != nil:
+		l.refuse(join(c.Path, "end_time_option"), c.Type, "a window's end sent without its start (no start_time_option)")
 		return
+	case keyFormat != "":
+		// No filter sent: every record is asked for, and the run drops
+		// those at or below the bookmark, its key read as a time.
+		d["incremental"] = map[string]any{"key_format": keyFormat}
 	}
 	l.startDate(c)
 }

@@ -70,7 +70,10 @@ type Definition struct {
 type Incremental struct {
 	// Param is the query parameter (or GraphQL variable) carrying the lower
 	// bound: bookmark − overlap.
-	Param string `json:"param" lang:"required" eg:"\"updated_since\"" title:"Filter parameter" doc:"Query parameter (or GraphQL variable) carrying bookmark − overlap."`
+	// Without it (an API that takes no filter) the block says only how
+	// the key reads (KeyFormat): every record is asked for, and those at
+	// or below the bookmark are dropped by the run.
+	Param string `json:"param" eg:"\"updated_since\"" title:"Filter parameter" doc:"Query parameter (or GraphQL variable) carrying bookmark − overlap; without it the API is asked for every record each run, and those below the bookmark are dropped by the tap."`
 	// OverlapS is subtracted from a time bookmark, so that rows committed
 	// late with an older replication key are read again; absent (nil) it
 	// is DefaultOverlapS, and 0 turns it off (Overlap).
@@ -96,6 +99,11 @@ type Incremental struct {
 	// bookmark is then the key's time in RFC 3339.
 	KeyFormat string `json:"key_format" eg:"\"unix\"" title:"Key format" doc:"How the records' replication key reads as a time when it is not RFC 3339: unix, unix_ms or a Go time layout; the bookmark is then an RFC 3339 time."`
 }
+
+// AsksChanges reports whether d's requests ask the API for what changed
+// since the bookmark (an incremental block with a param); a stream with a
+// replication key that does not is filtered by the run (tap/clientside).
+func (d *Definition) AsksChanges() bool { return d.Incremental != nil && d.Incremental.Param != "" }
 
 // Pagination is a tagged variant: Type selects the one option set that
 // applies, and an option of another type is an error when the definition is

@@ -148,10 +148,17 @@ func TestCheck(t *testing.T) {
 		"a header value with a line break": {d: base(func(d *Definition) { d.Headers = map[string]string{"X-Key": "v\r\nX-Other: w"} }),
 			wantErr: `stream "items": headers.X-Key: must not contain line breaks or NUL`},
 		"stray brace": {d: base(func(d *Definition) { d.Path = "/v1/}x" }), wantErr: `path: has a '}' without a '{'`},
-		"incremental without param": {d: base(func(d *Definition) {
+		"incremental windows without param": {d: base(func(d *Definition) {
 			d.ReplicationKey = "updated_at"
-			d.Incremental = &Incremental{OverlapS: new(60)}
-		}), wantErr: `stream "items": incremental.param: is required`},
+			d.Incremental = &Incremental{ChunkDays: 7, EndParam: "until"}
+		}), wantErr: `stream "items": incremental.param: is required with end_param or chunk_days`},
+		"incremental end_param without param": {d: base(func(d *Definition) {
+			d.ReplicationKey = "updated_at"
+			d.Incremental = &Incremental{EndParam: "until"}
+		}), wantErr: `stream "items": incremental.param: is required with end_param or chunk_days`},
+		"deletes' incremental without param": {d: base(func(d *Definition) {
+			d.Deletes = &Deletes{Path: "/deleted", KeyPath: "id", TimePath: "at", Incremental: &Incremental{}}
+		}), wantErr: `stream "items": deletes.incremental.param: is required`},
 		"incremental with param": {d: base(func(d *Definition) {
 			d.ReplicationKey = "updated_at"
 			d.Incremental = &Incremental{Param: "since"}

@@ -1,5 +1,5 @@
 // Package clientside filters the records of a stream that has a
-// replication key but no incremental block. Nothing in its requests asks
+// replication key but no incremental filter parameter. Nothing in its requests asks
 // the API for changes only, so every run reads the whole stream; as
 // Airbyte's and dlt's client-side incremental do, the records below the
 // bookmark the run started from are dropped here instead of written again.
@@ -16,6 +16,9 @@ import (
 // drops nothing.
 type Filter struct {
 	since any
+	// keyFormat, when set (incremental.key_format), reads a key as a
+	// time, as the bookmark was written.
+	keyFormat string
 	// of gives a child stream's bookmark for the partition (the parent
 	// record) a record was read for, as its walk started; nil for a
 	// stream with no parent.
@@ -28,12 +31,19 @@ type Filter struct {
 // full table). A child stream's bookmarks are per parent record: of
 // gives the one a record is compared with (streams.Partitions.Since).
 func New(d *streams.Definition, fullTable bool, bookmark any, of func(streams.Partition) any, log *slog.Logger) *Filter {
-	if d.ReplicationKey == "" || d.Incremental != nil || fullTable {
+	if d.ReplicationKey == "" || d.AsksChanges() || fullTable {
 		return nil
 	}
-	log.Warn("replication_key without an incremental block: the API is asked for every record each run, and those below the bookmark are dropped here (add incremental.param to ask for changes only)",
+	what := "replication_key without an incremental block"
+	if d.Incremental != nil {
+		what = "an incremental block without param"
+	}
+	log.Warn(what+": the API is asked for every record each run, and those below the bookmark are dropped here (add incremental.param to ask for changes only)",
 		"stream", d.Name, "replication_key", d.ReplicationKey)
 	f := &Filter{since: bookmark}
+	if d.Incremental != nil {
+		f.keyFormat = d.Incremental.KeyFormat
+	}
 	if d.Parent != nil {
 		f.of = of
 	}
@@ -56,6 +66,13 @@ func (f *Filter) Below(part streams.Partition, key any) bool {
 	}
 	if since == nil {
 		return false
+	}
+	if f.keyFormat != "" {
+		t, ok := keys.TimeOf(key, f.keyFormat)
+		if !ok {
+			return false // cannot be compared: never below
+		}
+		key = t
 	}
 	c, err := keys.Compare(key, since)
 	return err == nil && c < 0
