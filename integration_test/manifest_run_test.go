@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -1053,5 +1054,136 @@ func TestManifestYotpo(t *testing.T) {
 	// again (a record at the bookmark is, as a ">=" filter returns it).
 	if diff := cmp.Diff(reviews[len(reviews)-1:], again["reviews"]); diff != "" {
 		t.Errorf("second run's reviews (-want +got):\n%s", diff)
+	}
+}
+
+// TestManifestStockdata runs Airbyte's Stockdata manifest, unchanged:
+// every stream walked once per value of a ListPartitionRouter (the
+// config's symbols, or industries), each value sent as a query
+// parameter, news in page-number pages of 50 asked from a date, prices
+// asked from a date and written with their ticker (an AddFields of the
+// partition's value). A second run from its STATE asks each symbol from
+// that symbol's own bookmark, in the CDK's partitioned shape in Airbyte
+// mode.
+func TestManifestStockdata(t *testing.T) {
+	const key = "sd-key-0b7e3a51"
+	symbols := []string{"AAPL", "TSLA", "MSFT"}
+	day := func(i int) time.Time { return time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, i) }
+	news := map[string][]map[string]any{} // by symbol or industry
+	prices := map[string][]map[string]any{}
+	for si, s := range append(slices.Clone(symbols), "Technology") {
+		for i := range 60 + 10*si { // two pages of 50 or more
+			news[s] = append(news[s], map[string]any{"uuid": fmt.Sprintf("%s-%03d", s, i), "title": fmt.Sprintf("news %d of %s", i, s),
+				"published_at": day(i / 4).Add(time.Duration(si) * time.Hour).Format("2006-01-02T15:04:05.000000Z")})
+		}
+		for i := range 5 {
+			prices[s] = append(prices[s], map[string]any{"date": day(i + si).Format("2006-01-02T15:04:05.000000Z"), "close": float64(100 + i)})
+		}
+	}
+	var mu sync.Mutex
+	asked := map[string][]string{} // "path symbol" → the date each walk asked from
+	base := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		if q.Get("api_token") != key {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		var rows []map[string]any
+		var from string
+		switch r.URL.Path {
+		case "/v1/news/all":
+			part := q.Get("symbols") + q.Get("industries")
+			from = q.Get("published_after")
+			page, _ := strconv.Atoi(q.Get("page"))
+			if q.Get("limit") != "50" || page < 1 || q.Get("language") != "en" {
+				t.Errorf("unexpected request %s", r.URL)
+			}
+			var match []map[string]any
+			for _, n := range news[part] {
+				if n["published_at"].(string) >= from {
+					match = append(match, n)
+				}
+			}
+			rows = match[min((page-1)*50, len(match)):min(page*50, len(match))]
+			if page == 1 {
+				mu.Lock()
+				asked["news "+part] = append(asked["news "+part], from)
+				mu.Unlock()
+			}
+		case "/v1/data/eod", "/v1/data/intraday":
+			from = q.Get("date_from")
+			for _, p := range prices[q.Get("symbols")] {
+				if p["date"].(string) >= from {
+					rows = append(rows, p)
+				}
+			}
+			mu.Lock()
+			asked[r.URL.Path+" "+q.Get("symbols")] = append(asked[r.URL.Path+" "+q.Get("symbols")], from)
+			mu.Unlock()
+		default:
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"data": rows})
+	}))
+	dir := t.TempDir()
+	config := filepath.Join(dir, "config.json")
+	writeJSONFile(t, config, map[string]any{"api_key": key, "symbols": symbols, "industries": []string{"Technology"},
+		"start_date": "2025-02-01T00:00:00Z", "tap": map[string]any{"base_url": base}})
+	manifest, err := filepath.Abs("../manifest/testdata/airbyte/stockdata.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := runTap(t, dir, time.Minute, nil, "--manifest", manifest, "--config", config)
+	if res.code != 0 {
+		t.Fatalf("exit %d: %s", res.code, res.stderr)
+	}
+	got, state := singerRecords(t, res.stdout)
+	want := map[string][]map[string]any{"news_feeds_per_industry": news["Technology"]}
+	for _, s := range symbols {
+		want["news_feeds_per_symbols"] = append(want["news_feeds_per_symbols"], news[s]...)
+		want["intraday_unadjusted_data"] = append(want["intraday_unadjusted_data"], prices[s]...)
+		for _, p := range prices[s] {
+			p = maps.Clone(p)
+			p["ticker"] = s
+			want["eod_data"] = append(want["eod_data"], p)
+		}
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("records (-want +got):\n%s", diff)
+	}
+	if bytes.Contains(res.stdout, []byte(key)) || bytes.Contains(res.stderr, []byte(key)) {
+		t.Error("the API key was written")
+	}
+	mu.Lock()
+	for _, s := range symbols {
+		if a := asked["news "+s]; len(a) != 1 || a[0] != "2025-02-01" {
+			t.Errorf("news of %s asked from %v, want once from the start date", s, a)
+		}
+	}
+	asked = map[string][]string{}
+	mu.Unlock()
+
+	// The second run asks each symbol from its own bookmark (a day: the
+	// cursor's datetime_format), and writes what is at or after it.
+	statePath := filepath.Join(dir, "state.json")
+	writeJSONFile(t, statePath, state)
+	res = runTap(t, dir, time.Minute, nil, "--manifest", manifest, "--config", config, "--state", statePath)
+	if res.code != 0 {
+		t.Fatalf("second run: exit %d: %s", res.code, res.stderr)
+	}
+	again, _ := singerRecords(t, res.stdout)
+	mu.Lock()
+	defer mu.Unlock()
+	for _, s := range symbols {
+		rows := news[s]
+		last := rows[len(rows)-1]["published_at"].(string)[:10]
+		if a := asked["news "+s]; len(a) != 1 || a[0] != last {
+			t.Errorf("second run: news of %s asked from %v, want its own bookmark's day %s", s, a, last)
+		}
+	}
+	if n, all := len(again["news_feeds_per_symbols"]), len(want["news_feeds_per_symbols"]); n == 0 || n >= all {
+		t.Errorf("second run wrote %d news of symbols, want fewer than %d and some", n, all)
 	}
 }

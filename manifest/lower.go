@@ -159,6 +159,7 @@ type lowerer struct {
 	refusals           []Refusal
 	current            string                        // the name of the stream being lowered
 	basePath           string                        // the path of its url_base, without a trailing /
+	cdkPart            settings.CDKCursor            // its partitions as the CDK keeps them (CDKPartition, List)
 	cursors            map[string]streams.NextCursor // by stream, its computed cursor
 }
 
@@ -203,7 +204,7 @@ func (l *lowerer) text(e Expr, n *Node, field string, partition map[string]any) 
 // stream lowers one DeclarativeStream to a stream definition.
 func (l *lowerer) stream(s *DeclarativeStream, path string) map[string]any {
 	d := map[string]any{"name": s.Name}
-	l.current = s.Name
+	l.current, l.cdkPart = s.Name, settings.CDKCursor{}
 	before := len(l.problems) + len(l.refusals)
 	r, ok := s.Retriever.(*SimpleRetriever)
 	if !ok {
@@ -242,7 +243,7 @@ func (l *lowerer) stream(s *DeclarativeStream, path string) map[string]any {
 			listed = append(listed, k.(string))
 		}
 	}
-	if p, ok := d["parent"].(map[string]any); ok {
+	if p, ok := d["parent"].(map[string]any); ok && p["as"] != nil {
 		listed = append(listed, p["as"].(string))
 	}
 	if rk, ok := d["replication_key"].(string); ok {
@@ -285,9 +286,16 @@ func (l *lowerer) partition(r *SimpleRetriever, s *DeclarativeStream, d map[stri
 		return nil, nil
 	}
 	pr := r.PartitionRouter[0]
+	if len(r.PartitionRouter) > 1 {
+		l.refuse(pr.node().Path, pr.node().Type, "one partition router of a stream (the tap walks one parent or one list)")
+		return nil, nil
+	}
+	if list, ok := pr.(*ListPartitionRouter); ok {
+		return l.listPartition(list, s, d)
+	}
 	sub, ok := pr.(*SubstreamPartitionRouter)
-	if !ok || len(r.PartitionRouter) > 1 {
-		l.refuse(pr.node().Path, pr.node().Type, "only one SubstreamPartitionRouter")
+	if !ok {
+		l.refuse(pr.node().Path, pr.node().Type, "this partition router")
 		return nil, nil
 	}
 	if len(sub.ParentStreamConfigs) != 1 {
@@ -318,23 +326,102 @@ func (l *lowerer) partition(r *SimpleRetriever, s *DeclarativeStream, d map[stri
 	// The tap writes the parent's key into each child record under
 	// parent.as: the field an AddFields of the partition's value adds,
 	// else the partition field itself.
-	as, added := field, (*AddedFieldDefinition)(nil)
-	for _, t := range s.Transformations {
-		if a, ok := t.(*AddFields); ok && !a.Condition.IsSet() && added == nil {
-			for _, f := range a.Fields {
-				v, p, ok := f.Value.T.Path()
-				if ok && v&(interp.StreamPartition|interp.StreamSlice) != 0 && len(p) == 1 && p[0] == field && len(f.Path) == 1 && f.ValueType == "" {
-					as, added = f.Path[0], f
-					break
-				}
-			}
-		}
+	as, added := partitionAdded(s, field)
+	if as == "" {
+		as = field
 	}
 	d["parent"] = map[string]any{"stream": pc.Stream.Name, "key": key, "as": as}
+	l.cdkPart = settings.CDKCursor{CDKPartition: field}
 	if param != "" {
 		d["parent"].(map[string]any)["param"] = param
 	}
 	return map[string]any{field: "{" + as + "}"}, added
+}
+
+// partitionName is the name of a lowered parent's key in the stream's
+// path and partitions: parent.as, else parent.key.
+func partitionName(parent map[string]any) string {
+	if as, ok := parent["as"].(string); ok && as != "" {
+		return as
+	}
+	name, _ := parent["key"].(string)
+	return name
+}
+
+// partitionAdded is the field an AddFields of s adds of the partition's
+// value at field ({{ stream_partition.field }}), which the tap writes as
+// parent.as; "" when none does.
+func partitionAdded(s *DeclarativeStream, field string) (string, *AddedFieldDefinition) {
+	for _, t := range s.Transformations {
+		if a, ok := t.(*AddFields); ok && !a.Condition.IsSet() {
+			for _, f := range a.Fields {
+				v, p, ok := f.Value.T.Path()
+				if ok && v&(interp.StreamPartition|interp.StreamSlice) != 0 && len(p) == 1 && p[0] == field && len(f.Path) == 1 && f.ValueType == "" {
+					return f.Path[0], f
+				}
+			}
+		}
+	}
+	return "", nil
+}
+
+// listPartition lowers a ListPartitionRouter to parent.values: the stream
+// is walked once for each value, which fills the path's placeholder of
+// cursor_field and its request_option; the CDK adds it to no record
+// unless an AddFields does (parent.as).
+func (l *lowerer) listPartition(r *ListPartitionRouter, s *DeclarativeStream, d map[string]any) (map[string]any, *AddedFieldDefinition) {
+	field, ok := l.text(r.CursorField, &r.Node, "cursor_field", nil)
+	if !ok {
+		return nil, nil
+	}
+	raw := r.Values.V
+	if e, ok := raw.(Expr); ok {
+		if extra := e.T.Reads() &^ interp.VarSet(atLoad); extra != 0 {
+			l.refuse(join(r.Path, "values"), r.Type, "%q reads %s: the values are known at load", e.Src, extra)
+			return nil, nil
+		}
+		x, err := e.T.Eval(l.vars(&r.Node, nil))
+		if err != nil {
+			l.problem(join(r.Path, "values"), "%v", err)
+			return nil, nil
+		}
+		raw = x
+	}
+	items, isList := raw.([]any)
+	if !isList {
+		items = []any{raw} // one value, not its characters
+	}
+	values := []any{} // none: the stream is walked for none
+	for i, item := range items {
+		if e, ok := item.(Expr); ok {
+			text, ok := l.text(e, &r.Node, fmt.Sprintf("values[%d]", i), nil)
+			if !ok {
+				return nil, nil
+			}
+			item = text
+		}
+		text, ok := scalarText(item)
+		if !ok {
+			l.refuse(join(r.Path, fmt.Sprintf("values[%d]", i)), r.Type, "a value that is %s", kindOf(item))
+			return nil, nil
+		}
+		values = append(values, text)
+	}
+	parent := map[string]any{"values": values, "key": field}
+	as, added := partitionAdded(s, field)
+	if as != "" {
+		parent["as"] = as
+	}
+	if o := r.RequestOption; o != nil {
+		param, ok := l.queryOption(o, "the partition's value")
+		if !ok {
+			return nil, nil
+		}
+		parent["param"] = param
+	}
+	d["parent"] = parent
+	l.cdkPart = settings.CDKCursor{CDKPartition: field, List: true}
+	return map[string]any{field: "{" + partitionName(parent) + "}"}, added
 }
 
 // request lowers the requester: the URL (its origin shared by every
@@ -449,7 +536,7 @@ func (l *lowerer) requestParams(r *HttpRequester, d map[string]any, partition ma
 // partition's placeholder, as a whole.
 func (l *lowerer) parentParam(d map[string]any, param, value, at, typ string) bool {
 	p, _ := d["parent"].(map[string]any)
-	if p == nil || value != "{"+p["as"].(string)+"}" {
+	if p == nil || value != "{"+partitionName(p)+"}" {
 		l.refuse(at, typ, "%q: a value built around the partition's (the tap sends the parent's key as it is)", value)
 		return false
 	}
@@ -1088,7 +1175,7 @@ func (l *lowerer) cursor(is IncrementalSync, d map[string]any) {
 	}
 	shape := settings.CDKCursor{Field: field, Format: requestFormat}
 	if p, ok := d["parent"].(map[string]any); ok {
-		shape.Partition, _ = p["as"].(string)
+		shape.Partition, shape.CDKPartition, shape.List = partitionName(p), l.cdkPart.CDKPartition, l.cdkPart.List
 	}
 	l.cdk[d["name"].(string)] = shape
 	inc := map[string]any{"format": requestFormat, "overlap_s": 0}

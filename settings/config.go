@@ -670,9 +670,19 @@ type CDKCursor struct {
 	// Format is the tap's format of the value (rfc3339, date, unix,
 	// unix_ms or a Go time layout): the manifest's datetime_format.
 	Format string
-	// Partition is a substream's partition field ("": not partitioned).
+	// Partition is the name of a partitioned stream's key in the tap's
+	// partitions (parent.as, else parent.key; "": not partitioned).
 	Partition string
+	// CDKPartition is the name of that key in the CDK's partitions (the
+	// router's partition_field or cursor_field), when not Partition.
+	CDKPartition string
+	// List says the partitions are a ListPartitionRouter's, which the
+	// CDK writes without a substream's "parent_slice".
+	List bool
 }
+
+// PartitionField is the name of the partition's key in the CDK's state.
+func (c CDKCursor) PartitionField() string { return cmp.Or(c.CDKPartition, c.Partition) }
 
 // RefreshTokenPath is the config file's field that holds the OAuth
 // refresh token: RefreshTokenField, or auth.refresh_token.

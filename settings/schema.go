@@ -83,7 +83,7 @@ func (c *Config) checkStreams(file string) error {
 				return fmt.Errorf("stream %q: feed.backfill.stream: %q must be a top-level REST stream (not a child, not async)", d.Name, f.Backfill.Stream)
 			}
 		}
-		if d.Parent == nil {
+		if d.Parent == nil || d.Parent.Stream == "" { // none, or values
 			continue
 		}
 		if !seen[d.Parent.Stream] {

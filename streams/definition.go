@@ -138,10 +138,15 @@ type GraphQL struct {
 
 // Parent makes a stream a child: it is walked once per parent record, with
 // the parent's Key filling the {Key} placeholder of Path (or {As}), and the
-// key copied into each child record under As.
+// key copied into each child record under As. With Values, it is walked
+// once per value instead, each value the key of a record of no stream.
 type Parent struct {
-	Stream string `json:"stream" lang:"required" title:"Parent" doc:"The parent stream's name."`
-	Key    string `json:"key" lang:"required" title:"Key" doc:"The parent record's property filling the path's {key} placeholder."`
+	Stream string `json:"stream" title:"Parent" doc:"The parent stream's name; or values."`
+	// Values stand for the parent stream's records: the stream is walked
+	// once for each, a fixed list of partitions (regions, accounts, report
+	// kinds), each value its record's key.
+	Values []string `json:"values" eg:"[\"eu\", \"us\"]" title:"Values" doc:"Instead of a parent stream: the values the stream is walked once for each (its partitions), each filling the {key} placeholder or param as a parent record's key would."`
+	Key    string   `json:"key" lang:"required" title:"Key" doc:"The parent record's property filling the path's {key} placeholder."`
 	// Param sends the key as a query parameter too, for an API that
 	// takes the parent in the query (?campaign_id=…) rather than the path.
 	Param string `json:"param" eg:"\"campaign_id\"" title:"Parameter" doc:"A query parameter the parent's key is sent in (besides, or instead of, a {placeholder} of the path)."`

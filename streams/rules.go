@@ -31,6 +31,10 @@ var rules = []rule{
 		when: []cond{set("feed")}, need: anyOf(not(set("format")), is("format", FormatJSON))},
 	{field: "path", msg: "has a {placeholder}: it needs a parent stream to fill it",
 		when: []cond{matches("path", `\{`)}, need: set("parent")},
+	{field: "parent.stream", msg: "is required (or parent.values, the values the stream is walked for)",
+		when: []cond{set("parent")}, need: anyOf(set("parent.stream"), given("parent.values"))},
+	{field: "parent.values", msg: "takes the place of a parent stream: give parent.stream or parent.values, not both",
+		when: []cond{given("parent.values")}, need: not(set("parent.stream"))},
 	{field: "incremental", msg: "needs a replication_key on the stream",
 		when: []cond{set("incremental")}, need: set("replication_key")},
 	{field: "incremental.end_param", msg: "is required when chunk_days > 0",
@@ -154,6 +158,19 @@ func set(path string) cond {
 		holds:  func(d *Definition) bool { v, ok := lookup(d, path); return ok && !unset(v) },
 		schema: at(path, setSchema),
 		text:   "`" + path + "` is set",
+	}
+}
+
+// given: the list at path is given, empty or not (parent.values: [] walks
+// nothing, as a parent stream with no records does).
+func given(path string) cond {
+	return cond{
+		holds: func(d *Definition) bool {
+			v, ok := lookup(d, path)
+			return ok && v.Kind() == reflect.Slice && !v.IsNil()
+		},
+		schema: at(path, map[string]any{"type": "array"}),
+		text:   "`" + path + "` is given",
 	}
 }
 

@@ -1,12 +1,14 @@
 package tap
 
 import (
+	"context"
 	"github.com/tap-dev/tap/client"
 	"github.com/tap-dev/tap/records"
 	"github.com/tap-dev/tap/streams"
 	"github.com/tap-dev/tap/streams/decoder"
 	"github.com/tap-dev/tap/streams/pages"
 	"github.com/tap-dev/tap/tap/failure"
+	"maps"
 )
 
 // model is what a stream's definition and the catalog compile to for a
@@ -38,6 +40,10 @@ type model struct {
 
 	fetch    streams.Fetch
 	decoders map[string]decoded
+
+	// values are the records of the parent of a stream's parent.values
+	// (engine.addStreams): its one page, fetched from no API.
+	values []map[string]any
 }
 
 type decoded struct {
@@ -77,6 +83,15 @@ func (m *model) paginator() (streams.Paginator, error) {
 func (m *model) fetchOf() streams.Fetch {
 	n := m.n
 	e := n.e
+	if m.fetch == nil && m.values != nil {
+		m.fetch = func(context.Context, streams.Request) (*streams.Page, error) {
+			recs := make([]any, len(m.values))
+			for i, r := range m.values {
+				recs[i] = maps.Clone(r) // a walk's records are its own
+			}
+			return &streams.Page{Records: recs}, nil
+		}
+	}
 	if m.fetch == nil {
 		m.fetch = e.fetch(n)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -170,10 +171,31 @@ func (e *engine) addStreams(sel *catalog.Selection) error {
 		e.nodes = append(e.nodes, n)
 	}
 	for _, n := range e.nodes {
-		if p := n.def.Parent; p != nil {
+		if p := n.def.Parent; p != nil && p.Stream != "" {
 			parent := byName[p.Stream]
 			parent.children = append(parent.children, n)
 		}
+	}
+	// A stream walked for a list of values (parent.values) gets a parent
+	// of them: a node of no stream and never written, whose one page
+	// holds a record of each value (its key the value). The child is then
+	// walked, bookmarked per value and resumed as any child is. The
+	// parent bears the child's name, which is what the logs and the
+	// state's job_done say of it.
+	for _, n := range slices.Clone(e.nodes) {
+		p := n.def.Parent
+		if p == nil || p.Stream != "" {
+			continue
+		}
+		recs := make([]map[string]any, len(p.Values))
+		for i, v := range p.Values {
+			recs[i] = map[string]any{p.Key: v}
+		}
+		// Its path is never asked for: the values are its page.
+		d := &streams.Definition{Name: n.def.Name, Path: "/"} // the default pagination: none
+		v := newNode(e, d, &model{values: recs})
+		v.children = []*node{n}
+		e.nodes = append(e.nodes, v)
 	}
 	if err := cfg.CheckEnv(func(stream string) bool { return byName[stream].needed() }); err != nil {
 		return err
@@ -192,11 +214,13 @@ func (e *engine) addStreams(sel *catalog.Selection) error {
 	return nil
 }
 
-// checker is n's record validator, compiled from its schema on first use.
+// checker is n's record validator, compiled from its schema on first use;
+// nil for the parent of a stream's values, whose records are never
+// written.
 func (m *model) checker() (*records.Validator, error) {
 	n := m.n
 	e := n.e
-	if n.model.check != nil {
+	if n.model.check != nil || m.values != nil {
 		return n.model.check, nil
 	}
 	d := n.def

@@ -78,7 +78,7 @@ func Discover(cfg *settings.Config, m *streammap.Mapper) *Catalog {
 				"forced-replication-method": method,
 			},
 		}}
-		if d.Parent != nil {
+		if d.Parent != nil && d.Parent.Stream != "" {
 			md[0].Metadata["parent-tap-stream-id"] = d.Parent.Stream
 		}
 		props, _ := schema["properties"].(map[string]any)

@@ -73,10 +73,16 @@ func checkConnection(ctx context.Context, cfg *tap.Config, log *slog.Logger, aw 
 	}
 	defer e.Close()
 	for i := range cfg.Streams {
-		if d := &cfg.Streams[i]; d.Parent == nil {
-			if err := checkTree(ctx, e, cfg, d, nil, log); err != nil {
-				return err
-			}
+		d := &cfg.Streams[i]
+		var parent map[string]any // a stream walked for values (parent.values): the first
+		switch p := d.Parent; {
+		case p != nil && p.Stream != "":
+			continue // checked below its parent
+		case p != nil && len(p.Values) > 0:
+			parent = map[string]any{p.Key: p.Values[0]}
+		}
+		if err := checkTree(ctx, e, cfg, d, parent, log); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -64,7 +64,7 @@ func InferSchema(ctx context.Context, f inputs.Files, stream string, pages int, 
 	w := &inferWalk{r: r, budget: pages, root: &infer.Shape{}}
 	for d := cfg.Stream(stream); d != nil; {
 		w.chain = append([]*streams.Definition{d}, w.chain...)
-		if d.Parent == nil {
+		if d.Parent == nil || d.Parent.Stream == "" { // a top stream, or one of values
 			break
 		}
 		d = cfg.Stream(d.Parent.Stream)
@@ -81,7 +81,13 @@ func InferSchema(ctx context.Context, f inputs.Files, stream string, pages int, 
 	}
 
 	start := time.Now()
-	err = w.level(ctx, 0, streams.Partition{})
+	var part streams.Partition // a stream walked for values (parent.values) reads the first
+	if p := w.chain[0].Parent; p != nil && len(p.Values) > 0 {
+		if part, err = w.plans[0].Partition(map[string]any{p.Key: p.Values[0]}); err != nil {
+			return err
+		}
+	}
+	err = w.level(ctx, 0, part)
 	if err != nil && !errors.Is(err, errInferDone) {
 		return err
 	}

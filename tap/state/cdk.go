@@ -48,7 +48,7 @@ func (st *State) UseCDK(shapes map[string]settings.CDKCursor) {
 				m, _ := e.(map[string]any)
 				part, _ := m[cdkPartition].(map[string]any)
 				cur, _ := m[cdkCursor].(map[string]any)
-				key, hasKey := part[sh.Partition]
+				key, hasKey := part[sh.PartitionField()]
 				v, hasValue := cur[sh.Field]
 				if !hasKey || !hasValue {
 					continue
@@ -84,8 +84,12 @@ func (st *State) cdkLocked(stream string, b map[string]any) map[string]any {
 			if !ok || m[keyValue] == nil {
 				continue
 			}
+			part := map[string]any{sh.PartitionField(): key}
+			if !sh.List {
+				part[cdkSlice] = map[string]any{} // a substream's
+			}
 			states = append(states, map[string]any{
-				cdkPartition: map[string]any{sh.Partition: key, cdkSlice: map[string]any{}},
+				cdkPartition: part,
 				cdkCursor:    map[string]any{sh.Field: keys.Format(m[keyValue], sh.Format)},
 			})
 		}

@@ -19,6 +19,9 @@ func TestUseCDK(t *testing.T) {
 		"epoch":  {Field: "ts", Format: "unix"},
 		"child":  {Field: "updated_at", Format: "rfc3339", Partition: "parent_id"},
 		"own":    {Field: "updated_at", Format: "date"},
+		// A ListPartitionRouter's partitions, whose value the tap's
+		// records carry as ticker: no parent_slice, the CDK's own name.
+		"list": {Field: "date", Format: "date", Partition: "ticker", CDKPartition: "symb", List: true},
 	}
 	for _, tt := range []struct {
 		stream, state string
@@ -35,6 +38,9 @@ func TestUseCDK(t *testing.T) {
 		{stream: "child", state: `{"states": [{"partition": {"parent_id": "1", "parent_slice": {}}, "cursor": {"updated_at": "2024-05-01T00:00:00Z"}}, {"partition": {"parent_id": 2}, "cursor": {"updated_at": "2024-06-01T00:00:00Z"}}], "use_global_cursor": false}`,
 			parts: `[{"Context":{"parent_id":"1"},"Value":"2024-05-01T00:00:00Z"},{"Context":{"parent_id":2},"Value":"2024-06-01T00:00:00Z"}]`,
 			out:   `{"partitions":[{"context":{"parent_id":"1"},"replication_key":"updated_at","replication_key_value":"2024-05-01T00:00:00Z"},{"context":{"parent_id":2},"replication_key":"updated_at","replication_key_value":"2024-06-01T00:00:00Z"}],"states":[{"cursor":{"updated_at":"2024-05-01T00:00:00Z"},"partition":{"parent_id":"1","parent_slice":{}}},{"cursor":{"updated_at":"2024-06-01T00:00:00Z"},"partition":{"parent_id":2,"parent_slice":{}}}],"use_global_cursor":false}`},
+		{stream: "list", state: `{"states": [{"partition": {"symb": "AAPL"}, "cursor": {"date": "2025-03-05"}}]}`,
+			parts: `[{"Context":{"ticker":"AAPL"},"Value":"2025-03-05T00:00:00Z"}]`,
+			out:   `{"partitions":[{"context":{"ticker":"AAPL"},"replication_key":"date","replication_key_value":"2025-03-05T00:00:00Z"}],"states":[{"cursor":{"date":"2025-03-05"},"partition":{"symb":"AAPL"}}]}`},
 		{stream: "own", state: `{"replication_key": "updated_at", "replication_key_value": "2024-07-01T00:00:00Z", "updated_at": "2024-05-01"}`, value: "2024-07-01T00:00:00Z",
 			out: `{"replication_key":"updated_at","replication_key_value":"2024-07-01T00:00:00Z","updated_at":"2024-07-01"}`},
 	} {
