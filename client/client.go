@@ -50,12 +50,13 @@ const maxBodyBytes = 256 << 20
 
 // Auth is how requests to BaseURL authenticate.
 type Auth struct {
-	Type               string // "", "none", "bearer", "basic", "api_key", "oauth2", "jwt"
-	Token              string // bearer
-	Username, Password string // basic
-	Name, Value        string // api_key
-	In                 string // api_key: "header" (default) or "query"
-	OAuth              OAuth  // oauth2, jwt: Bearer access tokens from OAuth.TokenURL
+	Type               string  // "", "none", "bearer", "basic", "api_key", "oauth2", "jwt", "session"
+	Token              string  // bearer
+	Username, Password string  // basic
+	Name, Value        string  // api_key
+	In                 string  // api_key: "header" (default) or "query"
+	OAuth              OAuth   // oauth2, jwt: Bearer access tokens from OAuth.TokenURL
+	Session            Session // session: a token from a login
 }
 
 // Config configures a Client. Its settings come whole from the caller
@@ -177,6 +178,12 @@ func New(cfg Config) (*Client, error) {
 			return nil, err
 		}
 	}
+	if cfg.Auth.Type == "session" {
+		var err error
+		if c.auth, err = newTokens(c, OAuth{TokenURL: cfg.Auth.Session.URL}); err != nil {
+			return nil, fmt.Errorf("client: Config.Auth.Session.URL: %w", err)
+		}
+	}
 	return c, nil
 }
 
@@ -208,6 +215,10 @@ func normalize(cfg *Config) error {
 	case "":
 		a.Type = "none"
 	case "none", "bearer", "basic", "oauth2", "jwt":
+	case "session":
+		if s := &a.Session; s.Name != "" && s.In == "" {
+			s.In = "header"
+		}
 	case "api_key":
 		if a.In == "" {
 			a.In = "header"
@@ -216,7 +227,7 @@ func normalize(cfg *Config) error {
 			return fmt.Errorf("client: Config.Auth.In must be header or query, got %q", a.In)
 		}
 	default:
-		return fmt.Errorf("client: Config.Auth.Type must be none, bearer, basic, api_key, oauth2 or jwt, got %q", a.Type)
+		return fmt.Errorf("client: Config.Auth.Type must be none, bearer, basic, api_key, oauth2, jwt or session, got %q", a.Type)
 	}
 	l := &cfg.Limit
 	if r := l.RequestsPerSecond; r < 0 || math.IsNaN(r) || math.IsInf(r, 0) {

@@ -191,7 +191,7 @@ func TestNewValidation(t *testing.T) {
 		{withSettings(Config{BaseURL: base, BaseDelay: time.Minute}), "client: Config.MaxDelay (30s) must be >= Config.BaseDelay"},
 		{withSettings(Config{BaseURL: base, Limit: limit.Config{MaxRetryAfter: -1}}), "client: Config.Limit.MaxRetryAfter must be > 0"},
 		{withSettings(Config{BaseURL: base, Timeout: -1}), "client: Config.Timeout must be > 0"},
-		{withSettings(Config{BaseURL: base, Auth: Auth{Type: "oauth"}}), `client: Config.Auth.Type must be none, bearer, basic, api_key, oauth2 or jwt, got "oauth"`},
+		{withSettings(Config{BaseURL: base, Auth: Auth{Type: "oauth"}}), `client: Config.Auth.Type must be none, bearer, basic, api_key, oauth2, jwt or session, got "oauth"`},
 		{withSettings(Config{BaseURL: base, Auth: Auth{Type: "api_key", Name: "k", Value: "v", In: "body"}}), "client: Config.Auth.In must be header or query"},
 		{withSettings(Config{BaseURL: base}), ""},
 		{withSettings(Config{BaseURL: base, Auth: Auth{Type: "none"}, Limit: limit.Config{Burst: 3}}), ""},

@@ -186,6 +186,8 @@ func (t *tokens) fetch(ctx context.Context) (*oauth2.Token, error) {
 		err error
 	)
 	switch {
+	case t.c.cfg.Auth.Type == "session":
+		tok, err = t.login(ctx)
 	case t.c.cfg.Auth.Type == "jwt":
 		cfg := &jwt.Config{Email: o.Issuer, Subject: o.Subject, Audience: o.Audience, PrivateKey: o.PrivateKey,
 			PrivateKeyID: o.KeyID, Scopes: o.Scopes, TokenURL: o.TokenURL}

@@ -136,7 +136,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			c.authorize(out)
 		}
 		if token != "" {
-			out.Header.Set("Authorization", "Bearer "+token)
+			c.injectToken(out, token)
 		}
 	}
 	a := &attempt{

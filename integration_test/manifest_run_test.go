@@ -698,6 +698,36 @@ func TestManifestConnectors(t *testing.T) {
 		}
 		persona[stream] = personaByPath[path]
 	}
+	// Airbyte's own API: a session token from a login with the client's
+	// id and secret in a JSON body, connections and workspaces by next
+	// URLs, each connection's jobs asked from the start date.
+	const airbyteToken = "ab-session-6d1f0c"
+	connections := rows(5, func(i int) map[string]any {
+		return map[string]any{"connectionId": fmt.Sprintf("conn-%d", i), "name": fmt.Sprintf("c%d", i)}
+	})
+	workspaces := rows(3, func(i int) map[string]any { return map[string]any{"workspaceId": fmt.Sprintf("ws-%d", i)} })
+	jobsOf := func(conn string) []map[string]any {
+		return rows(2, func(i int) map[string]any {
+			return map[string]any{"jobId": float64(i + 1), "connectionId": conn, "lastUpdatedAt": fmt.Sprintf("2025-04-0%dT10:00:00Z", i+1)}
+		})
+	}
+	var airbyteJobs []map[string]any
+	for _, c := range connections {
+		airbyteJobs = append(airbyteJobs, jobsOf(c["connectionId"].(string))...)
+	}
+	var abBase string
+	nextPages := func(all []map[string]any, r *http.Request) any {
+		n, _ := strconv.Atoi(r.URL.Query().Get("offset"))
+		out := map[string]any{"data": all[min(n, len(all)):min(n+2, len(all))]}
+		if n+2 < len(all) {
+			next := *r.URL
+			q := next.Query()
+			q.Set("offset", strconv.Itoa(n+2))
+			next.RawQuery = q.Encode()
+			out["next"] = abBase + next.RequestURI()
+		}
+		return out
+	}
 	for _, tt := range []struct {
 		manifest string
 		config   map[string]any
@@ -858,6 +888,33 @@ func TestManifestConnectors(t *testing.T) {
 				return map[string]any{"data": all[from:min(from+100, len(all))]}
 			}},
 			want: persona},
+		{manifest: "airbyte.yaml", config: map[string]any{"client_id": "ab-client-1", "client_secret": "ab-secret-77f3", "start_date": "2025-01-01T00:00:00Z"}, base: &abBase,
+			api: api{check: func(r *http.Request) bool {
+				return r.URL.Path == "/v1/applications/token" || r.Header.Get("Authorization") == "Bearer "+airbyteToken
+			}, serve: func(t *testing.T, r *http.Request) any {
+				q := r.URL.Query()
+				switch r.URL.Path {
+				case "/v1/applications/token":
+					var login map[string]any
+					if err := json.NewDecoder(r.Body).Decode(&login); err != nil || r.Method != http.MethodPost ||
+						login["client_id"] != "ab-client-1" || login["client_secret"] != "ab-secret-77f3" || login["grant-type"] != "client_credentials" {
+						t.Errorf("login: %s %v %v", r.Method, login, err)
+						return nil
+					}
+					return map[string]any{"access_token": airbyteToken}
+				case "/v1/connections":
+					return nextPages(connections, r)
+				case "/v1/workspaces":
+					return nextPages(workspaces, r)
+				case "/v1/jobs":
+					if q.Get("updatedAtStart") != "2025-01-01T00:00:00Z" || q.Get("orderBy") != "updatedAt|DESC" {
+						t.Errorf("unexpected request %s", r.URL)
+					}
+					return nextPages(jobsOf(q.Get("connectionId")), r)
+				}
+				return nil
+			}},
+			want: map[string][]map[string]any{"Connections": connections, "Workspaces": workspaces, "Jobs": airbyteJobs}},
 		{manifest: "uppromote.yaml", config: map[string]any{"api_key": token, "start_date": "2025-03-02T00:00:00Z"}, base: &upBase,
 			api: api{check: bearer, serve: func(t *testing.T, r *http.Request) any {
 				switch r.URL.Path {
@@ -932,7 +989,7 @@ func TestManifestConnectors(t *testing.T) {
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("records (-want +got):\n%s", diff)
 			}
-			for _, secret := range []string{token, navanToken, "nav-secret-2b4d"} {
+			for _, secret := range []string{token, navanToken, "nav-secret-2b4d", airbyteToken, "ab-secret-77f3"} {
 				if bytes.Contains(res.stdout, []byte(secret)) || bytes.Contains(res.stderr, []byte(secret)) {
 					t.Errorf("a secret was written: %s", secret)
 				}

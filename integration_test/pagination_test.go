@@ -606,9 +606,9 @@ func TestStreamDefinitionChecks(t *testing.T) {
 			`tap: config.json: stream "s": pagination.cursor_path: unknown pagination option; type "cursor" accepts cursor_param, next_cursor_path, has_more_path, page_size_param, page_size, next_cursor_header, cursor_from_last_record, max_pages, inject`},
 		{"placeholder_without_parent", edgeStream("s", "/v1/orders/{id}/items", map[string]any{"type": "none"}, nil),
 			`tap: config.json: stream "s": path: placeholder {id} needs a parent stream to fill it ("parent": {"stream": ..., "key": "id"})`},
-		{"incremental_without_param", edgeStream("s", "/x", map[string]any{"type": "none"}, map[string]any{
-			"replication_key": "id", "incremental": map[string]any{"overlap": 0},
-		}), `tap: config.json: stream "s": incremental.param: is required`},
+		{"incremental_windows_without_param", edgeStream("s", "/x", map[string]any{"type": "none"}, map[string]any{
+			"replication_key": "id", "incremental": map[string]any{"end_param": "until", "chunk_days": 7},
+		}), `tap: config.json: stream "s": incremental.param: is required with end_param or chunk_days`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -80,8 +81,10 @@ func (m *Manifest) Lower(c *Config) (*Lowered, error) {
 	l.out["streams"] = defs
 	if l.auth != nil {
 		// A token endpoint on the API's host moves with it.
-		if tu, ok := l.auth["token_url"].(string); ok && override != "" && strings.HasPrefix(tu, l.origin+"/") {
-			l.auth["token_url"] = base + strings.TrimPrefix(tu, l.origin)
+		for _, k := range []string{"token_url", "login_url"} {
+			if tu, ok := l.auth[k].(string); ok && override != "" && strings.HasPrefix(tu, l.origin+"/") {
+				l.auth[k] = base + strings.TrimPrefix(tu, l.origin)
+			}
 		}
 		l.out["auth"] = l.auth
 	}
@@ -338,6 +341,18 @@ func (l *lowerer) partition(r *SimpleRetriever, s *DeclarativeStream, d map[stri
 	return map[string]any{field: "{" + as + "}"}, added
 }
 
+// joinURL is url_base joined with path as the CDK joins them: path under
+// url_base, or path alone when it is an absolute URL.
+func joinURL(base, path string) string {
+	switch {
+	case path == "":
+		return base
+	case strings.HasPrefix(path, "https://") || strings.HasPrefix(path, "http://"):
+		return path
+	}
+	return strings.TrimRight(base, "/") + "/" + strings.TrimLeft(path, "/")
+}
+
 // partitionName is the name of a lowered parent's key in the stream's
 // path and partitions: parent.as, else parent.key.
 func partitionName(parent map[string]any) string {
@@ -449,9 +464,7 @@ func (l *lowerer) request(r *HttpRequester, d map[string]any, partition map[stri
 			if !ok {
 				return
 			}
-			if p != "" {
-				full = strings.TrimRight(base, "/") + "/" + strings.TrimLeft(p, "/")
-			}
+			full = joinURL(base, p)
 		}
 	}
 	// Braces of the placeholders survive url.Parse in a path.
@@ -727,10 +740,118 @@ func (l *lowerer) authOf(a Authenticator) (map[string]any, bool) {
 		return l.authOf(chosen)
 	case *OAuthAuthenticator:
 		return l.oauth(x)
+	case *SessionTokenAuthenticator:
+		return l.session(x)
 	}
 	n := a.node()
 	l.refuse(n.Path, n.Type, "this authenticator is not lowered to the tap's auth yet")
 	return nil, false
+}
+
+// session lowers a SessionTokenAuthenticator to auth type session: its
+// login requester's URL, method, parameters, headers and body evaluated
+// at load, its own authenticator (none, or HTTP Basic), the token's path,
+// how long it lasts and where it goes.
+func (l *lowerer) session(x *SessionTokenAuthenticator) (map[string]any, bool) {
+	r := x.LoginRequester
+	a := map[string]any{"type": "session", "token_path": strings.Join(x.SessionTokenPath, "."), "login_method": cmp.Or(strings.ToUpper(r.Method), "GET")}
+	var loginURL string
+	if r.URL.IsSet() {
+		u, ok := l.text(r.URL, &r.Node, "url", nil)
+		if !ok {
+			return nil, false
+		}
+		loginURL = u
+	} else {
+		base, ok := l.text(r.URLBase, &r.Node, "url_base", nil)
+		if !ok {
+			return nil, false
+		}
+		loginURL = base
+		if r.Path.IsSet() {
+			p, ok := l.text(r.Path, &r.Node, "path", nil)
+			if !ok {
+				return nil, false
+			}
+			loginURL = joinURL(base, p)
+		}
+	}
+	a["login_url"] = loginURL
+	switch la := r.Authenticator.(type) {
+	case nil, *NoAuth:
+	case *BasicHttpAuthenticator:
+		basic, ok := l.authOf(la)
+		if !ok {
+			return nil, false
+		}
+		a["username"], a["password"] = basic["username"], basic["password"]
+	default:
+		l.refuse(la.node().Path, la.node().Type, "a login authenticated other than by HTTP Basic")
+		return nil, false
+	}
+	for _, f := range []struct {
+		v    Value
+		name string
+		to   string
+	}{{r.RequestParams, "request_parameters", "login_params"}, {r.Headers, "request_headers", "login_headers"}, {r.BodyData, "request_body_data", "login_form"}} {
+		if !f.v.IsSet() {
+			continue
+		}
+		obj, ok := f.v.V.(map[string]any)
+		if !ok {
+			l.refuse(join(r.Node.Path, f.name), r.Type, "a login's %s given as one expression", f.name)
+			return nil, false
+		}
+		m := map[string]any{}
+		for _, k := range sortedKeys(obj) {
+			v, ok := l.constant(obj[k], &r.Node, f.name+"."+k)
+			if !ok {
+				return nil, false
+			}
+			if v != "" {
+				m[k] = v
+			}
+		}
+		if len(m) > 0 {
+			a[f.to] = m
+		}
+	}
+	body := map[string]any{}
+	l.requestBody(&HttpRequester{Node: r.Node, BodyJSON: r.BodyJSON, Body: r.Body}, body)
+	if b, ok := body["body"].(map[string]any); ok && len(b) > 0 {
+		a["login_body"] = b
+	}
+	if x.ExpirationDuration != "" {
+		months, dur, err := interp.ParseDuration(x.ExpirationDuration)
+		if err != nil || months != 0 || dur <= 0 {
+			l.refuse(join(x.Path, "expiration_duration"), x.Type, "%q: a lifetime of seconds, hours, days or weeks", x.ExpirationDuration)
+			return nil, false
+		}
+		a["expires_s"] = dur.Seconds()
+	}
+	switch ra := x.RequestAuthentication.(type) {
+	case *SessionTokenBearer:
+	case *SessionTokenAPIKey:
+		switch ra.InjectInto.InjectInto {
+		case "header":
+			a["in"] = "header"
+		case "request_parameter":
+			a["in"] = "query"
+		default:
+			l.refuse(join(ra.Path, "inject_into"), ra.Type, "a session token sent in the %s", ra.InjectInto.InjectInto)
+			return nil, false
+		}
+		name, ok := l.optionName(ra.InjectInto)
+		if !ok {
+			return nil, false
+		}
+		a["name"] = name
+	default:
+		n := x.RequestAuthentication.node()
+		l.refuse(n.Path, n.Type, "this session token injection")
+		return nil, false
+	}
+	return a, true // a part refused above fails the whole lowering
 }
 
 // oauth lowers an OAuthAuthenticator of the refresh-token or

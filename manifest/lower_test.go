@@ -68,6 +68,19 @@ func TestLower(t *testing.T) {
 			requester: "        authenticator: {type: OAuthAuthenticator, grant_type: client_credentials, token_refresh_endpoint: \"https://a.example/token\", client_id: client-1, client_secret: sec-ret-value, scopes: [read, write]}",
 			wantTop: map[string]any{"auth": map[string]any{"type": "oauth2", "grant_type": "client_credentials", "token_url": "https://a.example/token",
 				"client_id": "client-1", "client_secret": "sec-ret-value", "scopes": []any{"read", "write"}}}},
+		{name: "a session token from a login with a JSON body, as a header",
+			requester: "        authenticator: {type: SessionTokenAuthenticator, login_requester: {type: HttpRequester, url_base: \"https://api.example.com/v1\", path: auth/login, http_method: POST, request_body_json: {user: \"{{ config['user'] }}\", password: \"{{ config['pw'] }}\"}}, session_token_path: [data, token], expiration_duration: PT1H, request_authentication: {type: ApiKey, inject_into: {type: RequestOption, inject_into: header, field_name: X-Session}}}",
+			config:    map[string]any{"user": "me", "pw": "pass-word-1"},
+			wantTop: map[string]any{"auth": map[string]any{"type": "session", "login_url": "https://api.example.com/v1/auth/login", "login_method": "POST",
+				"login_body": map[string]any{"user": "me", "password": "pass-word-1"}, "token_path": "data.token", "expires_s": 3600.0, "in": "header", "name": "X-Session"}}},
+		{name: "a session token from a GET login with Basic, as a bearer",
+			requester: "        authenticator: {type: SessionTokenAuthenticator, login_requester: {type: HttpRequester, url: \"https://auth.example.com/token?service=x\", authenticator: {type: BasicHttpAuthenticator, username: u, password: \"{{ config['pw'] }}\"}, request_parameters: {scope: read}}, session_token_path: [token], request_authentication: {type: Bearer}}",
+			config:    map[string]any{"pw": "pass-word-1"},
+			wantTop: map[string]any{"auth": map[string]any{"type": "session", "login_url": "https://auth.example.com/token?service=x", "login_method": "GET",
+				"username": "u", "password": "pass-word-1", "login_params": map[string]any{"scope": "read"}, "token_path": "token"}}},
+		{name: "a session login authenticated by an API key",
+			requester: "        authenticator: {type: SessionTokenAuthenticator, login_requester: {type: HttpRequester, url_base: \"https://api.example.com\", authenticator: {type: BearerAuthenticator, api_token: t}}, session_token_path: [token], request_authentication: {type: Bearer}}",
+			refused:   "login_requester.authenticator: BearerAuthenticator: not implemented by the tap: a login authenticated other than by HTTP Basic"},
 		{name: "a selective authenticator: the one the config names",
 			requester: "        authenticator: {type: SelectiveAuthenticator, authenticator_selection_path: [credentials, auth_type], authenticators: {token: {type: BearerAuthenticator, api_token: \"{{ config['credentials']['token'] }}\"}, none: {type: NoAuth}}}",
 			config:    map[string]any{"credentials": map[string]any{"auth_type": "token", "token": "t0ken-value"}},
@@ -371,5 +384,19 @@ streams:
 	}
 	if low.RefreshTokenField != "credentials.refresh_token" {
 		t.Errorf("RefreshTokenField = %q, want credentials.refresh_token", low.RefreshTokenField)
+	}
+}
+
+// TestJoinURL: url_base and path join as the CDK joins them.
+func TestJoinURL(t *testing.T) {
+	for _, tt := range []struct{ base, path, want string }{
+		{"https://a.example/v1", "items", "https://a.example/v1/items"},
+		{"https://a.example/v1/", "/items", "https://a.example/v1/items"},
+		{"https://a.example/v1", "", "https://a.example/v1"},
+		{"https://a.example/v1", "https://a.example/v1/jobs", "https://a.example/v1/jobs"}, // Airbyte's own manifest
+	} {
+		if got := joinURL(tt.base, tt.path); got != tt.want {
+			t.Errorf("joinURL(%q, %q) = %q, want %q", tt.base, tt.path, got, tt.want)
+		}
 	}
 }

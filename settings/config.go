@@ -125,6 +125,18 @@ type Auth struct {
 	Audience     string            `json:"audience"`
 	PrivateKey   string            `json:"private_key"`
 	KeyID        string            `json:"key_id"`
+
+	// session: a login request whose answer holds the token. Username
+	// and Password, when set, log in with HTTP Basic; Name and In say
+	// where the token goes (Authorization: Bearer when Name is unset).
+	LoginURL     string            `json:"login_url"`
+	LoginMethod  string            `json:"login_method"`
+	LoginBody    map[string]any    `json:"login_body"`
+	LoginForm    map[string]string `json:"login_form"`
+	LoginParams  map[string]string `json:"login_params"`
+	LoginHeaders map[string]string `json:"login_headers"`
+	TokenPath    string            `json:"token_path"`
+	ExpiresS     float64           `json:"expires_s"`
 }
 
 // RateLimit is the rate_limit block.
@@ -486,6 +498,8 @@ func (c *Config) checkAuth() error {
 		}
 	case "oauth2", "jwt":
 		return c.checkOAuth()
+	case "session":
+		return c.checkSession()
 	case "api_key":
 		if a.Name == "" || a.Value == "" {
 			return errors.New("auth: name and value are required for auth type api_key")

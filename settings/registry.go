@@ -44,7 +44,7 @@ var logLevels = []string{"debug", "info", "warn", "error"}
 // docs/reference/config.md show them.
 var registry = []Setting{
 	{Name: "base_url", Title: "Base URL", Type: "string", Required: true, Description: `Base URL of the API; "embedded://demo" starts the bundled demo API in-process.`},
-	{Name: "auth.type", Title: "Authentication type", Type: "string", Default: "none", Enum: []string{"none", "bearer", "basic", "api_key", "oauth2", "jwt"}, Description: "How requests to base_url authenticate."},
+	{Name: "auth.type", Title: "Authentication type", Type: "string", Default: "none", Enum: []string{"none", "bearer", "basic", "api_key", "oauth2", "jwt", "session"}, Description: "How requests to base_url authenticate."},
 	{Name: "auth.token", Title: "Bearer token", Type: "string", Secret: true, Description: "Bearer token (auth.type bearer)."},
 	{Name: "auth.username", Title: "User name", Type: "string", Description: "User name (auth.type basic)."},
 	{Name: "auth.password", Title: "Password", Type: "string", Secret: true, Description: "Password (auth.type basic)."},
@@ -59,6 +59,14 @@ var registry = []Setting{
 	{Name: "auth.auth_style", Title: "Client credentials sent as", Type: "string", Default: "header", Enum: []string{"header", "body"}, Description: "How the client id and secret reach the token endpoint: HTTP Basic (header) or form fields (body)."},
 	{Name: "auth.scopes", Title: "Scopes", Type: "array", items: "string", Description: "Scopes asked for (auth.type oauth2, jwt): an array of strings."},
 	{Name: "auth.token_params", Title: "Extra token request fields", Type: "object", open: true, Description: "Extra form fields of every token request (auth.type oauth2, jwt), such as audience; string values."},
+	{Name: "auth.login_url", Title: "Login URL", Type: "string", Description: `Where a session token is asked for (auth.type session): an http(s) URL, or a path such as "/auth/login" on base_url's host.`},
+	{Name: "auth.login_method", Title: "Login method", Type: "string", Default: "POST", Enum: []string{"GET", "POST"}, Description: "The login request's method (auth.type session)."},
+	{Name: "auth.login_body", Title: "Login JSON body", Type: "object", open: true, Secret: true, Description: "The login request's JSON body (auth.type session); its strings are secrets."},
+	{Name: "auth.login_form", Title: "Login form", Type: "object", open: true, Secret: true, Description: "The login request's form fields, instead of a JSON body (auth.type session); its strings are secrets."},
+	{Name: "auth.login_params", Title: "Login query parameters", Type: "object", open: true, Secret: true, Description: "The login request's query parameters (auth.type session); its strings are secrets."},
+	{Name: "auth.login_headers", Title: "Login headers", Type: "object", open: true, Secret: true, Description: "The login request's headers (auth.type session); its strings are secrets. auth.username and auth.password, when set, log in with HTTP Basic."},
+	{Name: "auth.token_path", Title: "Session token path", Type: "string", Description: "Dotted path to the session token in the login answer (auth.type session); the token goes in auth.name (a header, or the query with auth.in query), or as a Bearer token when auth.name is unset."},
+	{Name: "auth.expires_s", Title: "Session lifetime (s)", Type: "number", Description: "Seconds a session token lasts (auth.type session); 0 or unset: until the API refuses it with a 401, when the run logs in again."},
 	{Name: "auth.issuer", Title: "Issuer (iss)", Type: "string", Description: "iss claim of the JWT assertion, e.g. the service account's email (auth.type jwt)."},
 	{Name: "auth.subject", Title: "Subject (sub)", Type: "string", Description: "sub claim of the JWT assertion, the user acted for (auth.type jwt); optional."},
 	{Name: "auth.audience", Title: "Audience (aud)", Type: "string", Description: "aud claim of the JWT assertion (auth.type jwt) [the token URL]."},

@@ -128,6 +128,7 @@ var authTypes = []struct {
 	{"api_key", "API key", []string{"name", "value", "in"}, []string{"name", "value"}},
 	{"oauth2", "OAuth2", []string{"token_url", "grant_type", "client_id", "client_secret", "refresh_token", "auth_style", "scopes", "token_params"}, []string{"token_url"}},
 	{"jwt", "JWT bearer (service account)", []string{"token_url", "issuer", "private_key", "subject", "audience", "key_id", "scopes", "token_params"}, []string{"token_url", "issuer", "private_key"}},
+	{"session", "Session token from a login", []string{"login_url", "login_method", "login_body", "login_form", "login_params", "login_headers", "username", "password", "token_path", "expires_s", "name", "in"}, []string{"login_url", "token_path"}},
 }
 
 // authOneOf turns the spec's auth object, every member of every type

@@ -103,7 +103,7 @@ func TestAirbyteSpecEnums(t *testing.T) {
 	props := AirbyteSpec()["connectionSpecification"].(map[string]any)["properties"].(map[string]any)
 	// The spec gives auth as a oneOf (TestSpecAuthOneOf); --about, as one object.
 	auth := ConnectionSpecification()["properties"].(map[string]any)["auth"].(map[string]any)["properties"].(map[string]any)
-	if diff := cmp.Diff([]string{"none", "bearer", "basic", "api_key", "oauth2", "jwt"}, auth["type"].(map[string]any)["enum"]); diff != "" {
+	if diff := cmp.Diff([]string{"none", "bearer", "basic", "api_key", "oauth2", "jwt", "session"}, auth["type"].(map[string]any)["enum"]); diff != "" {
 		t.Errorf("auth.type enum (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff([]string{"fail", "dead_letter", "emit"}, props["on_schema_violation"].(map[string]any)["enum"]); diff != "" {

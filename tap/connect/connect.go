@@ -22,8 +22,10 @@ package connect
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"net/url"
 	"strings"
 	"time"
@@ -190,7 +192,7 @@ func clientConfig(cfg *settings.Config, base *url.URL, o Options) (client.Config
 	cc := client.Config{
 		BaseURL: base,
 		Auth: client.Auth{Type: a.Type, Token: a.Token, Username: a.Username, Password: a.Password,
-			Name: a.Name, Value: a.Value, In: a.In, OAuth: oauthOf(cfg, base, o.Keep)},
+			Name: a.Name, Value: a.Value, In: a.In, OAuth: oauthOf(cfg, base, o.Keep), Session: sessionOf(cfg, base)},
 		Headers: cfg.Headers,
 		Limit: limit.Config{
 			RequestsPerSecond: rl.RequestsPerSecond, Burst: rl.Burst, MaxInFlight: rl.MaxInFlight,
@@ -224,6 +226,45 @@ func clientConfig(cfg *settings.Config, base *url.URL, o Options) (client.Config
 		}
 	}
 	return cc, nil
+}
+
+// sessionOf is the client's Session block of the config (auth type
+// session). A login_url that is a path is on base's host.
+func sessionOf(cfg *settings.Config, base *url.URL) client.Session {
+	a := cfg.Auth
+	if a.Type != "session" {
+		return client.Session{}
+	}
+	loginURL := a.LoginURL
+	if u, err := url.Parse(loginURL); err == nil && !u.IsAbs() {
+		loginURL = base.ResolveReference(u).String()
+	}
+	s := client.Session{URL: loginURL, Method: a.LoginMethod, Username: a.Username, Password: a.Password,
+		TokenPath: a.TokenPath, Lifetime: time.Duration(a.ExpiresS * float64(time.Second)), Name: a.Name, In: a.In}
+	for k, v := range a.LoginHeaders {
+		if s.Header == nil {
+			s.Header = http.Header{}
+		}
+		s.Header.Set(k, v)
+	}
+	for k, v := range a.LoginParams {
+		if s.Query == nil {
+			s.Query = url.Values{}
+		}
+		s.Query.Set(k, v)
+	}
+	switch {
+	case len(a.LoginBody) > 0:
+		s.Body, _ = json.Marshal(a.LoginBody) // a decoded JSON tree
+		s.ContentType = "application/json"
+	case len(a.LoginForm) > 0:
+		form := url.Values{}
+		for k, v := range a.LoginForm {
+			form.Set(k, v)
+		}
+		s.Body, s.ContentType = []byte(form.Encode()), "application/x-www-form-urlencoded"
+	}
+	return s
 }
 
 // oauthOf is the client's OAuth block of the config. A token_url that is
