@@ -1016,7 +1016,7 @@ func (l *lowerer) records(s *RecordSelector, d map[string]any) {
 		if !ok {
 			return
 		}
-		if p == "*" || strings.Contains(p, ".") {
+		if strings.Contains(p, ".") { // a segment of its own, or a * of the tap's records_path
 			l.refuse(join(ex.Path, fmt.Sprintf("field_path[%d]", i)), ex.Type, "a field_path with %q in it", p)
 			return
 		}

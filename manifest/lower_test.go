@@ -400,3 +400,40 @@ func TestJoinURL(t *testing.T) {
 		}
 	}
 }
+
+// TestLowerFieldPathWildcard: a * of a DpathExtractor's field_path is a *
+// of the tap's records_path; a segment holding a dot is refused, as the
+// tap's path would read it as two.
+func TestLowerFieldPathWildcard(t *testing.T) {
+	for _, tt := range []struct{ path, want, refused string }{
+		{`[entries, "*", item]`, "entries.*.item", ""},
+		{`["*"]`, "*", ""},
+		{`[data, invoices.json]`, "", `field_path[1]: DpathExtractor: not implemented by the tap: a field_path with "invoices.json" in it`},
+	} {
+		src := `version: 6.0.0
+streams:
+  - name: s
+    schema_loader: {type: InlineSchemaLoader, schema: {type: object}}
+    retriever:
+      requester: {url_base: "https://a.example"}
+      record_selector: {extractor: {field_path: ` + tt.path + `}}
+`
+		m, err := Parse("m.yaml", []byte(src), t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		low, err := m.Lower(&Config{})
+		if tt.refused != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.refused) {
+				t.Errorf("%s: error %v, want %q", tt.path, err, tt.refused)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := low.Tree["streams"].([]any)[0].(map[string]any)["records_path"]; got != tt.want {
+			t.Errorf("%s: records_path %q, want %q", tt.path, got, tt.want)
+		}
+	}
+}

@@ -25,7 +25,7 @@ type Definition struct {
 	Headers map[string]string `json:"headers" title:"Headers" doc:"Headers of every request of this stream, besides (and over) the config's headers; one that names a credential is masked as the config's are."`
 	Body    json.RawMessage   `json:"body" title:"Body" doc:"POST body (JSON); a GraphQL stream builds its own."`
 	// RecordsPath is the dotted path to the record array.
-	RecordsPath string `json:"records_path" title:"Records path" doc:"Dotted path to the record array; \"\" = the body is the array."`
+	RecordsPath string `json:"records_path" title:"Records path" doc:"Dotted path to the record array; \"\" = the body is the array; a * segment stands for each member of an object or array there (data.*, or items.*.record)."`
 	// ObjectIsRecord reads an object where the records are as one record.
 	ObjectIsRecord bool         `json:"object_is_record" title:"Object is a record" doc:"An object at records_path (or a body that is one object) is one record, as an endpoint such as /me answers; without it, an error."`
 	ErrorPath      string       `json:"error_path" title:"Error path" doc:"A 200 whose body has this path set is an error (retried), not data."`

@@ -124,7 +124,9 @@ const maxMessage = 500
 // nodes[]) of the connection at connection_path.
 //
 // Otherwise the records are the array at records_path ("" = the body
-// itself), or with object_is_record an object there as one record. A null there, or a null on the way to it, is zero records; a
+// itself), or with object_is_record an object there as one record; a
+// path with a * segment gathers them from every member there (gather).
+// A null there, or a null on the way to it, is zero records; a
 // path the body does not have, or a value that is not an array, is an
 // error naming the path: an API that changed shape must fail loudly, not
 // look empty.
@@ -136,6 +138,9 @@ func (d *Definition) Extract(body any) ([]any, error) {
 	}
 	if d.GraphQL != nil && d.GraphQL.ConnectionPath != "" {
 		return d.extractGraphQL(body)
+	}
+	if d.RecordsWildcard() {
+		return gather(body, strings.Split(d.RecordsPath, "."), nil), nil
 	}
 	v, found := LookupNullable(body, d.RecordsPath)
 	if !found {
@@ -271,4 +276,51 @@ func errorMessage(v any) string {
 		msg = msg[:cut] + "…"
 	}
 	return msg
+}
+
+// RecordsWildcard reports whether d's records_path has a * segment: its
+// records are gathered from each member of an object or array.
+func (d *Definition) RecordsWildcard() bool {
+	return slices.Contains(strings.Split(d.RecordsPath, "."), "*")
+}
+
+// gather appends to out the records at path in v, where a * segment
+// stands for each member of an object (in the order of its keys) or of
+// an array, as the CDK's DpathExtractor reads it: what the path reaches
+// is a record, or, when an array, its items are. A path that is not
+// there, or crosses a value that is neither an object nor an array,
+// reaches nothing: one member without the field is no error.
+func gather(v any, path []string, out []any) []any {
+	if len(path) == 0 {
+		switch x := v.(type) {
+		case nil:
+		case []any:
+			out = append(out, x...)
+		default:
+			out = append(out, x)
+		}
+		return out
+	}
+	seg, rest := path[0], path[1:]
+	switch x := v.(type) {
+	case map[string]any:
+		if seg != "*" {
+			return gather(x[seg], rest, out)
+		}
+		for _, k := range slices.Sorted(maps.Keys(x)) {
+			out = gather(x[k], rest, out)
+		}
+	case []any:
+		if seg != "*" {
+			i, err := strconv.Atoi(seg)
+			if err != nil || i < 0 || i >= len(x) {
+				return out
+			}
+			return gather(x[i], rest, out)
+		}
+		for _, e := range x {
+			out = gather(e, rest, out)
+		}
+	}
+	return out
 }
