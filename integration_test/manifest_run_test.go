@@ -1244,3 +1244,142 @@ func TestManifestStockdata(t *testing.T) {
 		t.Errorf("second run wrote %d news of symbols, want fewer than %d and some", n, all)
 	}
 }
+
+// TestManifestTrustpilot runs Airbyte's Trustpilot manifest, unchanged,
+// with its SelectiveAuthenticator choosing OAuth (a refresh token at the
+// API's own endpoint): the configured business units found by name, one
+// request per value of a ListPartitionRouter; their private reviews, a
+// substream in page-number pages, newest first (is_data_feed), their
+// links removed; and every business unit. A second run from its STATE
+// writes, of each unit's reviews, only those at or after that unit's
+// bookmark.
+func TestManifestTrustpilot(t *testing.T) {
+	const access, secret, refresh = "tp-access-4b1e9c", "tp-secret-0d7a21", "tp-refresh-5c3f88"
+	units := map[string]map[string]any{"acme.com": {"id": "bu-acme", "displayName": "Acme"}, "globex.com": {"id": "bu-globex", "displayName": "Globex"}}
+	reviews := map[string][]map[string]any{}
+	for i, id := range []string{"bu-acme", "bu-globex"} {
+		for j := range 150 - 120*i { // two pages of 100 for acme, one for globex
+			reviews[id] = append(reviews[id], map[string]any{"id": fmt.Sprintf("%s-r%03d", id, j), "stars": float64(j%5 + 1),
+				"createdAt": time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC).Add(-time.Duration(j) * time.Hour).Format(time.RFC3339)})
+		}
+	}
+	all := []map[string]any{{"id": "bu-acme"}, {"id": "bu-globex"}, {"id": "bu-initech"}}
+	withLinks := func(m map[string]any) map[string]any {
+		m = maps.Clone(m)
+		m["links"] = []any{map[string]any{"rel": "self", "href": "https://api.example/x"}}
+		return m
+	}
+	var mu sync.Mutex
+	tokenRequests := 0
+	base := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		var body any
+		switch {
+		case r.URL.Path == "/v1/oauth/oauth-business-users-for-applications/refresh":
+			if err := r.ParseForm(); err != nil {
+				t.Error(err)
+			}
+			id, sec, ok := r.BasicAuth()
+			if !ok {
+				id, sec = r.PostForm.Get("client_id"), r.PostForm.Get("client_secret")
+			}
+			if r.PostForm.Get("grant_type") != "refresh_token" || r.PostForm.Get("refresh_token") != refresh || id != "tp-client-1" || sec != secret {
+				t.Errorf("token request: %v", r.PostForm)
+				w.WriteHeader(http.StatusBadRequest)
+				return
+			}
+			mu.Lock()
+			tokenRequests++
+			mu.Unlock()
+			body = map[string]any{"access_token": access, "expires_in": 3600, "token_type": "Bearer"}
+		case r.Header.Get("Authorization") != "Bearer "+access:
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		case r.URL.Path == "/v1/business-units/find":
+			u, ok := units[q.Get("name")]
+			if !ok {
+				http.NotFound(w, r)
+				return
+			}
+			body = withLinks(u)
+		case strings.HasPrefix(r.URL.Path, "/v1/private/business-units/"):
+			id := strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, "/v1/private/business-units/"), "/reviews")
+			page, _ := strconv.Atoi(q.Get("page"))
+			if q.Get("perPage") != "100" || q.Get("orderBy") != "createdat.desc" || page < 1 {
+				t.Errorf("unexpected request %s", r.URL)
+			}
+			rs := reviews[id]
+			var out []any
+			for _, rv := range rs[min((page-1)*100, len(rs)):min(page*100, len(rs))] {
+				out = append(out, withLinks(rv))
+			}
+			body = map[string]any{"reviews": out, "links": []any{}}
+		case r.URL.Path == "/v1/business-units/all":
+			page, _ := strconv.Atoi(q.Get("page"))
+			var out []any
+			if page == 1 {
+				for _, u := range all {
+					out = append(out, withLinks(u))
+				}
+			}
+			body = map[string]any{"businessUnits": out}
+		default:
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(body)
+	}))
+	dir := t.TempDir()
+	config := filepath.Join(dir, "config.json")
+	writeJSONFile(t, config, map[string]any{"credentials": map[string]any{"auth_type": "oauth2.0", "client_id": "tp-client-1", "client_secret": secret,
+		"refresh_token": refresh, "access_token": "stale-access-token", "token_expiry_date": "2025-01-01T00:00:00Z"},
+		"start_date": "2025-01-01T00:00:00Z", "business_units": []string{"acme.com", "globex.com"}, "tap": map[string]any{"base_url": base}})
+	manifest, err := filepath.Abs("../manifest/testdata/airbyte/trustpilot.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := runTap(t, dir, time.Minute, nil, "--manifest", manifest, "--config", config)
+	if res.code != 0 {
+		t.Fatalf("exit %d: %s", res.code, res.stderr)
+	}
+	got, state := singerRecords(t, res.stdout)
+	want := map[string][]map[string]any{"configured_business_units": {units["acme.com"], units["globex.com"]}, "business_units": all}
+	for _, id := range []string{"bu-acme", "bu-globex"} {
+		for _, rv := range reviews[id] {
+			rv = maps.Clone(rv)
+			rv["business_unit_id"] = id // the partition field, which the tap writes
+			want["private_reviews"] = append(want["private_reviews"], rv)
+		}
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("records (-want +got):\n%s", diff)
+	}
+	for _, s := range []string{access, secret, refresh} {
+		if bytes.Contains(res.stdout, []byte(s)) || bytes.Contains(res.stderr, []byte(s)) {
+			t.Errorf("a secret was written: %s", s)
+		}
+	}
+	mu.Lock()
+	if tokenRequests != 1 {
+		t.Errorf("%d token requests, want 1", tokenRequests)
+	}
+	mu.Unlock()
+
+	statePath := filepath.Join(dir, "state.json")
+	writeJSONFile(t, statePath, state)
+	res = runTap(t, dir, time.Minute, nil, "--manifest", manifest, "--config", config, "--state", statePath)
+	if res.code != 0 {
+		t.Fatalf("second run: exit %d: %s", res.code, res.stderr)
+	}
+	again, _ := singerRecords(t, res.stdout)
+	var newest []map[string]any
+	for _, id := range []string{"bu-acme", "bu-globex"} {
+		rv := maps.Clone(reviews[id][0]) // newest first: the first is the bookmark
+		rv["business_unit_id"] = id
+		newest = append(newest, rv)
+	}
+	if diff := cmp.Diff(newest, again["private_reviews"]); diff != "" {
+		t.Errorf("second run's reviews (-want +got):\n%s", diff)
+	}
+}

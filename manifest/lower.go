@@ -1268,7 +1268,6 @@ func (l *lowerer) cursor(is IncrementalSync, d map[string]any) {
 		name string
 		set  bool
 	}{
-		{"is_data_feed", c.IsDataFeed},
 		{"is_client_side_incremental", c.IsClientSideIncremental},
 		{"global_substream_cursor", c.GlobalSubstreamCursor},
 		{"partition_field_start", c.PartitionFieldStart != ""},
@@ -1283,6 +1282,10 @@ func (l *lowerer) cursor(is IncrementalSync, d map[string]any) {
 	if !ok {
 		return
 	}
+	// is_data_feed (newest first; the CDK stops paging at the first
+	// record below the state) is read whole: every page is asked for and
+	// the records below the bookmark dropped, the same records for more
+	// requests.
 	d["replication_key"] = field
 	// The records' cursor values must compare as the tap compares them:
 	// times (RFC 3339 or dates) by instant, epoch numbers as numbers.
