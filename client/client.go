@@ -347,6 +347,11 @@ type Request struct {
 	// (transient, Retry-After honoured), StatusIgnore (as IgnoreStatuses)
 	// or StatusFail (permanent). It wins over IgnoreStatuses.
 	OnStatus map[int]StatusRule
+	// Classify, when set, reads a buffered answer's status, headers and
+	// body before OnStatus: its rule, when ok, decides what the answer is
+	// (an API that says in its body that a 200 is to be retried, or that
+	// a 400 holds nothing to read).
+	Classify func(status int, header http.Header, body []byte) (StatusRule, bool)
 
 	// Weight is the tokens the request spends from the bucket and the
 	// weight budget on every attempt [1].

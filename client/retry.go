@@ -137,7 +137,13 @@ func (cs *call) classifyResponse(resp *http.Response, body []byte, rerr error) o
 		return o
 	}
 	now := c.now()
-	switch cs.rule(code) {
+	rule := cs.rule(code)
+	if cs.req.Classify != nil {
+		if r, ok := cs.req.Classify(code, resp.Header, body); ok {
+			rule = r
+		}
+	}
+	switch rule {
 	case StatusIgnore:
 		o.v = vIgnored
 		return o

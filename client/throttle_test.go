@@ -352,6 +352,58 @@ func TestOnStatusRules(t *testing.T) {
 	}
 }
 
+// TestClassify: a request's Classify reads the answer's body before its
+// OnStatus, and wins where it says something; where it does not, the
+// status decides.
+func TestClassify(t *testing.T) {
+	busy := func(_ int, _ http.Header, body []byte) (StatusRule, bool) {
+		switch {
+		case strings.Contains(string(body), "busy"):
+			return StatusRetry, true
+		case strings.Contains(string(body), "nothing here"):
+			return StatusIgnore, true
+		}
+		return "", false
+	}
+	for _, tt := range []struct {
+		name        string
+		status      int
+		first       string
+		onStatus    map[int]StatusRule
+		wantHits    int
+		wantIgnored bool
+		wantErr     bool
+	}{
+		{"a 200 that says busy is retried", 200, `{"error":"busy"}`, nil, 2, false, false},
+		{"a 404 that says nothing here is no error", 404, `{"error":"nothing here"}`, nil, 1, true, false},
+		{"over a status rule", 400, `{"error":"busy"}`, map[int]StatusRule{400: StatusFail}, 2, false, false},
+		{"silent: the status decides", 400, `{"error":"bad"}`, map[int]StatusRule{400: StatusIgnore}, 1, true, false},
+		{"silent, no rule: the default", 400, `{"error":"bad"}`, nil, 1, false, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			hits := 0
+			rt := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				hits++
+				if hits == 1 {
+					return jsonResponse(r, tt.status, nil, tt.first), nil
+				}
+				return jsonResponse(r, 200, nil, "{}"), nil
+			})
+			e := newEnv(t, "http://api.test", func(c *Config) { c.Transport = rt })
+			resp, err := e.c.Do(context.Background(), Request{Stream: "s", URL: "/x", OnStatus: tt.onStatus, Classify: busy})
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("err %v, want error %v", err, tt.wantErr)
+			}
+			if hits != tt.wantHits {
+				t.Errorf("%d attempts, want %d", hits, tt.wantHits)
+			}
+			if err == nil && resp.Ignored != tt.wantIgnored {
+				t.Errorf("ignored %v, want %v", resp.Ignored, tt.wantIgnored)
+			}
+		})
+	}
+}
+
 // The breaker tells every change of state.
 func TestBreakerChangesReported(t *testing.T) {
 	var mu sync.Mutex

@@ -728,6 +728,21 @@ func TestManifestConnectors(t *testing.T) {
 		}
 		return out
 	}
+	// Reply.io: an API that answers a throttled request with a 200 whose
+	// body says "Too much requests", which the manifest's predicate
+	// retries; people in page-number pages of 1,000.
+	var replyMu sync.Mutex
+	replyThrottled := 0
+	people := rows(2500, func(i int) map[string]any {
+		return map[string]any{"id": float64(i + 1), "email": fmt.Sprintf("p%d@example.com", i)}
+	})
+	campaigns := rows(3, func(i int) map[string]any {
+		return map[string]any{"id": float64(i + 1), "name": fmt.Sprintf("camp %d", i)}
+	})
+	accounts := rows(2, func(i int) map[string]any {
+		return map[string]any{"id": float64(i + 1), "emailAddress": fmt.Sprintf("a%d@example.com", i)}
+	})
+	templates := rows(2, func(i int) map[string]any { return map[string]any{"id": float64(i + 1), "name": fmt.Sprintf("t%d", i)} })
 	for _, tt := range []struct {
 		manifest string
 		config   map[string]any
@@ -915,6 +930,31 @@ func TestManifestConnectors(t *testing.T) {
 				return nil
 			}},
 			want: map[string][]map[string]any{"Connections": connections, "Workspaces": workspaces, "Jobs": airbyteJobs}},
+		{manifest: "reply-io.yaml", config: map[string]any{"api_key": token, "tap": map[string]any{"retry": map[string]any{"base_delay_ms": 10}}},
+			api: api{check: func(r *http.Request) bool { return r.Header.Get("X-Api-Key") == token }, serve: func(t *testing.T, r *http.Request) any {
+				q := r.URL.Query()
+				switch r.URL.Path {
+				case "/v1/campaigns":
+					replyMu.Lock()
+					defer replyMu.Unlock()
+					if replyThrottled++; replyThrottled == 1 {
+						return "Too much requests. Please try again in 15 seconds"
+					}
+					return campaigns
+				case "/v1/emailAccounts":
+					return accounts
+				case "/v1/people":
+					page, _ := strconv.Atoi(q.Get("page"))
+					if q.Get("limit") != "1000" || page < 1 {
+						t.Errorf("unexpected request %s", r.URL)
+					}
+					return map[string]any{"people": people[min((page-1)*1000, len(people)):min(page*1000, len(people))]}
+				case "/v1/templates":
+					return map[string]any{"userTemplates": templates}
+				}
+				return nil
+			}},
+			want: map[string][]map[string]any{"campaigns": campaigns, "email_accounts": accounts, "people": people, "templates": templates}},
 		{manifest: "uppromote.yaml", config: map[string]any{"api_key": token, "start_date": "2025-03-02T00:00:00Z"}, base: &upBase,
 			api: api{check: bearer, serve: func(t *testing.T, r *http.Request) any {
 				switch r.URL.Path {

@@ -52,13 +52,17 @@ type Lowered struct {
 	// compute (streams.Pagination.Compute): a stream's pagination in
 	// Tree has the cursor's parameter and no path.
 	Cursors map[string]streams.NextCursor
+	// ResponseRules are, by stream, its response filters that read the
+	// body (streams.Definition.ResponseRule); those of status codes
+	// alone are also the stream's on_status in Tree.
+	ResponseRules map[string]streams.ResponseRule
 }
 
 // Lower compiles the manifest's streams for c (checked by CheckConfig).
 // A form the tap does not run is a Refusal in the *Error, one line per
 // place.
 func (m *Manifest) Lower(c *Config) (*Lowered, error) {
-	l := &lowerer{m: m, config: c.Connector, out: map[string]any{}, cdk: map[string]settings.CDKCursor{}, maps: map[string]any{}, cursors: map[string]streams.NextCursor{}}
+	l := &lowerer{m: m, config: c.Connector, out: map[string]any{}, cdk: map[string]settings.CDKCursor{}, maps: map[string]any{}, cursors: map[string]streams.NextCursor{}, responses: map[string]responseFilters{}}
 	for k, v := range c.Tap {
 		l.out[k] = v
 	}
@@ -105,7 +109,11 @@ func (m *Manifest) Lower(c *Config) (*Lowered, error) {
 		secretFields(m.Spec.ConnectionSpecification, names)
 		collectSecrets(c.Connector, names, &secrets)
 	}
-	return &Lowered{Tree: l.out, Secrets: secrets, CDKState: l.cdk, RefreshTokenField: l.refreshField, Cursors: l.cursors}, nil
+	rules := make(map[string]streams.ResponseRule, len(l.responses))
+	for name, fs := range l.responses {
+		rules[name] = fs
+	}
+	return &Lowered{Tree: l.out, Secrets: secrets, CDKState: l.cdk, RefreshTokenField: l.refreshField, Cursors: l.cursors, ResponseRules: rules}, nil
 }
 
 // Compile is the config a run of the manifest's streams takes: Lower's
@@ -120,6 +128,7 @@ func (m *Manifest) Compile(file string, c *Config) (*settings.Config, error) {
 	cfg, err := settings.FromTree(file, low.Tree, func(cfg *settings.Config) error {
 		for i := range cfg.Streams {
 			d := &cfg.Streams[i]
+			d.ResponseRule = low.ResponseRules[d.Name]
 			if c, ok := low.Cursors[d.Name]; ok && !d.Pagination.Compute(c) {
 				return fmt.Errorf("stream %q: pagination type %q takes no computed cursor", d.Name, d.Pagination.Type)
 			}
@@ -164,6 +173,7 @@ type lowerer struct {
 	basePath           string                        // the path of its url_base, without a trailing /
 	cdkPart            settings.CDKCursor            // its partitions as the CDK keeps them (CDKPartition, List)
 	cursors            map[string]streams.NextCursor // by stream, its computed cursor
+	responses          map[string]responseFilters    // by stream, its filters that read the body
 }
 
 func (l *lowerer) refuse(path, typ, why string, args ...any) {
@@ -1470,6 +1480,8 @@ func (l *lowerer) errorHandler(h ErrorHandler, d map[string]any) {
 		handlers = []ErrorHandler{h}
 	}
 	rules := map[string]any{}
+	var filters responseFilters
+	body := false // a filter reads the body: the stream's ResponseRule
 	for _, h := range handlers {
 		dh, ok := h.(*DefaultErrorHandler)
 		if !ok {
@@ -1477,10 +1489,6 @@ func (l *lowerer) errorHandler(h ErrorHandler, d map[string]any) {
 			return
 		}
 		for _, f := range dh.ResponseFilters {
-			if f.Predicate.IsSet() || f.ErrorMessageContains != "" {
-				l.refuse(f.Path, f.Type, "a response filter on the body (predicate, error_message_contains)")
-				return
-			}
 			var rule string
 			switch f.Action {
 			case "IGNORE":
@@ -1499,10 +1507,23 @@ func (l *lowerer) errorHandler(h ErrorHandler, d map[string]any) {
 					rules[k] = rule
 				}
 			}
+			rf := responseFilter{codes: f.HTTPCodes, contains: f.ErrorMessageContains, rule: rule, base: interp.Vars{Config: l.config, Parameters: f.Parameters}}
+			if f.Predicate.IsSet() {
+				if extra := f.Predicate.C.Template().Reads() &^ interp.VarSet(atLoad|interp.Response|interp.Headers); extra != 0 {
+					l.refuse(join(f.Path, "predicate"), f.Type, "%q reads %s: a predicate reads the answer, the config and $parameters", f.Predicate.Src, extra)
+					return
+				}
+				rf.pred = f.Predicate.C
+			}
+			body = body || rf.pred != nil || rf.contains != ""
+			filters = append(filters, rf)
 		}
 	}
 	if len(rules) > 0 {
 		d["on_status"] = rules
+	}
+	if body {
+		l.responses[l.current] = filters
 	}
 }
 

@@ -205,9 +205,9 @@ func TestLower(t *testing.T) {
 			incr: `    incremental_sync: {type: DatetimeBasedCursor, cursor_field: changed, datetime_format: "%Y-%m-%dT%H:%M:%SZ", start_datetime: "2024-01-01T00:00:00Z", start_time_option: {type: RequestOption, inject_into: request_parameter, field_name: from}}`,
 			want: map[string]any{"replication_key": "changed", "schema": map[string]any{"type": "object",
 				"properties": map[string]any{"id": map[string]any{"type": "integer"}, "changed": map[string]any{}}}}},
-		{name: "a response filter on the body",
-			requester: "        error_handler: {type: DefaultErrorHandler, response_filters: [{type: HttpResponseFilter, action: IGNORE, predicate: \"{{ 'gone' in response }}\"}]}",
-			refused:   "response_filters[0]: HttpResponseFilter: not implemented by the tap: a response filter on the body"},
+		{name: "a response filter whose predicate reads the partition",
+			requester: "        error_handler: {type: DefaultErrorHandler, response_filters: [{type: HttpResponseFilter, action: IGNORE, predicate: \"{{ stream_slice.id in response }}\"}]}",
+			refused:   "response_filters[0].predicate: HttpResponseFilter: not implemented by the tap: \"{{ stream_slice.id in response }}\" reads stream_slice: a predicate reads the answer, the config and $parameters"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			pg, sel := tt.pager, ""

@@ -39,6 +39,9 @@ type Definition struct {
 	// IgnoreStatuses end a walk with no records.
 	IgnoreStatuses []int             `json:"ignore_statuses" lang:"min=100,max=599" title:"Ignored statuses" doc:"HTTP statuses that end a walk with no records, such as 404 for a parent deleted upstream."`
 	OnStatus       map[string]string `json:"on_status" title:"Rules per HTTP status" doc:"{\"409\": \"retry\", \"404\": \"ignore\", \"403\": \"fail\"}; wins over the config's on_status."` // see ParseOnStatus
+	// ResponseRule, set by a front end and never by JSON, reads answers
+	// by their bodies too, before OnStatus.
+	ResponseRule ResponseRule `json:"-"`
 	// Weight is the tokens each request spends from the rate limits; 0 is 1.
 	Weight              int    `json:"weight" lang:"min=0,max=1000000,default=1" title:"Weight" doc:"Tokens each request spends from the rate limits (0 or absent: 1)."`
 	FullTableVersioning bool   `json:"full_table_versioning" title:"Full-table versioning" doc:"A full-table stream writes ACTIVATE_VERSION around each pass."`

@@ -3,6 +3,7 @@ package streams
 import (
 	"fmt"
 	"maps"
+	"net/http"
 	"slices"
 	"strconv"
 )
@@ -14,6 +15,14 @@ const (
 	StatusFail       = "fail"        // permanent: the run fails
 	StatusDeadLetter = "dead_letter" // permanent, but written as a request dead letter and the run goes on
 )
+
+// A ResponseRule is what a front end makes of an answer from more than
+// its status (an Airbyte manifest's response filters, whose predicates
+// read the body): a rule of on_status (retry, ignore, fail) when ok, which
+// wins over the stream's on_status; not ok, the status decides.
+type ResponseRule interface {
+	Rule(status int, header http.Header, body []byte) (rule string, ok bool)
+}
 
 // Values of on_request_failure.
 const (

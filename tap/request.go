@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/tap-dev/tap/tap/failure"
 	"io"
+	"net/http"
 	"net/url"
 
 	"github.com/tap-dev/tap/client"
@@ -34,6 +36,12 @@ func (m *model) clientRequest(req streams.Request, format string) client.Request
 	if rules := n.model.statusRules(); rules != nil {
 		r.OnStatus = rules     // the client only reads them
 		r.IgnoreStatuses = nil // in the rules
+	}
+	if rr := d.ResponseRule; rr != nil {
+		r.Classify = func(status int, h http.Header, body []byte) (client.StatusRule, bool) {
+			rule, ok := rr.Rule(status, h, body)
+			return failure.ClientRule(rule), ok
+		}
 	}
 	r.Weight = max(d.Weight, 1)
 	if d.GraphQL != nil && e.cfg.RateLimit.Cost.Points > 0 {
