@@ -1423,3 +1423,71 @@ func TestManifestTrustpilot(t *testing.T) {
 		t.Errorf("second run's reviews (-want +got):\n%s", diff)
 	}
 }
+
+// TestManifestNASA runs Airbyte's NASA manifest, unchanged: its
+// start_date parameter is an expression of the window's start
+// ({{ stream_interval.start_time if stream_interval else ... }}),
+// computed for each run: the config's start date first, then, from the
+// STATE, the bookmark less the manifest's lookback of 31 days.
+func TestManifestNASA(t *testing.T) {
+	const key = "nasa-key-8e2b4c71"
+	var apod []map[string]any
+	for d := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC); d.Before(time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)); d = d.AddDate(0, 0, 1) {
+		apod = append(apod, map[string]any{"date": d.Format(time.DateOnly), "title": "picture of " + d.Format(time.DateOnly), "media_type": "image"})
+	}
+	var mu sync.Mutex
+	var asked []string
+	base := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		if r.URL.Path != "/planetary/apod" || q.Get("api_key") != key {
+			http.NotFound(w, r)
+			return
+		}
+		mu.Lock()
+		asked = append(asked, q.Get("start_date"))
+		mu.Unlock()
+		var out []map[string]any
+		for _, a := range apod {
+			if a["date"].(string) >= q.Get("start_date") {
+				out = append(out, a)
+			}
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(out)
+	}))
+	dir := t.TempDir()
+	config := filepath.Join(dir, "config.json")
+	writeJSONFile(t, config, map[string]any{"api_key": key, "start_date": "2025-01-10", "tap": map[string]any{"base_url": base}})
+	manifest, err := filepath.Abs("../manifest/testdata/airbyte/nasa.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := runTap(t, dir, time.Minute, nil, "--manifest", manifest, "--config", config)
+	if res.code != 0 {
+		t.Fatalf("exit %d: %s", res.code, res.stderr)
+	}
+	got, state := singerRecords(t, res.stdout)
+	if diff := cmp.Diff(apod[9:], got["nasa_apod"]); diff != "" {
+		t.Errorf("records (-want +got):\n%s", diff)
+	}
+	statePath := filepath.Join(dir, "state.json")
+	writeJSONFile(t, statePath, state)
+	res = runTap(t, dir, time.Minute, nil, "--manifest", manifest, "--config", config, "--state", statePath)
+	if res.code != 0 {
+		t.Fatalf("second run: exit %d: %s", res.code, res.stderr)
+	}
+	again, _ := singerRecords(t, res.stdout)
+	// The bookmark is 2025-02-28; 31 days before it, 2025-01-28: the
+	// API filters, and the run writes what it sent.
+	if diff := cmp.Diff(apod[27:], again["nasa_apod"]); diff != "" {
+		t.Errorf("second run's records (-want +got):\n%s", diff)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if diff := cmp.Diff([]string{"2025-01-10", "2025-01-28"}, asked); diff != "" {
+		t.Errorf("start_date asked (-want +got):\n%s", diff)
+	}
+	if bytes.Contains(res.stdout, []byte(key)) || bytes.Contains(res.stderr, []byte(key)) {
+		t.Error("the API key was written")
+	}
+}

@@ -56,13 +56,16 @@ type Lowered struct {
 	// body (streams.Definition.ResponseRule); those of status codes
 	// alone are also the stream's on_status in Tree.
 	ResponseRules map[string]streams.ResponseRule
+	// RequestParts are, by stream, the request parameters it computes
+	// for each walk (streams.Definition.Parts).
+	RequestParts map[string][]streams.RequestPart
 }
 
 // Lower compiles the manifest's streams for c (checked by CheckConfig).
 // A form the tap does not run is a Refusal in the *Error, one line per
 // place.
 func (m *Manifest) Lower(c *Config) (*Lowered, error) {
-	l := &lowerer{m: m, config: c.Connector, out: map[string]any{}, cdk: map[string]settings.CDKCursor{}, maps: map[string]any{}, cursors: map[string]streams.NextCursor{}, responses: map[string]responseFilters{}}
+	l := &lowerer{m: m, config: c.Connector, out: map[string]any{}, cdk: map[string]settings.CDKCursor{}, maps: map[string]any{}, cursors: map[string]streams.NextCursor{}, responses: map[string]responseFilters{}, parts: map[string][]streams.RequestPart{}}
 	for k, v := range c.Tap {
 		l.out[k] = v
 	}
@@ -113,7 +116,7 @@ func (m *Manifest) Lower(c *Config) (*Lowered, error) {
 	for name, fs := range l.responses {
 		rules[name] = fs
 	}
-	return &Lowered{Tree: l.out, Secrets: secrets, CDKState: l.cdk, RefreshTokenField: l.refreshField, Cursors: l.cursors, ResponseRules: rules}, nil
+	return &Lowered{Tree: l.out, Secrets: secrets, CDKState: l.cdk, RefreshTokenField: l.refreshField, Cursors: l.cursors, ResponseRules: rules, RequestParts: l.parts}, nil
 }
 
 // Compile is the config a run of the manifest's streams takes: Lower's
@@ -128,7 +131,7 @@ func (m *Manifest) Compile(file string, c *Config) (*settings.Config, error) {
 	cfg, err := settings.FromTree(file, low.Tree, func(cfg *settings.Config) error {
 		for i := range cfg.Streams {
 			d := &cfg.Streams[i]
-			d.ResponseRule = low.ResponseRules[d.Name]
+			d.ResponseRule, d.Parts = low.ResponseRules[d.Name], low.RequestParts[d.Name]
 			if c, ok := low.Cursors[d.Name]; ok && !d.Pagination.Compute(c) {
 				return fmt.Errorf("stream %q: pagination type %q takes no computed cursor", d.Name, d.Pagination.Type)
 			}
@@ -169,11 +172,15 @@ type lowerer struct {
 	start, startFrom   string
 	problems           []Problem
 	refusals           []Refusal
-	current            string                        // the name of the stream being lowered
-	basePath           string                        // the path of its url_base, without a trailing /
-	cdkPart            settings.CDKCursor            // its partitions as the CDK keeps them (CDKPartition, List)
-	cursors            map[string]streams.NextCursor // by stream, its computed cursor
-	responses          map[string]responseFilters    // by stream, its filters that read the body
+	current            string                           // the name of the stream being lowered
+	basePath           string                           // the path of its url_base, without a trailing /
+	cdkPart            settings.CDKCursor               // its partitions as the CDK keeps them (CDKPartition, List)
+	params             map[string]any                   // its requester's $parameters
+	times              *string                          // its cursor's format of a window's bounds (paramExpr)
+	interval           bool                             // a computed parameter reads the window's bounds
+	parts              map[string][]streams.RequestPart // by stream, its computed request parameters
+	cursors            map[string]streams.NextCursor    // by stream, its computed cursor
+	responses          map[string]responseFilters       // by stream, its filters that read the body
 }
 
 func (l *lowerer) refuse(path, typ, why string, args ...any) {
@@ -217,7 +224,7 @@ func (l *lowerer) text(e Expr, n *Node, field string, partition map[string]any) 
 // stream lowers one DeclarativeStream to a stream definition.
 func (l *lowerer) stream(s *DeclarativeStream, path string) map[string]any {
 	d := map[string]any{"name": s.Name}
-	l.current, l.cdkPart = s.Name, settings.CDKCursor{}
+	l.current, l.cdkPart, l.times, l.interval = s.Name, settings.CDKCursor{}, new(string), false
 	before := len(l.problems) + len(l.refusals)
 	r, ok := s.Retriever.(*SimpleRetriever)
 	if !ok {
@@ -453,7 +460,7 @@ func (l *lowerer) listPartition(r *ListPartitionRouter, s *DeclarativeStream, d 
 // stream), method, query parameters, headers, body and auth.
 func (l *lowerer) request(r *HttpRequester, d map[string]any, partition map[string]any) {
 	var full string
-	l.basePath = ""
+	l.basePath, l.params = "", r.Parameters
 	if r.URL.IsSet() {
 		u, ok := l.text(r.URL, &r.Node, "url", partition)
 		if !ok {
@@ -532,6 +539,9 @@ func (l *lowerer) requestParams(r *HttpRequester, d map[string]any, partition ma
 	for _, k := range sortedKeys(obj) {
 		field := "request_parameters." + k
 		var v string
+		if e, isExpr := obj[k].(Expr); isExpr && l.computedParam(e, d, k, partition) {
+			continue
+		}
 		if e, isExpr := obj[k].(Expr); isExpr && partition != nil {
 			if v, ok = l.text(e, &r.Node, field, partition); ok && strings.ContainsAny(v, "{}") {
 				if !l.parentParam(d, k, v, join(r.Node.Path, field), r.Type) {
@@ -553,6 +563,32 @@ func (l *lowerer) requestParams(r *HttpRequester, d map[string]any, partition ma
 	if len(params) > 0 {
 		d["params"] = params
 	}
+}
+
+// computedParam makes the request parameter name of expression e a part
+// computed for each walk (paramExpr) when e reads the window's bounds or
+// the clock, or the partition's value other than as the whole value
+// (which parent.param sends); it reports whether it did.
+func (l *lowerer) computedParam(e Expr, d map[string]any, name string, partition map[string]any) bool {
+	reads := e.T.Reads()
+	walk := interp.VarSet(interp.StreamInterval | interp.Clock)
+	if partition == nil {
+		walk |= interp.VarSet(interp.StreamSlice | interp.StreamPartition)
+	} else if _, path, ok := e.T.Path(); !ok || len(path) != 1 || partition[path[0]] == nil {
+		walk |= interp.VarSet(interp.StreamSlice | interp.StreamPartition) // more than the partition's value
+	}
+	if reads&walk == 0 || reads&^interp.VarSet(paramReads) != 0 {
+		return false
+	}
+	p := &paramExpr{t: e.T, base: interp.Vars{Config: l.config, Parameters: l.params}, times: l.times}
+	if par, ok := d["parent"].(map[string]any); ok {
+		p.part, p.cdkPart = partitionName(par), cmp.Or(l.cdkPart.CDKPartition, partitionName(par))
+	}
+	if reads&interp.VarSet(interp.StreamInterval|interp.StreamSlice) != 0 {
+		l.interval, p.bounds = true, true
+	}
+	l.parts[l.current] = append(l.parts[l.current], streams.RequestPart{Name: name, In: streams.InQuery, Value: p})
+	return true
 }
 
 // parentParam makes param the parent's query parameter when value is the
@@ -1307,6 +1343,7 @@ func (l *lowerer) cursor(is IncrementalSync, d map[string]any) {
 	if !ok {
 		return
 	}
+	*l.times = requestFormat
 	shape := settings.CDKCursor{Field: field, Format: requestFormat}
 	if p, ok := d["parent"].(map[string]any); ok {
 		shape.Partition, shape.CDKPartition, shape.List = partitionName(p), l.cdkPart.CDKPartition, l.cdkPart.List
@@ -1357,6 +1394,15 @@ func (l *lowerer) cursor(is IncrementalSync, d map[string]any) {
 	}
 	switch {
 	case inc["param"] != nil:
+		d["incremental"] = inc
+	case l.interval:
+		// A computed parameter of the window's bounds asks for the
+		// changes: the block gives it the walk's lower bound (start
+		// date or bookmark less the lookback), with no parameter of
+		// the tap's own.
+		for _, k := range []string{"end_param", "chunk_days", "end_inclusive"} {
+			delete(inc, k) // windows need an end_param of the tap's own
+		}
 		d["incremental"] = inc
 	case inc["end_param"] != nil:
 		l.refuse(join(c.Path, "end_time_option"), c.Type, "a window's end sent without its start (no start_time_option)")

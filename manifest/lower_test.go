@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/tap-dev/tap/streams"
 )
 
 // lowerStream lowers a manifest of one stream whose retriever's paginator,
@@ -308,6 +310,7 @@ func TestLowerParentParam(t *testing.T) {
 	for _, tt := range []struct {
 		name, child string
 		want        map[string]any
+		parts       map[string]string // the computed parameters, for the parent key o-1 from 2024-03-05
 		refused     string
 	}{
 		{name: "a request option",
@@ -319,10 +322,15 @@ func TestLowerParentParam(t *testing.T) {
       partition_router: {type: SubstreamPartitionRouter, parent_stream_configs: [{type: ParentStreamConfig, parent_key: id, partition_field: org, stream: {$ref: "#/streams/0"}}]}
     transformations: [{type: AddFields, fields: [{path: [organization_id], value: "{{ stream_partition.org }}"}]}]`,
 			want: map[string]any{"stream": "orgs", "key": "id", "as": "organization_id", "param": "organization"}},
-		{name: "a value built around the key",
+		{name: "a value built around the key: computed for each walk",
 			child: `requester: {url_base: "https://a.example/v1", path: /members, request_parameters: {q: "org:{{ stream_partition.org }}"}}
       partition_router: {type: SubstreamPartitionRouter, parent_stream_configs: [{type: ParentStreamConfig, parent_key: id, partition_field: org, stream: {$ref: "#/streams/0"}}]}`,
-			refused: "m.yaml: refused: streams[1].retriever.requester.request_parameters.q: HttpRequester: not implemented by the tap: \"org:{org}\": a value built around the partition's"},
+			want: map[string]any{"stream": "orgs", "key": "id", "as": "org"}, parts: map[string]string{"q": "org:o-1"}},
+		{name: "a value of the window's bounds and the clock",
+			child: `requester: {url_base: "https://a.example/v1", path: /members, request_parameters: {filter: "updated >= {{ stream_interval.start_time }} and year = {{ now_utc().year > 2000 }}"}}
+      partition_router: {type: SubstreamPartitionRouter, parent_stream_configs: [{type: ParentStreamConfig, parent_key: id, partition_field: org, stream: {$ref: "#/streams/0"}}]}
+    incremental_sync: {type: DatetimeBasedCursor, cursor_field: u, datetime_format: "%Y-%m-%d", start_datetime: "2024-01-01"}`,
+			want: map[string]any{"stream": "orgs", "key": "id", "as": "org"}, parts: map[string]string{"filter": "updated >= 2024-03-05 and year = True"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			src := `version: 6.0.0
@@ -357,6 +365,17 @@ streams:
 			}
 			if _, ok := d["params"]; ok {
 				t.Errorf("params %v: the parent's key went in as a constant too", d["params"])
+			}
+			got := map[string]string{}
+			for _, p := range low.RequestParts["members"] {
+				v, ok, err := p.Value.Eval(streams.WalkValues{Vars: map[string]string{"org": "o-1"}, Lower: "2024-03-05T00:00:00Z"})
+				if err != nil || !ok {
+					t.Fatalf("%s: %v, %v", p.Name, ok, err)
+				}
+				got[p.Name] = v.(string)
+			}
+			if diff := cmp.Diff(tt.parts, got, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("computed parameters (-want +got):\n%s", diff)
 			}
 		})
 	}

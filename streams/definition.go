@@ -42,6 +42,10 @@ type Definition struct {
 	// ResponseRule, set by a front end and never by JSON, reads answers
 	// by their bodies too, before OnStatus.
 	ResponseRule ResponseRule `json:"-"`
+	// Parts, set by a front end and never by JSON, are request parts it
+	// computes from each walk (a manifest's parameter of the window's
+	// bounds); they follow, and win over, params and headers.
+	Parts []RequestPart `json:"-"`
 	// Weight is the tokens each request spends from the rate limits; 0 is 1.
 	Weight              int    `json:"weight" lang:"min=0,max=1000000,default=1" title:"Weight" doc:"Tokens each request spends from the rate limits (0 or absent: 1)."`
 	FullTableVersioning bool   `json:"full_table_versioning" title:"Full-table versioning" doc:"A full-table stream writes ACTIVATE_VERSION around each pass."`
@@ -104,9 +108,23 @@ type Incremental struct {
 }
 
 // AsksChanges reports whether d's requests ask the API for what changed
-// since the bookmark (an incremental block with a param); a stream with a
-// replication key that does not is filtered by the run (tap/clientside).
-func (d *Definition) AsksChanges() bool { return d.Incremental != nil && d.Incremental.Param != "" }
+// since the bookmark (an incremental block with a param, or a computed
+// part that reads the bounds); a stream with a replication key that does
+// not is filtered by the run (tap/clientside).
+func (d *Definition) AsksChanges() bool {
+	if d.Incremental == nil {
+		return false
+	}
+	if d.Incremental.Param != "" {
+		return true
+	}
+	for _, p := range d.Parts { // a front end's parameter of the window's bounds
+		if b, ok := p.Value.(interface{ ReadsBounds() bool }); ok && b.ReadsBounds() {
+			return true
+		}
+	}
+	return false
+}
 
 // Pagination is a tagged variant: Type selects the one option set that
 // applies, and an option of another type is an error when the definition is

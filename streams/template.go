@@ -128,6 +128,7 @@ func compileRequest(d *Definition, bounds bool) (*RequestTemplate, error) {
 	if par := d.Parent; par != nil && par.Param != "" {
 		t.parts = append(t.parts, RequestPart{Name: par.Param, In: InQuery, Value: PathValue{Name: par.Key}})
 	}
+	t.parts = append(t.parts, d.Parts...)
 	switch {
 	case d.GraphQL != nil:
 		t.method = "POST"
