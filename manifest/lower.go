@@ -1314,7 +1314,6 @@ func (l *lowerer) cursor(is IncrementalSync, d map[string]any) {
 		name string
 		set  bool
 	}{
-		{"is_client_side_incremental", c.IsClientSideIncremental},
 		{"global_substream_cursor", c.GlobalSubstreamCursor},
 		{"partition_field_start", c.PartitionFieldStart != ""},
 		{"partition_field_end", c.PartitionFieldEnd != ""},
@@ -1331,7 +1330,8 @@ func (l *lowerer) cursor(is IncrementalSync, d map[string]any) {
 	// is_data_feed (newest first; the CDK stops paging at the first
 	// record below the state) is read whole: every page is asked for and
 	// the records below the bookmark dropped, the same records for more
-	// requests.
+	// requests. is_client_side_incremental is what the tap does of a
+	// cursor the requests do not send (tap/clientside).
 	d["replication_key"] = field
 	// The records' cursor values must compare as the tap compares them:
 	// times (RFC 3339 or dates) by instant, epoch numbers as numbers.
