@@ -1115,18 +1115,9 @@ func TestManifestYotpo(t *testing.T) {
 		_ = json.NewEncoder(w).Encode(body)
 	}))
 	dir := t.TempDir()
-	config := filepath.Join(dir, "config.json")
-	writeJSONFile(t, config, map[string]any{"access_token": token, "app_key": app, "email": "me@example.com", "start_date": "2025-01-01T00:00:00.000Z",
-		"tap": map[string]any{"base_url": base}})
-	manifest, err := filepath.Abs("../manifest/testdata/airbyte/yotpo.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	res := runTap(t, dir, time.Minute, nil, "--manifest", manifest, "--config", config)
-	if res.code != 0 {
-		t.Fatalf("exit %d: %s", res.code, res.stderr)
-	}
-	got, state := singerRecords(t, res.stdout)
+	cfg := map[string]any{"access_token": token, "app_key": app, "email": "me@example.com", "start_date": "2025-01-01T00:00:00.000Z",
+		"tap": map[string]any{"base_url": base}}
+	got, state, res := manifestRun(t, dir, "yotpo.yaml", cfg, nil)
 	if diff := cmp.Diff(map[string][]map[string]any{"email_analytics": points, "raw_data": raw, "reviews": reviews,
 		"webhooks": hooks, "unsubscribers": unsubscribers, "webhook_events": events}, got); diff != "" {
 		t.Errorf("records (-want +got):\n%s", diff)
@@ -1140,13 +1131,7 @@ func TestManifestYotpo(t *testing.T) {
 		t.Error("the token was written")
 	}
 
-	statePath := filepath.Join(dir, "state.json")
-	writeJSONFile(t, statePath, state)
-	res = runTap(t, dir, time.Minute, nil, "--manifest", manifest, "--config", config, "--state", statePath)
-	if res.code != 0 {
-		t.Fatalf("second run: exit %d: %s", res.code, res.stderr)
-	}
-	again, _ := singerRecords(t, res.stdout)
+	again, _, _ := manifestRun(t, dir, "yotpo.yaml", cfg, state)
 	// The bookmark is the last review's created_at: it alone is written
 	// again (a record at the bookmark is, as a ">=" filter returns it).
 	if diff := cmp.Diff(reviews[len(reviews)-1:], again["reviews"]); diff != "" {
@@ -1225,18 +1210,9 @@ func TestManifestStockdata(t *testing.T) {
 		_ = json.NewEncoder(w).Encode(map[string]any{"data": rows})
 	}))
 	dir := t.TempDir()
-	config := filepath.Join(dir, "config.json")
-	writeJSONFile(t, config, map[string]any{"api_key": key, "symbols": symbols, "industries": []string{"Technology"},
-		"start_date": "2025-02-01T00:00:00Z", "tap": map[string]any{"base_url": base}})
-	manifest, err := filepath.Abs("../manifest/testdata/airbyte/stockdata.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	res := runTap(t, dir, time.Minute, nil, "--manifest", manifest, "--config", config)
-	if res.code != 0 {
-		t.Fatalf("exit %d: %s", res.code, res.stderr)
-	}
-	got, state := singerRecords(t, res.stdout)
+	cfg := map[string]any{"api_key": key, "symbols": symbols, "industries": []string{"Technology"},
+		"start_date": "2025-02-01T00:00:00Z", "tap": map[string]any{"base_url": base}}
+	got, state, res := manifestRun(t, dir, "stockdata.yaml", cfg, nil)
 	want := map[string][]map[string]any{"news_feeds_per_industry": news["Technology"]}
 	for _, s := range symbols {
 		want["news_feeds_per_symbols"] = append(want["news_feeds_per_symbols"], news[s]...)
@@ -1264,13 +1240,7 @@ func TestManifestStockdata(t *testing.T) {
 
 	// The second run asks each symbol from its own bookmark (a day: the
 	// cursor's datetime_format), and writes what is at or after it.
-	statePath := filepath.Join(dir, "state.json")
-	writeJSONFile(t, statePath, state)
-	res = runTap(t, dir, time.Minute, nil, "--manifest", manifest, "--config", config, "--state", statePath)
-	if res.code != 0 {
-		t.Fatalf("second run: exit %d: %s", res.code, res.stderr)
-	}
-	again, _ := singerRecords(t, res.stdout)
+	again, _, _ := manifestRun(t, dir, "stockdata.yaml", cfg, state)
 	mu.Lock()
 	defer mu.Unlock()
 	for _, s := range symbols {
@@ -1371,19 +1341,10 @@ func TestManifestTrustpilot(t *testing.T) {
 		_ = json.NewEncoder(w).Encode(body)
 	}))
 	dir := t.TempDir()
-	config := filepath.Join(dir, "config.json")
-	writeJSONFile(t, config, map[string]any{"credentials": map[string]any{"auth_type": "oauth2.0", "client_id": "tp-client-1", "client_secret": secret,
+	cfg := map[string]any{"credentials": map[string]any{"auth_type": "oauth2.0", "client_id": "tp-client-1", "client_secret": secret,
 		"refresh_token": refresh, "access_token": "stale-access-token", "token_expiry_date": "2025-01-01T00:00:00Z"},
-		"start_date": "2025-01-01T00:00:00Z", "business_units": []string{"acme.com", "globex.com"}, "tap": map[string]any{"base_url": base}})
-	manifest, err := filepath.Abs("../manifest/testdata/airbyte/trustpilot.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	res := runTap(t, dir, time.Minute, nil, "--manifest", manifest, "--config", config)
-	if res.code != 0 {
-		t.Fatalf("exit %d: %s", res.code, res.stderr)
-	}
-	got, state := singerRecords(t, res.stdout)
+		"start_date": "2025-01-01T00:00:00Z", "business_units": []string{"acme.com", "globex.com"}, "tap": map[string]any{"base_url": base}}
+	got, state, res := manifestRun(t, dir, "trustpilot.yaml", cfg, nil)
 	want := map[string][]map[string]any{"configured_business_units": {units["acme.com"], units["globex.com"]}, "business_units": all}
 	for _, id := range []string{"bu-acme", "bu-globex"} {
 		for _, rv := range reviews[id] {
@@ -1406,13 +1367,7 @@ func TestManifestTrustpilot(t *testing.T) {
 	}
 	mu.Unlock()
 
-	statePath := filepath.Join(dir, "state.json")
-	writeJSONFile(t, statePath, state)
-	res = runTap(t, dir, time.Minute, nil, "--manifest", manifest, "--config", config, "--state", statePath)
-	if res.code != 0 {
-		t.Fatalf("second run: exit %d: %s", res.code, res.stderr)
-	}
-	again, _ := singerRecords(t, res.stdout)
+	again, _, _ := manifestRun(t, dir, "trustpilot.yaml", cfg, state)
 	var newest []map[string]any
 	for _, id := range []string{"bu-acme", "bu-globex"} {
 		rv := maps.Clone(reviews[id][0]) // newest first: the first is the bookmark
@@ -1456,27 +1411,12 @@ func TestManifestNASA(t *testing.T) {
 		_ = json.NewEncoder(w).Encode(out)
 	}))
 	dir := t.TempDir()
-	config := filepath.Join(dir, "config.json")
-	writeJSONFile(t, config, map[string]any{"api_key": key, "start_date": "2025-01-10", "tap": map[string]any{"base_url": base}})
-	manifest, err := filepath.Abs("../manifest/testdata/airbyte/nasa.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	res := runTap(t, dir, time.Minute, nil, "--manifest", manifest, "--config", config)
-	if res.code != 0 {
-		t.Fatalf("exit %d: %s", res.code, res.stderr)
-	}
-	got, state := singerRecords(t, res.stdout)
+	cfg := map[string]any{"api_key": key, "start_date": "2025-01-10", "tap": map[string]any{"base_url": base}}
+	got, state, res := manifestRun(t, dir, "nasa.yaml", cfg, nil)
 	if diff := cmp.Diff(apod[9:], got["nasa_apod"]); diff != "" {
 		t.Errorf("records (-want +got):\n%s", diff)
 	}
-	statePath := filepath.Join(dir, "state.json")
-	writeJSONFile(t, statePath, state)
-	res = runTap(t, dir, time.Minute, nil, "--manifest", manifest, "--config", config, "--state", statePath)
-	if res.code != 0 {
-		t.Fatalf("second run: exit %d: %s", res.code, res.stderr)
-	}
-	again, _ := singerRecords(t, res.stdout)
+	again, _, res := manifestRun(t, dir, "nasa.yaml", cfg, state)
 	// The bookmark is 2025-02-28; 31 days before it, 2025-01-28: the
 	// API filters, and the run writes what it sent.
 	if diff := cmp.Diff(apod[27:], again["nasa_apod"]); diff != "" {
@@ -1490,4 +1430,30 @@ func TestManifestNASA(t *testing.T) {
 	if bytes.Contains(res.stdout, []byte(key)) || bytes.Contains(res.stderr, []byte(key)) {
 		t.Error("the API key was written")
 	}
+}
+
+// manifestRun runs the binary on manifest/testdata/airbyte/name with the
+// connector config cfg (written to dir) and, when state is not nil, the
+// STATE of an earlier run; a run that does not exit 0 fails the test. It
+// returns the records by stream, the last STATE and the run's output.
+func manifestRun(t *testing.T, dir, name string, cfg map[string]any, state any) (map[string][]map[string]any, any, result) {
+	t.Helper()
+	config := filepath.Join(dir, "config.json")
+	writeJSONFile(t, config, cfg)
+	manifest, err := filepath.Abs("../manifest/testdata/airbyte/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"--manifest", manifest, "--config", config}
+	if state != nil {
+		statePath := filepath.Join(dir, "state.json")
+		writeJSONFile(t, statePath, state)
+		args = append(args, "--state", statePath)
+	}
+	res := runTap(t, dir, time.Minute, nil, args...)
+	if res.code != 0 {
+		t.Fatalf("%s (from a STATE: %v): exit %d: %s", name, state != nil, res.code, res.stderr)
+	}
+	recs, last := singerRecords(t, res.stdout)
+	return recs, last, res
 }
