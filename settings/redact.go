@@ -98,6 +98,12 @@ func newConfigRedactor(tree map[string]any) (*Redactor, error) {
 			errs = append(errs, r.addHeader(name, v))
 		}
 	}
+	login, _ := auth["login_headers"].(map[string]any) // a session's login
+	for _, name := range slices.Sorted(maps.Keys(login)) {
+		if v, ok := login[name].(string); ok && SensitiveHeader(name) {
+			errs = append(errs, r.addHeader(name, v))
+		}
+	}
 	// The redactor is whole even then: the error must not show a secret.
 	return r, cmp.Or(errs...)
 }

@@ -251,3 +251,29 @@ func TestStreamHeadersAreMasked(t *testing.T) {
 		t.Errorf("redacted: %s", got)
 	}
 }
+
+// TestSessionLoginIsMasked: a session login's body, form and parameters
+// are secrets, and of its headers those that name a credential.
+func TestSessionLoginIsMasked(t *testing.T) {
+	cfg, err := FromTree("c.json", map[string]any{
+		"base_url": "https://api.example.com",
+		"auth": map[string]any{"type": "session", "login_url": "/login", "token_path": "token",
+			"login_body":    map[string]any{"user": "me@example.com", "password": "login-pass-7a1c"},
+			"login_params":  map[string]any{"key": "login-param-99d2"},
+			"login_headers": map[string]any{"X-Api-Key": "login-key-3e8f", "Accept": "application/json"}},
+		"streams": []any{map[string]any{"name": "s", "path": "/s",
+			"schema": map[string]any{"type": "object", "properties": map[string]any{"id": map[string]any{"type": "integer"}}}}},
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := cfg.Redactor.Redact("login-pass-7a1c login-param-99d2 login-key-3e8f Accept: application/json")
+	for _, secret := range []string{"login-pass-7a1c", "login-param-99d2", "login-key-3e8f"} {
+		if strings.Contains(got, secret) {
+			t.Errorf("%s is not masked: %s", secret, got)
+		}
+	}
+	if !strings.Contains(got, "application/json") {
+		t.Errorf("a header that names no credential is masked: %s", got)
+	}
+}
