@@ -78,8 +78,8 @@ type Incremental struct {
 	// Param is the query parameter (or GraphQL variable) carrying the lower
 	// bound: bookmark − overlap.
 	// Without it (an API that takes no filter) the block says only how
-	// the key reads (KeyFormat): every record is asked for, and those at
-	// or below the bookmark are dropped by the run.
+	// the key reads (KeyFormat): every record is asked for, and those
+	// below the bookmark are dropped by the run.
 	Param string `json:"param" eg:"\"updated_since\"" title:"Filter parameter" doc:"Query parameter (or GraphQL variable) carrying bookmark − overlap; without it the API is asked for every record each run, and those below the bookmark are dropped by the tap."`
 	// OverlapS is subtracted from a time bookmark, so that rows committed
 	// late with an older replication key are read again; absent (nil) it
@@ -167,7 +167,7 @@ type Parent struct {
 	// once for each, a fixed list of partitions (regions, accounts, report
 	// kinds), each value its record's key.
 	Values []string `json:"values" eg:"[\"eu\", \"us\"]" title:"Values" doc:"Instead of a parent stream: the values the stream is walked once for each (its partitions), each filling the {key} placeholder or param as a parent record's key would."`
-	Key    string   `json:"key" lang:"required" title:"Key" doc:"The parent record's property filling the path's {key} placeholder."`
+	Key    string   `json:"key" lang:"required" title:"Key" doc:"The parent record's property filling the path's {key} placeholder (with values: the values' name)."`
 	// Param sends the key as a query parameter too, for an API that
 	// takes the parent in the query (?campaign_id=…) rather than the path.
 	Param string `json:"param" eg:"\"campaign_id\"" title:"Parameter" doc:"A query parameter the parent's key is sent in (besides, or instead of, a {placeholder} of the path)."`

@@ -76,9 +76,9 @@ func checkConnection(ctx context.Context, cfg *tap.Config, log *slog.Logger, aw 
 		d := &cfg.Streams[i]
 		var parent map[string]any // a stream walked for values (parent.values): the first
 		switch p := d.Parent; {
-		case p != nil && p.Stream != "":
-			continue // checked below its parent
-		case p != nil && len(p.Values) > 0:
+		case p != nil && (p.Stream != "" || len(p.Values) == 0):
+			continue // checked below its parent, or walked for no value
+		case p != nil:
 			parent = map[string]any{p.Key: p.Values[0]}
 		}
 		if err := checkTree(ctx, e, cfg, d, parent, log); err != nil {
