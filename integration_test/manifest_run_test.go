@@ -1457,3 +1457,169 @@ func manifestRun(t *testing.T, dir, name string, cfg map[string]any, state any) 
 	recs, last := singerRecords(t, res.stdout)
 	return recs, last, res
 }
+
+// TestManifestBox runs Airbyte's Box manifest, unchanged: OAuth client
+// credentials with Box's own token fields, sixteen streams paged by
+// markers, offsets (with and without a page size) and a stream position
+// whose end a stop condition computes (chunk_size == 0); a folder's
+// items split into files and folders by record filters, records
+// gathered through "*" in a field_path, and substreams of files,
+// folders and collections.
+func TestManifestBox(t *testing.T) {
+	const access, secret = "box-access-2f6e1a", "box-secret-7d3c99"
+	items := func(prefix string, n int, extra func(i int) map[string]any) []map[string]any {
+		out := make([]map[string]any, n)
+		for i := range out {
+			out[i] = map[string]any{"id": fmt.Sprintf("%s%d", prefix, i+1)}
+			if extra != nil {
+				maps.Copy(out[i], extra(i))
+			}
+		}
+		return out
+	}
+	folderItems := items("it", 7, func(i int) map[string]any {
+		if i%2 == 0 {
+			return map[string]any{"type": "file", "name": fmt.Sprintf("f%d.txt", i)}
+		}
+		return map[string]any{"type": "folder", "name": fmt.Sprintf("dir%d", i)}
+	})
+	var files, folders []map[string]any
+	for _, it := range folderItems {
+		if it["type"] == "file" {
+			files = append(files, it)
+		} else {
+			folders = append(folders, it)
+		}
+	}
+	events := items("ev", 5, nil)
+	adminLogs := items("al", 4, func(i int) map[string]any { return map[string]any{"event_id": fmt.Sprintf("al-%d", i)} })
+	marked := map[string][]map[string]any{
+		"/2.0/sign_templates": items("st", 5, nil), "/2.0/sign_requests": items("sr", 3, nil),
+	}
+	recent := items("rc", 5, nil)
+	offsets := map[string][]map[string]any{"/2.0/collections": items("co", 2, nil), "/2.0/folders/trash/items": items("tr", 3, nil), "/2.0/users": items("us", 4, nil)}
+	childRows := func(kind, parent string) []map[string]any {
+		return items(kind+"-"+parent+"-", 2, nil)
+	}
+	tasks := func(file string) []map[string]any { return items("ta-"+file+"-", 2, nil) }
+	var mu sync.Mutex
+	tokens := 0
+	base := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		page := func(all []map[string]any, size int) []map[string]any {
+			off, _ := strconv.Atoi(q.Get("offset"))
+			return all[min(off, len(all)):min(off+size, len(all))]
+		}
+		marker := func(all []map[string]any) any {
+			from, _ := strconv.Atoi(q.Get("marker"))
+			out := map[string]any{"entries": all[min(from, len(all)):min(from+2, len(all))]}
+			if from+2 < len(all) {
+				out["next_marker"] = strconv.Itoa(from + 2)
+			}
+			return out
+		}
+		var body any
+		p := r.URL.Path
+		switch {
+		case p == "/oauth2/token":
+			_ = r.ParseForm()
+			if r.PostForm.Get("box_subject_type") != "user" || r.PostForm.Get("box_subject_id") != "12345" || r.PostForm.Get("grant_type") != "client_credentials" {
+				t.Errorf("token request: %v", r.PostForm)
+			}
+			mu.Lock()
+			tokens++
+			mu.Unlock()
+			body = map[string]any{"access_token": access, "expires_in": 3600, "token_type": "bearer"}
+		case r.Header.Get("Authorization") != "Bearer "+access:
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		case p == "/2.0/events":
+			all := events
+			if q.Get("stream_type") == "admin_logs" {
+				all = adminLogs
+			}
+			pos, _ := strconv.Atoi(q.Get("stream_position"))
+			chunk := all[min(pos, len(all)):min(pos+2, len(all))]
+			body = map[string]any{"entries": chunk, "chunk_size": len(chunk), "next_stream_position": strconv.Itoa(pos + len(chunk))}
+		case marked[p] != nil:
+			body = marker(marked[p])
+		case p == "/2.0/recent_items":
+			var entries []any
+			for _, rc := range recent {
+				entries = append(entries, map[string]any{"type": "recent_item", "interaction_type": "item_preview", "item": rc})
+			}
+			from, _ := strconv.Atoi(q.Get("marker"))
+			out := map[string]any{"entries": entries[min(from, len(entries)):min(from+2, len(entries))]}
+			if from+2 < len(entries) {
+				out["next_marker"] = strconv.Itoa(from + 2)
+			}
+			body = out
+		case p == "/2.0/folders/0/items":
+			body = map[string]any{"entries": page(folderItems, 100), "total_count": len(folderItems)}
+		case offsets[p] != nil:
+			size := 100
+			if p == "/2.0/users" {
+				size = 2 // the API's own page size: the manifest sends none and reads none
+			}
+			body = map[string]any{"entries": page(offsets[p], size)}
+		case strings.HasPrefix(p, "/2.0/collections/"):
+			body = map[string]any{"entries": page(childRows("ci", strings.Split(p, "/")[3]), 1)}
+		case strings.HasSuffix(p, "/collaborations"):
+			body = marker(childRows("cb", strings.Split(p, "/")[3]))
+		case strings.HasSuffix(p, "/comments"):
+			body = map[string]any{"entries": page(childRows("cm", strings.Split(p, "/")[3]), 100)}
+		case strings.HasSuffix(p, "/tasks"):
+			var entries []any
+			for _, ta := range tasks(strings.Split(p, "/")[3]) {
+				entries = append(entries, map[string]any{"id": "task-of", "task_assignment_collection": map[string]any{"entries": []any{ta}}})
+			}
+			body = map[string]any{"entries": entries}
+		default:
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(body)
+	}))
+	cfg := map[string]any{"client_id": "box-client-1", "client_secret": secret, "user": 12345, "tap": map[string]any{"base_url": base}}
+	got, _, res := manifestRun(t, t.TempDir(), "box.yaml", cfg, nil)
+	with := func(rows []map[string]any, field, value string) []map[string]any {
+		out := make([]map[string]any, len(rows))
+		for i, r := range rows {
+			out[i] = maps.Clone(r)
+			out[i][field] = value
+		}
+		return out
+	}
+	want := map[string][]map[string]any{
+		"events": events, "admin_logs": adminLogs, "sign_templates": marked["/2.0/sign_templates"], "sign_request": marked["/2.0/sign_requests"],
+		"collections": offsets["/2.0/collections"], "trashed_items": offsets["/2.0/folders/trash/items"], "users": offsets["/2.0/users"],
+		"recent_items": recent, "files": files, "folders": folders,
+	}
+	for _, co := range offsets["/2.0/collections"] {
+		want["collection_items"] = append(want["collection_items"], with(childRows("ci", co["id"].(string)), "collection", co["id"].(string))...)
+	}
+	for _, f := range files {
+		id := f["id"].(string)
+		want["file_collaborations"] = append(want["file_collaborations"], with(childRows("cb", id), "file_id", id)...)
+		want["file_comments"] = append(want["file_comments"], with(childRows("cm", id), "file_id", id)...)
+		want["file_tasks"] = append(want["file_tasks"], with(tasks(id), "file_id", id)...)
+	}
+	for _, f := range folders {
+		id := f["id"].(string)
+		want["folder_collaborations"] = append(want["folder_collaborations"], with(childRows("cb", id), "folder_id", id)...)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("records (-want +got):\n%s", diff)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if tokens != 1 {
+		t.Errorf("%d token requests, want 1", tokens)
+	}
+	for _, s := range []string{access, secret} {
+		if bytes.Contains(res.stdout, []byte(s)) || bytes.Contains(res.stderr, []byte(s)) {
+			t.Errorf("a secret was written: %s", s)
+		}
+	}
+}

@@ -59,13 +59,17 @@ type Lowered struct {
 	// RequestParts are, by stream, the request parameters it computes
 	// for each walk (streams.Definition.Parts).
 	RequestParts map[string][]streams.RequestPart
+	// RecordFilters are, by stream, the record filters of streams that
+	// are others' parents (streams.Definition.RecordFilter); the other
+	// streams' filters are their stream maps' __filter__ in Tree.
+	RecordFilters map[string]streams.RecordFilter
 }
 
 // Lower compiles the manifest's streams for c (checked by CheckConfig).
 // A form the tap does not run is a Refusal in the *Error, one line per
 // place.
 func (m *Manifest) Lower(c *Config) (*Lowered, error) {
-	l := &lowerer{m: m, config: c.Connector, out: map[string]any{}, cdk: map[string]settings.CDKCursor{}, maps: map[string]any{}, cursors: map[string]streams.NextCursor{}, responses: map[string]responseFilters{}, parts: map[string][]streams.RequestPart{}}
+	l := &lowerer{m: m, config: c.Connector, out: map[string]any{}, cdk: map[string]settings.CDKCursor{}, maps: map[string]any{}, cursors: map[string]streams.NextCursor{}, responses: map[string]responseFilters{}, parts: map[string][]streams.RequestPart{}, filters: map[string]*recordFilter{}}
 	for k, v := range c.Tap {
 		l.out[k] = v
 	}
@@ -116,7 +120,11 @@ func (m *Manifest) Lower(c *Config) (*Lowered, error) {
 	for name, fs := range l.responses {
 		rules[name] = fs
 	}
-	return &Lowered{Tree: l.out, Secrets: secrets, CDKState: l.cdk, RefreshTokenField: l.refreshField, Cursors: l.cursors, ResponseRules: rules, RequestParts: l.parts}, nil
+	filters := make(map[string]streams.RecordFilter, len(l.filters))
+	for name, f := range l.filters {
+		filters[name] = f
+	}
+	return &Lowered{Tree: l.out, Secrets: secrets, CDKState: l.cdk, RefreshTokenField: l.refreshField, Cursors: l.cursors, ResponseRules: rules, RequestParts: l.parts, RecordFilters: filters}, nil
 }
 
 // Compile is the config a run of the manifest's streams takes: Lower's
@@ -131,7 +139,7 @@ func (m *Manifest) Compile(file string, c *Config) (*settings.Config, error) {
 	cfg, err := settings.FromTree(file, low.Tree, func(cfg *settings.Config) error {
 		for i := range cfg.Streams {
 			d := &cfg.Streams[i]
-			d.ResponseRule, d.Parts = low.ResponseRules[d.Name], low.RequestParts[d.Name]
+			d.ResponseRule, d.Parts, d.RecordFilter = low.ResponseRules[d.Name], low.RequestParts[d.Name], low.RecordFilters[d.Name]
 			if c, ok := low.Cursors[d.Name]; ok && !d.Pagination.Compute(c) {
 				return fmt.Errorf("stream %q: pagination type %q takes no computed cursor", d.Name, d.Pagination.Type)
 			}
@@ -181,6 +189,7 @@ type lowerer struct {
 	parts              map[string][]streams.RequestPart // by stream, its computed request parameters
 	cursors            map[string]streams.NextCursor    // by stream, its computed cursor
 	responses          map[string]responseFilters       // by stream, its filters that read the body
+	filters            map[string]*recordFilter         // by stream, the record filter of a parent stream
 }
 
 func (l *lowerer) refuse(path, typ, why string, args ...any) {
@@ -368,6 +377,27 @@ func joinURL(base, path string) string {
 		return path
 	}
 	return strings.TrimRight(base, "/") + "/" + strings.TrimLeft(path, "/")
+}
+
+// isParent reports whether stream name is the parent of one of the
+// manifest's streams (a SubstreamPartitionRouter's parent_stream_configs).
+func (l *lowerer) isParent(name string) bool {
+	for _, s := range l.m.Streams {
+		r, ok := s.Retriever.(*SimpleRetriever)
+		if !ok {
+			continue
+		}
+		for _, pr := range r.PartitionRouter {
+			if sub, ok := pr.(*SubstreamPartitionRouter); ok {
+				for _, pc := range sub.ParentStreamConfigs {
+					if pc.Stream != nil && pc.Stream.Name == name {
+						return true
+					}
+				}
+			}
+		}
+	}
+	return false
 }
 
 // partitionName is the name of a lowered parent's key in the stream's
@@ -1705,7 +1735,16 @@ func (l *lowerer) transform(s *DeclarativeStream, sel *RecordSelector, d map[str
 			return
 		}
 	}
-	if f := sel.RecordFilter; f != nil && f.Condition.IsSet() {
+	if f := sel.RecordFilter; f != nil && f.Condition.IsSet() && l.isParent(s.Name) {
+		// The CDK walks no child of a record its filter drops: the
+		// filter runs before the record is written or its children
+		// walked, not as a map of what is written.
+		if sel.TransformBeforeFiltering || f.Condition.C.Template().Reads()&^interp.VarSet(atLoad|interp.Record) != 0 {
+			l.refuse(join(f.Path, "condition"), f.Type, "%q: a parent stream's filter reads the record as it came, the config and $parameters", f.Condition.Src)
+			return
+		}
+		l.filters[s.Name] = &recordFilter{cond: f.Condition.C, base: interp.Vars{Config: l.config, Parameters: f.Parameters}}
+	} else if f != nil && f.Condition.IsSet() {
 		src, reads, ok := f.Condition.C.Python(l.vars(&f.Node, nil))
 		if !ok {
 			l.refuse(join(f.Path, "condition"), f.Type, "%q: the tap filters on the record, the config and $parameters with lookups and comparisons", f.Condition.Src)

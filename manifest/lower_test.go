@@ -459,3 +459,51 @@ streams:
 		}
 	}
 }
+
+// TestLowerParentRecordFilter: a parent stream's record filter runs
+// before its records are written or their children walked (the CDK walks
+// no child of a dropped record); another stream's is its stream map's
+// __filter__, which runs on the splice path too.
+func TestLowerParentRecordFilter(t *testing.T) {
+	src := `version: 6.0.0
+streams:
+  - name: items
+    schema_loader: {type: InlineSchemaLoader, schema: {type: object}}
+    retriever:
+      requester: {url_base: "https://a.example", path: /items}
+      record_selector: {extractor: {field_path: [entries]}, record_filter: {condition: "{{ record['type'] == 'file' }}"}}
+  - name: comments
+    schema_loader: {type: InlineSchemaLoader, schema: {type: object}}
+    retriever:
+      requester: {url_base: "https://a.example", path: "/files/{{ stream_partition.file_id }}/comments"}
+      record_selector: {extractor: {field_path: [entries]}, record_filter: {condition: "{{ record['ok'] }}"}}
+      partition_router: {type: SubstreamPartitionRouter, parent_stream_configs: [{type: ParentStreamConfig, parent_key: id, partition_field: file_id, stream: {$ref: "#/streams/0"}}]}
+`
+	m, err := Parse("m.yaml", []byte(src), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	low, err := m.Lower(&Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := low.RecordFilters["items"]
+	if f == nil {
+		t.Fatal("the parent stream has no record filter")
+	}
+	for rec, want := range map[string]bool{"file": true, "folder": false} {
+		if keep, err := f.Keep(map[string]any{"type": rec}); err != nil || keep != want {
+			t.Errorf("Keep(type %s) = %v, %v; want %v", rec, keep, err, want)
+		}
+	}
+	if _, ok := low.RecordFilters["comments"]; ok {
+		t.Error("a stream that is no parent has a record filter of its own")
+	}
+	maps, _ := low.Tree["stream_maps"].(map[string]any)
+	if c, _ := maps["comments"].(map[string]any); c["__filter__"] == nil {
+		t.Errorf("the child's filter is not its stream map's __filter__: %v", maps)
+	}
+	if i, _ := maps["items"].(map[string]any); i["__filter__"] != nil {
+		t.Errorf("the parent's filter is a stream map too: %v", maps)
+	}
+}

@@ -278,6 +278,15 @@ func errorMessage(v any) string {
 	return msg
 }
 
+// A RecordFilter keeps or drops a record of a stream before it is
+// written or its children are walked: a front end's filter of a parent
+// stream (an Airbyte manifest's RecordFilter, whose dropped records have
+// no children in the CDK), which a stream map, applied to what is
+// written, would not be.
+type RecordFilter interface {
+	Keep(rec map[string]any) (bool, error)
+}
+
 // RecordsWildcard reports whether d's records_path has a * segment: its
 // records are gathered from each member of an object or array.
 func (d *Definition) RecordsWildcard() bool {

@@ -33,6 +33,11 @@ func (n *node) handle(ctx context.Context, rec any, extracted time.Time, ws walk
 	if err != nil {
 		return err
 	}
+	if f := d.RecordFilter; f != nil {
+		if keep, err := f.Keep(m); err != nil || !keep {
+			return err // dropped: not written, and no children walked
+		}
+	}
 	if dup, err := n.repeated(m); dup || err != nil {
 		return err
 	}

@@ -176,8 +176,8 @@ func New(s Stream) *Reader {
 	if err != nil {
 		return nil // a schema outside the subset, or too much to capture
 	}
-	if d.RecordsWildcard() {
-		return nil // records gathered from many places: the tree's
+	if d.RecordsWildcard() || d.RecordFilter != nil {
+		return nil // records gathered from many places, or filtered: the tree's
 	}
 	spec := codec.PageSpec{Records: d.RecordsPath, Error: d.ErrorPath, Envelope: reads.Envelope}
 	if g := d.GraphQL; g != nil {
