@@ -288,6 +288,12 @@ func (s *Setting) check(v any) (any, error) {
 		return str, nil
 	case "integer", "number":
 		n, ok := v.(json.Number)
+		switch x := v.(type) { // a tree a front end wrote rather than decoded
+		case float64:
+			n, ok = json.Number(strconv.FormatFloat(x, 'g', -1, 64)), true
+		case int:
+			n, ok = json.Number(strconv.Itoa(x)), true
+		}
 		if !ok {
 			return nil, fmt.Errorf("expected %s, got %s", want, kind(v))
 		}

@@ -237,3 +237,26 @@ func TestCheckWritableConcurrently(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestFromTreeNumbers: a tree a front end wrote (an Airbyte manifest's
+// lowering) holds Go numbers, not decoded JSON's json.Number: the
+// registry reads them as numbers, and checks their bounds.
+func TestFromTreeNumbers(t *testing.T) {
+	tree := func(expires any, attempts any) map[string]any {
+		return map[string]any{"base_url": "https://api.example.com",
+			"auth":  map[string]any{"type": "session", "login_url": "/login", "token_path": "t", "expires_s": expires},
+			"retry": map[string]any{"max_attempts": attempts},
+			"streams": []any{map[string]any{"name": "s", "path": "/s",
+				"schema": map[string]any{"type": "object", "properties": map[string]any{"id": map[string]any{"type": "integer"}}}}}}
+	}
+	cfg, err := FromTree("c.json", tree(3600.0, 3), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Auth.ExpiresS != 3600 || cfg.Retry.MaxAttempts != 3 {
+		t.Errorf("expires_s %v, max_attempts %d", cfg.Auth.ExpiresS, cfg.Retry.MaxAttempts)
+	}
+	if _, err := FromTree("c.json", tree(3600.0, 1000), nil); err == nil || !strings.Contains(err.Error(), "retry.max_attempts: expected an integer >= 1 and <= 100, got 1000") {
+		t.Errorf("err = %v, want the bounds of retry.max_attempts", err)
+	}
+}
