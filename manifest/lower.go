@@ -227,7 +227,33 @@ func (l *lowerer) text(e Expr, n *Node, field string, partition map[string]any) 
 		l.problem(join(n.Path, field), "%v", err)
 		return "", false
 	}
+	if partition != nil && reads&interp.VarSet(interp.StreamSlice|interp.StreamPartition) != 0 && !placeholdersOnly(e, l.vars(n, partition), partition, s) {
+		l.refuse(join(n.Path, field), n.Type, "%q: a value built from the partition's (the tap fills in the partition's value as it is)", e.Src)
+		return "", false
+	}
 	return s, true
+}
+
+// placeholdersOnly reports whether text, e rendered with the partition's
+// {placeholder}s, holds them where e puts the partition's value as it is:
+// it holds one, and rendered again with other stand-ins, it differs by
+// them alone. An expression that splits, slices or formats the value
+// would otherwise fill the path with what it made of the placeholder.
+func placeholdersOnly(e Expr, v *interp.Vars, partition map[string]any, text string) bool {
+	other := make(map[string]any, len(partition))
+	want := text
+	used := false
+	for k, p := range partition {
+		ph, _ := p.(string)
+		used = used || strings.Contains(text, ph)
+		stand := "\x00part-" + k + "\x00"
+		other[k] = stand
+		want = strings.ReplaceAll(want, ph, stand)
+	}
+	alt := *v
+	alt.StreamSlice = other
+	got, err := e.T.Render(&alt)
+	return used && err == nil && got == want
 }
 
 // stream lowers one DeclarativeStream to a stream definition.

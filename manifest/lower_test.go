@@ -329,6 +329,10 @@ func TestLowerParentParam(t *testing.T) {
 			child: `requester: {url_base: "https://a.example/v1", path: /members, request_parameters: {q: "org:{{ stream_partition.org }}"}}
       partition_router: {type: SubstreamPartitionRouter, parent_stream_configs: [{type: ParentStreamConfig, parent_key: id, partition_field: org, stream: {$ref: "#/streams/0"}}]}`,
 			want: map[string]any{"stream": "orgs", "key": "id", "as": "org"}, parts: map[string]string{"q": "org:o-1"}},
+		{name: "a path built from a part of the key",
+			child: `requester: {url_base: "https://a.example/v1", path: "/members/{{ stream_partition.org.split('::')[1] }}"}
+      partition_router: {type: SubstreamPartitionRouter, parent_stream_configs: [{type: ParentStreamConfig, parent_key: id, partition_field: org, stream: {$ref: "#/streams/0"}}]}`,
+			refused: "streams[1].retriever.requester.path: HttpRequester: not implemented by the tap: \"/members/{{ stream_partition.org.split('::')[1] }}\": a value built from the partition's"},
 		{name: "a value of the window's bounds and the clock",
 			child: `requester: {url_base: "https://a.example/v1", path: /members, request_parameters: {filter: "updated >= {{ stream_interval.start_time }} and year = {{ now_utc().year > 2000 }}"}}
       partition_router: {type: SubstreamPartitionRouter, parent_stream_configs: [{type: ParentStreamConfig, parent_key: id, partition_field: org, stream: {$ref: "#/streams/0"}}]}

@@ -14,8 +14,9 @@ import (
 // undefined (falsy, printing "") where Python would raise a KeyError.
 //
 // ok is false for a form the translation does not take — a macro, a
-// filter other than int, float, string and length, a method other than
-// get, a datetime, a statement — and for a template that is not one
+// filter other than int, float, string, length and an unsalted md5 or
+// sha256 hash, a method other than get and a separator's join, a
+// datetime, a statement — and for a template that is not one
 // {{ expression }}. reads lists the record's top-level keys read, for a
 // caller that must know whether an expression sees a field an earlier
 // transformation added.
@@ -77,6 +78,18 @@ func (p *pyWriter) write(n node) bool {
 	case *getItem:
 		return p.lookup(x.x, x.key, nil)
 	case *methodCall:
+		if lit, ok := x.x.(*literal); ok && x.name == "join" && len(x.args) == 1 && len(x.kw) == 0 {
+			// "::".join([record.a, record.b]): the separator's join
+			if _, isText := lit.v.(string); !isText || !p.literal(lit.v) {
+				return false
+			}
+			p.b.WriteString(".join(")
+			if !p.write(x.args[0]) {
+				return false
+			}
+			p.b.WriteByte(')')
+			return true
+		}
 		if x.name != "get" || len(x.kw) > 0 || len(x.args) < 1 || len(x.args) > 2 {
 			return false
 		}
@@ -165,6 +178,29 @@ func (p *pyWriter) write(n node) bool {
 		return true
 	case *filterCall:
 		fn, ok := map[string]string{"int": "int", "float": "float", "string": "str", "length": "len"}[x.name]
+		if x.name == "hash" && len(x.kw) == 0 && len(x.args) <= 1 {
+			// hash("md5") or hash("sha256"), no salt: the maps' md5() and
+			// sha256() of the value's text, hex as the CDK's hexdigest
+			algo := "md5"
+			if len(x.args) == 1 {
+				lit, isLit := x.args[0].(*literal)
+				s, isText := lit.v.(string)
+				if !isLit || !isText {
+					return false
+				}
+				algo = s
+			}
+			fn, ok = map[string]string{"md5": "md5", "sha256": "sha256"}[algo]
+			if !ok {
+				return false
+			}
+			p.b.WriteString(fn + "(")
+			if !p.write(x.x) {
+				return false
+			}
+			p.b.WriteByte(')')
+			return true
+		}
 		if !ok || len(x.args) > 0 || len(x.kw) > 0 {
 			return false
 		}
