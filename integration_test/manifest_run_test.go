@@ -1623,3 +1623,74 @@ func TestManifestBox(t *testing.T) {
 		}
 	}
 }
+
+// TestManifestBreezyHR runs Airbyte's Breezy HR manifest, unchanged: its
+// transformations, which the stream maps cannot state, run in the
+// manifest's interpreter on each record in order — fields read from
+// nested objects, a field replaced by one of its own members, an id
+// copied and its field removed, {% set %} statements, the partition's
+// value — and a substream whose parent key is a field a transformation
+// added (position_id).
+func TestManifestBreezyHR(t *testing.T) {
+	const key, company = "breezy-key-51c0d7", "co-42"
+	position := func(id, name, country string) map[string]any {
+		return map[string]any{"_id": id, "name": name, "type": map[string]any{"name": "Full-Time"},
+			"location":    map[string]any{"country": map[string]any{"id": country, "name": "Country " + country}},
+			"friendly_id": "fr-" + id, "education": "any", "creator_id": "u1", "state": "published"}
+	}
+	positions := []map[string]any{position("p1", "Dev", "US"), position("p2", "Ops", "FR")}
+	candidates := map[string][]map[string]any{
+		"p1": {{"_id": "c1", "name": "Ann", "stage": map[string]any{"name": "Applied"}}, {"_id": "c2", "name": "Bob", "stage": map[string]any{"name": "Hired"}}},
+		"p2": {{"_id": "c3", "name": "Cat", "stage": map[string]any{"name": "Applied"}}},
+	}
+	pipelines := map[string]any{"default": map[string]any{"name": "Default", "pipeline": []any{"a"}, "creation_date": "2025", "updated_date": "2025", "type": "x"},
+		"sales": map[string]any{"name": "Sales", "pipeline": []any{"b"}, "creation_date": "2025", "updated_date": "2025", "type": "y"}}
+	base := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != key {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		prefix := "/v3/company/" + company
+		var body any
+		switch p := strings.TrimPrefix(r.URL.Path, prefix); {
+		case p == "/positions":
+			body = positions
+		case strings.HasPrefix(p, "/position/") && strings.HasSuffix(p, "/candidates"):
+			id := strings.TrimSuffix(strings.TrimPrefix(p, "/position/"), "/candidates")
+			if r.URL.Query().Get("sort") != "updated_date" {
+				t.Errorf("unexpected request %s", r.URL)
+			}
+			body = candidates[id]
+		case p == "/pipelines":
+			body = pipelines
+		default:
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(body)
+	}))
+	cfg := map[string]any{"api_key": key, "company_id": company, "tap": map[string]any{"base_url": base}}
+	got, _, res := manifestRun(t, t.TempDir(), "breezy-hr.yaml", cfg, nil)
+	want := map[string][]map[string]any{
+		"positions": {
+			{"name": "Dev", "type": "Full-Time", "country_id": "US", "position_id": "p1", "country_name": "Country US", "state": "published"},
+			{"name": "Ops", "type": "Full-Time", "country_id": "FR", "position_id": "p2", "country_name": "Country FR", "state": "published"},
+		},
+		// pos_id renders "p1-" then " c1"; position_id renders " " then
+		// the part of pos_id before "- ", as the CDK's templates do. The
+		// tap writes the partition's value as the partition field too.
+		"candidates": {
+			{"_id": "c1", "name": "Ann", "stage": "Applied", "pos_id": "p1- c1", "position_id": " p1", "positions": "p1"},
+			{"_id": "c2", "name": "Bob", "stage": "Hired", "pos_id": "p1- c2", "position_id": " p1", "positions": "p1"},
+			{"_id": "c3", "name": "Cat", "stage": "Applied", "pos_id": "p2- c3", "position_id": " p2", "positions": "p2"},
+		},
+		"pipelines": {{"name": "Default"}, {"name": "Sales"}},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("records (-want +got):\n%s\n%s", diff, res.stderr)
+	}
+	if bytes.Contains(res.stdout, []byte(key)) || bytes.Contains(res.stderr, []byte(key)) {
+		t.Error("the API key was written")
+	}
+}

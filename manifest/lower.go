@@ -59,17 +59,17 @@ type Lowered struct {
 	// RequestParts are, by stream, the request parameters it computes
 	// for each walk (streams.Definition.Parts).
 	RequestParts map[string][]streams.RequestPart
-	// RecordFilters are, by stream, the record filters of streams that
-	// are others' parents (streams.Definition.RecordFilter); the other
-	// streams' filters are their stream maps' __filter__ in Tree.
-	RecordFilters map[string]streams.RecordFilter
+	// RecordSteps are, by stream, the record filters and transformations
+	// the stream maps cannot state (streams.Definition.RecordStep); the
+	// others are the streams' maps in Tree.
+	RecordSteps map[string]streams.RecordStep
 }
 
 // Lower compiles the manifest's streams for c (checked by CheckConfig).
 // A form the tap does not run is a Refusal in the *Error, one line per
 // place.
 func (m *Manifest) Lower(c *Config) (*Lowered, error) {
-	l := &lowerer{m: m, config: c.Connector, out: map[string]any{}, cdk: map[string]settings.CDKCursor{}, maps: map[string]any{}, cursors: map[string]streams.NextCursor{}, responses: map[string]responseFilters{}, parts: map[string][]streams.RequestPart{}, filters: map[string]*recordFilter{}}
+	l := &lowerer{m: m, config: c.Connector, out: map[string]any{}, cdk: map[string]settings.CDKCursor{}, maps: map[string]any{}, cursors: map[string]streams.NextCursor{}, responses: map[string]responseFilters{}, parts: map[string][]streams.RequestPart{}, steps: map[string]*recordStep{}}
 	for k, v := range c.Tap {
 		l.out[k] = v
 	}
@@ -120,11 +120,11 @@ func (m *Manifest) Lower(c *Config) (*Lowered, error) {
 	for name, fs := range l.responses {
 		rules[name] = fs
 	}
-	filters := make(map[string]streams.RecordFilter, len(l.filters))
-	for name, f := range l.filters {
-		filters[name] = f
+	steps := make(map[string]streams.RecordStep, len(l.steps))
+	for name, st := range l.steps {
+		steps[name] = st
 	}
-	return &Lowered{Tree: l.out, Secrets: secrets, CDKState: l.cdk, RefreshTokenField: l.refreshField, Cursors: l.cursors, ResponseRules: rules, RequestParts: l.parts, RecordFilters: filters}, nil
+	return &Lowered{Tree: l.out, Secrets: secrets, CDKState: l.cdk, RefreshTokenField: l.refreshField, Cursors: l.cursors, ResponseRules: rules, RequestParts: l.parts, RecordSteps: steps}, nil
 }
 
 // Compile is the config a run of the manifest's streams takes: Lower's
@@ -139,7 +139,7 @@ func (m *Manifest) Compile(file string, c *Config) (*settings.Config, error) {
 	cfg, err := settings.FromTree(file, low.Tree, func(cfg *settings.Config) error {
 		for i := range cfg.Streams {
 			d := &cfg.Streams[i]
-			d.ResponseRule, d.Parts, d.RecordFilter = low.ResponseRules[d.Name], low.RequestParts[d.Name], low.RecordFilters[d.Name]
+			d.ResponseRule, d.Parts, d.RecordStep = low.ResponseRules[d.Name], low.RequestParts[d.Name], low.RecordSteps[d.Name]
 			if c, ok := low.Cursors[d.Name]; ok && !d.Pagination.Compute(c) {
 				return fmt.Errorf("stream %q: pagination type %q takes no computed cursor", d.Name, d.Pagination.Type)
 			}
@@ -189,7 +189,7 @@ type lowerer struct {
 	parts              map[string][]streams.RequestPart // by stream, its computed request parameters
 	cursors            map[string]streams.NextCursor    // by stream, its computed cursor
 	responses          map[string]responseFilters       // by stream, its filters that read the body
-	filters            map[string]*recordFilter         // by stream, the record filter of a parent stream
+	steps              map[string]*recordStep           // by stream, its record step (filter, transformations)
 }
 
 func (l *lowerer) refuse(path, typ, why string, args ...any) {
@@ -1707,31 +1707,30 @@ func (l *lowerer) transform(s *DeclarativeStream, sel *RecordSelector, d map[str
 		}
 		return ""
 	}
+	// mapped: every transformation is a stream map's (which runs on the
+	// splice path); else the manifest's interpreter runs them all.
+	mapped := true
+transformations:
 	for _, t := range s.Transformations {
 		switch x := t.(type) {
 		case *AddFields:
 			if x.Condition.IsSet() {
-				l.refuse(join(x.Path, "condition"), x.Type, "a condition on the fields added")
-				return
+				mapped = false
+				break transformations
 			}
-			for i, f := range x.Fields {
+			for _, f := range x.Fields {
 				if f == asField {
 					added[f.Path[0]] = true
 					continue
 				}
-				at := join(x.Path, fmt.Sprintf("fields[%d]", i))
 				if len(f.Path) != 1 || protected[f.Path[0]] {
-					l.refuse(at, x.Type, "a field added at %s (a nested field, the cursor or a key)", strings.Join(f.Path, "."))
-					return
+					mapped = false // a nested field, the cursor or a key
+					break transformations
 				}
 				src, reads, ok := f.Value.T.Python(l.vars(&x.Node, nil))
-				if !ok {
-					l.refuse(join(at, "value"), x.Type, "%q: the tap computes a field from the record, the config and $parameters with lookups, comparisons and int, float, string, length", f.Value.Src)
-					return
-				}
-				if r := readsAdded(reads); r != "" {
-					l.refuse(join(at, "value"), x.Type, "%q reads %s, which an earlier transformation added", f.Value.Src, r)
-					return
+				if !ok || readsAdded(reads) != "" {
+					mapped = false
+					break transformations
 				}
 				if fn, ok := map[string]string{"string": "str", "integer": "int", "number": "float", "boolean": "bool"}[f.ValueType]; ok {
 					src = fn + "(" + src + ")"
@@ -1744,14 +1743,10 @@ func (l *lowerer) transform(s *DeclarativeStream, sel *RecordSelector, d map[str
 				l.refuse(join(x.Path, "condition"), x.Type, "a condition on the fields removed")
 				return
 			}
-			for i, p := range x.FieldPointers {
-				if len(p) != 1 || protected[p[0]] || strings.ContainsAny(p[0], "*?[") {
-					l.refuse(join(x.Path, fmt.Sprintf("field_pointers[%d]", i)), x.Type, "a field removed at %s (a nested field, a glob, the cursor or a key)", strings.Join(p, "."))
-					return
-				}
-				if added[p[0]] {
-					l.refuse(join(x.Path, fmt.Sprintf("field_pointers[%d]", i)), x.Type, "%s, which an earlier transformation added", p[0])
-					return
+			for _, p := range x.FieldPointers {
+				if len(p) != 1 || protected[p[0]] || added[p[0]] {
+					mapped = false
+					break transformations
 				}
 				m[p[0]] = nil
 			}
@@ -1761,19 +1756,21 @@ func (l *lowerer) transform(s *DeclarativeStream, sel *RecordSelector, d map[str
 			return
 		}
 	}
-	if f := sel.RecordFilter; f != nil && f.Condition.IsSet() && l.isParent(s.Name) {
-		// The CDK walks no child of a record its filter drops: the
-		// filter runs before the record is written or its children
-		// walked, not as a map of what is written.
-		if sel.TransformBeforeFiltering || f.Condition.C.Template().Reads()&^interp.VarSet(atLoad|interp.Record) != 0 {
-			l.refuse(join(f.Path, "condition"), f.Type, "%q: a parent stream's filter reads the record as it came, the config and $parameters", f.Condition.Src)
-			return
-		}
-		l.filters[s.Name] = &recordFilter{cond: f.Condition.C, base: interp.Vars{Config: l.config, Parameters: f.Parameters}}
-	} else if f != nil && f.Condition.IsSet() {
+	f := sel.RecordFilter
+	if f != nil && !f.Condition.IsSet() {
+		f = nil
+	}
+	// A parent's children read its records as the CDK emits them,
+	// filtered and transformed: a map, which changes what is written,
+	// comes too late for them.
+	if !mapped || (f != nil || len(s.Transformations) > 0) && l.isParent(s.Name) {
+		l.recordStep(s, sel, d, asField, protected)
+		return
+	}
+	if f != nil {
 		src, reads, ok := f.Condition.C.Python(l.vars(&f.Node, nil))
 		if !ok {
-			l.refuse(join(f.Path, "condition"), f.Type, "%q: the tap filters on the record, the config and $parameters with lookups and comparisons", f.Condition.Src)
+			l.recordStep(s, sel, d, asField, protected)
 			return
 		}
 		if r := readsAdded(reads); r != "" && sel.TransformBeforeFiltering {
@@ -1785,4 +1782,61 @@ func (l *lowerer) transform(s *DeclarativeStream, sel *RecordSelector, d map[str
 	if len(m) > 0 {
 		l.maps[s.Name] = m
 	}
+}
+
+// stepReads is what a record step's expressions may read.
+const stepReads = atLoad | interp.Record | interp.StreamPartition | interp.StreamSlice | interp.Clock
+
+// recordStep lowers a stream's record filter and transformations to one
+// step the manifest's interpreter runs on each record (recordStep), where
+// the stream maps cannot state them.
+func (l *lowerer) recordStep(s *DeclarativeStream, sel *RecordSelector, d map[string]any, asField *AddedFieldDefinition, protected map[string]bool) {
+	st := &recordStep{transformFirst: sel.TransformBeforeFiltering}
+	if par, ok := d["parent"].(map[string]any); ok {
+		st.part, st.cdkPart = partitionName(par), cmp.Or(l.cdkPart.CDKPartition, partitionName(par))
+	}
+	check := func(at, typ, src string, t *interp.Template) bool {
+		if extra := t.Reads() &^ interp.VarSet(stepReads); extra != 0 {
+			l.refuse(at, typ, "%q reads %s: a record's step reads the record, its partition, the config and $parameters", src, extra)
+			return false
+		}
+		return true
+	}
+	if f := sel.RecordFilter; f != nil && f.Condition.IsSet() {
+		if !check(join(f.Path, "condition"), f.Type, f.Condition.Src, f.Condition.C.Template()) {
+			return
+		}
+		st.filter, st.filterBase = f.Condition.C, interp.Vars{Config: l.config, Parameters: f.Parameters}
+	}
+	for _, t := range s.Transformations {
+		switch x := t.(type) {
+		case *AddFields:
+			base := interp.Vars{Config: l.config, Parameters: x.Parameters}
+			var when *interp.Condition
+			if x.Condition.IsSet() {
+				if !check(join(x.Path, "condition"), x.Type, x.Condition.Src, x.Condition.C.Template()) {
+					return
+				}
+				when = x.Condition.C
+			}
+			for i, f := range x.Fields {
+				if f == asField {
+					continue // parent.as writes it
+				}
+				if !check(join(x.Path, fmt.Sprintf("fields[%d].value", i)), x.Type, f.Value.Src, f.Value.T) {
+					return
+				}
+				st.steps = append(st.steps, fieldStep{path: f.Path, value: f.Value.T, valueType: f.ValueType, when: when, base: base})
+			}
+		case *RemoveFields:
+			for i, p := range x.FieldPointers {
+				if slices.ContainsFunc(p, func(k string) bool { return strings.ContainsAny(k, "*?[") }) || protected[strings.Join(p, ".")] {
+					l.refuse(join(x.Path, fmt.Sprintf("field_pointers[%d]", i)), x.Type, "a field removed at %s (a glob, the cursor or a key, which the tap reads)", strings.Join(p, "."))
+					return
+				}
+				st.steps = append(st.steps, fieldStep{path: p})
+			}
+		}
+	}
+	l.steps[s.Name] = st
 }

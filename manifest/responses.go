@@ -57,19 +57,3 @@ func (fs responseFilters) Rule(status int, h http.Header, body []byte) (string, 
 	}
 	return "", false
 }
-
-// recordFilter is the RecordFilter of a stream that is another's parent:
-// its condition, evaluated on each record as the CDK's record selector
-// does, before the record is written or its children walked
-// (streams.RecordFilter). A stream that is no parent has its filter as
-// its stream map's __filter__, which runs on the splice path too.
-type recordFilter struct {
-	cond *interp.Condition
-	base interp.Vars // the config and the filter's $parameters
-}
-
-func (f *recordFilter) Keep(rec map[string]any) (bool, error) {
-	v := f.base
-	v.Record = rec
-	return f.cond.Eval(&v)
-}

@@ -42,9 +42,9 @@ type Definition struct {
 	// ResponseRule, set by a front end and never by JSON, reads answers
 	// by their bodies too, before OnStatus.
 	ResponseRule ResponseRule `json:"-"`
-	// RecordFilter, set by a front end and never by JSON, drops records
-	// before they are written or their children walked.
-	RecordFilter RecordFilter `json:"-"`
+	// RecordStep, set by a front end and never by JSON, filters and
+	// changes records before they are written or their children walked.
+	RecordStep RecordStep `json:"-"`
 	// Parts, set by a front end and never by JSON, are request parts it
 	// computes from each walk (a manifest's parameter of the window's
 	// bounds); they follow, and win over, params and headers.

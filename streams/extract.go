@@ -278,13 +278,15 @@ func errorMessage(v any) string {
 	return msg
 }
 
-// A RecordFilter keeps or drops a record of a stream before it is
-// written or its children are walked: a front end's filter of a parent
-// stream (an Airbyte manifest's RecordFilter, whose dropped records have
-// no children in the CDK), which a stream map, applied to what is
-// written, would not be.
-type RecordFilter interface {
-	Keep(rec map[string]any) (bool, error)
+// A RecordStep is a front end's own step of each record, before it is
+// written or its children walked: an Airbyte manifest's record filter of
+// a parent stream (the CDK walks no child of a record it drops), or its
+// transformations where the stream maps cannot state them (a macro, a
+// nested field, a key or the cursor added). It returns the record to go
+// on with, or keep false to drop it; partition is the walk's partition
+// (Partition.Context), nil for a stream with no parent.
+type RecordStep interface {
+	Step(rec map[string]any, partition map[string]any) (out map[string]any, keep bool, err error)
 }
 
 // RecordsWildcard reports whether d's records_path has a * segment: its

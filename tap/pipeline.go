@@ -33,8 +33,9 @@ func (n *node) handle(ctx context.Context, rec any, extracted time.Time, ws walk
 	if err != nil {
 		return err
 	}
-	if f := d.RecordFilter; f != nil {
-		if keep, err := f.Keep(m); err != nil || !keep {
+	if step := d.RecordStep; step != nil {
+		var keep bool
+		if m, keep, err = step.Step(m, part.Context); err != nil || !keep {
 			return err // dropped: not written, and no children walked
 		}
 	}

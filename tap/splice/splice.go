@@ -176,7 +176,7 @@ func New(s Stream) *Reader {
 	if err != nil {
 		return nil // a schema outside the subset, or too much to capture
 	}
-	if d.RecordsWildcard() || d.RecordFilter != nil {
+	if d.RecordsWildcard() || d.RecordStep != nil {
 		return nil // records gathered from many places, or filtered: the tree's
 	}
 	spec := codec.PageSpec{Records: d.RecordsPath, Error: d.ErrorPath, Envelope: reads.Envelope}
