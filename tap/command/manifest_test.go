@@ -53,7 +53,7 @@ func TestManifestCommands(t *testing.T) {
 		{"spec of an injected manifest", "spec", inputs.Files{Config: injected}, 0, `"properties":{"region":{"type":"string"}}`, ""},
 		{"read compiles the streams", "read", inputs.Files{Manifest: manifestPath, Config: good}, 0, "", ""},
 		{"a Singer run compiles the streams", "", inputs.Files{Manifest: manifestPath, Config: good}, 0, "", ""},
-		{"a form the tap does not run", "read", inputs.Files{Manifest: write("filter.yaml", strings.Replace(testManifest, "field_path: [data]}", "field_path: [data]}, record_filter: {condition: \"{{ record.x > now_utc() }}\"}", 1)), Config: good}, 2,
+		{"a form the tap does not run", "read", inputs.Files{Manifest: write("filter.yaml", strings.Replace(testManifest, "field_path: [data]}", "field_path: [data]}, record_filter: {condition: \"{{ record.x > stream_interval.start_time }}\"}", 1)), Config: good}, 2,
 			`"failure_type":"config_error"`, "streams[0].retriever.record_selector.record_filter.condition: RecordFilter: not implemented by the tap: "},
 		{"two manifests", "check", inputs.Files{Manifest: manifestPath, Config: injected}, 2, "", "carries a manifest too (__injected_declarative_manifest): give one"},
 		{"a config that is not an object", "check", inputs.Files{Manifest: manifestPath, Config: notObject}, 2, "", "list.json: expected a JSON object"},
