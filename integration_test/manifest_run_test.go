@@ -1694,3 +1694,66 @@ func TestManifestBreezyHR(t *testing.T) {
 		t.Error("the API key was written")
 	}
 }
+
+// TestManifestWikipediaPageviews runs Airbyte's Wikipedia Pageviews
+// manifest, unchanged: its per-article path ends in the window's bounds
+// ({{stream_slice.start_time}}/{{stream_slice.end_time}}, "%Y%m%d"),
+// which the walk computes: the config's start first, the bookmark (an
+// hourly "%Y%m%d%H" timestamp) on the second run; the top path is built
+// from slices of the config's start.
+func TestManifestWikipediaPageviews(t *testing.T) {
+	var views []map[string]any
+	for d := range 10 {
+		ts := time.Date(2024, 1, 1+d, 0, 0, 0, 0, time.UTC).Format("2006010215")
+		views = append(views, map[string]any{"project": "en.wikipedia", "article": "Go", "granularity": "daily", "timestamp": ts, "access": "all-access", "agent": "user", "views": float64(100 + d)})
+	}
+	top := []map[string]any{{"project": "en.wikipedia", "access": "all-access", "year": "2024", "month": "01", "day": "01",
+		"articles": []any{map[string]any{"article": "Main_Page", "views": float64(9000), "rank": float64(1)}}}}
+	var mu sync.Mutex
+	var asked []string
+	base := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p := strings.TrimPrefix(r.URL.Path, "/api/rest_v1/metrics/pageviews")
+		var body any
+		switch {
+		case strings.HasPrefix(p, "/per-article/en.wikipedia/all-access/user/Go/daily/"):
+			bounds := strings.Split(strings.TrimPrefix(p, "/per-article/en.wikipedia/all-access/user/Go/daily/"), "/")
+			if len(bounds) != 2 || len(bounds[0]) != 8 || len(bounds[1]) != 8 {
+				t.Errorf("unexpected request %s", r.URL)
+				return
+			}
+			mu.Lock()
+			asked = append(asked, bounds[0])
+			mu.Unlock()
+			var items []map[string]any
+			for _, v := range views {
+				if v["timestamp"].(string)[:8] >= bounds[0] {
+					items = append(items, v)
+				}
+			}
+			body = map[string]any{"items": items}
+		case p == "/top/en.wikipedia/all-access/2024/01/01":
+			body = map[string]any{"items": top}
+		default:
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(body)
+	}))
+	dir := t.TempDir()
+	cfg := map[string]any{"project": "en.wikipedia", "access": "all-access", "agent": "user", "article": "Go", "country": "US",
+		"start": "20240101", "end": "20240131", "tap": map[string]any{"base_url": base}}
+	got, state, _ := manifestRun(t, dir, "wikipedia-pageviews.yaml", cfg, nil)
+	if diff := cmp.Diff(map[string][]map[string]any{"per-article": views, "top": top}, got); diff != "" {
+		t.Errorf("records (-want +got):\n%s", diff)
+	}
+	again, _, _ := manifestRun(t, dir, "wikipedia-pageviews.yaml", cfg, state)
+	if diff := cmp.Diff(views[9:], again["per-article"]); diff != "" {
+		t.Errorf("second run's records (-want +got):\n%s", diff)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if diff := cmp.Diff([]string{"20240101", "20240110"}, asked); diff != "" {
+		t.Errorf("windows' starts asked (-want +got):\n%s", diff)
+	}
+}

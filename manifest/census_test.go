@@ -13,7 +13,7 @@ func TestCensusOfTheRealManifests(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(map[Outcome]int{Loaded: 24, NeedsPython: 1}, c.Outcomes); diff != "" {
+	if diff := cmp.Diff(map[Outcome]int{Loaded: 25, NeedsPython: 1}, c.Outcomes); diff != "" {
 		t.Errorf("outcomes (-want +got):\n%s", diff)
 	}
 	// Of those that load, those whose every stream compiles for a run
@@ -26,10 +26,10 @@ func TestCensusOfTheRealManifests(t *testing.T) {
 			runs = append(runs, filepath.Base(f.Path))
 		}
 	}
-	if diff := cmp.Diff([]string{"airbyte.yaml", "box.yaml", "breezy-hr.yaml", "configcat.yaml", "delighted.yaml", "dockerhub.yaml", "flexmail.yaml", "google-tasks.yaml", "hellobaton.yaml", "mailjet-sms.yaml", "nasa.yaml", "navan.yaml", "persona.yaml", "reply-io.yaml", "savvycal.yaml", "stockdata.yaml", "trustpilot.yaml", "unleash.yaml", "uppromote.yaml", "xkcd.yaml", "yotpo.yaml"}, runs); diff != "" {
+	if diff := cmp.Diff([]string{"airbyte.yaml", "box.yaml", "breezy-hr.yaml", "configcat.yaml", "delighted.yaml", "dockerhub.yaml", "flexmail.yaml", "google-tasks.yaml", "hellobaton.yaml", "mailjet-sms.yaml", "nasa.yaml", "navan.yaml", "persona.yaml", "reply-io.yaml", "savvycal.yaml", "stockdata.yaml", "trustpilot.yaml", "unleash.yaml", "uppromote.yaml", "wikipedia-pageviews.yaml", "xkcd.yaml", "yotpo.yaml"}, runs); diff != "" {
 		t.Errorf("manifests that run (-want +got):\n%s", diff)
 	}
-	if got := c.Types["DeclarativeStream"]; got == nil || got.Manifests != 25 || got.Loaded != 24 || got.Refused != 0 {
+	if got := c.Types["DeclarativeStream"]; got == nil || got.Manifests != 26 || got.Loaded != 25 || got.Refused != 0 {
 		t.Errorf("DeclarativeStream %+v", got)
 	}
 	if got := c.Types["CustomSchemaLoader"]; got == nil || got.Manifests != 1 || got.Refused != 1 {

@@ -63,13 +63,16 @@ type Lowered struct {
 	// the stream maps cannot state (streams.Definition.RecordStep); the
 	// others are the streams' maps in Tree.
 	RecordSteps map[string]streams.RecordStep
+	// Paths are, by stream, its path computed for each walk
+	// (streams.Definition.ComputedPath); its path in Tree is url_base's.
+	Paths map[string]streams.RequestValue
 }
 
 // Lower compiles the manifest's streams for c (checked by CheckConfig).
 // A form the tap does not run is a Refusal in the *Error, one line per
 // place.
 func (m *Manifest) Lower(c *Config) (*Lowered, error) {
-	l := &lowerer{m: m, config: c.Connector, out: map[string]any{}, cdk: map[string]settings.CDKCursor{}, maps: map[string]any{}, cursors: map[string]streams.NextCursor{}, responses: map[string]responseFilters{}, parts: map[string][]streams.RequestPart{}, steps: map[string]*recordStep{}}
+	l := &lowerer{m: m, config: c.Connector, out: map[string]any{}, cdk: map[string]settings.CDKCursor{}, maps: map[string]any{}, cursors: map[string]streams.NextCursor{}, responses: map[string]responseFilters{}, parts: map[string][]streams.RequestPart{}, steps: map[string]*recordStep{}, computedPaths: map[string]*pathExpr{}}
 	for k, v := range c.Tap {
 		l.out[k] = v
 	}
@@ -124,7 +127,11 @@ func (m *Manifest) Lower(c *Config) (*Lowered, error) {
 	for name, st := range l.steps {
 		steps[name] = st
 	}
-	return &Lowered{Tree: l.out, Secrets: secrets, CDKState: l.cdk, RefreshTokenField: l.refreshField, Cursors: l.cursors, ResponseRules: rules, RequestParts: l.parts, RecordSteps: steps}, nil
+	paths := make(map[string]streams.RequestValue, len(l.computedPaths))
+	for name, p := range l.computedPaths {
+		paths[name] = p
+	}
+	return &Lowered{Tree: l.out, Secrets: secrets, CDKState: l.cdk, RefreshTokenField: l.refreshField, Cursors: l.cursors, ResponseRules: rules, RequestParts: l.parts, RecordSteps: steps, Paths: paths}, nil
 }
 
 // Compile is the config a run of the manifest's streams takes: Lower's
@@ -140,6 +147,9 @@ func (m *Manifest) Compile(file string, c *Config) (*settings.Config, error) {
 		for i := range cfg.Streams {
 			d := &cfg.Streams[i]
 			d.ResponseRule, d.Parts, d.RecordStep = low.ResponseRules[d.Name], low.RequestParts[d.Name], low.RecordSteps[d.Name]
+			if p, ok := low.Paths[d.Name]; ok {
+				d.ComputedPath = p
+			}
 			if c, ok := low.Cursors[d.Name]; ok && !d.Pagination.Compute(c) {
 				return fmt.Errorf("stream %q: pagination type %q takes no computed cursor", d.Name, d.Pagination.Type)
 			}
@@ -190,6 +200,7 @@ type lowerer struct {
 	cursors            map[string]streams.NextCursor    // by stream, its computed cursor
 	responses          map[string]responseFilters       // by stream, its filters that read the body
 	steps              map[string]*recordStep           // by stream, its record step (filter, transformations)
+	computedPaths      map[string]*pathExpr             // by stream, its path computed for each walk
 }
 
 func (l *lowerer) refuse(path, typ, why string, args ...any) {
@@ -532,7 +543,10 @@ func (l *lowerer) request(r *HttpRequester, d map[string]any, partition map[stri
 		if bu, err := url.Parse(base); err == nil {
 			l.basePath = strings.TrimRight(bu.EscapedPath(), "/")
 		}
-		if r.Path.IsSet() {
+		switch {
+		case r.Path.IsSet() && l.computedPath(r.Path, d, partition):
+			// the walk computes the path; the origin is url_base's
+		case r.Path.IsSet():
 			p, ok := l.text(r.Path, &r.Node, "path", partition)
 			if !ok {
 				return
@@ -644,6 +658,32 @@ func (l *lowerer) computedParam(e Expr, d map[string]any, name string, partition
 		l.interval, p.bounds = true, true
 	}
 	l.parts[l.current] = append(l.parts[l.current], streams.RequestPart{Name: name, In: streams.InQuery, Value: p})
+	return true
+}
+
+// computedPath makes the path expression e the stream's ComputedPath
+// (pathExpr) when it reads the window's bounds or the clock, or the
+// partition's value other than as a whole {placeholder}; it reports
+// whether it did.
+func (l *lowerer) computedPath(e Expr, d map[string]any, partition map[string]any) bool {
+	reads := e.T.Reads()
+	walk := interp.VarSet(interp.StreamInterval | interp.StreamSlice | interp.StreamPartition | interp.Clock)
+	if reads&walk == 0 || reads&^interp.VarSet(paramReads) != 0 {
+		return false
+	}
+	if partition != nil && reads&interp.VarSet(interp.StreamInterval|interp.Clock) == 0 {
+		if s, err := e.T.Render(l.vars(&Node{}, partition)); err == nil && placeholdersOnly(e, l.vars(&Node{}, partition), partition, s) {
+			return false // a {placeholder} the tap fills
+		}
+	}
+	p := &pathExpr{paramExpr: paramExpr{t: e.T, base: interp.Vars{Config: l.config, Parameters: l.params}, times: l.times}, base: l.basePath}
+	if par, ok := d["parent"].(map[string]any); ok {
+		p.part, p.cdkPart = partitionName(par), cmp.Or(l.cdkPart.CDKPartition, partitionName(par))
+	}
+	if reads&interp.VarSet(interp.StreamInterval|interp.StreamSlice) != 0 {
+		l.interval, p.bounds = true, true
+	}
+	l.computedPaths[l.current] = p
 	return true
 }
 
@@ -1398,6 +1438,21 @@ func (l *lowerer) cursor(is IncrementalSync, d map[string]any) {
 	requestFormat, keyFormat, ok := l.timeFormats(c.DatetimeFormat, recordFormat, &c.Node)
 	if !ok {
 		return
+	}
+	if len(c.CursorDatetimeFormats) > 1 {
+		// The CDK tries each of the records' formats in turn: so does
+		// the key's format, its alternatives separated by |.
+		alts := []string{cmp.Or(keyFormat, "rfc3339")}
+		for _, f := range c.CursorDatetimeFormats[1:] {
+			_, k, ok := l.timeFormats(c.DatetimeFormat, f, &c.Node)
+			if !ok {
+				return
+			}
+			alts = append(alts, cmp.Or(k, "rfc3339"))
+		}
+		if keyFormat != "" || slices.ContainsFunc(alts, func(a string) bool { return a != "rfc3339" }) {
+			keyFormat = strings.Join(alts, "|")
+		}
 	}
 	*l.times = requestFormat
 	shape := settings.CDKCursor{Field: field, Format: requestFormat}

@@ -206,6 +206,9 @@ func TestLower(t *testing.T) {
 		{name: "a client-side incremental cursor: the run filters",
 			incr: `    incremental_sync: {type: DatetimeBasedCursor, cursor_field: updated, is_client_side_incremental: true, is_data_feed: true, datetime_format: "%Y-%m-%dT%H:%M:%SZ", start_datetime: "2024-01-01T00:00:00Z"}`,
 			want: map[string]any{"replication_key": "updated", "incremental": nil}},
+		{name: "records' cursor in two formats: tried in turn",
+			incr: `    incremental_sync: {type: DatetimeBasedCursor, cursor_field: ts, cursor_datetime_formats: ["%Y%m%d", "%Y%m%d%H"], datetime_format: "%Y%m%d", start_datetime: "20240101", start_time_option: {type: RequestOption, inject_into: request_parameter, field_name: from}}`,
+			want: map[string]any{"incremental": map[string]any{"param": "from", "format": "20060102", "overlap_s": 0, "key_format": "20060102|2006010215"}}},
 		{name: "the cursor field listed in a schema that leaves it out",
 			incr: `    incremental_sync: {type: DatetimeBasedCursor, cursor_field: changed, datetime_format: "%Y-%m-%dT%H:%M:%SZ", start_datetime: "2024-01-01T00:00:00Z", start_time_option: {type: RequestOption, inject_into: request_parameter, field_name: from}}`,
 			want: map[string]any{"replication_key": "changed", "schema": map[string]any{"type": "object",
@@ -314,6 +317,7 @@ func TestLowerParentParam(t *testing.T) {
 		name, child string
 		want        map[string]any
 		parts       map[string]string // the computed parameters, for the parent key o-1 from 2024-03-05
+		path        string            // the computed path, for the same walk ("": none)
 		refused     string
 	}{
 		{name: "a request option",
@@ -329,10 +333,10 @@ func TestLowerParentParam(t *testing.T) {
 			child: `requester: {url_base: "https://a.example/v1", path: /members, request_parameters: {q: "org:{{ stream_partition.org }}"}}
       partition_router: {type: SubstreamPartitionRouter, parent_stream_configs: [{type: ParentStreamConfig, parent_key: id, partition_field: org, stream: {$ref: "#/streams/0"}}]}`,
 			want: map[string]any{"stream": "orgs", "key": "id", "as": "org"}, parts: map[string]string{"q": "org:o-1"}},
-		{name: "a path built from a part of the key",
-			child: `requester: {url_base: "https://a.example/v1", path: "/members/{{ stream_partition.org.split('::')[1] }}"}
+		{name: "a path built from a part of the key: computed for each walk",
+			child: `requester: {url_base: "https://a.example/v1", path: "/members/{{ stream_partition.org.split('-')[1] }}"}
       partition_router: {type: SubstreamPartitionRouter, parent_stream_configs: [{type: ParentStreamConfig, parent_key: id, partition_field: org, stream: {$ref: "#/streams/0"}}]}`,
-			refused: "streams[1].retriever.requester.path: HttpRequester: not implemented by the tap: \"/members/{{ stream_partition.org.split('::')[1] }}\": a value built from the partition's"},
+			want: map[string]any{"stream": "orgs", "key": "id", "as": "org"}, path: "/v1/members/1"},
 		{name: "a value of the window's bounds and the clock",
 			child: `requester: {url_base: "https://a.example/v1", path: /members, request_parameters: {filter: "updated >= {{ stream_interval.start_time }} and year = {{ now_utc().year > 2000 }}"}}
       partition_router: {type: SubstreamPartitionRouter, parent_stream_configs: [{type: ParentStreamConfig, parent_key: id, partition_field: org, stream: {$ref: "#/streams/0"}}]}
@@ -373,9 +377,16 @@ streams:
 			if _, ok := d["params"]; ok {
 				t.Errorf("params %v: the parent's key went in as a constant too", d["params"])
 			}
+			walk := streams.WalkValues{Vars: map[string]string{"org": "o-1"}, Context: map[string]any{"org": "o-1"}, Lower: "2024-03-05T00:00:00Z"}
+			if p := low.Paths["members"]; p != nil || tt.path != "" {
+				v, ok, err := p.Eval(walk)
+				if err != nil || !ok || v != tt.path {
+					t.Errorf("computed path %v, %v, %v; want %q", v, ok, err, tt.path)
+				}
+			}
 			got := map[string]string{}
 			for _, p := range low.RequestParts["members"] {
-				v, ok, err := p.Value.Eval(streams.WalkValues{Vars: map[string]string{"org": "o-1"}, Lower: "2024-03-05T00:00:00Z"})
+				v, ok, err := p.Value.Eval(walk)
 				if err != nil || !ok {
 					t.Fatalf("%s: %v, %v", p.Name, ok, err)
 				}

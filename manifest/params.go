@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"strings"
 	"time"
 
 	"github.com/tap-dev/tap/manifest/interp"
@@ -46,7 +47,9 @@ func (p *paramExpr) Eval(w streams.WalkValues) (any, bool, error) {
 		slice["end_time"] = keys.Format(end, *p.times)
 	}
 	if p.part != "" {
-		if key, ok := w.Vars[p.part]; ok {
+		if key, ok := w.Context[p.part]; ok {
+			slice[p.cdkPart] = key // as the parent record holds it
+		} else if key, ok := w.Vars[p.part]; ok {
 			slice[p.cdkPart] = key
 		}
 	}
@@ -56,4 +59,24 @@ func (p *paramExpr) Eval(w streams.WalkValues) (any, bool, error) {
 		return nil, false, err
 	}
 	return s, true, nil
+}
+
+// pathExpr is a path whose expression reads what only a walk knows (a
+// paramExpr), joined to url_base's path as the CDK joins them: the
+// compiled stream's ComputedPath.
+type pathExpr struct {
+	paramExpr
+	base string // url_base's path, without a trailing /
+}
+
+func (p *pathExpr) Eval(w streams.WalkValues) (any, bool, error) {
+	v, ok, err := p.paramExpr.Eval(w)
+	if err != nil || !ok {
+		return v, ok, err
+	}
+	s := v.(string)
+	if strings.HasPrefix(s, "https://") || strings.HasPrefix(s, "http://") {
+		return s, true, nil
+	}
+	return p.base + "/" + strings.TrimLeft(s, "/"), true, nil
 }

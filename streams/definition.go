@@ -45,6 +45,10 @@ type Definition struct {
 	// RecordStep, set by a front end and never by JSON, filters and
 	// changes records before they are written or their children walked.
 	RecordStep RecordStep `json:"-"`
+	// ComputedPath, set by a front end and never by JSON, is the path of
+	// each walk's first request, in place of Path's placeholders (a
+	// manifest's path built from the window or the partition's value).
+	ComputedPath RequestValue `json:"-"`
 	// Parts, set by a front end and never by JSON, are request parts it
 	// computes from each walk (a manifest's parameter of the window's
 	// bounds); they follow, and win over, params and headers.
@@ -107,7 +111,7 @@ type Incremental struct {
 	// when it is not RFC 3339: epoch seconds or milliseconds (a number,
 	// which would otherwise compare as one), or a Go time layout. The
 	// bookmark is then the key's time in RFC 3339.
-	KeyFormat string `json:"key_format" eg:"\"unix\"" title:"Key format" doc:"How the records' replication key reads as a time when it is not RFC 3339: unix, unix_ms or a Go time layout; the bookmark is then an RFC 3339 time."`
+	KeyFormat string `json:"key_format" eg:"\"unix\"" title:"Key format" doc:"How the records' replication key reads as a time when it is not RFC 3339: unix, unix_ms or a Go time layout, or several separated by | tried in turn; the bookmark is then an RFC 3339 time."`
 }
 
 // AsksChanges reports whether d's requests ask the API for what changed
@@ -231,8 +235,10 @@ func (d *Definition) Check() error {
 		if err := CheckTimeFormat(inc.Format); err != nil {
 			return bad("incremental.format", "%v", err)
 		}
-		if err := CheckTimeFormat(inc.KeyFormat); err != nil {
-			return bad("incremental.key_format", "%v", err)
+		for _, f := range strings.Split(inc.KeyFormat, "|") { // alternatives, tried in turn
+			if err := CheckTimeFormat(f); err != nil {
+				return bad("incremental.key_format", "%v", err)
+			}
 		}
 	}
 	if par := d.Parent; par != nil && par.Stream == d.Name {

@@ -257,7 +257,7 @@ func (p *Plan) Request(part Partition, w *keys.Window) (Request, error) {
 		}
 		p.request = t
 	}
-	walk := WalkValues{Vars: part.vars}
+	walk := WalkValues{Vars: part.vars, Context: part.Context}
 	if d.Incremental != nil && !p.fullTable {
 		walk.Lower, walk.Window = p.lower, w
 		if w != nil {

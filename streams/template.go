@@ -2,6 +2,8 @@ package streams
 
 import (
 	"bytes"
+	"cmp"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -22,8 +24,9 @@ import (
 type RequestTemplate struct {
 	stream string
 	method string
-	path   []string // literal text at even indexes, placeholder names at odd ones
-	body   []byte   // nil: none
+	path   []string     // literal text at even indexes, placeholder names at odd ones
+	own    RequestValue // a path a front end computes (Definition.ComputedPath); nil: path
+	body   []byte       // nil: none
 	parts  []RequestPart
 }
 
@@ -55,6 +58,10 @@ type WalkValues struct {
 	// Vars are the partition's path values (a parent record's key, the
 	// config's path_params).
 	Vars map[string]string
+	// Context is the partition's keys as its parent record holds them
+	// (Partition.Context; nil: no parent), for a value that reads more
+	// than their text.
+	Context map[string]any
 	// Lower is the incremental filter's start for this walk: the lower
 	// bound, a window's start or a partition's bookmark; nil: no filter.
 	Lower any
@@ -115,7 +122,7 @@ func compileRequest(d *Definition, bounds bool) (*RequestTemplate, error) {
 	if err != nil {
 		return nil, streamErr(d.Name, "path: %v", err)
 	}
-	t := &RequestTemplate{stream: d.Name, method: strings.ToUpper(d.Method), path: path}
+	t := &RequestTemplate{stream: d.Name, method: strings.ToUpper(d.Method), path: path, own: d.ComputedPath}
 	if t.method == "" {
 		t.method = "GET"
 	}
@@ -163,6 +170,13 @@ func (t *RequestTemplate) Build(w WalkValues) (Request, error) {
 	path, err := fillParts(t.stream, t.path, w.Vars)
 	if err != nil {
 		return Request{}, err
+	}
+	if t.own != nil {
+		v, ok, err := t.own.Eval(w)
+		if err != nil || !ok {
+			return Request{}, streamErr(t.stream, "path: %v", cmp.Or(err, errors.New("the computed path is empty")))
+		}
+		path = fmt.Sprint(v)
 	}
 	req := Request{Method: t.method, URL: path, Body: bytes.Clone(t.body)}
 	for _, p := range t.parts {

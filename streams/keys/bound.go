@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/big"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/tap-dev/tap/codec"
@@ -134,7 +135,19 @@ func InclusiveEnd(end time.Time, format string) time.Time {
 // incremental.key_format): "unix" or "unix_ms" (a number, or a string of
 // digits), "date", "rfc3339", or a Go time layout. It returns the time in
 // RFC 3339, UTC, as a bookmark keeps it.
+//
+// Several formats separated by "|" are tried in turn, the first that
+// reads the value winning (an API whose keys come in more than one form,
+// as a manifest's cursor_datetime_formats list them).
 func TimeOf(v any, format string) (string, bool) {
+	if alts := strings.Split(format, "|"); len(alts) > 1 {
+		for _, f := range alts {
+			if t, ok := TimeOf(v, f); ok {
+				return t, true
+			}
+		}
+		return "", false
+	}
 	var t time.Time
 	switch format {
 	case "unix", "unix_ms":
