@@ -178,30 +178,13 @@ func (p *pyWriter) write(n node) bool {
 		return true
 	case *filterCall:
 		fn, ok := map[string]string{"int": "int", "float": "float", "string": "str", "length": "len"}[x.name]
-		if x.name == "hash" && len(x.kw) == 0 && len(x.args) <= 1 {
-			// hash("md5") or hash("sha256"), no salt: the maps' md5() and
-			// sha256() of the value's text, hex as the CDK's hexdigest
-			algo := "md5"
-			if len(x.args) == 1 {
-				lit, isLit := x.args[0].(*literal)
-				s, isText := lit.v.(string)
-				if !isLit || !isText {
-					return false
-				}
-				algo = s
-			}
-			fn, ok = map[string]string{"md5": "md5", "sha256": "sha256"}[algo]
-			if !ok {
-				return false
-			}
-			p.b.WriteString(fn + "(")
-			if !p.write(x.x) {
-				return false
-			}
-			p.b.WriteByte(')')
-			return true
+		if ok && (len(x.args) > 0 || len(x.kw) > 0) {
+			return false
 		}
-		if !ok || len(x.args) > 0 || len(x.kw) > 0 {
+		if x.name == "hash" {
+			fn, ok = hashFunc(x)
+		}
+		if !ok {
 			return false
 		}
 		p.b.WriteString(fn + "(")
@@ -224,6 +207,29 @@ func (p *pyWriter) write(n node) bool {
 		return true
 	}
 	return false
+}
+
+// hashFunc is the maps' function of a hash filter: hash("md5") or
+// hash("sha256"), no salt, as md5() and sha256() of the value's text, hex
+// as the CDK's hexdigest.
+func hashFunc(x *filterCall) (string, bool) {
+	if len(x.kw) > 0 || len(x.args) > 1 {
+		return "", false
+	}
+	algo := "md5"
+	if len(x.args) == 1 {
+		lit, isLit := x.args[0].(*literal)
+		if !isLit {
+			return "", false
+		}
+		s, isText := lit.v.(string)
+		if !isText {
+			return "", false
+		}
+		algo = s
+	}
+	fn, ok := map[string]string{"md5": "md5", "sha256": "sha256"}[algo]
+	return fn, ok
 }
 
 // lookup writes x.get(key) or x.get(key, def): a key of a record or of a
