@@ -82,6 +82,7 @@ func TestPython(t *testing.T) {
 		{`{{ record["email"] | hash("md5") }}`, `md5(record.get('email'))`, []string{"email"}},
 		{`{{ record.email | hash }}`, `md5(record.get('email'))`, []string{"email"}},
 		{`{{ record.email | hash("sha1") }}`, "", nil},
+		{`{{ record.email | hash(record.algo) }}`, "", nil},
 		{`{{ "::".join([record["dataset"], record["split"]]) }}`, `'::'.join([record.get('dataset'), record.get('split')])`, []string{"dataset", "split"}},
 		{`{{ now_utc() }}`, "", nil},
 		{`{{ record.name | upper }}`, "", nil},
