@@ -116,8 +116,8 @@ type Incremental struct {
 
 // AsksChanges reports whether d's requests ask the API for what changed
 // since the bookmark (an incremental block with a param, or a computed
-// part that reads the bounds); a stream with a replication key that does
-// not is filtered by the run (tap/clientside).
+// part or path that reads the bounds); a stream with a replication key
+// that does not is filtered by the run (tap/clientside).
 func (d *Definition) AsksChanges() bool {
 	if d.Incremental == nil {
 		return false
@@ -125,8 +125,12 @@ func (d *Definition) AsksChanges() bool {
 	if d.Incremental.Param != "" {
 		return true
 	}
-	for _, p := range d.Parts { // a front end's parameter of the window's bounds
-		if b, ok := p.Value.(interface{ ReadsBounds() bool }); ok && b.ReadsBounds() {
+	values := []RequestValue{d.ComputedPath} // a front end's path or parameter of the window's bounds
+	for _, p := range d.Parts {
+		values = append(values, p.Value)
+	}
+	for _, v := range values {
+		if b, ok := v.(interface{ ReadsBounds() bool }); ok && b.ReadsBounds() {
 			return true
 		}
 	}

@@ -201,3 +201,33 @@ func typeNames() string {
 	}
 	return strings.Join(names, ", ")
 }
+
+// boundsValue is a front end's request value that reads the window's
+// bounds, or not.
+type boundsValue bool
+
+func (boundsValue) Eval(WalkValues) (any, bool, error) { return "x", true, nil }
+func (b boundsValue) ReadsBounds() bool                { return bool(b) }
+
+// TestAsksChanges: a stream asks the API for changes by its filter
+// parameter, or by a front end's part or path of the window's bounds;
+// else the run filters what it reads.
+func TestAsksChanges(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		d    Definition
+		want bool
+	}{
+		{"no incremental block", Definition{}, false},
+		{"a filter parameter", Definition{Incremental: &Incremental{Param: "since"}}, true},
+		{"a key format alone", Definition{Incremental: &Incremental{KeyFormat: "unix"}}, false},
+		{"a part of the bounds", Definition{Incremental: &Incremental{}, Parts: []RequestPart{{Name: "q", Value: boundsValue(true)}}}, true},
+		{"a part of something else", Definition{Incremental: &Incremental{}, Parts: []RequestPart{{Name: "q", Value: boundsValue(false)}}}, false},
+		{"a path of the bounds", Definition{Incremental: &Incremental{}, ComputedPath: boundsValue(true)}, true},
+		{"a path of the bounds, no incremental block", Definition{ComputedPath: boundsValue(true)}, false},
+	} {
+		if got := tt.d.AsksChanges(); got != tt.want {
+			t.Errorf("%s: AsksChanges = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
