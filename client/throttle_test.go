@@ -1,6 +1,7 @@
 package client
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -304,58 +305,8 @@ func TestMaxRetryTime(t *testing.T) {
 
 // on_status rules override the default classification.
 func TestOnStatusRules(t *testing.T) {
-	tests := []struct {
-		status      int
-		rule        StatusRule
-		ignore      []int
-		wantHits    int
-		wantIgnored bool
-		wantErr     bool
-	}{
-		{409, StatusRetry, nil, 2, false, false}, // retried, then 200
-		{404, StatusIgnore, nil, 1, true, false},
-		{404, "", []int{404}, 1, true, false},         // ignore_statuses, the shorthand
-		{404, StatusFail, []int{404}, 1, false, true}, // a rule wins over ignore_statuses
-		{503, StatusFail, nil, 1, false, true},        // no retry
-		{429, StatusFail, nil, 1, false, true},
-		{400, "", nil, 1, false, true},  // the default: permanent
-		{409, "", nil, 1, false, true},  // the default: permanent
-		{503, "", nil, 2, false, false}, // the default: retried
-		{400, StatusRetry, nil, 2, false, false},
-	}
-	for _, tt := range tests {
-		t.Run(fmt.Sprintf("%d %s", tt.status, tt.rule), func(t *testing.T) {
-			hits := 0
-			rt := roundTripFunc(func(r *http.Request) (*http.Response, error) {
-				hits++
-				if hits == 1 {
-					return jsonResponse(r, tt.status, nil, `{"error":"x"}`), nil
-				}
-				return jsonResponse(r, 200, nil, "{}"), nil
-			})
-			e := newEnv(t, "http://api.test", func(c *Config) { c.Transport = rt })
-			req := Request{Stream: "s", URL: "/x", IgnoreStatuses: tt.ignore}
-			if tt.rule != "" {
-				req.OnStatus = map[int]StatusRule{tt.status: tt.rule}
-			}
-			resp, err := e.c.Do(context.Background(), req)
-			if (err != nil) != tt.wantErr {
-				t.Fatalf("err %v, want error %v", err, tt.wantErr)
-			}
-			if hits != tt.wantHits {
-				t.Errorf("%d attempts, want %d", hits, tt.wantHits)
-			}
-			if err == nil && resp.Ignored != tt.wantIgnored {
-				t.Errorf("ignored %v, want %v", resp.Ignored, tt.wantIgnored)
-			}
-		})
-	}
-}
-
-// TestClassify: a request's Classify reads the answer's body before its
-// OnStatus, and wins where it says something; where it does not, the
-// status decides.
-func TestClassify(t *testing.T) {
+	// busy is a Classify that reads the body: it wins over the status
+	// rules where it says something; where not, the status decides.
 	busy := func(_ int, _ http.Header, body []byte) (StatusRule, bool) {
 		switch {
 		case strings.Contains(string(body), "busy"):
@@ -365,32 +316,51 @@ func TestClassify(t *testing.T) {
 		}
 		return "", false
 	}
-	for _, tt := range []struct {
-		name        string
+	tests := []struct {
 		status      int
-		first       string
-		onStatus    map[int]StatusRule
+		rule        StatusRule
+		ignore      []int
 		wantHits    int
 		wantIgnored bool
 		wantErr     bool
+		body        string // the first answer's ["{\"error\":\"x\"}"]
+		classify    bool   // the request reads bodies with busy
 	}{
-		{"a 200 that says busy is retried", 200, `{"error":"busy"}`, nil, 2, false, false},
-		{"a 404 that says nothing here is no error", 404, `{"error":"nothing here"}`, nil, 1, true, false},
-		{"over a status rule", 400, `{"error":"busy"}`, map[int]StatusRule{400: StatusFail}, 2, false, false},
-		{"silent: the status decides", 400, `{"error":"bad"}`, map[int]StatusRule{400: StatusIgnore}, 1, true, false},
-		{"silent, no rule: the default", 400, `{"error":"bad"}`, nil, 1, false, true},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
+		{409, StatusRetry, nil, 2, false, false, "", false}, // retried, then 200
+		{404, StatusIgnore, nil, 1, true, false, "", false},
+		{404, "", []int{404}, 1, true, false, "", false},         // ignore_statuses, the shorthand
+		{404, StatusFail, []int{404}, 1, false, true, "", false}, // a rule wins over ignore_statuses
+		{503, StatusFail, nil, 1, false, true, "", false},        // no retry
+		{429, StatusFail, nil, 1, false, true, "", false},
+		{400, "", nil, 1, false, true, "", false},  // the default: permanent
+		{409, "", nil, 1, false, true, "", false},  // the default: permanent
+		{503, "", nil, 2, false, false, "", false}, // the default: retried
+		{400, StatusRetry, nil, 2, false, false, "", false},
+		{200, "", nil, 2, false, false, `{"error":"busy"}`, true},         // a 200 that says busy is retried
+		{404, "", nil, 1, true, false, `{"error":"nothing here"}`, true},  // no error
+		{400, StatusFail, nil, 2, false, false, `{"error":"busy"}`, true}, // Classify over a status rule
+		{400, StatusIgnore, nil, 1, true, false, `{"error":"bad"}`, true}, // silent: the rule decides
+		{400, "", nil, 1, false, true, `{"error":"bad"}`, true},           // silent, no rule: the default
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("%d %s %s", tt.status, tt.rule, tt.body), func(t *testing.T) {
 			hits := 0
 			rt := roundTripFunc(func(r *http.Request) (*http.Response, error) {
 				hits++
 				if hits == 1 {
-					return jsonResponse(r, tt.status, nil, tt.first), nil
+					return jsonResponse(r, tt.status, nil, cmp.Or(tt.body, `{"error":"x"}`)), nil
 				}
 				return jsonResponse(r, 200, nil, "{}"), nil
 			})
 			e := newEnv(t, "http://api.test", func(c *Config) { c.Transport = rt })
-			resp, err := e.c.Do(context.Background(), Request{Stream: "s", URL: "/x", OnStatus: tt.onStatus, Classify: busy})
+			req := Request{Stream: "s", URL: "/x", IgnoreStatuses: tt.ignore}
+			if tt.rule != "" {
+				req.OnStatus = map[int]StatusRule{tt.status: tt.rule}
+			}
+			if tt.classify {
+				req.Classify = busy
+			}
+			resp, err := e.c.Do(context.Background(), req)
 			if (err != nil) != tt.wantErr {
 				t.Fatalf("err %v, want error %v", err, tt.wantErr)
 			}

@@ -47,6 +47,11 @@ type result struct {
 }
 
 // runTap runs the binary in dir with args, giving up after limit.
+// outputs are r's stdout and stderr by name, for assertNone.
+func (r result) outputs() map[string][]byte {
+	return map[string][]byte{"stdout": r.stdout, "stderr": r.stderr}
+}
+
 func runTap(t *testing.T, dir string, limit time.Duration, env []string, args ...string) result {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), limit)

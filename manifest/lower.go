@@ -72,7 +72,7 @@ type Lowered struct {
 // A form the tap does not run is a Refusal in the *Error, one line per
 // place.
 func (m *Manifest) Lower(c *Config) (*Lowered, error) {
-	l := &lowerer{m: m, config: c.Connector, out: map[string]any{}, cdk: map[string]settings.CDKCursor{}, maps: map[string]any{}, cursors: map[string]streams.NextCursor{}, responses: map[string]responseFilters{}, parts: map[string][]streams.RequestPart{}, steps: map[string]*recordStep{}, computedPaths: map[string]*pathExpr{}}
+	l := &lowerer{m: m, config: c.Connector, out: map[string]any{}, cdk: map[string]settings.CDKCursor{}, maps: map[string]any{}, cursors: map[string]streams.NextCursor{}, responses: map[string]streams.ResponseRule{}, parts: map[string][]streams.RequestPart{}, steps: map[string]streams.RecordStep{}, computedPaths: map[string]streams.RequestValue{}}
 	for k, v := range c.Tap {
 		l.out[k] = v
 	}
@@ -119,19 +119,7 @@ func (m *Manifest) Lower(c *Config) (*Lowered, error) {
 		secretFields(m.Spec.ConnectionSpecification, names)
 		collectSecrets(c.Connector, names, &secrets)
 	}
-	rules := make(map[string]streams.ResponseRule, len(l.responses))
-	for name, fs := range l.responses {
-		rules[name] = fs
-	}
-	steps := make(map[string]streams.RecordStep, len(l.steps))
-	for name, st := range l.steps {
-		steps[name] = st
-	}
-	paths := make(map[string]streams.RequestValue, len(l.computedPaths))
-	for name, p := range l.computedPaths {
-		paths[name] = p
-	}
-	return &Lowered{Tree: l.out, Secrets: secrets, CDKState: l.cdk, RefreshTokenField: l.refreshField, Cursors: l.cursors, ResponseRules: rules, RequestParts: l.parts, RecordSteps: steps, Paths: paths}, nil
+	return &Lowered{Tree: l.out, Secrets: secrets, CDKState: l.cdk, RefreshTokenField: l.refreshField, Cursors: l.cursors, ResponseRules: l.responses, RequestParts: l.parts, RecordSteps: l.steps, Paths: l.computedPaths}, nil
 }
 
 // Compile is the config a run of the manifest's streams takes: Lower's
@@ -146,10 +134,7 @@ func (m *Manifest) Compile(file string, c *Config) (*settings.Config, error) {
 	cfg, err := settings.FromTree(file, low.Tree, func(cfg *settings.Config) error {
 		for i := range cfg.Streams {
 			d := &cfg.Streams[i]
-			d.ResponseRule, d.Parts, d.RecordStep = low.ResponseRules[d.Name], low.RequestParts[d.Name], low.RecordSteps[d.Name]
-			if p, ok := low.Paths[d.Name]; ok {
-				d.ComputedPath = p
-			}
+			d.ResponseRule, d.Parts, d.RecordStep, d.ComputedPath = low.ResponseRules[d.Name], low.RequestParts[d.Name], low.RecordSteps[d.Name], low.Paths[d.Name]
 			if c, ok := low.Cursors[d.Name]; ok && !d.Pagination.Compute(c) {
 				return fmt.Errorf("stream %q: pagination type %q takes no computed cursor", d.Name, d.Pagination.Type)
 			}
@@ -198,9 +183,9 @@ type lowerer struct {
 	interval           bool                             // a computed parameter reads the window's bounds
 	parts              map[string][]streams.RequestPart // by stream, its computed request parameters
 	cursors            map[string]streams.NextCursor    // by stream, its computed cursor
-	responses          map[string]responseFilters       // by stream, its filters that read the body
-	steps              map[string]*recordStep           // by stream, its record step (filter, transformations)
-	computedPaths      map[string]*pathExpr             // by stream, its path computed for each walk
+	responses          map[string]streams.ResponseRule  // by stream, its filters that read the body (responseFilters)
+	steps              map[string]streams.RecordStep    // by stream, its record step (filter, transformations)
+	computedPaths      map[string]streams.RequestValue  // by stream, its path computed for each walk (pathExpr)
 }
 
 func (l *lowerer) refuse(path, typ, why string, args ...any) {

@@ -235,11 +235,7 @@ func sessionOf(cfg *settings.Config, base *url.URL) client.Session {
 	if a.Type != "session" {
 		return client.Session{}
 	}
-	loginURL := a.LoginURL
-	if u, err := url.Parse(loginURL); err == nil && !u.IsAbs() {
-		loginURL = base.ResolveReference(u).String()
-	}
-	s := client.Session{URL: loginURL, Method: a.LoginMethod, Username: a.Username, Password: a.Password,
+	s := client.Session{URL: onBase(base, a.LoginURL), Method: a.LoginMethod, Username: a.Username, Password: a.Password,
 		TokenPath: a.TokenPath, Lifetime: time.Duration(a.ExpiresS * float64(time.Second)), Name: a.Name, In: a.In}
 	for k, v := range a.LoginHeaders {
 		if s.Header == nil {
@@ -267,6 +263,15 @@ func sessionOf(cfg *settings.Config, base *url.URL) client.Session {
 	return s
 }
 
+// onBase is raw, an http(s) URL or a path on base's host, as an absolute
+// URL (a token_url or login_url).
+func onBase(base *url.URL, raw string) string {
+	if u, err := url.Parse(raw); err == nil && !u.IsAbs() {
+		return base.ResolveReference(u).String()
+	}
+	return raw
+}
+
 // oauthOf is the client's OAuth block of the config. A token_url that is
 // a path is on base's host (so embedded://demo can serve it).
 func oauthOf(cfg *settings.Config, base *url.URL, keep Keeper) client.OAuth {
@@ -274,12 +279,8 @@ func oauthOf(cfg *settings.Config, base *url.URL, keep Keeper) client.OAuth {
 	if a.Type != "oauth2" && a.Type != "jwt" {
 		return client.OAuth{}
 	}
-	tokenURL := a.TokenURL
-	if u, err := url.Parse(tokenURL); err == nil && !u.IsAbs() {
-		tokenURL = base.ResolveReference(u).String()
-	}
 	return client.OAuth{
-		TokenURL: tokenURL, GrantType: a.GrantType, ClientID: a.ClientID, ClientSecret: a.ClientSecret,
+		TokenURL: onBase(base, a.TokenURL), GrantType: a.GrantType, ClientID: a.ClientID, ClientSecret: a.ClientSecret,
 		RefreshToken: a.RefreshToken, AuthStyle: a.AuthStyle,
 		Issuer: a.Issuer, Subject: a.Subject, Audience: a.Audience, PrivateKey: []byte(a.PrivateKey), KeyID: a.KeyID,
 		Scopes: a.Scopes, Params: a.TokenParams, OnRotate: keep,
